@@ -1,0 +1,131 @@
+"""Scan benchmark: cold scan vs reading the bytes, rescan vs stat, skills-ref side by side, memory.
+
+    .venv/bin/python bench/scan.py [--repeat 15] [--json]
+
+Builds the workspace of bench/workspace.py in a temp dir, then measures in one run:
+
+* cold scan (a fresh Scanner each time, page cache warm) against the floor of reading
+  the same files' bytes in a plain Python loop (goal: within 3x);
+* rescan with nothing changed (one Scanner, second pass) against ``os.stat`` of the
+  same files (goal: within 1.5x);
+* skills-ref's ``read_properties`` over the same 1,000 skills;
+* peak memory of a cold scan (tracemalloc peak and the process's max RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workspace import age, build  # noqa: E402
+
+from agentcontext.resource import Kind  # noqa: E402
+from agentcontext.scan import Scanner  # noqa: E402
+from agentcontext.testing import isolated_environ, test_config  # noqa: E402
+
+
+def median_ms(action: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="agentcontext-bench-") as tmp:
+        root = Path(tmp) / "repo"
+        home = Path(tmp) / "home"
+        home.mkdir()
+        work = build(root)
+        age(root)
+        env = isolated_environ(home)
+        config = test_config(work, home=home, environ=env)
+
+        def cold() -> object:
+            return Scanner(work, config, environ=env).run()
+
+        result = Scanner(work, config, environ=env).run()
+        snapshot = result.snapshot
+        read_paths = [r.path for r in snapshot.resources if r.kind is not Kind.MCP_SERVER]
+        skills = [r for r in snapshot.resources if r.kind is Kind.SKILL]
+        assert len(skills) == 1000, len(skills)
+
+        def read_floor() -> None:
+            for path in read_paths:
+                with open(path, "rb") as fh:
+                    fh.read()
+
+        def stat_floor() -> None:
+            for path in read_paths:
+                os.stat(path)
+
+        warm = Scanner(work, config, environ=env)
+        warm.run()
+
+        cold_ms = median_ms(cold, args.repeat)
+        read_ms = median_ms(read_floor, args.repeat)
+        rescan_ms = median_ms(warm.run, args.repeat * 4)
+        stat_ms = median_ms(stat_floor, args.repeat * 4)
+        assert warm.full_passes == 1, warm.full_passes
+
+        try:
+            from skills_ref.parser import read_properties
+
+            skill_dirs = [Path(r.path).parent for r in skills]
+            skills_ref_ms: float | None = median_ms(
+                lambda: [read_properties(d) for d in skill_dirs], max(3, args.repeat // 5)
+            )
+        except ImportError:
+            skills_ref_ms = None
+
+        tracemalloc.start()
+        cold()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    figures = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "files_read": len(read_paths),
+        "cold_scan_ms": round(cold_ms, 2),
+        "read_floor_ms": round(read_ms, 2),
+        "cold_ratio": round(cold_ms / read_ms, 2),
+        "rescan_ms": round(rescan_ms, 3),
+        "stat_floor_ms": round(stat_ms, 3),
+        "rescan_ratio": round(rescan_ms / stat_ms, 2),
+        "skills_ref_read_properties_ms": round(skills_ref_ms, 1) if skills_ref_ms else None,
+        "tracemalloc_peak_mb": round(peak / 1e6, 1),
+        "max_rss_mb": round(max_rss_mb, 1),
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(f"machine: {figures['machine']}; files read per scan: {figures['files_read']}")
+    print(f"cold scan      {cold_ms:9.2f} ms   read floor {read_ms:8.2f} ms   ratio {figures['cold_ratio']}x (goal <= 3x)")
+    print(f"rescan         {rescan_ms:9.3f} ms   stat floor {stat_ms:8.3f} ms   ratio {figures['rescan_ratio']}x (goal <= 1.5x)")
+    if skills_ref_ms is not None:
+        print(f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our whole cold scan)")
+    print(f"peak memory: tracemalloc {figures['tracemalloc_peak_mb']} MB, process max RSS {figures['max_rss_mb']} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The benchmark workspace: 1,000 skills with 3 supporting files each, a 12-level AGENTS.md chain, 50 MCP servers."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+SKILLS = 1000
+CHAIN_LEVELS = 12
+MCP_SERVERS = 50
+
+
+def build(root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, servers: int = MCP_SERVERS) -> Path:
+    """Write the workspace under ``root``; returns the work dir (the bottom of the chain)."""
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    container = root / ".agents" / "skills"
+    for index in range(skills):
+        name = f"skill-{index:04d}"
+        folder = container / name
+        (folder / "references").mkdir(parents=True, exist_ok=True)
+        (folder / "scripts").mkdir(exist_ok=True)
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: Does task number {index} the way this team does it; "
+            f"use when asked about area {index % 37}.\nlicense: MIT\n---\n\n# {name}\n\n"
+            + "Follow these steps carefully.\n" * 40,
+            encoding="utf-8",
+        )
+        (folder / "references" / "guide.md").write_text("reference\n" * 50, encoding="utf-8")
+        (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho run\n", encoding="utf-8")
+        (folder / "template.txt").write_text("template\n", encoding="utf-8")
+    work = root
+    for level in range(levels):
+        if level:
+            work = work / f"level{level:02d}"
+            work.mkdir(exist_ok=True)
+        (work / "AGENTS.md").write_text(f"# Level {level}\n" + "Rule: keep it tidy.\n" * 30, encoding="utf-8")
+    config = {"mcpServers": {f"server-{i:02d}": {"command": "mcp-server", "args": [str(i)]} for i in range(servers)}}
+    (root / ".mcp.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return work
+
+
+def age(root: Path, seconds: float = 60.0) -> None:
+    """Backdate every entry so rescans are outside the racy-clean window."""
+    past = os.stat(root).st_mtime - seconds
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))

@@ -1,0 +1,54 @@
+"""agentcontext: one context engine for every AI coding agent.
+
+It finds what a repository tells its agents (AGENTS.md and its relatives, Agent Skills,
+MCP server configs), snapshots it safely within budgets, and explains every file it
+looked at::
+
+    import agentcontext
+    snapshot = agentcontext.scan("path/to/repo")
+    for resource in snapshot.resources:
+        print(resource.status, resource.path, resource.error or "")
+"""
+
+from agentcontext.config import Config, load_config
+from agentcontext.errors import (
+    AgentContextError,
+    ConfigError,
+    FrontmatterError,
+    McpConfigError,
+    NotFoundError,
+    ScanError,
+    UnsafePathError,
+)
+from agentcontext.project_doc import ProjectDoc
+from agentcontext.resource import Kind, Resource, Scope, Status, Tool
+from agentcontext.scan import Scanner, ScanResult, scan, scan_full
+from agentcontext.snapshot import Diff, Snapshot, diff
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentContextError",
+    "Config",
+    "ConfigError",
+    "Diff",
+    "FrontmatterError",
+    "Kind",
+    "McpConfigError",
+    "NotFoundError",
+    "ProjectDoc",
+    "Resource",
+    "ScanError",
+    "ScanResult",
+    "Scanner",
+    "Scope",
+    "Snapshot",
+    "Status",
+    "Tool",
+    "UnsafePathError",
+    "__version__",
+    "diff",
+    "load_config",
+    "scan",
+    "scan_full",
+]

@@ -1,0 +1,5 @@
+"""``python -m agentcontext``."""
+
+from agentcontext.cli import main
+
+main()

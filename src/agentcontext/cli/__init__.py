@@ -1,0 +1,58 @@
+"""The ``agentcontext`` command. One module per command group; errors become exit codes here.
+
+Exit codes: 0 success; 1 the command ran and found problems (a skill failed validation,
+``scan --check`` saw a resource that is not ok); 2 the command could not run (bad usage,
+unusable configuration, missing work dir).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from agentcontext import __version__
+from agentcontext.cli import config_cmd, scan_cmd, skills_cmd
+from agentcontext.errors import AgentContextError
+
+app = typer.Typer(
+    name="agentcontext",
+    help=(
+        "One context engine for every AI coding agent.\n\n"
+        "Finds what a repository tells its agents (AGENTS.md and its relatives, Agent Skills, "
+        "MCP server configs), snapshots it within budgets, and explains every file it looked at.\n\n"
+        "Start with `agentcontext scan` in a repository, then `agentcontext explain FILE` for any "
+        "file that is not used the way you expect."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+scan_cmd.register(app)
+app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(config_cmd.app, name="config")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcontext {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
+    """agentcontext: discover, snapshot, explain and serve agent context."""
+
+
+def main() -> None:
+    """Console entry point: our errors become a one-line message and exit code 2."""
+    try:
+        app()
+    except AgentContextError as exc:
+        typer.echo(f"agentcontext: error: {exc}", err=True)
+        sys.exit(2)

@@ -1,0 +1,81 @@
+"""Options and helpers shared by the command modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from agentcontext.config import Config, load_config
+from agentcontext.scan import Scanner, ScanResult, resolve_work_dir
+
+DirArgument = typer.Argument(
+    Path("."), help="The work dir: where the agent runs. Defaults to the current directory.", show_default=False
+)
+ProfileOption = typer.Option(
+    None, "--profile", "-p", help="Rules to apply: default, codex or coder. Overrides the config file."
+)
+ConfigOption = typer.Option(
+    None, "--config", "-c", help="Config file to use instead of agentcontext.toml / the user config.", dir_okay=False
+)
+JsonOption = typer.Option(False, "--json", help="Print JSON for other programs instead of a table.")
+
+STATUS_STYLE = {
+    "ok": "green",
+    "truncated": "yellow",
+    "oversize": "red",
+    "unreadable": "red",
+    "invalid": "red",
+    "excluded": "magenta",
+    "shadowed": "bright_black",
+    "disabled": "bright_black",
+}
+
+
+def stdout() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def configure(work_dir: Path, profile: str | None, config_file: Path | None) -> Config:
+    overrides: dict[str, Any] = {"profile": profile} if profile else {}
+    return load_config(resolve_work_dir(work_dir), config_file=config_file, overrides=overrides)
+
+
+def run_scan(work_dir: Path, profile: str | None, config_file: Path | None) -> ScanResult:
+    """Scan with a live status line on an interactive terminal."""
+    config = configure(work_dir, profile, config_file)
+    scanner = Scanner(work_dir, config)
+    if sys.stderr.isatty():
+        with stderr().status(f"Scanning {scanner.work_dir} …"):
+            return scanner.run()
+    return scanner.run()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def shown_path(path: str, base: str) -> str:
+    """A path relative to ``base`` when it lies inside it, else absolute."""
+    if path == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024 or unit == "MiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"

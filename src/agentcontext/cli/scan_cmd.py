@@ -1,0 +1,159 @@
+"""``agentcontext scan``, ``explain`` and ``doc``: what an agent would be given, and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from agentcontext.cli.common import (
+    STATUS_STYLE,
+    ConfigOption,
+    DirArgument,
+    JsonOption,
+    ProfileOption,
+    human_size,
+    print_json,
+    run_scan,
+    shown_path,
+    stdout,
+)
+from agentcontext.explain import explain
+from agentcontext.render import codex_instructions
+from agentcontext.resource import Status
+from agentcontext.scan import ScanResult
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan)
+    app.command("explain")(explain_cmd)
+    app.command("doc")(doc)
+
+
+def scan(
+    work_dir: Path = DirArgument,
+    as_json: bool = JsonOption,
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+    check: bool = typer.Option(False, "--check", help="Exit with 1 when any resource is not ok (for CI)."),
+) -> None:
+    """List every file the engine looked at, with its status and the reason.
+
+    Statuses: **ok** (used), **truncated** (cut by the doc budget), **shadowed** (another
+    file wins), **oversize** (over 64 KiB), **invalid**, **unreadable**, **excluded** (over a
+    snapshot cap), **disabled** (turned off by configuration).
+
+    `--json` prints the snapshot: `version`, `aggregate_hash`, `work_dir`, `project_root`,
+    `profile`, `payload_bytes`, `error` and `resources`.
+    """
+    result = run_scan(work_dir, profile, config_file)
+    snapshot = result.snapshot
+    if as_json:
+        print_json(snapshot.to_dict())
+    else:
+        _print_table(result)
+    if check and any(r.status is not Status.OK for r in snapshot.resources):
+        raise typer.Exit(1)
+
+
+def _print_table(result: ScanResult) -> None:
+    snapshot = result.snapshot
+    console = stdout()
+    base = snapshot.project_root or snapshot.work_dir
+    table = Table(show_lines=False, header_style="bold", expand=False)
+    for column in ("kind", "path", "scope", "status", "size", "reason"):
+        table.add_column(column, overflow="fold", no_wrap=column in ("kind", "status", "size"))
+    for resource in snapshot.resources:
+        reason = resource.error or ""
+        if resource.name and resource.kind == "skill":
+            reason = f"{resource.name}: {reason}" if reason else resource.name
+        style = STATUS_STYLE.get(str(resource.status), "")
+        table.add_row(
+            str(resource.kind),
+            shown_path(resource.path, base),
+            str(resource.scope),
+            f"[{style}]{resource.status}[/]",
+            human_size(resource.size_bytes),
+            reason,
+        )
+    console.print(
+        f"work dir [bold]{snapshot.work_dir}[/] · project root {snapshot.project_root or '(none)'} "
+        f"· profile {snapshot.profile}"
+    )
+    if snapshot.resources:
+        console.print(table)
+    else:
+        console.print("No instruction files, skills or MCP configs found.")
+    counts = Counter(str(r.status) for r in snapshot.resources)
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    cap = result.config.snapshot.max_snapshot_bytes
+    console.print(
+        f"{len(snapshot.resources)} resources ({summary or 'none'}); "
+        f"payload {human_size(snapshot.payload_bytes)} of {human_size(cap)}; hash {snapshot.aggregate_hash[:12]}"
+    )
+    warnings = [(r, w) for r in snapshot.resources for w in r.warnings]
+    if warnings:
+        console.print("[bold]warnings[/]")
+        for resource, warning in warnings:
+            console.print(f"  [yellow]![/] {shown_path(resource.path, base)}: {warning}")
+    if snapshot.error:
+        console.print(f"[red]snapshot error:[/] {snapshot.error}")
+
+
+def explain_cmd(
+    path: Path = typer.Argument(..., help="The file or folder to explain (an AGENTS.md, a skill folder...)."),
+    work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="Where the agent runs (default: here)."),
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Explain what the scan does with PATH, and why: "why is my CLAUDE.md ignored?".
+
+    Exits with 0 when PATH is used, 1 when it is not.
+    """
+    result = run_scan(work_dir, profile, config_file)
+    answer = explain(str(path), result)
+    if as_json:
+        print_json(
+            {
+                "path": answer.path,
+                "used": answer.used,
+                "summary": answer.summary,
+                "details": list(answer.details),
+                "resource": answer.resource.to_dict() if answer.resource else None,
+            }
+        )
+    else:
+        console = stdout()
+        console.print(f"[bold]{answer.path}[/] {answer.summary}")
+        for line in answer.details:
+            console.print(f"  {line}")
+    if not answer.used:
+        raise typer.Exit(1)
+
+
+def doc(
+    work_dir: Path = DirArgument,
+    as_json: bool = JsonOption,
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+    wrap: bool = typer.Option(
+        False, "--wrap", help="Wrap it the way Codex sends it: `# AGENTS.md instructions for <cwd>`."
+    ),
+) -> None:
+    """Print the exact project doc an agent gets: home instructions, `--- project-doc ---`, then the chain.
+
+    `--json` prints `{"files": [{"path", "truncated"}], "content"}`.
+    """
+    result = run_scan(work_dir, profile, config_file)
+    project_doc = result.project_doc()
+    if as_json:
+        print_json(project_doc.to_dict())
+        return
+    if project_doc.empty:
+        typer.echo("No AGENTS.md found between the project root and the working directory.", err=True)
+        return
+    text = project_doc.content
+    typer.echo(codex_instructions(text, result.snapshot.work_dir) if wrap else text)

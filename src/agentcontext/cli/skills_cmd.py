@@ -1,0 +1,161 @@
+"""``agentcontext skills list|validate|prompt``: the skills an agent is offered, linted and rendered."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from agentcontext.cli.common import (
+    STATUS_STYLE,
+    ConfigOption,
+    DirArgument,
+    JsonOption,
+    ProfileOption,
+    print_json,
+    run_scan,
+    shown_path,
+    stdout,
+)
+from agentcontext.render import (
+    Budget,
+    CatalogEntry,
+    IndexEntry,
+    SkillLine,
+    XmlSkill,
+    agent_skills_xml,
+    available_skills,
+    codex_skills,
+    skill_catalog,
+)
+from agentcontext.resource import Kind, Status
+from agentcontext.skill_validation import Report, validate_path
+
+app = typer.Typer(
+    help="List the skills an agent is offered, lint skill folders, render the skills prompt.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+class Mode(StrEnum):
+    spec = "spec"
+    lenient = "lenient"
+    coder = "coder"
+
+
+class Format(StrEnum):
+    coder = "coder"
+    codex = "codex"
+    xml = "xml"
+    catalog = "catalog"
+
+
+@app.command("list")
+def list_skills(
+    work_dir: Path = DirArgument,
+    as_json: bool = JsonOption,
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+) -> None:
+    """Every skill found, offered or not, with the reason when it is not offered."""
+    result = run_scan(work_dir, profile, config_file)
+    skills = result.snapshot.of_kind(Kind.SKILL)
+    if as_json:
+        print_json([r.to_dict() | {"content": None} for r in skills])
+        return
+    console = stdout()
+    if not skills:
+        console.print("No skills found. Searched:")
+        for container in result.layout.skill_containers:
+            console.print(f"  {container.path} ({container.scope})")
+        return
+    table = Table(header_style="bold")
+    for column in ("name", "scope", "status", "description or reason", "path"):
+        table.add_column(column, overflow="fold")
+    base = result.snapshot.project_root or result.snapshot.work_dir
+    for skill in skills:
+        style = STATUS_STYLE.get(str(skill.status), "")
+        detail = skill.description if skill.status is Status.OK else skill.error
+        table.add_row(
+            skill.name or f"({os.path.basename(os.path.dirname(skill.path))})",
+            str(skill.scope),
+            f"[{style}]{skill.status}[/]",
+            detail or "",
+            shown_path(skill.path, base),
+        )
+    console.print(table)
+
+
+@app.command("validate")
+def validate(
+    paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
+    as_json: bool = JsonOption,
+    validation: Mode = typer.Option(Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient or coder."),
+) -> None:
+    """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
+
+    The default `spec` mode applies the Agent Skills specification exactly as the
+    `skills-ref` validator does, with its messages. `--json` prints a list of
+    `{"path", "valid", "errors", "warnings"}`.
+    """
+    reports = [validate_path(p, validation.value) for p in paths]
+    if as_json:
+        print_json([r.to_dict() for r in reports])
+    else:
+        for report in reports:
+            _print_report(report)
+    if not all(r.valid for r in reports):
+        raise typer.Exit(1)
+
+
+def _print_report(report: Report) -> None:
+    if report.valid:
+        typer.echo(f"Valid skill: {report.path}")
+    else:
+        typer.echo(f"Validation failed for {report.path}:", err=True)
+        for error in report.errors:
+            typer.echo(f"  - {error}", err=True)
+    for warning in report.warnings:
+        typer.echo(f"  ! {warning}", err=True)
+
+
+@app.command("prompt")
+def prompt(
+    work_dir: Path = DirArgument,
+    output: Format = typer.Option(Format.catalog, "--format", "-f", help="coder, codex, xml or catalog."),
+    context_window: int | None = typer.Option(
+        None, "--context-window", help="codex format: budget 2% of this many tokens (default 8,000 characters)."
+    ),
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+) -> None:
+    """Render the offered skills as a model would see them.
+
+    **coder**: Coder's `<available-skills>` block. **codex**: Codex's `## Skills` section,
+    budgeted. **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
+    **catalog**: the `## Skills` lines of our MCP server's instructions.
+    """
+    result = run_scan(work_dir, profile, config_file)
+    offered = [r for r in result.snapshot.of_kind(Kind.SKILL) if r.status is Status.OK and r.name]
+    text = ""
+    if output is Format.coder:
+        text = available_skills([IndexEntry(r.name or "", r.description or "") for r in offered])
+    elif output is Format.codex:
+        lines = [SkillLine(r.name or "", r.description or "", r.path, r.scope) for r in offered]
+        rendered = codex_skills(lines, Budget.for_window(context_window))
+        if rendered is not None:
+            text = rendered.section()
+            if rendered.warning:
+                typer.echo(f"warning: {rendered.warning}", err=True)
+    elif output is Format.xml:
+        text = agent_skills_xml([XmlSkill(r.name or "", r.description or "", r.path) for r in offered])
+    else:
+        text = skill_catalog([CatalogEntry(r.name or "", str(r.scope), r.description or "") for r in offered])
+    if text:
+        typer.echo(text)
+    else:
+        typer.echo("No skills to offer.", err=True)

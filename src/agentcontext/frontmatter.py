@@ -1,0 +1,221 @@
+"""SKILL.md frontmatter: split the ``---`` block, parse its YAML, repair the usual slip.
+
+Two parsers, because the peers disagree:
+
+* :func:`parse` (Codex): the first line, trimmed, must be ``---``; the block ends at
+  the next line that trims to ``---``; the block is YAML (safe loading, full syntax).
+  When it does not parse, a repair pass quotes unquoted values containing ``": "``
+  (``description: Deploy: ECS and Lambda``), leaving block scalars alone, and tries once
+  more. A UTF-8 BOM and CRLF line ends are handled by the caller's decoding.
+* :func:`parse_strict` (skills-ref): the text must start with ``---`` and is split on
+  the string ``---`` (not on lines); the block is strictyaml, where every scalar is a
+  string and flow style, duplicate keys and unquoted ``: `` are errors. Messages are
+  skills-ref's own.
+
+YAML is data here, never code, and never a bomb: aliases are allowed, but a block that
+expands to more than :data:`MAX_VALUES` values is refused before anyone walks it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import strictyaml
+import yaml
+
+from agentcontext.errors import FrontmatterError
+
+MAX_VALUES = 10_000
+MISSING = "missing YAML frontmatter delimited by ---"
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_KEY_VALUE = re.compile(r"^(?P<indent>\s*)(?P<key>[^\s#:\-][^:]*?):(?P<gap>[ \t]+)(?P<value>\S.*)$")
+_BLOCK_SCALAR = re.compile(r"^[|>][-+0-9]*\s*(#.*)?$")
+_NEEDS_NO_REPAIR = ('"', "'", "[", "{", "|", ">", "&", "*", "!", "#")
+_FLOW_LIKE = ("[", "{", "@", "`")  # quoted when the value alone is not YAML (Codex does the same)
+_COLON_SPACE = re.compile(r":\s")
+MAX_STRICT_VALUES = 256  # strictyaml's time grows with the square of the values
+
+
+@dataclass(frozen=True, slots=True)
+class Frontmatter:
+    """A parsed frontmatter block: its fields, its verbatim YAML and the body after it."""
+
+    fields: Mapping[str, Any] = field(hash=False)
+    raw: str
+    body: str
+    repaired: bool = False
+
+
+def split(text: str) -> tuple[str, str]:
+    """Split on ``---`` lines: ``(yaml_block, body)``.
+
+    Raises:
+        FrontmatterError: no opening line, no closing line, or nothing between them.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise FrontmatterError(MISSING)
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            block = "\n".join(lines[1:index])
+            if not block.strip():
+                raise FrontmatterError(MISSING)
+            return block, "\n".join(lines[index + 1 :])
+    raise FrontmatterError(MISSING)
+
+
+def parse(text: str, *, repair: bool = True) -> Frontmatter:
+    """Codex-style frontmatter: line-split, YAML, one repair attempt (unless ``repair=False``).
+
+    Raises:
+        FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
+    """
+    block, body = split(text)
+    try:
+        return Frontmatter(_load_mapping(block), block, body)
+    except yaml.YAMLError as first:
+        repaired = repair_block(block) if repair else block
+        if repaired != block:
+            try:
+                return Frontmatter(_load_mapping(repaired), block, body, repaired=True)
+            except yaml.YAMLError:
+                pass
+        raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
+
+
+def _load_mapping(block: str) -> dict[str, Any]:
+    data = yaml.load(block, Loader=_Loader)
+    if not isinstance(data, dict):
+        raise FrontmatterError("invalid YAML: frontmatter must be a mapping of keys to values")
+    _check_size(data)
+    return {str(key): value for key, value in data.items()}
+
+
+def _check_size(data: Any) -> None:
+    """Refuse alias bombs: count values as a walker would see them, stopping early."""
+    budget = MAX_VALUES
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise FrontmatterError(f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values")
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 2}, column {mark.column + 1}"
+    return str(problem)
+
+
+def repair_block(block: str) -> str:
+    """Quote unquoted values that contain ``": "``; block scalars are left as they are."""
+    out: list[str] = []
+    block_indent: int | None = None
+    for line in block.split("\n"):
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        match = _KEY_VALUE.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        value = match.group("value").rstrip()
+        scalar, comment = _split_comment(value)
+        if _BLOCK_SCALAR.match(value):
+            block_indent = indent
+            out.append(line)
+        elif scalar and _needs_quotes(scalar):
+            quoted = json.dumps(scalar, ensure_ascii=False)
+            out.append(f"{match.group('indent')}{match.group('key')}: {quoted}{comment}")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _split_comment(value: str) -> tuple[str, str]:
+    """``Deploy: ECS  # note`` -> ``("Deploy: ECS", "  # note")``: a ``#`` after a space opens a comment."""
+    for index, char in enumerate(value):
+        if char == "#" and (index == 0 or value[index - 1].isspace()):
+            scalar = value[:index].rstrip()
+            return scalar, value[len(scalar) :]
+    return value, ""
+
+
+def _needs_quotes(scalar: str) -> bool:
+    if scalar.startswith(_FLOW_LIKE):  # ``tags: [next,@supabase/ssr]``, ``hint: @file``
+        try:
+            yaml.load(scalar, Loader=_Loader)
+        except yaml.YAMLError:
+            return True
+        return False
+    if scalar.startswith(_NEEDS_NO_REPAIR):
+        return False
+    return bool(_COLON_SPACE.search(scalar)) or scalar.endswith(":")
+
+
+def parse_strict(text: str) -> dict[str, Any]:
+    """skills-ref's parser, messages included.
+
+    One difference: a block of more than :data:`MAX_STRICT_VALUES` values is refused
+    before strictyaml sees it (10,000 keys would take strictyaml over a minute).
+
+    Raises:
+        FrontmatterError: with skills-ref's message.
+    """
+    if not text.startswith("---"):
+        raise FrontmatterError("SKILL.md must start with YAML frontmatter (---)")
+    parts = text.split("---", 2)
+    if len(parts) < 3:
+        raise FrontmatterError("SKILL.md frontmatter not properly closed with ---")
+    if _too_many_values(parts[1]):
+        raise FrontmatterError(
+            f"Invalid YAML in frontmatter: more than {MAX_STRICT_VALUES} values, too many to check strictly"
+        )
+    try:
+        metadata = strictyaml.load(parts[1]).data
+    except strictyaml.YAMLError as exc:
+        raise FrontmatterError(f"Invalid YAML in frontmatter: {exc}") from None
+    if not isinstance(metadata, dict):
+        raise FrontmatterError("SKILL.md frontmatter must be a YAML mapping")
+    if isinstance(metadata.get("metadata"), dict):
+        metadata["metadata"] = {str(k): str(v) for k, v in metadata["metadata"].items()}
+    return dict(metadata)
+
+
+def _too_many_values(block: str) -> bool:
+    """Count values with PyYAML's (linear) event parser before strictyaml's quadratic one runs.
+
+    A block PyYAML cannot parse is left to strictyaml, whose message is the one to report.
+    """
+    count = 0
+    try:
+        for event in yaml.parse(block, Loader=_Loader):
+            if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent | yaml.AliasEvent):
+                count += 1
+                if count > MAX_STRICT_VALUES:
+                    return True
+    except yaml.YAMLError:
+        return False
+    return False
+
+
+def strict_body(text: str) -> str:
+    """The body as skills-ref sees it (after the second ``---``, stripped)."""
+    parts = text.split("---", 2)
+    return parts[2].strip() if len(parts) == 3 else ""

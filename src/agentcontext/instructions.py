@@ -1,0 +1,217 @@
+"""Instruction files: AGENTS.md and its relatives, found by the rules of the profile.
+
+Chain discovery (Codex; ``default`` and ``codex`` profiles):
+
+1. Home instruction dirs (``$CODEX_HOME``): ``AGENTS.override.md`` then ``AGENTS.md``;
+   the first whose trimmed text is non-empty is used.
+2. In every directory from the project root down to the work dir, the first
+   candidate that is a regular file wins: ``AGENTS.override.md``, ``AGENTS.md``, then
+   the fallback names. The others present are listed as ``shadowed`` by the winner.
+   Directories, FIFOs, escaping and broken symlinks named like a candidate are listed
+   as ``invalid``/``unreadable`` and the next candidate is tried, as Codex skips them.
+
+Roots discovery (Coder; ``coder`` profile): every instruction name at each root's top
+level, case-sensitively; symlinks collapse into one resource named by their target.
+
+This module only finds and reads; the byte budget of the project doc is applied by
+:mod:`agentcontext.project_doc`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+
+from agentcontext.config import Config
+from agentcontext.files import Entry, Kind, Reader
+from agentcontext.layout import Layout, Root
+from agentcontext.resource import Kind as ResourceKind
+from agentcontext.resource import Resource, Scope, Status
+from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.textdecode import decode, prepare
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """An instruction file as read, before the doc budget: ``data`` is budget-ready bytes."""
+
+    resource: Resource
+    data: bytes | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.data is not None
+
+
+def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
+    """Every instruction candidate, in doc order; non-candidates (shadowed...) follow their winner."""
+    cap = config.snapshot.max_resource_bytes
+    if config.project_doc.discovery == "roots":
+        return _discover_roots(layout, config, reader, cap)
+    found: list[Found] = []
+    doc = config.project_doc
+    home_names = tuple(n for n in (doc.override_filename, doc.filename) if n.strip())
+    for root in layout.home_dirs:
+        found += _pick_in_dir(root.path, home_names, root.boundary, Scope.HOME, reader, cap, skip_blank=True)
+    for root in layout.source_roots:
+        found += _pick_in_dir(root.path, doc.candidates, root.boundary, Scope.SOURCE, reader, cap, source=root.source)
+    for directory in layout.chain:
+        found += _pick_in_dir(directory, doc.candidates, layout.doc_boundary, Scope.PROJECT, reader, cap)
+    return _number(found)
+
+
+def _number(found: list[Found]) -> list[Found]:
+    """Give doc candidates their position in the project doc."""
+    out: list[Found] = []
+    order = 0
+    for item in found:
+        if item.resource.status is Status.SHADOWED or item.resource.doc_order == -1:
+            out.append(Found(replace(item.resource, doc_order=None), item.data))
+            continue
+        out.append(Found(replace(item.resource, doc_order=order), item.data))
+        order += 1
+    return out
+
+
+def _pick_in_dir(
+    directory: str,
+    names: tuple[str, ...],
+    boundary: str,
+    scope: Scope,
+    reader: Reader,
+    cap: int,
+    *,
+    skip_blank: bool = False,
+    source: str | None = None,
+) -> list[Found]:
+    """One directory of the chain: the first usable candidate wins, the rest are explained."""
+    found: list[Found] = []
+    winner: str | None = None
+    for name in names:
+        entry = reader.probe(os.path.join(directory, name), boundary)
+        if entry.kind is Kind.MISSING:
+            continue
+        if winner is not None:
+            if entry.kind is Kind.FILE:
+                found.append(_shadowed(entry, scope, winner, source))
+            else:
+                found.append(_not_candidate(_read_entry(entry, scope, reader, cap, source)))
+            continue
+        item = _read_entry(entry, scope, reader, cap, source)
+        if not _wins_slot(entry):
+            found.append(_not_candidate(item))
+            continue
+        if skip_blank and item.data is not None and not decode(item.data)[0].strip():
+            blank = replace(item.resource, warnings=(*item.resource.warnings, "empty or whitespace only; skipped"))
+            found.append(Found(replace(blank, doc_order=-1)))
+            continue
+        found.append(item)
+        winner = entry.path
+    return found
+
+
+def _wins_slot(entry: Entry) -> bool:
+    # A regular file takes its directory's slot even when unreadable: the user meant it to.
+    return entry.kind in (Kind.FILE, Kind.ERROR)
+
+
+def _not_candidate(item: Found) -> Found:
+    return Found(replace(item.resource, doc_order=-1))
+
+
+def _shadowed(entry: Entry, scope: Scope, winner: str, source: str | None) -> Found:
+    resource = Resource(
+        kind=ResourceKind.INSTRUCTION_FILE,
+        path=entry.path,
+        scope=scope,
+        status=Status.SHADOWED,
+        size_bytes=entry.size,
+        error=f"shadowed by {winner} (one instruction file per directory)",
+        source=source,
+    )
+    return Found(resource)
+
+
+def _read_entry(entry: Entry, scope: Scope, reader: Reader, cap: int, source: str | None) -> Found:
+    """Read a probed candidate into a resource, from the cache when unchanged."""
+    base = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, scope, Status.OK, source=source)
+    if entry.kind is Kind.DIRECTORY:
+        return Found(replace(base, status=Status.INVALID, error="a directory, not a file; ignored"))
+    if entry.kind is Kind.SPECIAL:
+        return Found(replace(base, status=Status.INVALID, error=f"{entry.special}, not a regular file; ignored"))
+    if entry.kind is Kind.ESCAPE:
+        return Found(replace(base, status=Status.INVALID, error=entry.error))
+    if entry.kind in (Kind.BROKEN, Kind.ERROR):
+        return Found(replace(base, status=Status.UNREADABLE, error=entry.error))
+    found: Found = reader.cached(entry, f"instruction:{cap}", lambda: _read_file(entry, reader, cap, base))
+    resource = found.resource
+    if entry.is_link:
+        resource = replace(resource, warnings=(f"read through symlink {entry.path}", *resource.warnings))
+    if (resource.path, resource.scope, resource.source) != (entry.path, scope, source):
+        resource = replace(resource, path=entry.path, scope=scope, source=source)
+    return Found(resource, found.data) if resource is not found.resource else found
+
+
+def _read_file(entry: Entry, reader: Reader, cap: int, base: Resource) -> Found:
+    try:
+        raw = reader.read(entry, cap + 1)
+    except OSError as exc:
+        return Found(replace(base, status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)))
+    size = max(entry.size, len(raw))
+    digest = hashlib.sha256(raw[:cap]).hexdigest()
+    base = replace(base, size_bytes=size, content_hash=digest)
+    prepared = prepare(raw[:cap])
+    if prepared.binary:
+        return Found(replace(base, status=Status.INVALID, error="binary file (contains NUL bytes); ignored"))
+    text, decode_warnings = decode(prepared.data, cut=len(raw) > cap)
+    warnings = (*prepared.warnings, *decode_warnings, *hidden_text_warnings(text))
+    resource = replace(base, warnings=tuple(warnings), description=_describe(text))
+    if len(raw) > cap:
+        resource = replace(
+            resource, status=Status.OVERSIZE, error=f"file size {size} exceeds per-resource cap of {cap} bytes"
+        )
+    return Found(resource, prepared.data)
+
+
+def _describe(text: str) -> str | None:
+    """Coder's description: the first non-empty line without its leading ``#`` marks."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped.lstrip("#").strip() or None
+    return None
+
+
+def _discover_roots(layout: Layout, config: Config, reader: Reader, cap: int) -> list[Found]:
+    """Coder's shallow roots: every name at each root's top level; links collapse to targets."""
+    names = config.project_doc.root_names
+    by_path: dict[str, Found] = {}
+    for root in layout.instruction_roots:
+        for item in _root_files(root, names, reader, cap):
+            path = item.resource.path
+            earlier = by_path.get(path)
+            if earlier is None or (not earlier.resource.status.carries_content and item.usable):
+                by_path[path] = item
+    return _number(list(by_path.values()))
+
+
+def _root_files(root: Root, names: tuple[str, ...], reader: Reader, cap: int) -> list[Found]:
+    scope = Scope.PROJECT if root.scope is Scope.PROJECT else root.scope
+    top = reader.probe(root.path, root.boundary)
+    if top.kind is Kind.FILE:  # a root that is itself a file is classified by its name
+        if os.path.basename(root.path) not in names:
+            return []
+        return [_read_entry(top, scope, reader, cap, root.source)]
+    if top.kind is not Kind.DIRECTORY:
+        return []
+    out: list[Found] = []
+    for name in names:
+        entry = reader.probe(os.path.join(root.path, name), root.boundary)
+        if entry.kind is Kind.MISSING or entry.kind is Kind.DIRECTORY:
+            continue  # Coder skips directory entries with these names
+        item = _read_entry(entry, scope, reader, cap, root.source)
+        if entry.is_link and entry.kind is Kind.FILE:  # attribute to the real file
+            item = Found(replace(item.resource, path=entry.real_path), item.data)
+        out.append(item if entry.kind is Kind.FILE else _not_candidate(item))
+    return out

@@ -1,0 +1,173 @@
+"""The plan of a scan: which directories and files it may look at, and in what order.
+
+Two discovery modes share one plan:
+
+``chain`` (profiles ``default`` and ``codex``)
+    home instruction dirs, then declared sources, then every directory from the project
+    root down to the work dir. Skills come from the containers of each chain directory
+    (scope ``repo``), of each source, then the user's skill dirs, then plugins.
+
+``roots`` (profile ``coder``)
+    shallow scan roots in Coder's order: declared sources, the home instruction dirs
+    (``~/.coder``), the user's skill dirs (``~/.coder/skills``), the plugin cache, and the
+    work dir last. Each root's top level is read; nothing below it, nothing above it.
+
+Order is precedence: the first root to offer a skill name wins it. Every root carries
+the boundary its symlinks must stay inside.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from agentcontext.config import Config
+from agentcontext.files import is_within
+from agentcontext.paths import absolute, boundary_for, chain, find_project_root, resolve_all
+from agentcontext.resource import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A directory the scan reads: instruction files at its top level, or skills below it."""
+
+    path: str
+    scope: Scope
+    boundary: str
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class McpFile:
+    path: str
+    scope: Scope
+    boundary: str
+    connect: bool
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    work_dir: str
+    project_root: str | None
+    chain: tuple[str, ...]
+    home_dirs: tuple[Root, ...]  # instruction dirs: one file each, before the project
+    source_roots: tuple[Root, ...]
+    instruction_roots: tuple[Root, ...]  # ``roots`` mode: every name at each top level
+    skill_containers: tuple[Root, ...]  # precedence order; plugins are added by the skill scan
+    plugin_cache: str | None
+    mcp_files: tuple[McpFile, ...]
+    allowed_roots: tuple[str, ...]
+
+    @property
+    def doc_boundary(self) -> str:
+        return self.project_root or self.work_dir
+
+
+def plan(work_dir: str, config: Config) -> Layout:
+    """Lay out a scan of ``work_dir`` (absolute, an existing directory) under ``config``."""
+    doc = config.project_doc
+    home = config.home
+    root = None if doc.discovery == "roots" else find_project_root(work_dir, doc.root_markers)
+    dirs = chain(root, work_dir) if root else (work_dir,)
+    project = root or work_dir
+    sources = tuple(
+        Root(path, Scope.SOURCE, path, source=path)
+        for path in resolve_all(config.sources, home=home, work_dir=work_dir)
+    )
+    home_dirs = tuple(
+        Root(path, Scope.HOME, boundary_for(path, (home,)))
+        for path in resolve_all(doc.instruction_dirs, home=home, work_dir=work_dir)
+    )
+    user_dirs = tuple(
+        Root(path, Scope.REPO if is_within(path, project) else Scope.USER, boundary_for(path, (project, home)))
+        for path in resolve_all(config.skills.dirs, home=home, work_dir=work_dir)
+    )
+    skills = config.skills
+    plugin_cache = (
+        resolve_all([skills.plugin_cache], home=home, work_dir=work_dir)[0]
+        if skills.enabled and skills.include_plugins and skills.plugin_cache.strip()
+        else None
+    )
+    if doc.discovery == "roots":
+        work_root = Root(work_dir, Scope.PROJECT, work_dir)
+        top_roots = (*sources, *home_dirs, work_root)
+        containers = (
+            _containers_of(sources, skills.containers, shallow=True)
+            # skills under ~/.coder are the user's, whichever way they are reached
+            + _containers_of(home_dirs, skills.containers, shallow=True, scope=Scope.USER)
+            + user_dirs
+            + _containers_of((work_root,), skills.containers, shallow=True, scope=Scope.REPO)
+        )
+        extra_mcp = tuple(
+            McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source)
+            for r in (*sources, *home_dirs)
+        )
+        instruction_roots = top_roots
+    else:
+        repo_roots = tuple(Root(d, Scope.REPO, project) for d in dirs)
+        containers = (
+            _containers_of(repo_roots, skills.containers, shallow=False)
+            + _containers_of(sources, skills.containers, shallow=True)
+            + user_dirs
+        )
+        extra_mcp = tuple(
+            McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source) for r in sources
+        )
+        instruction_roots = ()
+    # A project's .mcp.json sits at its root (Claude Code); Coder's roots mode reads the work dir.
+    mcp_base = work_dir if doc.discovery == "roots" else project
+    mcp_files = _mcp_files(config, mcp_base, project, home) + extra_mcp
+    allowed = (project, work_dir, home, *(r.boundary for r in (*sources, *home_dirs, *user_dirs)))
+    if plugin_cache:
+        allowed += (plugin_cache,)
+    return Layout(
+        work_dir=work_dir,
+        project_root=root,
+        chain=dirs,
+        home_dirs=() if doc.discovery == "roots" else home_dirs,
+        source_roots=sources,
+        instruction_roots=instruction_roots,
+        skill_containers=_dedupe(containers) if skills.enabled else (),
+        plugin_cache=plugin_cache,
+        mcp_files=_dedupe_mcp(mcp_files),
+        allowed_roots=tuple(dict.fromkeys(absolute(p) for p in allowed)),
+    )
+
+
+def _containers_of(
+    roots: tuple[Root, ...], names: tuple[str, ...], *, shallow: bool, scope: Scope | None = None
+) -> tuple[Root, ...]:
+    """Skill containers under each root; in ``roots`` mode a root named ``skills`` is one too."""
+    out: list[Root] = []
+    for root in roots:
+        if shallow and os.path.basename(root.path) == "skills":
+            out.append(Root(root.path, scope or root.scope, root.boundary, root.source))
+        out.extend(
+            Root(os.path.join(root.path, name), scope or root.scope, root.boundary, root.source) for name in names
+        )
+    return tuple(out)
+
+
+def _mcp_files(config: Config, base: str, project: str, home: str) -> tuple[McpFile, ...]:
+    files = resolve_all(config.mcp.config_files, home=home, work_dir=base)
+    return tuple(
+        McpFile(
+            path, Scope.PROJECT if is_within(path, project) else Scope.USER, boundary_for(path, (project, home)), True
+        )
+        for path in files
+    )
+
+
+def _dedupe(roots: tuple[Root, ...]) -> tuple[Root, ...]:
+    seen: dict[str, Root] = {}
+    for root in roots:
+        seen.setdefault(root.path, root)
+    return tuple(seen.values())
+
+
+def _dedupe_mcp(files: tuple[McpFile, ...]) -> tuple[McpFile, ...]:
+    seen: dict[str, McpFile] = {}
+    for item in files:
+        seen.setdefault(item.path, item)
+    return tuple(seen.values())

@@ -1,0 +1,194 @@
+"""MCP server configs: ``.mcp.json`` in Claude Code's, the flat and VS Code's shapes.
+
+Shapes: ``{"mcpServers": {name: entry}}`` (Claude Code, Cursor), ``{"servers": {...}}``
+(VS Code), or a flat map of names to entries (many plugin files). An entry's transport
+is its ``type`` when given (``stdio``, ``http``, ``streamable-http``, ``sse``), else
+``stdio`` when it has a ``command``, else ``http`` when it has a ``url``.
+
+``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``,
+``url`` and ``headers`` only. An unset variable without a default fails that entry
+(``strict``) or expands to nothing with a warning (``lenient``). Bare ``$VAR`` is left
+alone, as Claude Code does.
+
+A bad entry never drops its siblings: names containing ``__`` or starting or ending
+with ``_`` (they would break ``server__tool`` routing), entries that are not objects,
+and entries with neither ``command`` nor ``url`` are reported per name. The file as a
+whole fails only when it is not JSON or not an object.
+
+Entries may hold tokens. Nothing here ends up in a snapshot except server names;
+messages name variables and fields, never their values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentcontext.errors import McpConfigError
+
+Transport = Literal["stdio", "http", "sse"]
+_TRANSPORTS: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """One MCP server entry, expanded and ready to connect. Holds secrets: never log it."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    config_path: str = ""
+    digest: str = field(default="", compare=False)  # sha256 of the entry as written, for trust
+
+    def __repr__(self) -> str:  # keep env and header values out of tracebacks and logs
+        return f"ServerSpec(name={self.name!r}, transport={self.transport!r}, config_path={self.config_path!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedConfig:
+    """What a config file yields: usable servers, per-entry errors and warnings."""
+
+    servers: tuple[ServerSpec, ...]
+    entry_errors: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = True) -> ParsedConfig:
+    """Parse one config file's bytes.
+
+    Raises:
+        McpConfigError: the file is not JSON, not an object, or a server map is not an object.
+    """
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise McpConfigError(f"invalid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise McpConfigError("invalid config: the top level must be a JSON object")
+    entries = _server_map(document)
+    servers: list[ServerSpec] = []
+    errors: list[tuple[str, str]] = []
+    warnings: list[str] = []
+    for name in sorted(entries):
+        try:
+            spec, entry_warnings = _entry(name, entries[name], path, environ, strict)
+        except McpConfigError as exc:
+            errors.append((name, str(exc)))
+            continue
+        servers.append(spec)
+        warnings += entry_warnings
+    return ParsedConfig(tuple(servers), tuple(errors), tuple(warnings))
+
+
+def _server_map(document: dict[str, Any]) -> dict[str, Any]:
+    for key in ("mcpServers", "servers"):
+        if key in document:
+            value = document[key]
+            if value is None:
+                return {}
+            if not isinstance(value, dict):
+                raise McpConfigError(f'invalid config: "{key}" must be a JSON object')
+            return value
+    if document and all(isinstance(v, dict) and ({"command", "url", "type"} & set(v)) for v in document.values()):
+        return document  # the flat shape of plugin .mcp.json files
+    return {}
+
+
+def check_name(name: str) -> None:
+    """Reject names that would break ``server__tool`` routing.
+
+    Raises:
+        McpConfigError: the name is empty, contains ``__`` or starts or ends with ``_``.
+    """
+    if not name or "__" in name or name.startswith("_") or name.endswith("_"):
+        raise McpConfigError(f'server name "{name}" contains reserved separator "__" or leading/trailing underscore')
+
+
+def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool) -> tuple[ServerSpec, list[str]]:
+    check_name(name)
+    if not isinstance(raw, dict):
+        raise McpConfigError(f'server "{name}" must be a JSON object')
+    warnings: list[str] = []
+    expand = _Expander(name, environ, strict, warnings)
+    transport = _transport(name, raw)
+    spec = ServerSpec(
+        name=name,
+        transport=transport,
+        command=expand.text("command", raw.get("command", "")),
+        args=tuple(expand.text("args", a) for a in _strings(name, "args", raw.get("args", []))),
+        env=tuple((k, expand.text("env", v)) for k, v in _string_map(name, "env", raw.get("env", {}))),
+        url=expand.text("url", raw.get("url", "")),
+        headers=tuple((k, expand.text("headers", v)) for k, v in _string_map(name, "headers", raw.get("headers", {}))),
+        cwd=raw.get("cwd") if isinstance(raw.get("cwd"), str) else None,
+        config_path=path,
+        digest=hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest(),
+    )
+    if transport == "stdio" and not spec.command:
+        raise McpConfigError(f'server "{name}" has no command')
+    if transport != "stdio" and not spec.url:
+        raise McpConfigError(f'server "{name}" has no url')
+    return spec, warnings
+
+
+def _transport(name: str, raw: dict[str, Any]) -> Transport:
+    declared = raw.get("type", raw.get("transport"))
+    if declared is not None:
+        if not isinstance(declared, str) or declared not in _TRANSPORTS:
+            raise McpConfigError(f'server "{name}": unsupported transport "{declared}"')
+        return _TRANSPORTS[declared]
+    if raw.get("command"):
+        return "stdio"
+    if raw.get("url"):
+        return "http"
+    raise McpConfigError(f'server "{name}" has no command or url')
+
+
+def _strings(name: str, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise McpConfigError(f'server "{name}": "{key}" must be a list of strings')
+    return value
+
+
+def _string_map(name: str, key: str, value: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise McpConfigError(f'server "{name}": "{key}" must map names to strings')
+    return sorted(value.items())
+
+
+class _Expander:
+    """``${VAR}`` / ``${VAR:-default}`` against the environment, strict or lenient."""
+
+    def __init__(self, server: str, environ: Mapping[str, str], strict: bool, warnings: list[str]) -> None:
+        self.server = server
+        self.environ = environ
+        self.strict = strict
+        self.warnings = warnings
+
+    def text(self, field_name: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise McpConfigError(f'server "{self.server}": "{field_name}" must be a string')
+        if "${" not in value:
+            return value
+        return _VAR.sub(lambda m: self._one(field_name, m), value)
+
+    def _one(self, field_name: str, match: re.Match[str]) -> str:
+        variable, default = match.group(1), match.group(2)
+        if variable in self.environ:
+            return self.environ[variable]
+        if default is not None:
+            return default
+        message = f'server "{self.server}": environment variable "{variable}" (in {field_name}) is not set'
+        if self.strict:
+            raise McpConfigError(message)
+        self.warnings.append(message + "; expanded to an empty string")
+        return ""

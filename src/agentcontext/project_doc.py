@@ -1,0 +1,139 @@
+"""The project doc: the instruction text an agent receives, under one byte budget.
+
+Codex's rule (``project_doc_max_bytes``, 32 KiB by default): project files are taken
+root first; each is cut at the bytes left in the shared budget (a cut may split a
+character, which decodes to U+FFFD); a file that is empty or whitespace-only after the
+cut is skipped without spending budget; kept texts are joined with a blank line,
+untrimmed. A budget of 0 disables project docs. Home and source files are not budgeted;
+their trimmed texts come first, and ``--- project-doc ---`` marks where project text
+begins.
+
+Unlike Codex, nothing is silent: the file that was cut is ``truncated`` and says how
+many bytes were kept, and every file left out by the budget is ``truncated`` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentcontext.instructions import Found
+from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.sanitize import sanitize
+from agentcontext.textdecode import decode
+
+SEPARATOR = "\n\n--- project-doc ---\n\n"
+_GLOBAL_SCOPES = (Scope.HOME, Scope.SOURCE)
+
+
+@dataclass(frozen=True, slots=True)
+class DocFile:
+    path: str
+    truncated: bool
+    scope: Scope
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "truncated": self.truncated}
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectDoc:
+    """The assembled doc: the files it came from, the global part and the project part."""
+
+    files: tuple[DocFile, ...]
+    global_text: str
+    project_text: str
+
+    @property
+    def content(self) -> str:
+        if self.global_text and self.project_text:
+            return self.global_text + SEPARATOR + self.project_text
+        return self.global_text or self.project_text
+
+    @property
+    def empty(self) -> bool:
+        return not self.content.strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": [f.to_dict() for f in self.files], "content": self.content}
+
+
+def apply_budget(found: list[Found], max_bytes: int) -> list[Resource]:
+    """Give each instruction resource its doc status and the content it contributes."""
+    remaining = max_bytes
+    out: list[Resource] = []
+    for item in found:
+        resource = item.resource
+        if item.data is None or resource.doc_order is None or resource.scope in _GLOBAL_SCOPES:
+            out.append(_whole(item))
+            continue
+        if max_bytes == 0:
+            out.append(_disabled(resource))
+            continue
+        budgeted, remaining = _cut(item, remaining, max_bytes)
+        out.append(budgeted)
+    return out
+
+
+def _whole(item: Found) -> Resource:
+    """A file outside the budget keeps all its text (within the per-resource cap)."""
+    resource = item.resource
+    if item.data is None or resource.status is not Status.OK:
+        return resource
+    text, _ = decode(item.data)
+    return replace(resource, content=text)
+
+
+def _disabled(resource: Resource) -> Resource:
+    return replace(
+        resource, status=Status.DISABLED, content=None, error="project docs are disabled (project_doc.max_bytes = 0)"
+    )
+
+
+def _cut(item: Found, remaining: int, max_bytes: int) -> tuple[Resource, int]:
+    resource = item.resource
+    data = item.data or b""
+    if resource.status is Status.OVERSIZE and remaining >= len(data):
+        return resource, remaining  # the per-resource cap is the tighter limit: no content
+    if not decode(data)[0].strip():  # nothing to lose: skipped without spending budget
+        warning = "empty or whitespace only; skipped without spending the doc budget"
+        return replace(resource, content="", warnings=(*resource.warnings, warning)), remaining
+    if remaining == 0:
+        error = f"left out: the project doc budget of {max_bytes} bytes was used up by earlier files"
+        return replace(resource, status=Status.TRUNCATED, content="", error=error), 0
+    kept = data[:remaining]
+    text, _ = decode(kept, cut=len(kept) < len(data))
+    if not text.strip():  # Codex skips a cut that is only whitespace, so the rest is lost
+        error = f"left out: the {len(kept)} bytes that fit the project doc budget are whitespace only"
+        return replace(resource, status=Status.TRUNCATED, content="", error=error), remaining
+    if len(kept) < len(data) or resource.status is Status.OVERSIZE:
+        error = f"cut to {len(kept)} of {resource.size_bytes} bytes by the project doc budget of {max_bytes} bytes"
+        return replace(resource, status=Status.TRUNCATED, content=text, error=error), remaining - len(kept)
+    return replace(resource, content=text), remaining - len(kept)
+
+
+def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: bool = False) -> ProjectDoc:
+    """The doc from a snapshot's instruction resources (works on a pinned copy too)."""
+    ordered = sorted(
+        (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
+        key=lambda r: r.doc_order or 0,
+    )
+    files: list[DocFile] = []
+    global_parts: list[str] = []
+    project_parts: list[str] = []
+    for resource in ordered:
+        text = resource.content if resource.status.carries_content else None
+        if text is not None and not text.strip() and resource.status is Status.OK:
+            continue
+        if resource.status not in (Status.OK, Status.TRUNCATED, Status.EXCLUDED):
+            continue
+        files.append(DocFile(resource.path, resource.status is not Status.OK, resource.scope))
+        if not text or not text.strip():
+            continue
+        if sanitized:
+            text = sanitize(text)
+        if resource.scope in _GLOBAL_SCOPES:
+            global_parts.append(text.strip())
+        else:
+            project_parts.append(text)
+    return ProjectDoc(tuple(files), "\n\n".join(global_parts), "\n\n".join(project_parts))

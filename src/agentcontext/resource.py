@@ -1,0 +1,157 @@
+"""What a scan found: one value per file or server it looked at.
+
+A resource is a pure value. Every candidate the scan examined is one, used or not:
+the status says what happened to it and ``error`` says why, so nothing is ever
+dropped silently. Content travels only with the statuses that carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Kind(StrEnum):
+    INSTRUCTION_FILE = "instruction_file"
+    SKILL = "skill"
+    MCP_CONFIG = "mcp_config"
+    MCP_SERVER = "mcp_server"
+
+    @property
+    def rank(self) -> int:
+        """Coder's enum order: caps are applied instruction files first."""
+        return _KIND_RANK[self]
+
+    @property
+    def drifts(self) -> bool:
+        """Whether a change of this kind marks pinned chats out of date (MCP never does)."""
+        return self in (Kind.INSTRUCTION_FILE, Kind.SKILL)
+
+
+_KIND_RANK = {Kind.INSTRUCTION_FILE: 0, Kind.SKILL: 1, Kind.MCP_CONFIG: 2, Kind.MCP_SERVER: 3}
+
+
+class Status(StrEnum):
+    OK = "ok"
+    TRUNCATED = "truncated"
+    OVERSIZE = "oversize"
+    UNREADABLE = "unreadable"
+    INVALID = "invalid"
+    EXCLUDED = "excluded"
+    SHADOWED = "shadowed"
+    DISABLED = "disabled"
+
+    @property
+    def carries_content(self) -> bool:
+        return self in (Status.OK, Status.TRUNCATED)
+
+
+class Scope(StrEnum):
+    PROJECT = "project"  # the work dir's chain or the work dir root
+    HOME = "home"  # home instruction dirs (~/.codex, ~/.coder)
+    SOURCE = "source"  # a declared source directory
+    REPO = "repo"  # skills found in the project
+    USER = "user"  # skills in the user's skill dirs
+    PLUGIN = "plugin"  # skills of installed Claude Code plugins
+    PERSONAL = "personal"  # skills stored by the control plane for one user
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One tool of a connected MCP server, as the server described it."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One file or server the scan looked at.
+
+    ``path`` is absolute (for ``mcp_server`` it is the server's name). ``content_hash``
+    is the sha256 of the original bytes (of the first ``max_resource_bytes`` bytes when
+    the file is larger); empty when nothing could be read.
+    """
+
+    kind: Kind
+    path: str
+    scope: Scope
+    status: Status
+    size_bytes: int = 0
+    content_hash: str = ""
+    content: str | None = None
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+    name: str | None = None
+    description: str | None = None
+    doc_order: int | None = None  # position in the project doc, for the doc's candidates
+    source: str | None = None  # the declared source that contributed it
+    servers: tuple[str, ...] = ()  # mcp_config: usable server names, in file order
+    connect: bool = True  # mcp_config: whether the agent connects to its servers
+    tools: tuple[Tool, ...] = ()  # mcp_server
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.path}"
+
+    @property
+    def payload_bytes(self) -> int:
+        return len(self.content.encode("utf-8")) if self.content is not None else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": str(self.kind),
+            "path": self.path,
+            "scope": str(self.scope),
+            "status": str(self.status),
+            "size_bytes": self.size_bytes,
+            "content_hash": self.content_hash,
+            "error": self.error,
+            "warnings": list(self.warnings),
+        }
+        if self.status.carries_content and self.content is not None:
+            data["content"] = self.content
+        if self.kind is Kind.INSTRUCTION_FILE:
+            data["doc_order"] = self.doc_order
+        if self.kind in (Kind.SKILL, Kind.INSTRUCTION_FILE, Kind.MCP_SERVER):
+            data["name"] = self.name
+            data["description"] = self.description
+        if self.kind is Kind.MCP_CONFIG:
+            data["servers"] = list(self.servers)
+            data["connect"] = self.connect
+        if self.kind is Kind.MCP_SERVER:
+            data["tools"] = [tool.to_dict() for tool in self.tools]
+        if self.source is not None:
+            data["source"] = self.source
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Resource:
+        """Rebuild a resource from :meth:`to_dict` output (the wire and the database)."""
+        return cls(
+            kind=Kind(data["kind"]),
+            path=str(data["path"]),
+            scope=Scope(data["scope"]),
+            status=Status(data["status"]),
+            size_bytes=int(data.get("size_bytes", 0)),
+            content_hash=str(data.get("content_hash", "")),
+            content=data.get("content"),
+            error=data.get("error"),
+            warnings=tuple(data.get("warnings", ())),
+            name=data.get("name"),
+            description=data.get("description"),
+            doc_order=data.get("doc_order"),
+            source=data.get("source"),
+            servers=tuple(data.get("servers", ())),
+            connect=bool(data.get("connect", True)),
+            tools=tuple(
+                Tool(str(t["name"]), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
+                for t in data.get("tools", ())
+            ),
+        )

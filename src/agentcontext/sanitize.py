@@ -1,0 +1,115 @@
+"""Prompt text sanitising (Coder's ``SanitizePromptText``) and hidden-text detection.
+
+Sanitising, in order: CRLF and lone CR become LF; HTML comments are removed; invisible
+and direction-changing code points are dropped (U+200C, the zero-width non-joiner that
+Persian and Indic scripts need, is kept); trailing whitespace is trimmed on every line;
+runs of three or more newlines collapse to two; the result is trimmed. Idempotent.
+
+Detection reports the same hidden content without changing anything, so the inventory
+can warn about rules files carrying text a reviewer cannot see.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Coder's newest list (coder.md section 5), as inclusive ranges.
+_STRIP_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x070F, 0x070F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200B),
+    (0x200D, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFFB),
+    (0xE0000, 0xE007F),
+)
+
+_BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_TAG_RANGE = (0xE0000, 0xE007F)
+
+_STRIP_CLASS = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _STRIP_RANGES)
+_STRIP_RE = re.compile(f"[{_STRIP_CLASS}]")
+_HTML_COMMENT_RE = re.compile(r"<!--[\s\S]*?-->")
+_TRAILING_WS_RE = re.compile(r"[^\S\n]+$", re.MULTILINE)
+_MANY_NEWLINES_RE = re.compile(r"\n{3,}")
+
+
+def sanitize(text: str) -> str:
+    """Clean text for a model prompt. ``sanitize(sanitize(x)) == sanitize(x)``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Removing a comment or a hidden code point can join the pieces of a new comment
+    # ("<!\u200b-- x -->", "<!<!-- a -->-- b -->"), so repeat until nothing changes;
+    # a single pass would not be idempotent. Every round shortens the text.
+    while True:
+        cleaned = _STRIP_RE.sub("", _HTML_COMMENT_RE.sub("", text))
+        if cleaned == text:
+            break
+        text = cleaned
+    text = _TRAILING_WS_RE.sub("", text)
+    text = _MANY_NEWLINES_RE.sub("\n\n", text)
+    return text.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenText:
+    """Counts of hidden content, each with the 1-based line of its first occurrence."""
+
+    invisible: tuple[int, int] = (0, 0)
+    bidi: tuple[int, int] = (0, 0)
+    tags: tuple[int, int] = (0, 0)
+    html_comments: tuple[int, int] = (0, 0)
+
+    def warnings(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for (count, line), one, many in (
+            (self.invisible, "invisible character", "invisible characters"),
+            (self.bidi, "bidirectional control character", "bidirectional control characters"),
+            (self.tags, "Unicode tag character", "Unicode tag characters"),
+            (self.html_comments, "HTML comment", "HTML comments"),
+        ):
+            if count:
+                out.append(f"hidden text: {count} {one if count == 1 else many} (first on line {line})")
+        return tuple(out)
+
+
+def find_hidden_text(text: str) -> HiddenText:
+    """Find the content :func:`sanitize` would remove that a reader cannot see."""
+    counts = {"invisible": [0, 0], "bidi": [0, 0], "tags": [0, 0]}
+    for match in _STRIP_RE.finditer(text):
+        point = ord(match.group())
+        category = "bidi" if point in _BIDI else "tags" if _TAG_RANGE[0] <= point <= _TAG_RANGE[1] else "invisible"
+        slot = counts[category]
+        if slot[0] == 0:
+            slot[1] = _line_of(text, match.start())
+        slot[0] += 1
+    comments = [m.start() for m in _HTML_COMMENT_RE.finditer(text)]
+    first_comment = _line_of(text, comments[0]) if comments else 0
+    return HiddenText(
+        invisible=(counts["invisible"][0], counts["invisible"][1]),
+        bidi=(counts["bidi"][0], counts["bidi"][1]),
+        tags=(counts["tags"][0], counts["tags"][1]),
+        html_comments=(len(comments), first_comment),
+    )
+
+
+def _line_of(text: str, position: int) -> int:
+    """The 1-based line of ``position``, counting LF, CRLF and lone CR endings as sanitize does."""
+    return text.count("\n", 0, position) + text.count("\r", 0, position) - text.count("\r\n", 0, position) + 1
+
+
+def hidden_text_warnings(text: str) -> tuple[str, ...]:
+    """Warnings for the inventory; empty for ordinary text (fast path without a scan)."""
+    if text.isascii() and "<!--" not in text:
+        return ()
+    return find_hidden_text(text).warnings()

@@ -1,0 +1,135 @@
+"""The scan: lay out, discover, budget, cap, hash. The library's front door.
+
+``scan(work_dir)`` is one pass. A :class:`Scanner` keeps a file cache between passes: a
+pass that finds every path unchanged (same ``stat`` key, nothing new in any directory)
+returns the previous snapshot without building it again, so a rescan of a quiet
+workspace costs about one ``stat`` per file it depends on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from agentcontext import instructions, mcp_discovery, project_doc, skills
+from agentcontext import snapshot as snapshots
+from agentcontext.config import Config, load_config
+from agentcontext.errors import ScanError
+from agentcontext.files import Reader, StatKey
+from agentcontext.layout import Layout, plan
+from agentcontext.mcp_config import ServerSpec
+from agentcontext.paths import absolute
+from agentcontext.project_doc import ProjectDoc
+from agentcontext.resource import Resource
+from agentcontext.snapshot import Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """A snapshot plus what produced it: the layout and the MCP servers to connect."""
+
+    snapshot: Snapshot
+    layout: Layout
+    servers: tuple[ServerSpec, ...]
+    config: Config
+
+    def project_doc(self) -> ProjectDoc:
+        return project_doc.assemble(self.snapshot.resources, sanitized=self.config.project_doc.sanitize)
+
+
+def resolve_work_dir(work_dir: str | os.PathLike[str]) -> str:
+    """The absolute work dir; a file stands for its folder.
+
+    Raises:
+        ScanError: the path does not exist.
+    """
+    path = absolute(work_dir)
+    if os.path.isdir(path):
+        return path
+    if os.path.exists(path):
+        return os.path.dirname(path)
+    raise ScanError(f"work dir does not exist: {path}")
+
+
+class Scanner:
+    """Scans one work dir again and again, reusing whatever did not change."""
+
+    def __init__(
+        self,
+        work_dir: str | os.PathLike[str],
+        config: Config | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.work_dir = resolve_work_dir(work_dir)
+        self.environ = dict(os.environ if environ is None else environ)
+        self.config = config or load_config(self.work_dir, environ=self.environ)
+        self.reader = Reader()
+        self.full_passes = 0  # passes that walked the tree (the rest found it unchanged)
+        self._last: tuple[list[tuple[str, StatKey | None, bool]], tuple[object, ...], ScanResult] | None = None
+
+    def run(self, *, version: int = 1, mcp_servers: Sequence[Resource] = (), error: str | None = None) -> ScanResult:
+        """One pass; ``mcp_servers`` are resources of connected servers, added after the caps."""
+        servers = tuple(mcp_servers)
+        inputs = (version, error, servers)
+        last = self._last
+        if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
+            return last[2]
+        reader = self.reader
+        reader.begin()
+        self.full_passes += 1
+        layout = plan(self.work_dir, self.config)
+        self._observe_markers(layout)
+        found = instructions.discover(layout, self.config, reader)
+        skill_resources = skills.discover(layout, self.config, reader)
+        mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+        doc_resources = project_doc.apply_budget(found, self.config.project_doc.max_bytes)
+        snapshot = snapshots.build(
+            version=version,
+            work_dir=self.work_dir,
+            project_root=layout.project_root,
+            profile=self.config.profile,
+            resources=[*doc_resources, *skill_resources, *mcp.resources],
+            caps=self.config.snapshot,
+            mcp_servers=servers,
+            error=error,
+        )
+        result = ScanResult(snapshot, layout, mcp.servers, self.config)
+        self._last = (list(reader.observed), inputs, result)
+        return result
+
+    def _observe_markers(self, layout: Layout) -> None:
+        """A root marker appearing or vanishing above the work dir moves the project root."""
+        markers = self.config.project_doc.root_markers
+        if self.config.project_doc.discovery != "chain" or not markers:
+            return
+        current = self.work_dir
+        top = os.path.dirname(layout.project_root) if layout.project_root else None
+        while current != top:
+            for marker in markers:
+                self.reader.observe(os.path.join(current, marker))
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+
+
+def scan(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -> Snapshot:
+    """Scan ``work_dir`` once and return its snapshot (version 1).
+
+    With no ``config``, settings are loaded as the CLI loads them: the profile, the
+    config file and ``AGENTCONTEXT_*`` variables.
+
+    Raises:
+        ScanError: the work dir does not exist.
+        ConfigError: the configuration is unusable.
+    """
+    return Scanner(work_dir, config).run().snapshot
+
+
+def scan_full(
+    work_dir: str | os.PathLike[str] = ".", config: Config | None = None, *, environ: Mapping[str, str] | None = None
+) -> ScanResult:
+    """Like :func:`scan`, with the layout, the doc and the MCP servers as well."""
+    return Scanner(work_dir, config, environ=environ).run()

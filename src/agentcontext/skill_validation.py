@@ -1,0 +1,271 @@
+"""Whether a SKILL.md is usable, under one of three validation modes.
+
+``lenient`` (default; the Agent Skills client guidance and Codex)
+    The YAML gets one repair attempt. A missing name falls back to the folder name; a
+    name that is too long, not kebab-case or unlike its folder is a warning; a missing
+    description or unusable YAML makes the skill ``invalid``.
+``spec`` (skills-ref)
+    strictyaml and skills-ref's rules and messages exactly: allowed fields, NFKC names
+    of at most 64 lowercase letters, digits and hyphens matching the folder, description
+    of 1 to 1024 characters, compatibility of at most 500.
+``coder`` (Coder)
+    YAML without repair; ``name`` is required, must equal the folder and be kebab-case;
+    ``description`` is optional.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcontext.config import Validation
+from agentcontext.errors import FrontmatterError
+from agentcontext.frontmatter import parse, parse_strict
+from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.textdecode import decode_file
+
+MAX_NAME = 64
+MAX_QUALIFIED_NAME = 128
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillCheck:
+    """The outcome of validating one SKILL.md."""
+
+    name: str | None
+    description: str | None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    frontmatter: str = ""  # the YAML block verbatim, when it could be split
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+def collapse(value: str) -> str:
+    """Codex's ``sanitize_single_line``: whitespace runs become one space, ends trimmed."""
+    return " ".join(value.split())
+
+
+def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
+    """Validate SKILL.md ``text`` found in a folder named ``folder``."""
+    if mode == "spec":
+        return _check_spec(text, folder)
+    try:
+        front = parse(text) if mode == "lenient" else parse(text, repair=False)
+    except FrontmatterError as exc:
+        return SkillCheck(None, None, errors=(str(exc),))
+    if mode == "coder":
+        result = _check_coder(dict(front.fields), folder)
+    else:
+        result = _check_lenient(dict(front.fields), folder, namespace)
+        if front.repaired:
+            result = _add_warning(result, "frontmatter YAML needed repair: quote values that contain ': '")
+    return SkillCheck(result.name, result.description, result.errors, result.warnings, front.raw)
+
+
+def _add_warning(result: SkillCheck, warning: str) -> SkillCheck:
+    return SkillCheck(result.name, result.description, result.errors, (*result.warnings, warning), result.frontmatter)
+
+
+def _scalar(value: Any) -> str | None:
+    """A YAML scalar as text (numbers and booleans too); None for mappings, lists and null."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if value is not None and not isinstance(value, dict | list):
+        return str(value)  # dates and the like
+    return None
+
+
+def _check_lenient(fields: dict[str, Any], folder: str, namespace: str | None) -> SkillCheck:
+    errors: list[str] = []
+    warnings: list[str] = []
+    raw_name = fields.get("name")
+    name = collapse(_scalar(raw_name) or "")
+    if raw_name is not None and not isinstance(raw_name, str) and name:
+        warnings.append(f"name is a YAML {type(raw_name).__name__}, read as the text {name!r}")
+    if not name:
+        name = folder or "skill"
+        if raw_name is not None:
+            warnings.append("name is not a usable string; using the folder name")
+    else:
+        warnings += _name_warnings(name, folder)
+    raw_description = fields.get("description")
+    description = collapse(_scalar(raw_description) or "")
+    if not description:
+        errors.append("missing field `description`")
+    elif not isinstance(raw_description, str):
+        warnings.append(f"description is a YAML {type(raw_description).__name__}, read as text")
+    elif len(description) > MAX_DESCRIPTION:
+        warnings.append(f"description is {len(description)} characters; the Agent Skills limit is {MAX_DESCRIPTION}")
+    if namespace is not None:
+        name = f"{namespace}:{name}"
+        if len(name) > MAX_QUALIFIED_NAME:
+            warnings.append(f"invalid qualified name: longer than {MAX_QUALIFIED_NAME} characters")
+    return SkillCheck(name, description or None, tuple(errors), tuple(warnings))
+
+
+def _name_warnings(name: str, folder: str) -> list[str]:
+    warnings: list[str] = []
+    if len(name) > MAX_NAME:
+        warnings.append(f"name is {len(name)} characters; the limit is {MAX_NAME}")
+    if not KEBAB.match(name):
+        warnings.append(f"name {name!r} is not kebab-case (lowercase letters, digits and single hyphens)")
+    if name != folder:
+        warnings.append(f"name {name!r} does not match its folder {folder!r}")
+    return warnings
+
+
+def _check_coder(fields: dict[str, Any], folder: str) -> SkillCheck:
+    raw_name = fields.get("name")
+    if raw_name is None or raw_name == "":
+        return SkillCheck(None, None, errors=("frontmatter missing required 'name' field",))
+    if not isinstance(raw_name, str):
+        return SkillCheck(None, None, errors=('frontmatter field "name" must be a string',))
+    name = raw_name.rstrip("\r\n")
+    if not name:
+        return SkillCheck(None, None, errors=("frontmatter missing required 'name' field",))
+    raw_description = fields.get("description")
+    if raw_description is not None and not isinstance(raw_description, str):
+        return SkillCheck(name, None, errors=('frontmatter field "description" must be a string',))
+    description = raw_description.rstrip("\r\n") if isinstance(raw_description, str) else ""
+    if name != folder:
+        return SkillCheck(
+            name, description, errors=(f'front-matter name "{name}" does not match directory "{folder}"',)
+        )
+    if not KEBAB.match(name):
+        return SkillCheck(name, description, errors=(f'skill name "{name}" is not kebab-case',))
+    return SkillCheck(name, description)
+
+
+def _check_spec(text: str, folder: str) -> SkillCheck:
+    try:
+        metadata = parse_strict(text)
+    except FrontmatterError as exc:
+        return SkillCheck(None, None, errors=(str(exc),))
+    errors = spec_errors(metadata, folder)
+    name = metadata.get("name")
+    description = metadata.get("description")
+    frontmatter = text.split("---", 2)[1]
+    return SkillCheck(
+        name.strip() if isinstance(name, str) else None,
+        collapse(description) if isinstance(description, str) else None,
+        tuple(errors),
+        frontmatter=frontmatter.strip("\n"),
+    )
+
+
+def spec_errors(metadata: dict[str, Any], folder: str | None) -> list[str]:
+    """skills-ref's ``validate_metadata``: every error, in its order and wording."""
+    errors: list[str] = []
+    extra = set(metadata) - ALLOWED_FIELDS
+    if extra:
+        errors.append(
+            f"Unexpected fields in frontmatter: {', '.join(sorted(extra))}. Only {sorted(ALLOWED_FIELDS)} are allowed."
+        )
+    if "name" not in metadata:
+        errors.append("Missing required field in frontmatter: name")
+    else:
+        errors += _spec_name(metadata["name"], folder)
+    if "description" not in metadata:
+        errors.append("Missing required field in frontmatter: description")
+    else:
+        errors += _spec_description(metadata["description"])
+    if "compatibility" in metadata:
+        compatibility = metadata["compatibility"]
+        if not isinstance(compatibility, str):
+            errors.append("Field 'compatibility' must be a string")
+        elif len(compatibility) > MAX_COMPATIBILITY:
+            errors.append(f"Compatibility exceeds {MAX_COMPATIBILITY} character limit ({len(compatibility)} chars)")
+    return errors
+
+
+def _spec_name(raw: Any, folder: str | None) -> list[str]:
+    if not raw or not isinstance(raw, str) or not raw.strip():
+        return ["Field 'name' must be a non-empty string"]
+    name = unicodedata.normalize("NFKC", raw.strip())
+    errors: list[str] = []
+    if len(name) > MAX_NAME:
+        errors.append(f"Skill name '{name}' exceeds {MAX_NAME} character limit ({len(name)} chars)")
+    if name != name.lower():
+        errors.append(f"Skill name '{name}' must be lowercase")
+    if name.startswith("-") or name.endswith("-"):
+        errors.append("Skill name cannot start or end with a hyphen")
+    if "--" in name:
+        errors.append("Skill name cannot contain consecutive hyphens")
+    if not all(c.isalnum() or c == "-" for c in name):
+        errors.append(
+            f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are allowed."
+        )
+    if folder and unicodedata.normalize("NFKC", folder) != name:
+        errors.append(f"Directory name '{folder}' must match skill name '{name}'")
+    return errors
+
+
+def _spec_description(raw: Any) -> list[str]:
+    if not raw or not isinstance(raw, str) or not raw.strip():
+        return ["Field 'description' must be a non-empty string"]
+    if len(raw) > MAX_DESCRIPTION:
+        return [f"Description exceeds {MAX_DESCRIPTION} character limit ({len(raw)} chars)"]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """``skills validate`` for one path: skills-ref's wording for missing paths and files."""
+
+    path: str
+    valid: bool
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    name: str | None = None
+    description: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "valid": self.valid, "errors": list(self.errors), "warnings": list(self.warnings)}
+
+
+def find_skill_md(folder: Path) -> Path | None:
+    """``SKILL.md``, else a lowercase ``skill.md`` (as skills-ref accepts)."""
+    for name in ("SKILL.md", "skill.md"):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int = 64 * 1024) -> Report:
+    """Validate one skill folder (or its SKILL.md) the way ``skills-ref validate`` does."""
+    target = Path(path)
+    if target.is_file() and target.name.lower() == "skill.md":
+        target = target.parent
+    shown = str(path)
+    if not target.exists():
+        return Report(shown, False, (f"Path does not exist: {target}",), ())
+    if not target.is_dir():
+        return Report(shown, False, (f"Not a directory: {target}",), ())
+    skill_md = find_skill_md(target)
+    if skill_md is None:
+        return Report(shown, False, ("Missing required file: SKILL.md",), ())
+    try:
+        raw = skill_md.read_bytes()
+    except OSError as exc:
+        return Report(shown, False, (f"failed to read file: {exc.strerror or exc}",), ())
+    text, decode_warnings = decode_file(raw)
+    if text is None:
+        return Report(shown, False, ("SKILL.md is a binary file (contains NUL bytes)",), ())
+    result = check(text, target.resolve().name, mode)
+    warnings = list(decode_warnings) + list(result.warnings) + list(hidden_text_warnings(text))
+    if len(raw) > max_bytes:
+        warnings.append(f"SKILL.md is {len(raw)} bytes, over the {max_bytes}-byte cap: most agents will not load it")
+    return Report(shown, result.valid, result.errors, tuple(warnings), result.name, result.description)

@@ -1,0 +1,209 @@
+"""Agent Skills: folders holding a ``SKILL.md``, found in containers in precedence order.
+
+Each container (``.agents/skills``, ``.codex/skills``, ``.claude/skills``, ``skills``,
+the user's skill dirs, each plugin's ``skills``) is scanned breadth first: a folder
+holding a regular file named exactly ``SKILL.md`` is a skill, and the scan does not
+descend into it. By default only a container's immediate children are looked at;
+``skills.max_depth`` (at most 6) goes deeper, visiting at most ``skills.max_dirs_per_root``
+folders per container. Names starting with ``.`` and ``node_modules`` are skipped.
+Symlinked folders are followed while their target stays inside the container's
+boundary; each folder is visited once, so cycles end; a SKILL.md reached twice is one
+skill, with a warning naming the second path.
+
+Precedence: the first container to offer a name wins it (names compared without case);
+later skills of that name are ``shadowed`` by the winner. Skills named in
+``skills.disabled`` are ``disabled``, every copy of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from dataclasses import dataclass, replace
+
+from agentcontext.config import Config
+from agentcontext.files import Entry, Kind, Reader
+from agentcontext.layout import Layout
+from agentcontext.plugins import installed
+from agentcontext.resource import Kind as ResourceKind
+from agentcontext.resource import Resource, Scope, Status
+from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.skill_validation import check
+from agentcontext.textdecode import decode_file
+
+_SKIPPED_NAMES = frozenset({"node_modules"})
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """Where skills are looked for; ``namespace`` prefixes plugin skill names."""
+
+    path: str
+    scope: Scope
+    boundary: str
+    source: str | None = None
+    namespace: str | None = None
+    note: str | None = None  # a warning every skill of this container carries
+
+
+def containers(layout: Layout, reader: Reader) -> list[Container]:
+    """All containers in precedence order: plugin skills last, or before the work dir's in ``roots`` mode (Coder)."""
+    out = [Container(r.path, r.scope, r.boundary, r.source) for r in layout.skill_containers]
+    plugins: list[Container] = []
+    if layout.plugin_cache:
+        for plugin in installed(layout.plugin_cache, reader):
+            note = None
+            if plugin.other_versions:
+                note = (
+                    f"plugin {plugin.plugin}: version {plugin.version} is used; "
+                    f"older installed version(s) ignored: {', '.join(plugin.other_versions)}"
+                )
+            plugins.append(Container(plugin.skills_dir, Scope.PLUGIN, layout.plugin_cache, None, plugin.plugin, note))
+    at = len(out)
+    if layout.instruction_roots:  # Coder's root order: ..., the plugin cache, then the work dir (scope repo)
+        at = next((i for i, c in enumerate(out) if c.scope is Scope.REPO), at)
+    return out[:at] + plugins + out[at:]
+
+
+def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
+    """Every skill candidate: ok, shadowed, disabled, invalid, oversize or unreadable."""
+    if not config.skills.enabled:
+        return []
+    found: list[Resource] = []
+    seen: dict[str, int] = {}  # real SKILL.md path -> index in ``found``
+    for container in containers(layout, reader):
+        for resource, real in _scan(container, config, reader):
+            if real is not None and real in seen:
+                first = found[seen[real]]
+                found[seen[real]] = replace(first, warnings=(*first.warnings, f"also reached via {resource.path}"))
+                continue
+            if real is not None:
+                seen[real] = len(found)
+            found.append(resource)
+    return _apply_precedence(found, config.skills.disabled)
+
+
+def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
+    settings = config.skills
+    top = reader.probe(container.path, container.boundary)
+    if top.kind is not Kind.DIRECTORY:
+        return []  # a missing container is not a problem
+    out: list[tuple[Resource, str | None]] = []
+    visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
+    queue: deque[tuple[str, int]] = deque([(container.path, 0)])
+    while queue:
+        directory, depth = queue.popleft()
+        for child in reader.list_dir(directory):
+            if child.name.startswith(".") or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
+                continue
+            path = os.path.join(directory, child.name)
+            entry = reader.probe(path, container.boundary) if child.is_symlink else None
+            if entry is not None and entry.kind is not Kind.DIRECTORY:
+                if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
+                    out.append((_bad_link(entry, container), None))
+                continue
+            real = entry.real_path if entry is not None else os.path.join(reader.real_root(directory), child.name)
+            if real in visited:
+                continue
+            if len(visited) >= settings.max_dirs_per_root:
+                out.append((_truncated_scan(container, settings.max_dirs_per_root), None))
+                return out
+            visited.add(real)
+            skill = _skill_in(path, real, child.name, container, config, reader)
+            if skill is not None:
+                out.append(skill)
+            elif depth + 1 < settings.max_depth:
+                queue.append((path, depth + 1))
+    return out
+
+
+def _skill_in(
+    folder_path: str, real_folder: str, folder: str, container: Container, config: Config, reader: Reader
+) -> tuple[Resource, str | None] | None:
+    meta = reader.probe(os.path.join(folder_path, config.skills.meta_file), container.boundary)
+    if meta.kind is Kind.MISSING or meta.kind is Kind.DIRECTORY:
+        return None
+    base = Resource(ResourceKind.SKILL, meta.path, container.scope, Status.OK, source=container.source)
+    if meta.kind is not Kind.FILE:
+        status = Status.UNREADABLE if meta.kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
+        error = meta.error or f"{config.skills.meta_file} is {meta.special}, not a regular file"
+        return replace(base, status=status, error=error), None
+    tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{folder}:{container.namespace}"
+    resource: Resource = reader.cached(meta, tag, lambda: _read_skill(meta, folder, container, config, reader, base))
+    if (resource.path, resource.scope, resource.source) != (meta.path, container.scope, container.source):
+        resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
+    if container.note:
+        resource = replace(resource, warnings=(*resource.warnings, container.note))
+    # Identity is the real file: a folder or container reached through a symlink is the same skill.
+    return resource, meta.real_path if meta.is_link else os.path.join(real_folder, config.skills.meta_file)
+
+
+def _read_skill(
+    meta: Entry, folder: str, container: Container, config: Config, reader: Reader, base: Resource
+) -> Resource:
+    cap = config.snapshot.max_resource_bytes
+    try:
+        raw = reader.read(meta, cap + 1)
+    except OSError as exc:
+        return replace(base, status=Status.UNREADABLE, size_bytes=meta.size, error=exc.strerror or str(exc))
+    size = max(meta.size, len(raw))
+    base = replace(base, size_bytes=size, content_hash=hashlib.sha256(raw[:cap]).hexdigest(), name=None)
+    if len(raw) > cap:
+        return replace(base, status=Status.OVERSIZE, error=f"file size {size} exceeds per-resource cap of {cap} bytes")
+    text, decode_warnings = decode_file(raw)
+    if text is None:
+        return replace(base, status=Status.INVALID, error="binary file (contains NUL bytes)")
+    result = check(text, folder, config.skills.validation, namespace=container.namespace)
+    warnings = (*decode_warnings, *result.warnings, *hidden_text_warnings(text))
+    if not result.valid:
+        return replace(base, status=Status.INVALID, error="; ".join(result.errors), warnings=warnings, name=result.name)
+    return replace(base, content=text, name=result.name, description=result.description, warnings=warnings)
+
+
+def _truncated_scan(container: Container, limit: int) -> Resource:
+    return Resource(
+        ResourceKind.SKILL,
+        container.path,
+        container.scope,
+        Status.EXCLUDED,
+        error=f"skills scan truncated after {limit} directories (skills.max_dirs_per_root)",
+        source=container.source,
+    )
+
+
+def _bad_link(entry: Entry, container: Container) -> Resource:
+    status = Status.INVALID if entry.kind is Kind.ESCAPE else Status.UNREADABLE
+    return Resource(ResourceKind.SKILL, entry.path, container.scope, status, error=entry.error, source=container.source)
+
+
+def _apply_precedence(found: list[Resource], disabled: tuple[str, ...]) -> list[Resource]:
+    """First name wins (case-insensitively); disabled names are disabled everywhere."""
+    off = {name.casefold() for name in disabled}
+    winners: dict[str, Resource] = {}
+    out: list[Resource] = []
+    for resource in found:
+        if resource.status is not Status.OK or resource.name is None:
+            out.append(resource)
+            continue
+        key = resource.name.casefold()
+        if key in off:
+            out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
+            continue
+        winner = winners.get(key)
+        if winner is None:
+            winners[key] = resource
+            out.append(resource)
+            continue
+        error = f"shadowed by the {winner.scope} skill at {winner.path}"
+        out.append(replace(resource, status=Status.SHADOWED, content=None, error=error))
+    return out
+
+
+def roots_searched(layout: Layout, reader: Reader) -> list[tuple[str, Scope]]:
+    """The containers a scan looks in, for messages such as "No skills found"."""
+    return [(c.path, c.scope) for c in containers(layout, reader)]
+
+
+def skill_dir(resource: Resource) -> str:
+    return os.path.dirname(resource.path)

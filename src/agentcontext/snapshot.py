@@ -1,0 +1,209 @@
+"""The snapshot: every resource a scan looked at, capped, ordered and hashed.
+
+Caps (Coder): resources are ordered by kind (instruction files, skills, MCP configs)
+then path. Past ``max_resources`` a resource is ``excluded``; a resource whose content
+would push the running total past ``max_snapshot_bytes`` is ``excluded`` with its content
+dropped. MCP server resources come after the caps, so a runaway server cannot crowd out
+instructions; their cap hits become snapshot errors instead.
+
+The aggregate hash is Coder's: for each instruction file and skill, sorted by id,
+netstring fields ``<len>:<bytes>`` for id, kind and path, the 32 raw bytes of the
+content hash, ``<len>:<status>`` and a NUL. MCP resources are left out, so an MCP-only
+change never marks a pinned chat out of date.
+
+Version 0 means "not ready" and is never published; a scan is version 1; a long-running
+agent counts up from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentcontext.config import SnapshotSettings
+from agentcontext.resource import Kind, Resource, Status
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """An ordered, capped, content-hashed inventory of one work dir."""
+
+    version: int
+    aggregate_hash: str
+    work_dir: str
+    project_root: str | None
+    profile: str
+    resources: tuple[Resource, ...]
+    payload_bytes: int
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "aggregate_hash": self.aggregate_hash,
+            "work_dir": self.work_dir,
+            "project_root": self.project_root,
+            "profile": self.profile,
+            "payload_bytes": self.payload_bytes,
+            "error": self.error,
+            "resources": [r.to_dict() for r in self.resources],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        return cls(
+            version=int(data["version"]),
+            aggregate_hash=str(data["aggregate_hash"]),
+            work_dir=str(data["work_dir"]),
+            project_root=data.get("project_root"),
+            profile=str(data.get("profile", "default")),
+            resources=tuple(Resource.from_dict(r) for r in data.get("resources", ())),
+            payload_bytes=int(data.get("payload_bytes", 0)),
+            error=data.get("error"),
+        )
+
+    def of_kind(self, kind: Kind) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if r.kind is kind)
+
+    def find(self, path: str) -> Resource | None:
+        return next((r for r in self.resources if r.path == path), None)
+
+    def with_version(self, version: int) -> Snapshot:
+        return replace(self, version=version)
+
+
+def empty(work_dir: str, profile: str) -> Snapshot:
+    """The placeholder published before a workspace is ready: version 0, nothing in it."""
+    return Snapshot(0, aggregate_hash([]), work_dir, None, profile, (), 0)
+
+
+def sort_key(resource: Resource) -> tuple[int, str]:
+    return (resource.kind.rank, resource.path)
+
+
+def apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> list[Resource]:
+    """Exclude what does not fit, in (kind, path) order; see the module docstring."""
+    out: list[Resource] = []
+    total = 0
+    for index, resource in enumerate(sorted(resources, key=sort_key)):
+        if index >= caps.max_resources:
+            out.append(_exclude(resource, f"dropped to fit {caps.max_resources}-resource snapshot count cap"))
+            continue
+        size = resource.payload_bytes
+        if size and total + size > caps.max_snapshot_bytes:
+            out.append(_exclude(resource, f"dropped to fit {caps.max_snapshot_bytes}-byte aggregate cap"))
+            continue
+        total += size
+        out.append(resource)
+    return out
+
+
+def apply_mcp_caps(
+    resources: Sequence[Resource], servers: Sequence[Resource], caps: SnapshotSettings
+) -> tuple[list[Resource], list[str]]:
+    """Add MCP server resources after the file caps; over-cap servers become snapshot errors."""
+    out = list(resources)
+    errors: list[str] = []
+    total = sum(r.payload_bytes for r in resources)
+    for server in sorted(servers, key=sort_key):
+        size = len(json.dumps([t.to_dict() for t in server.tools]).encode())
+        if len(out) >= caps.max_resources:
+            out.append(_exclude(server, f"dropped to fit {caps.max_resources}-resource snapshot count cap"))
+            errors.append(f"snapshot exceeds {caps.max_resources}-resource count cap")
+        elif total + size > caps.max_snapshot_bytes:
+            out.append(_exclude(server, f"dropped to fit {caps.max_snapshot_bytes}-byte aggregate cap"))
+            errors.append(f"snapshot exceeds {caps.max_snapshot_bytes}-byte aggregate cap")
+        else:
+            total += size
+            out.append(server)
+    return out, errors
+
+
+def _exclude(resource: Resource, reason: str) -> Resource:
+    return replace(resource, status=Status.EXCLUDED, content=None, tools=(), error=reason)
+
+
+def aggregate_hash(resources: Iterable[Resource]) -> str:
+    """Coder's order-independent drift hash over instruction files and skills."""
+    digest = hashlib.sha256()
+    for resource in sorted((r for r in resources if r.kind.drifts), key=lambda r: r.id):
+        for text in (resource.id, str(resource.kind), resource.path):
+            _netstring(digest, text)
+        digest.update(bytes.fromhex(resource.content_hash) if resource.content_hash else bytes(32))
+        _netstring(digest, str(resource.status))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def _netstring(digest: Any, text: str) -> None:
+    data = text.encode("utf-8")
+    digest.update(f"{len(data)}:".encode())
+    digest.update(data)
+
+
+def build(
+    *,
+    version: int,
+    work_dir: str,
+    project_root: str | None,
+    profile: str,
+    resources: Iterable[Resource],
+    caps: SnapshotSettings,
+    mcp_servers: Sequence[Resource] = (),
+    error: str | None = None,
+) -> Snapshot:
+    """Cap, order and hash resources into a snapshot."""
+    capped = apply_caps(resources, caps)
+    capped, mcp_errors = apply_mcp_caps(capped, mcp_servers, caps)
+    ordered = tuple(sorted(capped, key=lambda r: r.id))
+    first_error = error or (mcp_errors[0] if mcp_errors else None)
+    return Snapshot(
+        version=version,
+        aggregate_hash=aggregate_hash(ordered),
+        work_dir=work_dir,
+        project_root=project_root,
+        profile=profile,
+        resources=ordered,
+        payload_bytes=sum(r.payload_bytes for r in ordered),
+        error=first_error,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """What changed between two snapshots, by path."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"added": list(self.added), "removed": list(self.removed), "changed": list(self.changed)}
+
+
+def diff(old: Iterable[Resource], new: Iterable[Resource]) -> Diff:
+    """Resources added, removed, or changed in content or status (by id)."""
+    before = {r.id: r for r in old}
+    after = {r.id: r for r in new}
+    return Diff(
+        added=tuple(sorted(after[i].path for i in after.keys() - before.keys())),
+        removed=tuple(sorted(before[i].path for i in before.keys() - after.keys())),
+        changed=tuple(
+            sorted(
+                after[i].path
+                for i in after.keys() & before.keys()
+                if (after[i].content_hash, after[i].status, after[i].tools)
+                != (before[i].content_hash, before[i].status, before[i].tools)
+            )
+        ),
+    )

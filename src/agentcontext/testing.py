@@ -1,0 +1,70 @@
+"""Helpers for tests of agentcontext and of programs built on it.
+
+``make_workspace`` writes a tree from a mapping; ``scan_tree`` scans it with an isolated
+home directory and explicit settings, so no real ``~/.codex`` or config file leaks in::
+
+    root = make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", "sub/AGENTS.md": "sub"})
+    result = scan_tree(root / "sub", home=tmp_path / "home", **{"project_doc.max_bytes": 7})
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentcontext.config import Config, load_config
+from agentcontext.scan import Scanner, ScanResult
+
+
+def make_workspace(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Create files under ``root``; a key ending in ``/`` makes an empty directory."""
+    for relative, content in files.items():
+        path = root / relative
+        if relative.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+def skill_md(name: str | None, description: str | None = "does a thing", body: str = "Body.\n", **extra: str) -> str:
+    """A SKILL.md with the given frontmatter fields (None leaves a field out)."""
+    lines = ["---"]
+    if name is not None:
+        lines.append(f"name: {name}")
+    if description is not None:
+        lines.append(f"description: {description}")
+    lines += [f"{key}: {value}" for key, value in extra.items()]
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body
+
+
+def isolated_environ(home: Path, **variables: str) -> dict[str, str]:
+    """An environment with only ``HOME`` (and ``PATH``) plus the given variables."""
+    return {"HOME": str(home), "PATH": os.environ.get("PATH", ""), **variables}
+
+
+def test_config(
+    work_dir: Path, *, home: Path, profile: str = "default", environ: Mapping[str, str] | None = None, **settings: Any
+) -> Config:
+    """Settings for a test: a profile plus dotted-key overrides, nothing from the real machine."""
+    env = dict(environ) if environ is not None else isolated_environ(home)
+    return load_config(work_dir, environ=env, config_file=os.devnull, overrides={"profile": profile, **settings})
+
+
+test_config.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite the name
+
+
+def scan_tree(
+    work_dir: Path, *, home: Path, profile: str = "default", environ: Mapping[str, str] | None = None, **settings: Any
+) -> ScanResult:
+    """Scan ``work_dir`` with :func:`test_config` settings."""
+    env = dict(environ) if environ is not None else isolated_environ(home)
+    config = test_config(work_dir, home=home, profile=profile, environ=env, **settings)
+    return Scanner(work_dir, config, environ=env).run()

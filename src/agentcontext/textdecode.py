@@ -1,0 +1,69 @@
+"""Bytes to text, the same way for every file the engine reads.
+
+UTF-8 with or without a BOM, UTF-16 announced by its BOM, CRLF or lone CR line ends:
+all decode to the same LF text. Invalid UTF-8 is replaced (U+FFFD) with a warning, as
+Codex does; a file with NUL bytes that is not UTF-16 is binary and is refused.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+UTF8_BOM = codecs.BOM_UTF8
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Raw bytes made ready for byte budgets: UTF-16 transcoded, BOM removed."""
+
+    data: bytes
+    warnings: tuple[str, ...] = ()
+    binary: bool = False
+
+
+def prepare(raw: bytes) -> Prepared:
+    """Turn a file's raw bytes into UTF-8 bytes that byte budgets can cut."""
+    if raw.startswith(_UTF16_BOMS):
+        text = raw.decode("utf-16", errors="replace")
+        warnings = ["decoded from UTF-16 (byte order mark)"]
+        if "\ufffd" in text:
+            warnings.append("invalid UTF-16 sequences were replaced")
+        return Prepared(text.encode("utf-8"), tuple(warnings))
+    if raw.startswith(UTF8_BOM):
+        raw = raw[len(UTF8_BOM) :]
+    if b"\x00" in raw:
+        return Prepared(raw, binary=True)
+    return Prepared(raw)
+
+
+def decode(data: bytes, *, cut: bool = False) -> tuple[str, tuple[str, ...]]:
+    """Decode prepared bytes as lossy UTF-8 and normalise line ends to LF.
+
+    ``cut`` says the bytes were cut by a budget: a character split at the end is then
+    replaced quietly (Codex does the same), since the file itself is not at fault.
+    """
+    try:
+        text = data.decode("utf-8")
+        warnings: tuple[str, ...] = ()
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        split_at_end = cut and exc.reason == "unexpected end of data" and exc.end == len(data)
+        warnings = (
+            ()
+            if split_at_end
+            else (f"contains invalid UTF-8 ({exc.reason} at byte {exc.start}); invalid sequences were replaced",)
+        )
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, warnings
+
+
+def decode_file(raw: bytes) -> tuple[str | None, tuple[str, ...]]:
+    """Whole-file decode: ``(None, warnings)`` when the bytes are binary."""
+    prepared = prepare(raw)
+    if prepared.binary:
+        return None, prepared.warnings
+    text, warnings = decode(prepared.data)
+    return text, prepared.warnings + warnings

@@ -1,0 +1,197 @@
+"""The CLI as a user runs it: a real subprocess for exit codes, Typer's runner for output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcontext.cli import app
+from agentcontext.testing import make_workspace, skill_md
+
+runner = CliRunner()
+
+
+def run(*args: str, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    if home is not None:
+        env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "agentcontext", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
+    )
+
+
+def repo(tmp_path: Path) -> Path:
+    return make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "AGENTS.md": "# Root\nuse pytest\n",
+            "CLAUDE.md": "claude rules",
+            "pkg/AGENTS.md": "pkg rules",
+            ".agents/skills/good/SKILL.md": skill_md("good", "Does good things"),
+            ".agents/skills/bad/SKILL.md": "no frontmatter\n",
+        },
+    )
+
+
+def test_scan_prints_a_table_with_status_and_reason_for_every_file(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    result = run("scan", str(root / "pkg"), home=home)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "CLAUDE.md" in out and "shadowed" in out
+    assert "missing YAML frontmatter delimited by ---" in out
+    assert "6 resources" in out or "resources (" in out
+
+
+def test_scan_json_is_the_snapshot_contract(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    data = json.loads(run("scan", str(root), "--json", home=home).stdout)
+    assert set(data) == {
+        "version",
+        "aggregate_hash",
+        "work_dir",
+        "project_root",
+        "profile",
+        "payload_bytes",
+        "error",
+        "resources",
+    }
+    assert data["work_dir"] == str(root)
+    for resource in data["resources"]:
+        assert {"id", "kind", "path", "scope", "status", "size_bytes", "content_hash", "error", "warnings"} <= set(
+            resource
+        )
+        assert os.path.isabs(resource["path"])
+        assert ("content" in resource) == (resource["status"] in ("ok", "truncated"))
+    skills = [r for r in data["resources"] if r["kind"] == "skill"]
+    assert {r["name"] for r in skills if r["status"] == "ok"} == {"good"}
+
+
+def test_scan_check_exits_1_when_something_is_not_ok(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    assert run("scan", str(root), "--check", home=home).returncode == 1
+    clean = make_workspace(tmp_path / "clean", {".git/": "", "AGENTS.md": "fine"})
+    assert run("scan", str(clean), "--check", home=home).returncode == 0
+
+
+def test_a_missing_directory_or_bad_config_exits_2_with_one_line(tmp_path: Path, home: Path) -> None:
+    missing = run("scan", str(tmp_path / "absent"), home=home)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"agentcontext: error: work dir does not exist: {tmp_path / 'absent'}"
+    root = repo(tmp_path)
+    (root / "agentcontext.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
+    bad = run("scan", str(root), home=home)
+    assert bad.returncode == 2
+    assert "skills.validation must be one of lenient, spec, coder" in bad.stderr
+
+
+def test_doc_prints_the_exact_project_doc_and_json_contract(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    text = run("doc", str(root / "pkg"), home=home, cwd=root).stdout
+    assert text == "# Root\nuse pytest\n\npkg rules\n"
+    data = json.loads(run("doc", str(root / "pkg"), "--json", "--profile", "codex", home=home).stdout)
+    assert data == {
+        "files": [
+            {"path": str(root / "AGENTS.md"), "truncated": False},
+            {"path": str(root / "pkg" / "AGENTS.md"), "truncated": False},
+        ],
+        "content": "# Root\nuse pytest\n\n\npkg rules",
+    }
+
+
+def test_doc_wrap_uses_codex_s_wrapper(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    text = run("doc", str(root), "--wrap", "--profile", "codex", home=home).stdout
+    assert text.startswith(f"# AGENTS.md instructions for {root}\n\n<INSTRUCTIONS>\n# Root\n")
+    assert text.endswith("</INSTRUCTIONS>\n")
+
+
+def test_explain_says_why_claude_md_is_ignored(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    result = run("explain", "CLAUDE.md", cwd=root, home=home)
+    assert result.returncode == 1
+    assert "is ignored because another file wins: shadowed" in result.stdout
+    assert f"shadowed by {root / 'AGENTS.md'}" in result.stdout
+    used = run("explain", "AGENTS.md", cwd=root, home=home)
+    assert used.returncode == 0
+    assert "position 1 in the project doc" in used.stdout
+
+
+def test_explain_points_at_the_work_dir_for_files_outside_the_chain(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    make_workspace(root, {"other/AGENTS.md": "other"})
+    result = run("explain", "other/AGENTS.md", "--json", cwd=root, home=home)
+    data = json.loads(result.stdout)
+    assert data["used"] is False
+    assert data["summary"] == "is not read: it is not in a directory between the project root and the work dir"
+    assert f"pass --work-dir {root / 'other'}" in data["details"][1]
+
+
+def test_explain_names_the_profile_rule_for_a_name_it_does_not_read(tmp_path: Path, home: Path) -> None:
+    root = make_workspace(tmp_path / "r", {".git/": "", "CLAUDE.md": "x"})
+    result = run("explain", "CLAUDE.md", "--profile", "codex", cwd=root, home=home)
+    assert "CLAUDE.md is not an instruction file name in the codex profile" in result.stdout
+    assert "project_doc.fallback_filenames" in result.stdout
+
+
+def test_skills_validate_uses_spec_rules_and_exits_1_on_any_error(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    skills = root / ".agents" / "skills"
+    result = run("skills", "validate", str(skills / "good"), str(skills / "bad"), "--json", home=home)
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == [
+        {"path": str(skills / "good"), "valid": True, "errors": [], "warnings": []},
+        {
+            "path": str(skills / "bad"),
+            "valid": False,
+            "errors": ["SKILL.md must start with YAML frontmatter (---)"],
+            "warnings": [],
+        },
+    ]
+    ok = run("skills", "validate", str(skills / "good"), home=home)
+    assert (ok.returncode, ok.stdout) == (0, f"Valid skill: {skills / 'good'}\n")
+
+
+def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    listing = json.loads(run("skills", "list", str(root), "--json", home=home).stdout)
+    assert {(s["name"], s["status"]) for s in listing} == {("good", "ok"), (None, "invalid")}
+    coder = run("skills", "prompt", str(root), "--format", "coder", home=home).stdout
+    assert coder.startswith("<available-skills>\n") and "- good: Does good things\n" in coder
+    xml = run("skills", "prompt", str(root), "--format", "xml", home=home).stdout
+    assert "<name>\ngood\n</name>" in xml
+    codex = run("skills", "prompt", str(root), "--format", "codex", home=home).stdout
+    assert f"- good: Does good things (file: {root / '.agents' / 'skills' / 'good' / 'SKILL.md'})" in codex
+    catalog = run("skills", "prompt", str(root), home=home).stdout
+    assert catalog == "## Skills\n- good (repo) — Does good things\n"
+
+
+def test_config_show_names_the_source_of_each_value(tmp_path: Path, home: Path) -> None:
+    root = make_workspace(tmp_path / "r", {".git/": "", "agentcontext.toml": "[project_doc]\nmax_bytes = 99\n"})
+    env_home = home
+    result = run("config", "show", str(root), "--json", home=env_home)
+    data = json.loads(result.stdout)
+    assert data["config_file"] == str(root / "agentcontext.toml")
+    assert data["settings"]["project_doc.max_bytes"] == {"value": 99, "from": f"file {root / 'agentcontext.toml'}"}
+    assert data["settings"]["project_doc.filename"] == {"value": "AGENTS.md", "from": "default"}
+
+
+def test_help_teaches_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("scan", "explain", "doc", "skills", "config"):
+        assert command in result.output
+    scan_help = runner.invoke(app, ["scan", "--help"])
+    assert "shadowed" in scan_help.output and "--json" in scan_help.output
+
+
+def test_python_dash_m_and_version_work() -> None:
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("agentcontext ")

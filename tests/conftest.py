@@ -1,0 +1,30 @@
+"""Every test runs with its own HOME: nothing of the real machine's ~/.codex, ~/.claude or config leaks in."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def pytest_report_header() -> list[str]:
+    return [f"sqlite {sqlite3.sqlite_version}"]
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name in list(__import__("os").environ):
+        if name.startswith(("AGENTCONTEXT_", "CODER_AGENT_EXP_")):
+            monkeypatch.delenv(name)
+    yield home
+
+
+@pytest.fixture
+def home(isolated_home: Path) -> Path:
+    return isolated_home

@@ -1,0 +1,40 @@
+"""Test helpers that need a real operating system rather than a fake one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+_SCAN_SCRIPT = """
+import json, sys
+from pathlib import Path
+from agentcontext.testing import scan_tree
+result = scan_tree(Path(sys.argv[1]), home=Path(sys.argv[2]), profile=sys.argv[3])
+print(json.dumps({r.path: [str(r.status), r.error] for r in result.snapshot.resources}))
+"""
+
+
+def unprivileged(command: list[str]) -> list[str]:
+    """Run ``command`` so file permissions apply: as root, drop the capabilities that bypass them."""
+    if os.geteuid() != 0:
+        return command
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise RuntimeError("running as root without setpriv: permission tests cannot run")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *command]
+
+
+def as_unprivileged_user(work_dir: Path, home: Path, profile: str = "default") -> dict[str, tuple[str, str | None]]:
+    """Scan in a subprocess where chmod 000 really denies reading; returns path -> (status, error)."""
+    output = subprocess.run(
+        unprivileged([sys.executable, "-c", _SCAN_SCRIPT, str(work_dir), str(home), profile]),
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    return {path: (status, error) for path, (status, error) in json.loads(output).items()}
