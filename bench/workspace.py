@@ -23,7 +23,8 @@ def build(root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, serve
         (folder / "SKILL.md").write_text(
             f"---\nname: {name}\ndescription: Does task number {index} the way this team does it; "
             f"use when asked about area {index % 37}.\nlicense: MIT\n---\n\n# {name}\n\n"
-            + "Follow these steps carefully.\n" * 40,
+            + "Follow these steps carefully.\n"
+            * 40,
             encoding="utf-8",
         )
         (folder / "references" / "guide.md").write_text("reference\n" * 50, encoding="utf-8")

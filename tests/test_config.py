@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext.config import ConfigError, env_name, load_config
+from agentcontext.config import env_name, load_config
+from agentcontext.errors import ConfigError
 from agentcontext.profiles import KEYS, PROFILES
 from agentcontext.testing import make_workspace
 

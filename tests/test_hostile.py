@@ -118,7 +118,7 @@ def test_a_symlink_loop_is_unreadable(hostile: Path, home: Path) -> None:
 
 
 def test_a_skills_folder_linking_to_itself_ends_and_an_escape_is_reported(hostile: Path, home: Path) -> None:
-    result = scan_tree(hostile, home=home, **{"skills.max_depth": 6})
+    result = scan_tree(hostile, home=home, settings={"skills.max_depth": 6})
     skills = {r.path: r for r in result.snapshot.resources if r.kind is Kind.SKILL}
     assert skills[str(hostile / ".agents" / "skills" / "fine" / "SKILL.md")].status is Status.OK
     escape = skills[str(hostile / ".agents" / "skills" / "escape")]
@@ -196,7 +196,7 @@ def test_the_whole_hostile_tree_scans_without_reading_outside_it(hostile: Path, 
 
     Reader.read = recording  # type: ignore[method-assign]
     try:
-        result = scan_tree(hostile, home=home, **{"skills.max_depth": 6})
+        result = scan_tree(hostile, home=home, settings={"skills.max_depth": 6})
     finally:
         Reader.read = original  # type: ignore[method-assign]
     assert all(path.startswith(str(hostile)) for path in reader_reads)

@@ -42,7 +42,7 @@ def test_doc_smaller_than_limit_is_returned(tmp_path: Path, home: Path) -> None:
 
 def test_doc_larger_than_limit_is_truncated(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "A" * 2048})
-    result = scan_tree(tmp_path, home=home, profile="codex", **{"project_doc.max_bytes": 1024})
+    result = scan_tree(tmp_path, home=home, profile="codex", settings={"project_doc.max_bytes": 1024})
     assert result.project_doc().content == "A" * 1024
     resource = by_path(result, tmp_path / "AGENTS.md")
     assert resource.status is Status.TRUNCATED
@@ -52,7 +52,7 @@ def test_doc_larger_than_limit_is_truncated(tmp_path: Path, home: Path) -> None:
 
 def test_total_byte_limit_truncates_later_project_docs(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", "nested/AGENTS.md": "abcdef"})
-    result = scan_tree(tmp_path / "nested", home=home, profile="codex", **{"project_doc.max_bytes": 7})
+    result = scan_tree(tmp_path / "nested", home=home, profile="codex", settings={"project_doc.max_bytes": 7})
     assert result.project_doc().content == "root\n\nabc"
     assert by_path(result, tmp_path / "AGENTS.md").status is Status.OK
     assert by_path(result, tmp_path / "nested" / "AGENTS.md").status is Status.TRUNCATED
@@ -60,7 +60,7 @@ def test_total_byte_limit_truncates_later_project_docs(tmp_path: Path, home: Pat
 
 def test_files_left_out_by_the_budget_are_truncated_not_silent(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "1234", "a/AGENTS.md": "5678", "a/b/AGENTS.md": "more"})
-    result = scan_tree(tmp_path / "a" / "b", home=home, profile="codex", **{"project_doc.max_bytes": 6})
+    result = scan_tree(tmp_path / "a" / "b", home=home, profile="codex", settings={"project_doc.max_bytes": 6})
     left_out = by_path(result, tmp_path / "a" / "b" / "AGENTS.md")
     assert left_out.status is Status.TRUNCATED
     assert left_out.error == "left out: the project doc budget of 6 bytes was used up by earlier files"
@@ -91,7 +91,7 @@ def test_finds_doc_in_repo_root_when_git_is_a_file(tmp_path: Path, home: Path) -
 
 def test_zero_byte_limit_disables_docs(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "something"})
-    result = scan_tree(tmp_path, home=home, profile="codex", **{"project_doc.max_bytes": 0})
+    result = scan_tree(tmp_path, home=home, profile="codex", settings={"project_doc.max_bytes": 0})
     assert result.project_doc().empty
     resource = by_path(result, tmp_path / "AGENTS.md")
     assert resource.status is Status.DISABLED
@@ -110,7 +110,9 @@ def test_project_root_markers_are_honored_for_agents_discovery(tmp_path: Path, h
         tmp_path,
         {".codex-root": "", "AGENTS.md": "top", "repo/.git/": "", "repo/AGENTS.md": "inner"},
     )
-    result = scan_tree(tmp_path / "repo", home=home, profile="codex", **{"project_doc.root_markers": [".codex-root"]})
+    result = scan_tree(
+        tmp_path / "repo", home=home, profile="codex", settings={"project_doc.root_markers": [".codex-root"]}
+    )
     assert result.snapshot.project_root == str(tmp_path)
     assert result.project_doc().content == "top\n\ninner"
 
@@ -168,7 +170,9 @@ def test_agents_local_md_preferred(tmp_path: Path, home: Path) -> None:
 
 def test_uses_configured_fallback_when_agents_missing(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "EXAMPLE.md": "example"})
-    result = scan_tree(tmp_path, home=home, profile="codex", **{"project_doc.fallback_filenames": ["EXAMPLE.md"]})
+    result = scan_tree(
+        tmp_path, home=home, profile="codex", settings={"project_doc.fallback_filenames": ["EXAMPLE.md"]}
+    )
     assert result.project_doc().content == "example"
 
 
@@ -225,7 +229,7 @@ def test_doc_paths_searches_only_work_dir_without_marker(tmp_path: Path, home: P
 
 def test_empty_marker_list_disables_the_upward_walk(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", "sub/AGENTS.md": "sub"})
-    result = scan_tree(tmp_path / "sub", home=home, **{"project_doc.root_markers": []})
+    result = scan_tree(tmp_path / "sub", home=home, settings={"project_doc.root_markers": []})
     assert doc_paths(result) == [str(tmp_path / "sub" / "AGENTS.md")]
 
 
@@ -241,14 +245,14 @@ def test_doc_paths_honours_configured_markers_and_fallbacks(tmp_path: Path, home
         tmp_path / "pkg",
         home=home,
         profile="codex",
-        **{"project_doc.root_markers": ["package.json"], "project_doc.fallback_filenames": ["CONTRIBUTING.md"]},
+        settings={"project_doc.root_markers": ["package.json"], "project_doc.fallback_filenames": ["CONTRIBUTING.md"]},
     )
     assert doc_paths(result) == [str(tmp_path / "CONTRIBUTING.md"), str(tmp_path / "pkg" / "AGENTS.md")]
 
 
 def test_load_doc_skips_whitespace_only_without_spending_budget(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "   \n\n  ", "sub/AGENTS.md": "12345"})
-    result = scan_tree(tmp_path / "sub", home=home, profile="codex", **{"project_doc.max_bytes": 5})
+    result = scan_tree(tmp_path / "sub", home=home, profile="codex", settings={"project_doc.max_bytes": 5})
     assert result.project_doc().content == "12345"
     assert doc_paths(result) == [str(tmp_path / "sub" / "AGENTS.md")]
     blank = by_path(result, tmp_path / "AGENTS.md")
@@ -258,13 +262,13 @@ def test_load_doc_skips_whitespace_only_without_spending_budget(tmp_path: Path, 
 
 def test_load_doc_counts_bytes_not_chars(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "ééé"})
-    result = scan_tree(tmp_path, home=home, profile="codex", **{"project_doc.max_bytes": 4})
+    result = scan_tree(tmp_path, home=home, profile="codex", settings={"project_doc.max_bytes": 4})
     assert result.project_doc().content == "éé"
 
 
 def test_a_cut_inside_a_character_decodes_to_the_replacement_character(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "aé"})
-    result = scan_tree(tmp_path, home=home, profile="codex", **{"project_doc.max_bytes": 2})
+    result = scan_tree(tmp_path, home=home, profile="codex", settings={"project_doc.max_bytes": 2})
     assert result.project_doc().content == "a\ufffd"
     assert not any("invalid UTF-8" in w for w in by_path(result, tmp_path / "AGENTS.md").warnings)
 
@@ -287,7 +291,7 @@ def test_a_huge_agents_md_still_contributes_its_first_budget_bytes(tmp_path: Pat
 @pytest.mark.parametrize(
     "encoded",
     [
-        "Line one\nLine two\n".encode(),
+        b"Line one\nLine two\n",
         b"\xef\xbb\xbf" + b"Line one\nLine two\n",
         b"Line one\r\nLine two\r\n",
         b"Line one\rLine two\r",

@@ -287,7 +287,7 @@ def test_codex_profile_agrees_with_agents_doctor_on_files_order_and_kept_bytes(
             check=True,
         ).stdout
     )
-    result = scan_tree(directory, home=home, profile="codex", **{"project_doc.max_bytes": max_bytes})
+    result = scan_tree(directory, home=home, profile="codex", settings={"project_doc.max_bytes": max_bytes})
     repo = base / "repo"
     ours = {r.path: r for r in result.snapshot.resources if r.doc_order is not None}
     assert [str(repo / c["path"]) for c in report["chunks"]] == sorted(ours, key=lambda p: ours[p].doc_order or 0)

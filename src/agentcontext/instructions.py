@@ -54,6 +54,10 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     home_names = tuple(n for n in (doc.override_filename, doc.filename) if n.strip())
     for root in layout.home_dirs:
         found += _pick_in_dir(root.path, home_names, root.boundary, Scope.HOME, reader, cap, skip_blank=True)
+    for root in layout.source_files:
+        if os.path.basename(root.path) in doc.candidates:
+            entry = reader.probe(root.path, root.boundary)
+            found.append(_read_entry(entry, Scope.SOURCE, reader, cap, root.source))
     for root in layout.source_roots:
         found += _pick_in_dir(root.path, doc.candidates, root.boundary, Scope.SOURCE, reader, cap, source=root.source)
     for directory in layout.chain:

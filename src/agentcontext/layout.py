@@ -52,7 +52,8 @@ class Layout:
     project_root: str | None
     chain: tuple[str, ...]
     home_dirs: tuple[Root, ...]  # instruction dirs: one file each, before the project
-    source_roots: tuple[Root, ...]
+    source_roots: tuple[Root, ...]  # declared sources that are directories
+    source_files: tuple[Root, ...]  # declared sources that are files, classified by name (Coder)
     instruction_roots: tuple[Root, ...]  # ``roots`` mode: every name at each top level
     skill_containers: tuple[Root, ...]  # precedence order; plugins are added by the skill scan
     plugin_cache: str | None
@@ -71,16 +72,23 @@ def plan(work_dir: str, config: Config) -> Layout:
     root = None if doc.discovery == "roots" else find_project_root(work_dir, doc.root_markers)
     dirs = chain(root, work_dir) if root else (work_dir,)
     project = root or work_dir
-    sources = tuple(
-        Root(path, Scope.SOURCE, path, source=path)
-        for path in resolve_all(config.sources, home=home, work_dir=work_dir)
+    roots_mode = doc.discovery == "roots"
+    declared = resolve_all(config.sources, home=home, work_dir=work_dir)
+    sources = tuple(Root(path, Scope.SOURCE, path, source=path) for path in declared if not os.path.isfile(path))
+    source_files = tuple(
+        Root(path, Scope.SOURCE, os.path.dirname(path), source=path) for path in declared if os.path.isfile(path)
     )
+    # In Coder's roots mode every root is its own symlink boundary; elsewhere home is one.
     home_dirs = tuple(
-        Root(path, Scope.HOME, boundary_for(path, (home,)))
+        Root(path, Scope.HOME, path if roots_mode else boundary_for(path, (home,)))
         for path in resolve_all(doc.instruction_dirs, home=home, work_dir=work_dir)
     )
     user_dirs = tuple(
-        Root(path, Scope.REPO if is_within(path, project) else Scope.USER, boundary_for(path, (project, home)))
+        Root(
+            path,
+            Scope.REPO if is_within(path, project) else Scope.USER,
+            path if roots_mode else boundary_for(path, (project, home)),
+        )
         for path in resolve_all(config.skills.dirs, home=home, work_dir=work_dir)
     )
     skills = config.skills
@@ -89,9 +97,9 @@ def plan(work_dir: str, config: Config) -> Layout:
         if skills.enabled and skills.include_plugins and skills.plugin_cache.strip()
         else None
     )
-    if doc.discovery == "roots":
+    if roots_mode:
         work_root = Root(work_dir, Scope.PROJECT, work_dir)
-        top_roots = (*sources, *home_dirs, work_root)
+        top_roots = (*sources, *source_files, *home_dirs, work_root)
         containers = (
             _containers_of(sources, skills.containers, shallow=True)
             # skills under ~/.coder are the user's, whichever way they are reached
@@ -116,19 +124,26 @@ def plan(work_dir: str, config: Config) -> Layout:
         )
         instruction_roots = ()
     # A project's .mcp.json sits at its root (Claude Code); Coder's roots mode reads the work dir.
-    mcp_base = work_dir if doc.discovery == "roots" else project
-    mcp_files = _mcp_files(config, mcp_base, project, home) + extra_mcp
-    allowed = (project, work_dir, home, *(r.boundary for r in (*sources, *home_dirs, *user_dirs)))
+    mcp_base = work_dir if roots_mode else project
+    single_configs = tuple(
+        McpFile(r.path, r.scope, r.boundary, False, r.source)
+        for r in source_files
+        if os.path.basename(r.path) == ".mcp.json"
+    )
+    mcp_files = _mcp_files(config, mcp_base, project, home) + extra_mcp + single_configs
+    allowed = (project, work_dir, home, *(r.boundary for r in (*sources, *source_files, *home_dirs, *user_dirs)))
+    single_skills = tuple(r for r in source_files if os.path.basename(r.path) == skills.meta_file)
     if plugin_cache:
         allowed += (plugin_cache,)
     return Layout(
         work_dir=work_dir,
         project_root=root,
         chain=dirs,
-        home_dirs=() if doc.discovery == "roots" else home_dirs,
+        home_dirs=() if roots_mode else home_dirs,
         source_roots=sources,
+        source_files=source_files,
         instruction_roots=instruction_roots,
-        skill_containers=_dedupe(containers) if skills.enabled else (),
+        skill_containers=_dedupe(single_skills + containers) if skills.enabled else (),
         plugin_cache=plugin_cache,
         mcp_files=_dedupe_mcp(mcp_files),
         allowed_roots=tuple(dict.fromkeys(absolute(p) for p in allowed)),

@@ -6,9 +6,9 @@ is its ``type`` when given (``stdio``, ``http``, ``streamable-http``, ``sse``), 
 ``stdio`` when it has a ``command``, else ``http`` when it has a ``url``.
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``,
-``url`` and ``headers`` only. An unset variable without a default fails that entry
-(``strict``) or expands to nothing with a warning (``lenient``). Bare ``$VAR`` is left
-alone, as Claude Code does.
+``url`` and ``headers`` only; as in the shell, the default also replaces an empty value.
+An unset variable without a default fails that entry (``strict``) or expands to nothing
+with a warning (``lenient``). Bare ``$VAR`` is left alone, as Claude Code does.
 
 A bad entry never drops its siblings: names containing ``__`` or starting or ending
 with ``_`` (they would break ``server__tool`` routing), entries that are not objects,
@@ -99,8 +99,8 @@ def _server_map(document: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(value, dict):
                 raise McpConfigError(f'invalid config: "{key}" must be a JSON object')
             return value
-    if document and all(isinstance(v, dict) and ({"command", "url", "type"} & set(v)) for v in document.values()):
-        return document  # the flat shape of plugin .mcp.json files
+    if any(isinstance(v, dict) and ({"command", "url", "type"} & set(v)) for v in document.values()):
+        return document  # the flat shape of plugin .mcp.json files; a bad entry is reported, not fatal
     return {}
 
 
@@ -183,10 +183,13 @@ class _Expander:
 
     def _one(self, field_name: str, match: re.Match[str]) -> str:
         variable, default = match.group(1), match.group(2)
-        if variable in self.environ:
-            return self.environ[variable]
-        if default is not None:
+        value = self.environ.get(variable)
+        if value:
+            return value
+        if default is not None:  # as in the shell, ``:-`` also replaces an empty value
             return default
+        if value is not None:
+            return value
         message = f'server "{self.server}": environment variable "{variable}" (in {field_name}) is not set'
         if self.strict:
             raise McpConfigError(message)

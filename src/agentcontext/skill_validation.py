@@ -33,6 +33,7 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +52,11 @@ class SkillCheck:
 
 
 def collapse(value: str) -> str:
-    """Codex's ``sanitize_single_line``: whitespace runs become one space, ends trimmed."""
-    return " ".join(value.split())
+    """Codex's ``sanitize_single_line``: whitespace runs become one space, ends trimmed.
+
+    Control characters (NUL, BEL, ...) count as whitespace, as in Coder's skill index.
+    """
+    return " ".join(_CONTROL.sub(" ", value).split())
 
 
 def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:

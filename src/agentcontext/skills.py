@@ -87,6 +87,10 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
 def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
     settings = config.skills
     top = reader.probe(container.path, container.boundary)
+    if top.kind is Kind.FILE and os.path.basename(container.path) == settings.meta_file:
+        folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
+        skill = _skill_in(folder, reader.real_root(folder), os.path.basename(folder), container, config, reader)
+        return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
     out: list[tuple[Resource, str | None]] = []
@@ -94,7 +98,12 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
     while queue:
         directory, depth = queue.popleft()
-        for child in reader.list_dir(directory):
+        try:
+            listing = reader.list_dir(directory, strict=True)
+        except OSError as exc:  # a folder we may not list is reported, never passed over
+            out.append((_unlistable(directory, exc, container), None))
+            continue
+        for child in listing:
             if child.name.startswith(".") or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
             path = os.path.join(directory, child.name)
@@ -169,6 +178,13 @@ def _truncated_scan(container: Container, limit: int) -> Resource:
         Status.EXCLUDED,
         error=f"skills scan truncated after {limit} directories (skills.max_dirs_per_root)",
         source=container.source,
+    )
+
+
+def _unlistable(directory: str, exc: OSError, container: Container) -> Resource:
+    error = f"cannot list directory: {exc.strerror or exc}"
+    return Resource(
+        ResourceKind.SKILL, directory, container.scope, Status.UNREADABLE, error=error, source=container.source
     )
 
 

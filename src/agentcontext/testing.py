@@ -4,7 +4,7 @@
 home directory and explicit settings, so no real ``~/.codex`` or config file leaks in::
 
     root = make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", "sub/AGENTS.md": "sub"})
-    result = scan_tree(root / "sub", home=tmp_path / "home", **{"project_doc.max_bytes": 7})
+    result = scan_tree(root / "sub", home=tmp_path / "home", settings={"project_doc.max_bytes": 7})
 """
 
 from __future__ import annotations
@@ -51,20 +51,31 @@ def isolated_environ(home: Path, **variables: str) -> dict[str, str]:
 
 
 def test_config(
-    work_dir: Path, *, home: Path, profile: str = "default", environ: Mapping[str, str] | None = None, **settings: Any
+    work_dir: Path,
+    *,
+    home: Path,
+    profile: str = "default",
+    environ: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Config:
     """Settings for a test: a profile plus dotted-key overrides, nothing from the real machine."""
     env = dict(environ) if environ is not None else isolated_environ(home)
-    return load_config(work_dir, environ=env, config_file=os.devnull, overrides={"profile": profile, **settings})
+    overrides = {"profile": profile, **(settings or {})}
+    return load_config(work_dir, environ=env, config_file=os.devnull, overrides=overrides)
 
 
 test_config.__test__ = False  # type: ignore[attr-defined]  # not a pytest test despite the name
 
 
 def scan_tree(
-    work_dir: Path, *, home: Path, profile: str = "default", environ: Mapping[str, str] | None = None, **settings: Any
+    work_dir: Path,
+    *,
+    home: Path,
+    profile: str = "default",
+    environ: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> ScanResult:
-    """Scan ``work_dir`` with :func:`test_config` settings."""
+    """Scan ``work_dir`` with :func:`test_config` settings (dotted keys: ``{"skills.max_depth": 3}``)."""
     env = dict(environ) if environ is not None else isolated_environ(home)
-    config = test_config(work_dir, home=home, profile=profile, environ=env, **settings)
+    config = test_config(work_dir, home=home, profile=profile, environ=env, settings=settings)
     return Scanner(work_dir, config, environ=env).run()
