@@ -44,6 +44,18 @@ def median_ms(action: Callable[[], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
+def paired_ms(ours: Callable[[], object], floor: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Medians of ``ours`` and ``floor`` timed alternately, so machine noise hits both alike."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        for action, samples in ((ours, a), (floor, b)):
+            start = time.perf_counter()
+            action()
+            samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(a), statistics.median(b)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=15)
@@ -80,10 +92,8 @@ def main() -> None:
         warm = Scanner(work, config, environ=env)
         warm.run()
 
-        cold_ms = median_ms(cold, args.repeat)
-        read_ms = median_ms(read_floor, args.repeat)
-        rescan_ms = median_ms(warm.run, args.repeat * 4)
-        stat_ms = median_ms(stat_floor, args.repeat * 4)
+        cold_ms, read_ms = paired_ms(cold, read_floor, args.repeat)
+        rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, args.repeat * 4)
         assert warm.full_passes == 1, warm.full_passes
 
         try:

@@ -10,6 +10,9 @@ import time
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from skills_ref.errors import ParseError as SkillsRefParseError
 from skills_ref.parser import parse_frontmatter as skills_ref_parse_frontmatter
 
@@ -19,6 +22,7 @@ from agentcontext.frontmatter import (
     MAX_VALUES,
     MISSING,
     Frontmatter,
+    _simple_mapping,
     parse,
     parse_strict,
     repair_block,
@@ -368,3 +372,31 @@ def test_strict_body_is_the_stripped_text_after_the_second_dashes() -> None:
     assert strict_body(text) == "# Title\n\ntext"
     assert strict_body(text) == skills_ref_parse_frontmatter(text)[1]
     assert strict_body("no frontmatter") == ""
+
+
+_LINE = st.tuples(
+    st.sampled_from(["name", "description", "license", "x_1", "a-b", " name", "#c", "name:"]),
+    st.sampled_from([": ", ":", ":  ", ": \t"]),
+    st.text(alphabet=st.sampled_from("abYyNnOo0-9 :#'\"[]{}&*!|>%@`,.\t\u2028\u00e9"), max_size=12),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines=st.lists(_LINE, max_size=5))
+def test_the_plain_frontmatter_fast_path_agrees_with_yaml_whenever_it_answers(
+    lines: list[tuple[str, str, str]],
+) -> None:
+    block = "\n".join(f"{key}{sep}{value}" for key, sep, value in lines)
+    fast = _simple_mapping(block)
+    if fast is None:
+        return  # the YAML parser decides
+    assert fast == yaml.safe_load(block) or (fast == {} and yaml.safe_load(block) is None)
+
+
+def test_the_fast_path_takes_plain_lines_and_leaves_every_yaml_subtlety_to_yaml() -> None:
+    block = (
+        "name: pdf-tools\ndescription: Extract text, tables (and forms) from PDFs; use it for reports.\nlicense: MIT"
+    )
+    assert _simple_mapping(block) == yaml.safe_load(block)
+    for tricky in ("name: yes", "name: No", "name: null", "name: a: b", "name: a #c", "name: 'q'", "n: 1.5", "  a: b"):
+        assert _simple_mapping(tricky) is None, tricky

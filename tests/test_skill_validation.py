@@ -577,7 +577,18 @@ def test_trailing_newline_of_a_block_scalar_name_is_trimmed_in_coder_mode() -> N
 def test_unquoted_colon_is_not_repaired_in_coder_mode() -> None:
     result = check(frontmatter("name: make-coffee", "description: Brew: coffee"), "make-coffee", "coder")
     assert not result.valid
-    assert result.errors[0].startswith("invalid YAML: ")
+    assert result.errors[0].startswith("parse frontmatter YAML: mapping values are not allowed")
+
+
+def test_coder_mode_uses_coder_s_delimiter_messages() -> None:
+    assert check("no frontmatter\n", "x", "coder").errors == ("missing opening frontmatter delimiter",)
+    assert check("---\nname: x\n", "x", "coder").errors == ("missing closing frontmatter delimiter",)
+    assert check("---\n---\nbody\n", "x", "coder").errors == ("frontmatter missing required 'name' field",)
+
+
+def test_a_description_that_is_a_list_is_reported_as_such_in_lenient_mode() -> None:
+    result = check(frontmatter("name: x", "description: [a, b]"), "x", "lenient")
+    assert result.errors == ("invalid description: expected a string, found a list",)
 
 
 def test_extra_fields_are_ignored_in_coder_mode() -> None:

@@ -22,9 +22,8 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -44,8 +43,7 @@ class Kind(Enum):
     ERROR = "error"  # stat failed for another reason (permissions)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 3x cheaper than a frozen dataclass
     """One classified path. ``real_path`` is the symlink-resolved target to open."""
 
     path: str
@@ -66,8 +64,7 @@ class Entry:
         return self.kind is Kind.DIRECTORY
 
 
-@dataclass(frozen=True, slots=True)
-class ListedEntry:
+class ListedEntry(NamedTuple):  # immutable, built per directory entry
     name: str
     is_dir: bool  # a real directory (not a symlink)
     is_symlink: bool
@@ -186,8 +183,11 @@ class Reader:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or (st.st_ino, st.st_dev) != (entry.key or (0, 0, 0, 0))[2:4]:
                 raise OSError(errno.ESTALE, "file changed while it was being read")
-            chunks: list[bytes] = []
-            remaining = limit
+            data = os.read(fd, limit)
+            if len(data) >= limit or len(data) >= st.st_size:
+                return data  # the common case: one read
+            chunks = [data]
+            remaining = limit - len(data)
             while remaining > 0:
                 chunk = os.read(fd, min(remaining, 1 << 20))
                 if not chunk:

@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import strictyaml
 import yaml
@@ -41,14 +40,35 @@ _COLON_SPACE = re.compile(r":\s")
 MAX_STRICT_VALUES = 256  # strictyaml's time grows with the square of the values
 
 
-@dataclass(frozen=True, slots=True)
-class Frontmatter:
+class Frontmatter(NamedTuple):  # immutable, built per SKILL.md
     """A parsed frontmatter block: its fields, its verbatim YAML and the body after it."""
 
-    fields: Mapping[str, Any] = field(hash=False)
+    fields: Mapping[str, Any]
     raw: str
     body: str
     repaired: bool = False
+
+
+def _delimit(text: str) -> tuple[str, str] | bool:
+    """``(block, body)``; False when the first line is not ``---``, True when nothing closes it.
+
+    The same as splitting on ``\n`` and scanning lines, without splitting the whole body.
+    """
+    first_end = text.find("\n")
+    if (text if first_end < 0 else text[:first_end]).strip() != "---":
+        return False
+    if first_end < 0:
+        return True
+    block_start = start = first_end + 1
+    while True:
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.strip() == "---":
+            block = text[block_start : start - 1] if start > block_start else ""
+            return block, ("" if end < 0 else text[end + 1 :])
+        if end < 0:
+            return True
+        start = end + 1
 
 
 def split(text: str) -> tuple[str, str]:
@@ -57,16 +77,10 @@ def split(text: str) -> tuple[str, str]:
     Raises:
         FrontmatterError: no opening line, no closing line, or nothing between them.
     """
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    parts = _delimit(text)
+    if isinstance(parts, bool) or not parts[0].strip():
         raise FrontmatterError(MISSING)
-    for index in range(1, len(lines)):
-        if lines[index].strip() == "---":
-            block = "\n".join(lines[1:index])
-            if not block.strip():
-                raise FrontmatterError(MISSING)
-            return block, "\n".join(lines[index + 1 :])
-    raise FrontmatterError(MISSING)
+    return parts
 
 
 def parse(text: str, *, repair: bool = True) -> Frontmatter:
@@ -76,6 +90,9 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
         FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
     """
     block, body = split(text)
+    simple = _simple_mapping(block)
+    if simple is not None:
+        return Frontmatter(simple, block, body)
     try:
         return Frontmatter(_load_mapping(block), block, body)
     except yaml.YAMLError as first:
@@ -86,6 +103,58 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
             except yaml.YAMLError:
                 pass
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
+
+
+def parse_coder(text: str) -> Frontmatter:
+    """Coder's ``ParseSkillFrontmatter``: its delimiter rules and its messages, YAML without repair.
+
+    Raises:
+        FrontmatterError: ``missing opening/closing frontmatter delimiter`` or ``parse frontmatter YAML: ...``.
+    """
+    parts = _delimit(text)
+    if isinstance(parts, bool):
+        opening = "closing" if parts else "opening"
+        raise FrontmatterError(f"missing {opening} frontmatter delimiter")
+    block, body = parts
+    if not block.strip():
+        return Frontmatter({}, block, body)
+    try:
+        fields = _simple_mapping(block)
+        return Frontmatter(fields if fields is not None else _load_mapping(block), block, body)
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"parse frontmatter YAML: {_yaml_message(exc)}") from None
+
+
+# The fast path: a block of ``key: value`` lines whose values YAML would read as plain
+# strings. Most SKILL.md files look like this, and skipping the YAML machinery for them
+# makes a scan several times faster. Anything else goes to the YAML parser.
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_YAML_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])  # YAML 1.1: not plain strings
+
+
+def _simple_mapping(block: str) -> dict[str, Any] | None:
+    """The block as a dict when every line is ``key: plain text``, else None."""
+    fields: dict[str, Any] = {}
+    for line in block.split("\n"):
+        if not line or line.isspace():
+            continue
+        key, sep, value = line.partition(": ")
+        value = value.strip(" ")
+        if (
+            not sep
+            or not _SIMPLE_KEY.match(key)
+            or not value
+            or not value[0].isalpha()
+            or ":" in value
+            or "#" in value
+            or not value.isprintable()
+            or value.lower() in _YAML_WORDS
+        ):
+            return None
+        fields[key] = value
+    if 2 * len(fields) + 1 > MAX_VALUES:
+        raise FrontmatterError(f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values")
+    return fields
 
 
 def _load_mapping(block: str) -> dict[str, Any]:

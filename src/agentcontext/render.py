@@ -322,11 +322,9 @@ def skill_catalog(entries: Sequence[CatalogEntry], *, budget_chars: int = 8_000)
     if room >= 0:
         skill_lines = [SkillLine(e.name, e.description, "") for e in entries]
         shares = _share_descriptions(skill_lines, Budget(room), room)
-        shortened = [
-            f"{b} — {e.description[:n]}…" if 0 < n < len(e.description) else (f"{b} — {e.description}" if n else b)
-            for b, e, n in zip(bare, entries, shares, strict=True)
-        ]
-        return "\n".join([header, *shortened])
+        return "\n".join(
+            [header, *(_shortened(b, e.description, n) for b, e, n in zip(bare, entries, shares, strict=True))]
+        )
     kept: list[str] = []
     used = len(header)
     for line in bare:
@@ -337,3 +335,12 @@ def skill_catalog(entries: Sequence[CatalogEntry], *, budget_chars: int = 8_000)
     left = len(entries) - len(kept)
     note = f"({left} more skill(s) not listed to fit the catalog budget; call skills_list for all of them.)"
     return "\n".join([header, *kept, note])
+
+
+def _shortened(bare: str, description: str, chars: int) -> str:
+    """A catalog line with ``chars`` characters of its description; a cut always shows ``…``."""
+    if not description:
+        return bare
+    if chars >= len(description):
+        return f"{bare} — {description}"
+    return f"{bare} — {description[:chars].rstrip()}…"

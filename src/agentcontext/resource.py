@@ -101,7 +101,10 @@ class Resource:
 
     @property
     def payload_bytes(self) -> int:
-        return len(self.content.encode("utf-8")) if self.content is not None else 0
+        content = self.content
+        if content is None:
+            return 0
+        return len(content) if content.isascii() else len(content.encode("utf-8"))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

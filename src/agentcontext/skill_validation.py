@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
 from agentcontext.errors import FrontmatterError
-from agentcontext.frontmatter import parse, parse_strict
+from agentcontext.frontmatter import parse, parse_coder, parse_strict
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.textdecode import decode_file
 
@@ -36,8 +37,7 @@ KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-@dataclass(frozen=True, slots=True)
-class SkillCheck:
+class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
     """The outcome of validating one SKILL.md."""
 
     name: str | None
@@ -56,7 +56,9 @@ def collapse(value: str) -> str:
 
     Control characters (NUL, BEL, ...) count as whitespace, as in Coder's skill index.
     """
-    return " ".join(_CONTROL.sub(" ", value).split())
+    if not value.isprintable():
+        value = _CONTROL.sub(" ", value)
+    return " ".join(value.split())
 
 
 def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
@@ -64,20 +66,17 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
     if mode == "spec":
         return _check_spec(text, folder)
     try:
-        front = parse(text) if mode == "lenient" else parse(text, repair=False)
+        front = parse(text) if mode == "lenient" else parse_coder(text)
     except FrontmatterError as exc:
         return SkillCheck(None, None, errors=(str(exc),))
     if mode == "coder":
-        result = _check_coder(dict(front.fields), folder)
+        result = _check_coder(front.fields, folder)
     else:
-        result = _check_lenient(dict(front.fields), folder, namespace)
+        result = _check_lenient(front.fields, folder, namespace)
         if front.repaired:
-            result = _add_warning(result, "frontmatter YAML needed repair: quote values that contain ': '")
-    return SkillCheck(result.name, result.description, result.errors, result.warnings, front.raw)
-
-
-def _add_warning(result: SkillCheck, warning: str) -> SkillCheck:
-    return SkillCheck(result.name, result.description, result.errors, (*result.warnings, warning), result.frontmatter)
+            warnings = (*result.warnings, "frontmatter YAML needed repair: quote values that contain ': '")
+            result = result._replace(warnings=warnings)
+    return result._replace(frontmatter=front.raw)
 
 
 def _scalar(value: Any) -> str | None:
@@ -91,7 +90,7 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
-def _check_lenient(fields: dict[str, Any], folder: str, namespace: str | None) -> SkillCheck:
+def _check_lenient(fields: Mapping[str, Any], folder: str, namespace: str | None) -> SkillCheck:
     errors: list[str] = []
     warnings: list[str] = []
     raw_name = fields.get("name")
@@ -106,7 +105,10 @@ def _check_lenient(fields: dict[str, Any], folder: str, namespace: str | None) -
         warnings += _name_warnings(name, folder)
     raw_description = fields.get("description")
     description = collapse(_scalar(raw_description) or "")
-    if not description:
+    if isinstance(raw_description, dict | list):
+        kind = "mapping" if isinstance(raw_description, dict) else "list"
+        errors.append(f"invalid description: expected a string, found a {kind}")
+    elif not description:
         errors.append("missing field `description`")
     elif not isinstance(raw_description, str):
         warnings.append(f"description is a YAML {type(raw_description).__name__}, read as text")
@@ -130,7 +132,7 @@ def _name_warnings(name: str, folder: str) -> list[str]:
     return warnings
 
 
-def _check_coder(fields: dict[str, Any], folder: str) -> SkillCheck:
+def _check_coder(fields: Mapping[str, Any], folder: str) -> SkillCheck:
     raw_name = fields.get("name")
     if raw_name is None or raw_name == "":
         return SkillCheck(None, None, errors=("frontmatter missing required 'name' field",))

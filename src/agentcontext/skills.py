@@ -85,14 +85,19 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
 
 
 def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
-    settings = config.skills
     top = reader.probe(container.path, container.boundary)
-    if top.kind is Kind.FILE and os.path.basename(container.path) == settings.meta_file:
+    if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
         skill = _skill_in(folder, reader.real_root(folder), os.path.basename(folder), container, config, reader)
         return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
+    return _walk(container, config, reader)
+
+
+def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
+    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf."""
+    limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
     out: list[tuple[Resource, str | None]] = []
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
@@ -103,26 +108,29 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
         except OSError as exc:  # a folder we may not list is reported, never passed over
             out.append((_unlistable(directory, exc, container), None))
             continue
+        real_directory = reader.real_root(directory)
         for child in listing:
-            if child.name.startswith(".") or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
+            if child.name[0] == "." or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
-            path = os.path.join(directory, child.name)
-            entry = reader.probe(path, container.boundary) if child.is_symlink else None
-            if entry is not None and entry.kind is not Kind.DIRECTORY:
-                if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
-                    out.append((_bad_link(entry, container), None))
-                continue
-            real = entry.real_path if entry is not None else os.path.join(reader.real_root(directory), child.name)
+            path = f"{directory}{os.sep}{child.name}"
+            real = f"{real_directory}{os.sep}{child.name}"
+            if child.is_symlink:
+                entry = reader.probe(path, container.boundary)
+                if entry.kind is not Kind.DIRECTORY:
+                    if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
+                        out.append((_bad_link(entry, container), None))
+                    continue
+                real = entry.real_path
             if real in visited:
                 continue
-            if len(visited) >= settings.max_dirs_per_root:
-                out.append((_truncated_scan(container, settings.max_dirs_per_root), None))
+            if len(visited) >= limit:
+                out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
             skill = _skill_in(path, real, child.name, container, config, reader)
             if skill is not None:
                 out.append(skill)
-            elif depth + 1 < settings.max_depth:
+            elif depth + 1 < max_depth:
                 queue.append((path, depth + 1))
     return out
 
@@ -130,44 +138,74 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
 def _skill_in(
     folder_path: str, real_folder: str, folder: str, container: Container, config: Config, reader: Reader
 ) -> tuple[Resource, str | None] | None:
-    meta = reader.probe(os.path.join(folder_path, config.skills.meta_file), container.boundary)
+    meta_file = config.skills.meta_file
+    meta = reader.probe(f"{folder_path}{os.sep}{meta_file}", container.boundary)
     if meta.kind is Kind.MISSING or meta.kind is Kind.DIRECTORY:
         return None
-    base = Resource(ResourceKind.SKILL, meta.path, container.scope, Status.OK, source=container.source)
     if meta.kind is not Kind.FILE:
         status = Status.UNREADABLE if meta.kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
-        error = meta.error or f"{config.skills.meta_file} is {meta.special}, not a regular file"
-        return replace(base, status=status, error=error), None
-    tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{folder}:{container.namespace}"
-    resource: Resource = reader.cached(meta, tag, lambda: _read_skill(meta, folder, container, config, reader, base))
+        error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
+        skill = Resource(ResourceKind.SKILL, meta.path, container.scope, status, error=error, source=container.source)
+        return skill, None
+    tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:{folder}"
+    resource: Resource = reader.cached(meta, tag, lambda: _read_skill(meta, folder, container, config, reader))
     if (resource.path, resource.scope, resource.source) != (meta.path, container.scope, container.source):
         resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
     if container.note:
         resource = replace(resource, warnings=(*resource.warnings, container.note))
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
-    return resource, meta.real_path if meta.is_link else os.path.join(real_folder, config.skills.meta_file)
+    return resource, meta.real_path if meta.is_link else f"{real_folder}{os.sep}{meta_file}"
 
 
-def _read_skill(
-    meta: Entry, folder: str, container: Container, config: Config, reader: Reader, base: Resource
-) -> Resource:
+def _read_skill(meta: Entry, folder: str, container: Container, config: Config, reader: Reader) -> Resource:
+    """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
     cap = config.snapshot.max_resource_bytes
+    scope, source = container.scope, container.source
     try:
         raw = reader.read(meta, cap + 1)
     except OSError as exc:
-        return replace(base, status=Status.UNREADABLE, size_bytes=meta.size, error=exc.strerror or str(exc))
+        error = exc.strerror or str(exc)
+        return Resource(ResourceKind.SKILL, meta.path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
     size = max(meta.size, len(raw))
-    base = replace(base, size_bytes=size, content_hash=hashlib.sha256(raw[:cap]).hexdigest(), name=None)
+    digest = hashlib.sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
-        return replace(base, status=Status.OVERSIZE, error=f"file size {size} exceeds per-resource cap of {cap} bytes")
+        error = f"file size {size} exceeds per-resource cap of {cap} bytes"
+        return Resource(ResourceKind.SKILL, meta.path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
     text, decode_warnings = decode_file(raw)
     if text is None:
-        return replace(base, status=Status.INVALID, error="binary file (contains NUL bytes)")
+        error = "binary file (contains NUL bytes)"
+        return Resource(ResourceKind.SKILL, meta.path, scope, Status.INVALID, size, digest, error=error, source=source)
     result = check(text, folder, config.skills.validation, namespace=container.namespace)
     warnings = (*decode_warnings, *result.warnings, *hidden_text_warnings(text))
     if not result.valid:
-        return replace(base, status=Status.INVALID, error="; ".join(result.errors), warnings=warnings, name=result.name)
-    return replace(base, content=text, name=result.name, description=result.description, warnings=warnings)
+        error = "; ".join(result.errors)
+        return Resource(
+            ResourceKind.SKILL,
+            meta.path,
+            scope,
+            Status.INVALID,
+            size,
+            digest,
+            None,
+            error,
+            warnings,
+            result.name,
+            source=source,
+        )
+    return Resource(
+        ResourceKind.SKILL,
+        meta.path,
+        scope,
+        Status.OK,
+        size,
+        digest,
+        text,
+        None,
+        warnings,
+        result.name,
+        result.description,
+        source=source,
+    )
 
 
 def _truncated_scan(container: Container, limit: int) -> Resource:

@@ -129,22 +129,19 @@ def _exclude(resource: Resource, reason: str) -> Resource:
     return replace(resource, status=Status.EXCLUDED, content=None, tools=(), error=reason)
 
 
-def aggregate_hash(resources: Iterable[Resource]) -> str:
+def aggregate_hash(resources: Iterable[Resource], *, sorted_by_id: bool = False) -> str:
     """Coder's order-independent drift hash over instruction files and skills."""
-    digest = hashlib.sha256()
-    for resource in sorted((r for r in resources if r.kind.drifts), key=lambda r: r.id):
-        for text in (resource.id, str(resource.kind), resource.path):
-            _netstring(digest, text)
-        digest.update(bytes.fromhex(resource.content_hash) if resource.content_hash else bytes(32))
-        _netstring(digest, str(resource.status))
-        digest.update(b"\x00")
-    return digest.hexdigest()
-
-
-def _netstring(digest: Any, text: str) -> None:
-    data = text.encode("utf-8")
-    digest.update(f"{len(data)}:".encode())
-    digest.update(data)
+    parts: list[bytes] = []
+    drifting = [r for r in resources if r.kind.drifts]
+    for resource in drifting if sorted_by_id else sorted(drifting, key=lambda r: r.id):
+        for text in (resource.id, str(resource.kind), resource.path, None, str(resource.status)):
+            if text is None:
+                parts.append(bytes.fromhex(resource.content_hash) if resource.content_hash else bytes(32))
+                continue
+            data = text.encode("utf-8")
+            parts.append(b"%d:%s" % (len(data), data))
+        parts.append(b"\x00")
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 def build(
@@ -165,7 +162,7 @@ def build(
     first_error = error or (mcp_errors[0] if mcp_errors else None)
     return Snapshot(
         version=version,
-        aggregate_hash=aggregate_hash(ordered),
+        aggregate_hash=aggregate_hash(ordered, sorted_by_id=True),
         work_dir=work_dir,
         project_root=project_root,
         profile=profile,
