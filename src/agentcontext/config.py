@@ -52,6 +52,9 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "mcp.max_output_bytes": (1, 1 << 40),
     "mcp.max_concurrent_connects": (1, 1024),
     "agent.debounce_ms": (0, 60_000),
+    "mcp_server.catalog_chars": (200, 1_000_000),
+    "mcp_server.max_file_lines": (1, 1_000_000),
+    "mcp_server.max_file_bytes": (1024, 64 * 1024 * 1024),
 }
 
 
@@ -122,6 +125,15 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class McpServerSettings:
+    """Output budgets of ``agentcontext mcp``."""
+
+    catalog_chars: int
+    max_file_lines: int
+    max_file_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Effective settings. Paths stay as configured; they are resolved per scan."""
 
@@ -133,6 +145,7 @@ class Config:
     snapshot: SnapshotSettings
     mcp: McpSettings
     agent: AgentSettings
+    mcp_server: McpServerSettings
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     config_file: str | None = field(default=None, compare=False)
 
@@ -404,6 +417,11 @@ def _build(
             max_concurrent_connects=v["mcp.max_concurrent_connects"],
         ),
         agent=AgentSettings(debounce_ms=v["agent.debounce_ms"]),
+        mcp_server=McpServerSettings(
+            catalog_chars=v["mcp_server.catalog_chars"],
+            max_file_lines=v["mcp_server.max_file_lines"],
+            max_file_bytes=v["mcp_server.max_file_bytes"],
+        ),
         origins=tuple(sorted(origins.items())),
         config_file=path,
     )

@@ -51,6 +51,9 @@ _COMMON: dict[str, Any] = {
     "mcp.trust": "auto",
     "mcp.max_concurrent_connects": 8,
     "agent.debounce_ms": 250,
+    "mcp_server.catalog_chars": 8_000,
+    "mcp_server.max_file_lines": 1_000,
+    "mcp_server.max_file_bytes": 128 * 1024,
 }
 
 _OVERRIDES: dict[str, dict[str, Any]] = {

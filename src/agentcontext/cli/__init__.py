@@ -12,7 +12,7 @@ import sys
 import typer
 
 from agentcontext import __version__
-from agentcontext.cli import config_cmd, scan_cmd, skills_cmd
+from agentcontext.cli import config_cmd, mcp_cmd, scan_cmd, skills_cmd
 from agentcontext.errors import AgentContextError
 
 app = typer.Typer(
@@ -32,6 +32,7 @@ app = typer.Typer(
 scan_cmd.register(app)
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
+app.add_typer(mcp_cmd.app, name="mcp")
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,182 @@
+"""Skills as MCP resources, prompts and the SEP-2640 skills extension.
+
+Every file of an offered skill is a resource ``skill://<skill-path>/<file>`` where the last
+segment of the skill path is the skill's name (a plugin skill ``p:x`` lives at
+``skill://p/x/``). ``skills/list`` and ``skills/get`` (extension
+``io.modelcontextprotocol/skills``) return each skill's frontmatter as JSON and every file
+with its sha256 digest and size. Resources are served as the exact bytes on disk (text when
+they are UTF-8, base64 otherwise) so their digests verify. Each offered skill is also a
+prompt, for clients that surface prompts but not resources.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import hashlib
+import mimetypes
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from agentcontext import skill_files
+from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError
+from agentcontext.frontmatter import parse
+from agentcontext.resource import Resource
+from agentcontext.scan import ScanResult
+
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+SCHEME = "skill://"
+MAX_FILES_PER_SKILL = 500
+MAX_RESOURCE_BYTES = skill_files.MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class SkillResource:
+    uri: str
+    path: str
+    size: int
+    mime_type: str
+
+
+def skill_path(skill: Resource) -> str:
+    """The ``<skill-path>`` of a skill's URIs, each segment escaped."""
+    return "/".join(quote(part, safe="") for part in (skill.name or "").split(":"))
+
+
+def files_of(skill: Resource) -> list[SkillResource]:
+    """SKILL.md and every other file of the skill (hidden names and links out left aside)."""
+    folder = skill_files.skill_dir(skill)
+    base = SCHEME + skill_path(skill) + "/"
+    meta_name = os.path.basename(skill.path)
+    out = [SkillResource(base + meta_name, skill.path, _size(skill.path), "text/markdown")]
+    listed, _ = skill_files.package_files(folder, limit=MAX_FILES_PER_SKILL, meta_file=meta_name)
+    for item in listed:
+        if item.size > MAX_RESOURCE_BYTES:
+            continue  # too large to serve whole, so its digest could never verify
+        uri = base + "/".join(quote(part) for part in item.path.split("/"))
+        mime = mimetypes.guess_type(item.path)[0] or "text/plain"
+        out.append(SkillResource(uri, item.absolute, item.size, mime))
+    return out
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def entry(skill: Resource) -> dict[str, Any]:
+    """A ``skills/list`` entry: uri, frontmatter as JSON, and every file with digest and size."""
+    resources = [
+        {"uri": f.uri, "digest": _digest(f.path), "size": f.size, "mimeType": f.mime_type} for f in files_of(skill)
+    ]
+    return {"uri": resources[0]["uri"], "frontmatter": frontmatter_json(skill), "resources": resources}
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def servable(skill: Resource) -> bool:
+    """Whether a host can verify the skill: its frontmatter must be YAML as written.
+
+    A skill we read only after repairing its YAML (an unquoted ``: ``) is still offered by
+    the tools, but a host comparing the served SKILL.md with its listing entry would reject
+    it, so the extension leaves it out.
+    """
+    try:
+        return skill.content is not None and not parse(skill.content).repaired
+    except FrontmatterError:
+        return False
+
+
+def frontmatter_json(skill: Resource) -> dict[str, Any]:
+    """The SKILL.md frontmatter rendered as JSON; ``name`` and ``description`` always present."""
+    fields: dict[str, Any] = {}
+    if skill.content is not None:
+        try:
+            fields = {str(k): _json_safe(v) for k, v in parse(skill.content).fields.items()}
+        except FrontmatterError:
+            fields = {}
+    fields["name"] = (skill.name or "").split(":")[-1]
+    fields.setdefault("description", skill.description or "")
+    return fields
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, datetime.date | datetime.datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def find(scan: ScanResult, uri: str) -> tuple[Resource, str]:
+    """The skill and absolute file path a ``skill://`` URI names.
+
+    Raises:
+        NotFoundError: no offered skill has that path, or the file is not one of its files.
+        UnsafePathError: the file part would leave the skill's folder.
+    """
+    if not uri.startswith(SCHEME):
+        raise NotFoundError(f"Unknown resource: {uri}")
+    rest = uri[len(SCHEME) :]
+    for skill in sorted(skill_files.offered(scan.snapshot.resources), key=lambda s: -len(skill_path(s))):
+        prefix = skill_path(skill) + "/"
+        if rest.startswith(prefix):
+            relative = unquote(rest[len(prefix) :])
+            return skill, skill_files.resolve_resource(skill_files.skill_dir(skill), relative)
+    raise NotFoundError(f"Unknown resource: {uri}")
+
+
+def read(scan: ScanResult, uri: str) -> tuple[str | None, bytes | None, str]:
+    """``(text, None, mime)`` for a UTF-8 file, ``(None, bytes, mime)`` otherwise.
+
+    Raises:
+        NotFoundError, UnsafePathError: as :func:`find`; NotFoundError also when it cannot be read.
+    """
+    skill, path = find(scan, uri)
+    if path not in {f.path for f in files_of(skill)}:
+        raise NotFoundError(f"Unknown resource: {uri}")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_RESOURCE_BYTES + 1)
+    except OSError as exc:
+        raise NotFoundError(f"Cannot read {uri}: {exc.strerror or exc}") from None
+    mime = "text/markdown" if path == skill.path else (mimetypes.guess_type(path)[0] or "text/plain")
+    try:
+        return data.decode("utf-8"), None, mime
+    except UnicodeDecodeError:
+        return None, data, mime
+
+
+def blob(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def prompt_text(skill: Resource) -> str:
+    """A skill as a prompt: its body, where it lives, and its other files (not read ahead)."""
+    body = skill.content or ""
+    with contextlib.suppress(AgentContextError):
+        body = parse(body).body.strip()
+    folder = skill_files.skill_dir(skill)
+    listed, more = skill_files.package_files(folder, limit=skill_files.MAX_PACKAGE_FILES)
+    lines = [f'<skill_content name="{skill.name}">', body, "", f"Skill directory: {folder}"]
+    lines.append("Relative paths in this skill are relative to the skill directory.")
+    if listed:
+        lines.append("<skill_resources>")
+        lines += [f"<file>{f.path}</file>" for f in listed]
+        if more:
+            lines.append(f"<!-- and {more} more files -->")
+        lines.append("</skill_resources>")
+    lines.append("</skill_content>")
+    return "\n".join(lines)

@@ -1,0 +1,162 @@
+"""What an MCP session sees: one project, or one chosen per session under an access root.
+
+Single-project mode serves the work dir, with Codex's upward walk to the project root.
+Multi-project mode makes the given folder an *access root*: each session binds once to a
+folder beneath it, and that folder is the exact project root — no marker walk, so nothing
+above it is read. A session is identified by ``_meta["openai/session"]`` when the client
+sends one (ChatGPT), else by its MCP transport session (the ``mcp-session-id`` header over
+HTTP, the process itself over stdio). Bindings live as long as the server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentcontext.config import Config, load_config
+from agentcontext.errors import NotFoundError, UnsafePathError
+from agentcontext.files import is_within
+from agentcontext.paths import absolute
+from agentcontext.scan import Scanner, ScanResult
+
+SESSION_META_KEY = "openai/session"
+
+
+class Project:
+    """One project root with a warm scanner; thread-safe, so scans can run off the event loop."""
+
+    def __init__(self, root: str, config: Config, environ: Mapping[str, str]) -> None:
+        self.root = root
+        self.config = config
+        self._scanner = Scanner(root, config, environ=environ)
+        self._lock = threading.Lock()
+
+    def scan(self) -> ScanResult:
+        """A fresh snapshot: unchanged files come from the cache, edits are seen at once."""
+        with self._lock:
+            return self._scanner.run()
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    project: Project
+    scope: str  # "conversation" or "transport session"
+
+
+class Workspace:
+    """The projects a server serves, and (in multi-project mode) which session uses which."""
+
+    def __init__(
+        self,
+        work_dir: str,
+        *,
+        multi_project: bool = False,
+        config: Config | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.root = absolute(work_dir)
+        self.multi_project = multi_project
+        self._base_config = config
+        self._projects: dict[str, Project] = {}
+        self._bindings: dict[str, Binding] = {}
+        self._lock = threading.Lock()
+        self.single = None if multi_project else Project(self.root, self._config_for(self.root), self.environ)
+
+    def _config_for(self, root: str) -> Config:
+        if self._base_config is not None and not self.multi_project:
+            return self._base_config
+        overrides: dict[str, Any] = {"project_doc.root_markers": []} if self.multi_project else {}
+        if self._base_config is not None:
+            overrides["profile"] = self._base_config.profile
+        return load_config(root, environ=self.environ, overrides=overrides)
+
+    def project_for(self, session: str | None) -> Project | None:
+        """The session's project: the only one in single mode, its binding in multi mode."""
+        if self.single is not None:
+            return self.single
+        if session is None:
+            return None
+        binding = self._bindings.get(session)
+        return binding.project if binding else None
+
+    def list_projects(self, query: str = "", limit: int = 50) -> list[tuple[str, str]]:
+        """Folders directly under the access root: ``(selector, absolute path)``, by name."""
+        found: list[tuple[str, str]] = []
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError:
+            return []
+        for name in names:
+            path = os.path.join(self.root, name)
+            if name.startswith(".") or not os.path.isdir(path):
+                continue
+            if not is_within(os.path.realpath(path), os.path.realpath(self.root)):
+                continue
+            if query and query.casefold() not in name.casefold():
+                continue
+            found.append((name, path))
+        return found[:limit]
+
+    def bind(self, session: str, selector: str, scope: str) -> tuple[Project, bool]:
+        """Bind ``session`` to the folder ``selector`` names; True when newly bound.
+
+        Raises:
+            UnsafePathError: the folder is outside the access root or is not a directory.
+            NotFoundError: the folder does not exist.
+        """
+        path = self.resolve(selector)
+        with self._lock:
+            current = self._bindings.get(session)
+            if current is not None:
+                if current.project.root == path:
+                    return current.project, False
+                raise UnsafePathError(
+                    f"This {scope} is already bound to project root `{current.project.root}` and cannot "
+                    f"switch to `{path}`. Start a new conversation for another project."
+                )
+            project = self._projects.get(path)
+            if project is None:
+                project = Project(path, self._config_for(path), self.environ)
+                self._projects[path] = project
+            self._bindings[session] = Binding(project, scope)
+            return project, True
+
+    def resolve(self, selector: str) -> str:
+        """The canonical folder a selector names, checked to be a directory inside the root.
+
+        Raises:
+            UnsafePathError: empty, outside the access root, or not a directory.
+            NotFoundError: it does not exist.
+        """
+        text = selector.strip()
+        if not text:
+            raise UnsafePathError("path must be a non-empty string")
+        candidate = text if os.path.isabs(text) else os.path.join(self.root, text)
+        try:
+            real = os.path.realpath(candidate, strict=True)
+        except OSError as exc:
+            raise NotFoundError(
+                f"Project root does not exist or cannot be resolved: {candidate}: {exc.strerror or exc}"
+            ) from None
+        if not is_within(real, os.path.realpath(self.root)):
+            raise UnsafePathError(f"Project root escapes the configured access root: {real}")
+        if not os.path.isdir(real):
+            raise UnsafePathError(f"Project root is not a directory: {real}")
+        return real
+
+
+def session_key(meta: Mapping[str, object] | None, transport_session: str | None) -> tuple[str, str]:
+    """A key for a session's binding and what kind of session it is.
+
+    The conversation id is hashed, so it is never stored as given.
+    """
+    value = (meta or {}).get(SESSION_META_KEY)
+    if isinstance(value, str) and value.strip():
+        digest = hashlib.sha256(b"agentcontext/openai-session/v1\0" + value.strip().encode()).hexdigest()
+        return f"conversation:{digest}", "conversation"
+    return f"transport:{transport_session or 'process'}", "transport session"
