@@ -45,7 +45,10 @@ def explain(path: str, result: ScanResult) -> Explanation:
     snapshot = result.snapshot
     resource = snapshot.find(target)
     if resource is None and os.path.isdir(target):
-        resource = snapshot.find(os.path.join(target, result.config.skills.meta_file))
+        meta = os.path.join(target, result.config.skills.meta_file)
+        resource = snapshot.find(meta)
+        if resource is None and os.path.lexists(meta):
+            target = meta  # a skill folder the scan passed over is explained by its SKILL.md
     if resource is not None:
         return _from_resource(resource, result)
     if not os.path.lexists(target):
@@ -81,8 +84,11 @@ def _from_rules(target: str, result: ScanResult) -> Explanation:
     known = doc.candidates if doc.discovery == "chain" else doc.root_names
     if name == config.skills.meta_file:
         return _skill_rules(target, result)
-    if name.lower() in {n.lower() for n in known} and name not in known:
-        return Explanation(target, None, "is not read: instruction file names are case-sensitive", (f"read: {name!r}",))
+    spelled = [n for n in known if n.lower() == name.lower()]
+    if spelled and name not in known:
+        return Explanation(
+            target, None, "is not read: instruction file names are case-sensitive", (f"read: {spelled[0]!r}",)
+        )
     if name in known:
         if doc.discovery == "roots":
             roots = ", ".join(r.path for r in layout.instruction_roots)

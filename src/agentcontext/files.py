@@ -206,9 +206,12 @@ class Reader:
             self.observed.append((path, None, False))
 
     def unchanged(self, observed: list[tuple[str, StatKey | None, bool]]) -> bool:
-        """Whether every stat of an earlier pass would come out the same now (and none is racy)."""
-        self._now = time.time()
-        racy_after = time.time_ns() - int(RACY_SECONDS * 1e9)
+        """Whether every stat of this reader's last pass would come out the same now (and none is racy).
+
+        Racy means younger than ``RACY_SECONDS`` when the pass began: a second write in the
+        same timestamp tick could have left that key behind, however old it looks now.
+        """
+        racy_after = int((self._now - RACY_SECONDS) * 1e9)
         lstat, follow_stat = os.lstat, os.stat
         for path, key, followed in observed:
             try:
@@ -234,7 +237,7 @@ class Reader:
                 return value
         self.misses += 1
         value = compute()
-        if key is not None:
+        if key is not None and self._fresh(key):  # a young key may yet hide a second write
             self._values[slot] = (key, value)
         return value
 
@@ -272,5 +275,6 @@ class Reader:
                 raise
             return ()
         listing = tuple(sorted(entries, key=lambda e: e.name))
-        self._listings[path] = (key, listing)
+        if self._fresh(key):
+            self._listings[path] = (key, listing)
         return listing

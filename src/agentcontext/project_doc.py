@@ -132,6 +132,8 @@ def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: boo
             continue
         if sanitized:
             text = sanitize(text)
+            if not text:  # only hidden text: nothing to join, not even a blank part
+                continue
         if resource.scope in _GLOBAL_SCOPES:
             global_parts.append(text.strip())
         else:

@@ -22,6 +22,7 @@ from agentcontext.mcp_config import ServerSpec
 from agentcontext.paths import absolute
 from agentcontext.project_doc import ProjectDoc
 from agentcontext.resource import Resource
+from agentcontext.skill_files import offered
 from agentcontext.snapshot import Snapshot
 
 
@@ -33,6 +34,7 @@ class ScanResult:
     layout: Layout
     servers: tuple[ServerSpec, ...]
     config: Config
+    skills: tuple[Resource, ...] = ()  # the offered skills (ok, named), by name
 
     def project_doc(self) -> ProjectDoc:
         return project_doc.assemble(self.snapshot.resources, sanitized=self.config.project_doc.sanitize)
@@ -95,7 +97,7 @@ class Scanner:
             mcp_servers=servers,
             error=error,
         )
-        result = ScanResult(snapshot, layout, mcp.servers, self.config)
+        result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
         self._last = (list(reader.observed), inputs, result)
         return result
 

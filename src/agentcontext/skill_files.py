@@ -80,10 +80,13 @@ def resolve_resource(folder: str, resource: str) -> str:
     if not relative or os.path.isabs(resource) or resource.startswith("/") or _DRIVE.match(resource):
         raise refused
     parts = relative.split("/")
-    if any(part in ("", ".", "..") or part.startswith(".") for part in parts):
+    if any(part in ("", ".", "..") or part.startswith(".") or "\0" in part for part in parts):
         raise refused
     path = os.path.join(folder, *parts)
-    real = os.path.realpath(path)
+    try:
+        real = os.path.realpath(path)
+    except ValueError:  # a name the file system cannot encode (a lone surrogate)
+        raise refused from None
     if not is_within(real, os.path.realpath(folder)):
         raise refused
     return path
@@ -127,7 +130,7 @@ def package_files(folder: str, *, limit: int | None = None, meta_file: str = "SK
     """
     real_root = os.path.realpath(folder)
     found: list[SkillFile] = []
-    more = 0
+    more = 0  # files past ``limit``: the listing keeps the first ones by path
     stack: list[tuple[str, str]] = [(folder, "")]
     seen = {real_root}
     while stack:
@@ -155,11 +158,11 @@ def package_files(folder: str, *, limit: int | None = None, meta_file: str = "SK
                 continue
             if not stat.S_ISREG(st.st_mode) or relative == meta_file:
                 continue
-            if limit is not None and len(found) >= limit:
-                more += 1
-                continue
             found.append(SkillFile(relative, st.st_size, entry.path))
     found.sort(key=lambda f: f.path)
+    if limit is not None and len(found) > limit:
+        more = len(found) - limit
+        del found[limit:]
     return found, more
 
 

@@ -9,6 +9,8 @@ and reuse an unchanged tree's cache, so tool calls always see the current files.
 
 from __future__ import annotations
 
+import uuid
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +18,7 @@ import anyio.to_thread
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentcontext import __version__, skill_files
 from agentcontext.brief import instructions, selection_brief
@@ -40,6 +43,7 @@ class ContextServer(Server[Any]):
     def __init__(self, workspace: Workspace, limits: Limits | None = None) -> None:
         self.workspace = workspace
         self.limits = limits or Limits()
+        self._connections: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
         super().__init__(
             "agentcontext",
             version=__version__,
@@ -70,16 +74,38 @@ class ContextServer(Server[Any]):
         """The base class assigns a fixed text here; ours is built per session instead."""
 
     def _brief(self, scan: ScanResult) -> str:
-        offered = skill_files.offered(scan.snapshot.resources)
+        offered = scan.skills
         return instructions(scan.project_doc(), offered, catalog_chars=self.limits.catalog_chars)
 
     # --- sessions ----------------------------------------------------------------------
 
-    def _session(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
-        transport = None
+    def _session(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str | None, str]:
+        """Who is asking: a conversation id from ``_meta``, else the transport session.
+
+        On the 2026-07-28 era every request stands alone, so over stdio the process is the
+        session (one client per process) and over HTTP only a conversation id can carry a
+        binding from one request to the next.
+        """
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if ctx.request is not None:
             transport = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        else:
+            transport = "process" if modern else self._connection_token(ctx)
         return session_key(ctx.meta, transport)
+
+    def _connection_token(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        """A stable name for the connection a request came on (stdio and in-memory, 2025 era).
+
+        The SDK keeps the connection private; its identity is what a transport session is.
+        """
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return "process"
+        token = self._connections.get(connection)
+        if token is None:
+            token = uuid.uuid4().hex
+            self._connections[connection] = token
+        return token
 
     async def _scan_for(self, ctx: ServerRequestContext[Any, Any]) -> ScanResult | None:
         project = self.workspace.project_for(self._session(ctx)[0])
@@ -128,7 +154,7 @@ class ContextServer(Server[Any]):
         scan = await self._scan_for(ctx)
         if scan is None:
             return Outcome(self._unbound_message(ctx), error=True)
-        return await anyio.to_thread.run_sync(HANDLERS[name], scan, args, self.limits)
+        return HANDLERS[name](scan, args, self.limits)  # small, bounded reads: no thread hop needed
 
     def _unbound_message(self, ctx: ServerRequestContext[Any, Any]) -> str:
         scope = self._session(ctx)[1]
@@ -175,7 +201,7 @@ class ContextServer(Server[Any]):
     ) -> types.ListResourcesResult:
         scan = await self._scan_for(ctx)
         resources: list[types.Resource] = []
-        for skill in skill_files.offered(scan.snapshot.resources) if scan else []:
+        for skill in scan.skills if scan else []:
             files = await anyio.to_thread.run_sync(skills_ext.files_of, skill)
             resources.extend(
                 types.Resource(
@@ -224,7 +250,7 @@ class ContextServer(Server[Any]):
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         scan = await self._scan_for(ctx)
-        skills = skill_files.offered(scan.snapshot.resources) if scan else []
+        skills = scan.skills if scan else []
         prompts = [types.Prompt(name=s.name or "", description=s.description) for s in skills]
         return types.ListPromptsResult(prompts=prompts)
 
@@ -233,7 +259,7 @@ class ContextServer(Server[Any]):
     ) -> types.GetPromptResult:
         scan = await self._require_scan(ctx)
         try:
-            skill = skill_files.find(skill_files.offered(scan.snapshot.resources), params.name)
+            skill = skill_files.find(scan.skills, params.name)
         except AgentContextError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
         text = await anyio.to_thread.run_sync(skills_ext.prompt_text, skill)
@@ -244,7 +270,7 @@ class ContextServer(Server[Any]):
 
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> dict[str, Any]:
         scan = await self._scan_for(ctx)
-        skills = [s for s in skill_files.offered(scan.snapshot.resources) if skills_ext.servable(s)] if scan else []
+        skills = [s for s in scan.skills if skills_ext.servable(s)] if scan else []
         entries = [await anyio.to_thread.run_sync(skills_ext.entry, s) for s in skills]
         return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
 
@@ -262,5 +288,11 @@ class ContextServer(Server[Any]):
         return {"skill": await anyio.to_thread.run_sync(skills_ext.entry, skill), "ttlMs": 0, "cacheScope": "private"}
 
 
+TOOL_SCAN_MAX_AGE = 1.0  # seconds: tool calls see edits within a second
+
+
 async def _scan(project: Project) -> ScanResult:
-    return await anyio.to_thread.run_sync(project.scan)
+    recent = project.recent(TOOL_SCAN_MAX_AGE)
+    if recent is not None:
+        return recent
+    return await anyio.to_thread.run_sync(project.scan, TOOL_SCAN_MAX_AGE)

@@ -7,6 +7,7 @@ the server turns outcomes into ``CallToolResult``. Errors are outcomes with ``er
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,7 +167,7 @@ def project_doc(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
 def skills_list(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Outcome:
     if not scan.config.skills.enabled:
         return Outcome(SKILLS_DISABLED, {"skills": [], "not_offered": [], "content": SKILLS_DISABLED})
-    offered = skill_files.offered(scan.snapshot.resources)
+    offered = scan.skills
     not_offered = [
         {"path": r.path, "reason": r.error or str(r.status)}
         for r in scan.snapshot.resources
@@ -210,7 +211,7 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
     if not name:
         return Outcome("A skill name is required.", error=True)
     try:
-        skill = skill_files.find(skill_files.offered(scan.snapshot.resources), name)
+        skill = skill_files.find(scan.skills, name)
         resource = str(args.get("resource") or "").strip() or scan.config.skills.meta_file
         folder = skill_files.skill_dir(skill)
         path = skill_files.resolve_resource(folder, resource)
@@ -245,19 +246,21 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
 
 
 def _int(value: Any, default: int | None) -> int | None:
+    """A non-negative whole number, else ``default`` (Codex Free's ``arg_u64``, plus digit strings)."""
     if isinstance(value, bool) or value is None:
         return default
-    if isinstance(value, int | float):
-        return max(0, int(value))
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, int):
+        return value if value >= 0 else default
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value >= 0 and value.is_integer() else default
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 18:  # int() refuses "²" and 4300+ digits
+        return int(text)
     return default
 
 
 def agent_brief(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Outcome:
-    text = instructions(
-        scan.project_doc(), skill_files.offered(scan.snapshot.resources), catalog_chars=limits.catalog_chars
-    )
+    text = instructions(scan.project_doc(), scan.skills, catalog_chars=limits.catalog_chars)
     return Outcome(text, {"content": text})
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from typing import Any
 
 import anyio
 import uvicorn
@@ -76,10 +75,13 @@ def http_app(server: ContextServer, host: str, token: str | None) -> ASGIApp:
     return BearerAuth(app, token) if token else app
 
 
-def serve_http(server: ContextServer, host: str, port: int, token: str | None, **options: Any) -> None:
-    """Run uvicorn until SIGINT or SIGTERM."""
+def serve_http(server: ContextServer, host: str, port: int, token: str | None) -> None:
+    """Run uvicorn until SIGINT or SIGTERM: sessions close, then the process ends by that signal.
+
+    Lifecycle lines go to stderr (no access log: requests may carry tokens in their URLs).
+    """
     app = http_app(server, host, token)
-    uvicorn.run(app, host=host, port=port, log_level=options.get("log_level", "warning"), lifespan="on")
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, lifespan="on")
 
 
 def run_stdio(server: ContextServer) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,11 +35,28 @@ class Project:
         self.config = config
         self._scanner = Scanner(root, config, environ=environ)
         self._lock = threading.Lock()
+        self._last: tuple[float, ScanResult] | None = None
 
-    def scan(self) -> ScanResult:
-        """A fresh snapshot: unchanged files come from the cache, edits are seen at once."""
+    def recent(self, max_age: float) -> ScanResult | None:
+        """The last snapshot if it is at most ``max_age`` seconds old (no I/O, no lock)."""
+        last = self._last
+        if last is not None and time.monotonic() - last[0] <= max_age:
+            return last[1]
+        return None
+
+    def scan(self, max_age: float = 0.0) -> ScanResult:
+        """A snapshot no older than ``max_age`` seconds; 0 re-checks the tree (cheap when unchanged).
+
+        Sessions start from ``max_age=0``; tool calls accept a second-old scan, so a burst of
+        calls costs one re-check of a large tree rather than one each.
+        """
         with self._lock:
-            return self._scanner.run()
+            now = time.monotonic()
+            if self._last is not None and now - self._last[0] <= max_age:
+                return self._last[1]
+            result = self._scanner.run()
+            self._last = (now, result)
+            return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +120,7 @@ class Workspace:
             found.append((name, path))
         return found[:limit]
 
-    def bind(self, session: str, selector: str, scope: str) -> tuple[Project, bool]:
+    def bind(self, session: str | None, selector: str, scope: str) -> tuple[Project, bool]:
         """Bind ``session`` to the folder ``selector`` names; True when newly bound.
 
         Raises:
@@ -110,6 +128,11 @@ class Workspace:
             NotFoundError: the folder does not exist.
         """
         path = self.resolve(selector)
+        if session is None:
+            raise UnsafePathError(
+                "This client sends no session id, so a project cannot stay selected between requests: "
+                f'send `_meta["{SESSION_META_KEY}"]` with each request, or use a 2025 protocol session.'
+            )
         with self._lock:
             current = self._bindings.get(session)
             if current is not None:
@@ -150,8 +173,8 @@ class Workspace:
         return real
 
 
-def session_key(meta: Mapping[str, object] | None, transport_session: str | None) -> tuple[str, str]:
-    """A key for a session's binding and what kind of session it is.
+def session_key(meta: Mapping[str, object] | None, transport_session: str | None) -> tuple[str | None, str]:
+    """A key for a session's binding (None when the request belongs to no session) and its kind.
 
     The conversation id is hashed, so it is never stored as given.
     """
@@ -159,4 +182,6 @@ def session_key(meta: Mapping[str, object] | None, transport_session: str | None
     if isinstance(value, str) and value.strip():
         digest = hashlib.sha256(b"agentcontext/openai-session/v1\0" + value.strip().encode()).hexdigest()
         return f"conversation:{digest}", "conversation"
-    return f"transport:{transport_session or 'process'}", "transport session"
+    if transport_session is None:
+        return None, "request (the client sends no session id)"
+    return f"transport:{transport_session}", "transport session"
