@@ -67,7 +67,8 @@ def test_home_text_sits_before_the_marker_and_project_text_after_it() -> None:
 def test_build_omits_marker_when_there_is_no_project_text() -> None:
     text = instructions(doc(global_text="Home rules."), [skill("deploy", "Ship a release")])
     assert MARKER not in text
-    assert text.endswith(DOC_INTRO + "\n\n" + "Home rules.")
+    assert DOC_INTRO not in text  # it would promise a marker that is not there
+    assert text.endswith(NO_DOC + "\n\n" + "Home rules.")
 
 
 def test_build_says_there_is_no_doc_and_has_no_marker_when_none() -> None:

@@ -54,11 +54,12 @@ def instructions(doc: ProjectDoc, skills: Sequence[Resource], *, catalog_chars: 
     if doc.empty:
         parts.append(NO_DOC)
         return "\n\n".join(parts)
+    if not doc.project_text:  # only home or source instructions: no project text, no marker
+        return "\n\n".join([*parts, NO_DOC, doc.global_text])
     parts.append(DOC_INTRO)
     if doc.global_text:
         parts.append(doc.global_text)
-    head = "\n\n".join(parts)
-    return head + SEPARATOR + doc.project_text if doc.project_text else head
+    return "\n\n".join(parts) + SEPARATOR + doc.project_text
 
 
 def selection_brief(root: str) -> str:

@@ -206,7 +206,7 @@ class ContextServer(Server[Any]):
             resources.extend(
                 types.Resource(
                     uri=item.uri,
-                    name=f"{skill.name}/{item.uri.rsplit('/', 1)[-1]}",
+                    name=f"{skill.name}/{item.relative}",
                     description=skill.description if item.path == skill.path else None,
                     mime_type=item.mime_type,
                     size=item.size,

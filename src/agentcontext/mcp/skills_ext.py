@@ -36,7 +36,8 @@ MAX_RESOURCE_BYTES = skill_files.MAX_FILE_BYTES
 @dataclass(frozen=True, slots=True)
 class SkillResource:
     uri: str
-    path: str
+    path: str  # absolute
+    relative: str  # inside the skill folder, "/"-separated
     size: int
     mime_type: str
 
@@ -51,14 +52,14 @@ def files_of(skill: Resource) -> list[SkillResource]:
     folder = skill_files.skill_dir(skill)
     base = SCHEME + skill_path(skill) + "/"
     meta_name = os.path.basename(skill.path)
-    out = [SkillResource(base + meta_name, skill.path, _size(skill.path), "text/markdown")]
+    out = [SkillResource(base + meta_name, skill.path, meta_name, _size(skill.path), "text/markdown")]
     listed, _ = skill_files.package_files(folder, limit=MAX_FILES_PER_SKILL, meta_file=meta_name)
     for item in listed:
         if item.size > MAX_RESOURCE_BYTES:
             continue  # too large to serve whole, so its digest could never verify
         uri = base + "/".join(quote(part) for part in item.path.split("/"))
         mime = mimetypes.guess_type(item.path)[0] or "text/plain"
-        out.append(SkillResource(uri, item.absolute, item.size, mime))
+        out.append(SkillResource(uri, item.absolute, item.path, item.size, mime))
     return out
 
 
