@@ -16,7 +16,7 @@ from agentcontext import instructions, mcp_discovery, project_doc, skills
 from agentcontext import snapshot as snapshots
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
-from agentcontext.files import Reader, StatKey
+from agentcontext.files import Reader, StatKey, is_within
 from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.paths import absolute
@@ -74,7 +74,7 @@ class Scanner:
     def run(self, *, version: int = 1, mcp_servers: Sequence[Resource] = (), error: str | None = None) -> ScanResult:
         """One pass; ``mcp_servers`` are resources of connected servers, added after the caps."""
         servers = tuple(mcp_servers)
-        inputs = (version, error, servers)
+        inputs = (version, error, servers, self.config)
         last = self._last
         if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
             return last[2]
@@ -100,6 +100,28 @@ class Scanner:
         result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
         self._last = (list(reader.observed), inputs, result)
         return result
+
+    def watch_dirs(self) -> list[str]:
+        """Directories whose changes can change the snapshot, inside the allowed roots.
+
+        Every directory the last full pass listed, and the folder of every path it looked
+        at; a folder that does not exist yet stands in for its nearest existing ancestor.
+        """
+        last = self._last
+        if last is None:
+            return []
+        roots = last[2].layout.allowed_roots
+        found: set[str] = set()
+        for path, _, listed in last[0]:
+            directory = path if listed else os.path.dirname(path)
+            while directory and not os.path.isdir(directory):
+                parent = os.path.dirname(directory)
+                if parent == directory:
+                    break
+                directory = parent
+            if any(is_within(directory, root) for root in roots):
+                found.add(directory)
+        return sorted(found)
 
     def _observe_markers(self, layout: Layout) -> None:
         """A root marker appearing or vanishing above the work dir moves the project root."""

@@ -23,8 +23,9 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agentcontext.errors import NotFoundError, UnsafePathError
+from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
 from agentcontext.files import is_within
+from agentcontext.frontmatter import split
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.textdecode import decode_file
 
@@ -34,6 +35,7 @@ MAX_WINDOW_BYTES = 128 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024  # what a read returns at most; larger files are cut
 SKILL_FILE_BYTES = 512 * 1024  # Coder's read_skill_file limit
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
 
 
 def offered(resources: Iterable[Resource]) -> list[Resource]:
@@ -232,3 +234,36 @@ def window(
     reason = ", cut at the byte budget" if cut_on_bytes else ""
     more = f" — call again with offset={end} for the rest" if end < total else ""
     return Window("\n".join(kept), f"(showing lines {start + 1}-{end} of {total}{reason}{more})")
+
+
+def body(text: str) -> str:
+    """A SKILL.md body as Coder serves it: after the frontmatter, HTML comments removed, trimmed."""
+    try:
+        _, rest = split(text)
+    except AgentContextError:
+        rest = text
+    return _HTML_COMMENT.sub("", rest).strip()
+
+
+def listing(folder: str, meta_file: str = "SKILL.md") -> list[str]:
+    """Coder's supporting-file list: one level, the meta file left out, folders with a trailing ``/``."""
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    return [e.name + ("/" if e.is_dir() else "") for e in entries if e.name != meta_file]
+
+
+def read_skill_file(folder: str, path: str, *, limit: int = SKILL_FILE_BYTES) -> tuple[str, bool]:
+    """Coder's ``read_skill_file``: the path rules first, then at most ``limit`` bytes.
+
+    Raises:
+        UnsafePathError: a rule refused the path, or it resolves outside the skill folder.
+        OSError: the file cannot be read.
+    """
+    check_file_path(path)
+    full = os.path.join(folder, *path.split("/"))
+    if not is_within(os.path.realpath(full), os.path.realpath(folder)):
+        raise UnsafePathError("path escapes the skill directory")
+    return read_text(full, limit=limit)

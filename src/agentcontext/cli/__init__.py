@@ -12,7 +12,7 @@ import sys
 import typer
 
 from agentcontext import __version__
-from agentcontext.cli import config_cmd, mcp_cmd, scan_cmd, skills_cmd
+from agentcontext.cli import agent_cmd, config_cmd, mcp_cmd, scan_cmd, skills_cmd
 from agentcontext.errors import AgentContextError
 
 app = typer.Typer(
@@ -30,6 +30,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 scan_cmd.register(app)
+app.command("agent")(agent_cmd.agent)
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(mcp_cmd.app, name="mcp")

@@ -13,6 +13,8 @@ from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.tools import Limits
 from agentcontext.mcp.transports import run_stdio, serve_http
 from agentcontext.mcp.workspace import Workspace
+from agentcontext.scan import scan_full
+from agentcontext.trust import TrustStore
 
 app = typer.Typer(
     help="Serve AGENTS.md and skills over MCP (and, later, manage the workspace's MCP servers).",
@@ -64,3 +66,35 @@ def serve(
         return
     host, port = _address(http)
     serve_http(server, host, port, token)
+
+
+@app.command("trust")
+def trust(
+    names: list[str] = typer.Argument(None, help="Servers to approve (default: every server of the work dir)."),
+    work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The workspace whose .mcp.json to approve."),
+    revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval instead."),
+    show: bool = typer.Option(False, "--list", help="Only show each server and whether it is approved."),
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+) -> None:
+    """Approve the exact configuration of the work dir's MCP servers (for `[mcp] trust = "approve"`).
+
+    The approval is bound to the sha256 of each entry as written: any change to an entry
+    needs approval again.
+    """
+    config = configure(work_dir, profile, config_file)
+    specs = scan_full(work_dir, config).servers
+    chosen = [s for s in specs if not names or s.name in names]
+    unknown = sorted(set(names or []) - {s.name for s in specs})
+    if unknown:
+        raise ConfigError(f"no MCP server named {', '.join(unknown)} in the work dir's config")
+    store = TrustStore.default()
+    if show:
+        for spec in specs:
+            state = "approved" if store.approved(spec) else "not approved"
+            typer.echo(f"{spec.name}\t{state}\t{spec.digest[:12]}\t{spec.config_path}")
+        return
+    (store.revoke if revoke else store.approve)(chosen)
+    verb = "Revoked" if revoke else "Approved"
+    for spec in chosen:
+        typer.echo(f"{verb} {spec.name} ({spec.digest[:12]}) from {spec.config_path}")

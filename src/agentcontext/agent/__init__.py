@@ -1,0 +1,1 @@
+"""The workspace agent: live snapshots over HTTP, the workspace's MCP servers, pushes upstream."""

@@ -1,0 +1,313 @@
+"""The workspace agent's HTTP API under ``/api/v0/`` (coder.md 6.1-6.2), with its OpenAPI document.
+
+Errors have Coder's shape, ``{"message": ..., "detail": ...}``. When the agent has a token,
+every route needs ``Authorization: Bearer <token>`` (the agent refuses to listen on a
+non-loopback address without one).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, Header, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
+
+from agentcontext import __version__, skill_files
+from agentcontext.agent.context import ContextAgent, SourceError
+from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
+from agentcontext.mcp.names import InvalidToolName, UnknownServer
+from agentcontext.mcp.upstream import UpstreamError
+from agentcontext.resource import Kind, Status
+from agentcontext.sanitize import sanitize
+from agentcontext.snapshot import Snapshot
+
+
+class ApiError(Exception):
+    """An error answered as ``{"message", "detail"}`` with a status code."""
+
+    def __init__(self, status: int, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.detail = status, message, detail
+
+
+class ErrorBody(BaseModel):
+    message: str
+    detail: str | None = None
+
+
+class SourceBody(BaseModel):
+    path: str = Field(max_length=4096)
+
+
+class CallToolBody(BaseModel):
+    tool_name: str = Field(max_length=1024)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ContentBlock(BaseModel):
+    type: str
+    text: str | None = None
+    data: str | None = None
+    media_type: str | None = None
+
+
+class CallToolResponse(BaseModel):
+    content: list[ContentBlock]
+    is_error: bool
+
+
+class ToolEntry(BaseModel):
+    server_name: str
+    name: str
+    description: str
+    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
+    required: list[str]
+    input_schema: dict[str, Any]
+
+
+class ToolsResponse(BaseModel):
+    tools: list[ToolEntry]
+
+
+class SkillResponse(BaseModel):
+    name: str
+    dir: str
+    body: str
+    files: list[str]
+
+
+class SkillFileResponse(BaseModel):
+    content: str
+    truncated: bool
+
+
+class ContextConfigResponse(BaseModel):
+    parts: list[dict[str, Any]]
+    working_dir: str
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 500, 502, 503, 504)}
+
+
+def snapshot_json(snapshot: Snapshot, *, payloads: bool) -> dict[str, Any]:
+    data = snapshot.to_dict()
+    data["schema_version"] = 1
+    if not payloads:
+        for resource in data["resources"]:
+            resource.pop("content", None)
+    return data
+
+
+def _agent(request: Request) -> ContextAgent:
+    agent: ContextAgent = request.app.state.agent
+    return agent
+
+
+def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+    token: str | None = request.app.state.token
+    if token is not None and not hmac.compare_digest((authorization or "").encode(), f"Bearer {token}".encode()):
+        raise ApiError(401, "Unauthorized.", "A valid bearer token is required.")
+
+
+Agent = Annotated[ContextAgent, Depends(_agent)]
+router = APIRouter(prefix="/api/v0", dependencies=[Depends(_authorized)], responses=ERRORS)
+
+
+def create_app(agent: ContextAgent, *, token: str | None = None, startup_wait: float = 35.0) -> FastAPI:
+    """The agent's API over ``agent``; ``token`` makes every route require it."""
+    app = FastAPI(
+        title="agentcontext workspace agent",
+        version=__version__,
+        description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
+    )
+    app.state.agent, app.state.token, app.state.startup_wait = agent, token, startup_wait
+    app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
+    app.include_router(router)
+    return app
+
+
+async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse({"message": exc.message, "detail": exc.detail}, status_code=exc.status, headers=headers)
+
+
+async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return JSONResponse({"message": "Invalid request.", "detail": detail}, status_code=400)
+
+
+@router.get("/context", summary="The current snapshot")
+async def context(agent: Agent, payloads: bool = False) -> dict[str, Any]:
+    return snapshot_json(agent.snapshot, payloads=payloads)
+
+
+@router.post("/context/resync", summary="Scan now and return the snapshot")
+async def resync(agent: Agent) -> dict[str, Any]:
+    try:
+        with anyio.fail_after(60):
+            return snapshot_json(await agent.resync(), payloads=False)
+    except TimeoutError:
+        raise ApiError(504, "Resync failed.", "the scan did not finish within 60 seconds") from None
+    except AgentContextError as exc:
+        raise ApiError(500, "Resync failed.", str(exc)) from None
+
+
+@router.post("/ready", summary="Mark the workspace ready: the agent starts publishing")
+async def ready(agent: Agent) -> dict[str, bool]:
+    agent.set_ready()
+    return {"ready": True}
+
+
+@router.get("/context/sources", summary="Declared sources")
+async def sources(agent: Agent) -> list[SourceBody]:
+    return [SourceBody(path=p) for p in agent.sources]
+
+
+@router.post("/context/sources", status_code=201, summary="Declare a source (idempotent)")
+async def add_source(agent: Agent, body: SourceBody) -> SourceBody:
+    try:
+        return SourceBody(path=agent.add_source(body.path))
+    except SourceError as exc:
+        raise ApiError(400, "Could not add context source.", str(exc)) from None
+
+
+@router.get("/context/sources/{path:path}", summary="One declared source")
+async def get_source(agent: Agent, path: str) -> SourceBody:
+    try:
+        return SourceBody(path=agent.find_source(path))
+    except NotFoundError as exc:
+        raise ApiError(404, "Context source not found.", str(exc)) from None
+
+
+@router.delete("/context/sources/{path:path}", status_code=204, summary="Remove a declared source")
+async def remove_source(agent: Agent, path: str) -> Response:
+    try:
+        agent.remove_source(path)
+    except NotFoundError as exc:
+        raise ApiError(404, "Context source not found.", str(exc)) from None
+    return Response(status_code=204)
+
+
+@router.get("/context-config", summary="Instruction files and skills as chat message parts")
+async def context_config(agent: Agent, request: Request) -> ContextConfigResponse:
+    if not agent.ready.is_set():
+        with anyio.move_on_after(request.app.state.startup_wait):
+            await agent.ready.wait()
+    parts = _parts(agent.snapshot, agent.config.skills.meta_file)
+    return ContextConfigResponse(parts=parts, working_dir=agent.work_dir)
+
+
+@router.get("/skills/{name}", summary="A skill's body, folder and supporting files")
+async def skill(agent: Agent, name: str) -> SkillResponse:
+    found = _skill(agent, name)
+    folder = skill_files.skill_dir(found)
+    files = skill_files.listing(folder, agent.config.skills.meta_file)
+    return SkillResponse(name=name, dir=folder, body=skill_files.body(found.content or ""), files=files)
+
+
+@router.get("/skills/{name}/files/{path:path}", summary="A supporting file of a skill (read_skill_file)")
+async def skill_file(agent: Agent, name: str, path: str) -> SkillFileResponse:
+    found = _skill(agent, name)
+    try:
+        skill_files.check_file_path(path)
+        text, cut = await anyio.to_thread.run_sync(skill_files.read_skill_file, skill_files.skill_dir(found), path)
+    except UnsafePathError as exc:
+        raise ApiError(400, str(exc)) from None
+    except OSError as exc:
+        raise ApiError(404, "read skill file: " + (exc.strerror or str(exc))) from None
+    return SkillFileResponse(content=text, truncated=cut)
+
+
+@router.get("/mcp/tools", summary="The workspace's MCP tools, named server__tool")
+async def tools(agent: Agent, refresh: bool = False) -> ToolsResponse:
+    if refresh:
+        with anyio.move_on_after(agent.config.mcp.connect_timeout):
+            await agent.mcp.refresh()
+    entries = [
+        ToolEntry(
+            server_name=server,
+            name=name,
+            description=tool.description,
+            schema=dict(tool.input_schema.get("properties") or {}),
+            required=list(tool.input_schema.get("required") or []),
+            input_schema=tool.input_schema,
+        )
+        for name, server, tool in agent.mcp.tools()
+    ]
+    return ToolsResponse(tools=entries)
+
+
+@router.post("/mcp/call-tool", summary="Call a workspace MCP tool", response_model_exclude_none=True)
+async def call_tool(agent: Agent, body: CallToolBody) -> CallToolResponse:
+    try:
+        outcome = await agent.mcp.call_tool(body.tool_name, body.arguments)
+    except InvalidToolName as exc:
+        raise ApiError(400, "Invalid tool name.", str(exc)) from None
+    except UnknownServer as exc:
+        raise ApiError(404, "Unknown MCP server.", str(exc)) from None
+    except UpstreamError as exc:
+        raise ApiError(502, "MCP tool call failed.", str(exc)) from None
+    return CallToolResponse.model_validate(outcome.to_dict())
+
+
+@router.get("/events", summary="Server-sent events: each published snapshot and MCP catalog change")
+async def events(agent: Agent, request: Request) -> EventSourceResponse:
+    return EventSourceResponse(_event_stream(agent, request))
+
+
+async def _event_stream(agent: ContextAgent, request: Request) -> AsyncIterator[dict[str, str]]:
+    with agent.subscription() as stream:
+        snapshot = agent.snapshot
+        first = {"version": snapshot.version, "aggregate_hash": snapshot.aggregate_hash, "error": snapshot.error}
+        yield {"event": "snapshot", "data": json.dumps(first)}
+        async for event in stream:
+            if await request.is_disconnected():
+                break
+            yield {"event": event.kind, "data": json.dumps(event.data)}
+
+
+def _skill(agent: ContextAgent, name: str) -> Any:
+    skills = skill_files.offered(agent.snapshot.resources)
+    for skill in skills:
+        if skill.name == name:
+            return skill
+    raise ApiError(404, f'skill "{name}" not found')
+
+
+def _parts(snapshot: Snapshot, meta_file: str) -> list[dict[str, Any]]:
+    """Coder's G2 parts: sanitized context files, then skills."""
+    parts: list[dict[str, Any]] = []
+    ordered = sorted(
+        (r for r in snapshot.resources if r.kind is Kind.INSTRUCTION_FILE and r.status.carries_content),
+        key=lambda r: r.doc_order if r.doc_order is not None else 1 << 30,
+    )
+    for resource in ordered:
+        text = sanitize(resource.content or "")
+        if text:
+            parts.append(
+                {
+                    "type": "context-file",
+                    "context_file_path": resource.path,
+                    "context_file_content": text,
+                    "context_file_truncated": resource.status is Status.TRUNCATED,
+                }
+            )
+    parts.extend(
+        {
+            "type": "skill",
+            "skill_name": skill.name,
+            "skill_description": skill.description or "",
+            "skill_dir": skill_files.skill_dir(skill),
+            "skill_meta_file": meta_file,
+        }
+        for skill in skill_files.offered(snapshot.resources)
+    )
+    return parts

@@ -1,0 +1,239 @@
+"""The agent's context manager: the live snapshot of one workspace, published as it changes.
+
+Until the workspace is ready the agent publishes nothing: the snapshot is the version-0
+placeholder, empty, and resyncs return it without scanning. Once ready (the startup command
+finished, ``POST /api/v0/ready``, or at once), every trigger (a file change, a declared
+source added or removed, the MCP catalog changing, an explicit resync) re-scans and, when
+anything changed, publishes the next version to every subscriber. Scans run one at a time
+in a worker thread, so an overtaken scan can never publish over a newer one; bursts of
+triggers coalesce into one scan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from agentcontext.config import Config
+from agentcontext.errors import AgentContextError, NotFoundError
+from agentcontext.files import is_within
+from agentcontext.mcp.upstream import UpstreamManager
+from agentcontext.mcp_config import ServerSpec
+from agentcontext.scan import Scanner, ScanResult
+from agentcontext.snapshot import Snapshot, empty
+from agentcontext.trust import TrustStore
+
+
+class SourceError(AgentContextError):
+    """A declared source was refused (not absolute, traversal, outside the allowed roots)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What subscribers receive: a published snapshot, or a change of the MCP catalog."""
+
+    kind: str  # "snapshot" | "mcp"
+    data: dict[str, Any]
+
+
+def validate_source(path: str, *, home: str, allowed: list[str]) -> str:
+    """Coder's source rules: the lexical identity of ``path``, checked against the allowed roots.
+
+    Raises:
+        SourceError: with Coder's messages.
+    """
+    text = path.strip()
+    if not text:
+        raise SourceError("path is empty")
+    if text == "~" or text.startswith("~/"):
+        text = home + text[1:]
+    if not os.path.isabs(text):
+        raise SourceError(f'path "{path}" is not absolute')
+    if ".." in text.split("/"):
+        raise SourceError(f'path "{path}" contains parent traversal segments')
+    identity = os.path.normpath(text)
+    real = os.path.realpath(identity)
+    roots = [os.path.realpath(r) for r in allowed if os.path.exists(r)]
+    if not any(is_within(real, root) for root in roots):
+        raise SourceError(f'path "{path}" is not inside any allowed root')
+    return identity
+
+
+class ContextAgent:
+    """The live context of one work dir, with its MCP servers."""
+
+    def __init__(
+        self,
+        work_dir: str,
+        config: Config,
+        *,
+        environ: Mapping[str, str] | None = None,
+        trust: TrustStore | None = None,
+    ) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.config = config
+        self._scanner = Scanner(work_dir, config, environ=self.environ)
+        self.work_dir = self._scanner.work_dir
+        self.sources: list[str] = list(config.sources)
+        self.snapshot: Snapshot = empty(self.work_dir, config.profile)
+        self._unversioned: Snapshot | None = None
+        self.last: ScanResult | None = None
+        self._group: TaskGroup | None = None
+        self.ready = anyio.Event()
+        self.watch_error: str | None = None
+        self._trigger = anyio.Event()
+        self._scan_lock = anyio.Lock()
+        self._subscribers: set[MemoryObjectSendStream[Event]] = set()
+        self._specs: tuple[ServerSpec, ...] | None = None
+        self._trust = trust
+        self.mcp = UpstreamManager(
+            config.mcp,
+            work_dir=self.work_dir,
+            environ=self.environ,
+            on_change=self._mcp_changed,
+            approved=self._approved,
+        )
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Scan whenever triggered, until cancelled. Use inside ``async with agent.mcp``."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            await self.ready.wait()
+            await self.resync()
+            while True:
+                await self._trigger.wait()
+                self._trigger = anyio.Event()
+                await self.resync()
+
+    def set_ready(self) -> None:
+        """Idempotent: the first call lets the first scan happen."""
+        self.ready.set()
+
+    def trigger(self) -> None:
+        """Ask for a re-scan; many triggers before it runs make one scan."""
+        if self.ready.is_set():
+            self._trigger.set()
+
+    async def resync(self) -> Snapshot:
+        """Scan now and publish if anything changed; before ready, the placeholder."""
+        if not self.ready.is_set():
+            return self.snapshot
+        async with self._scan_lock:
+            servers = tuple(self.mcp.resources())
+            # Version 1 always, so an unchanged tree hits the scanner's cache; ours is set below.
+            result = await anyio.to_thread.run_sync(
+                lambda: self._scanner.run(version=1, mcp_servers=servers, error=self.watch_error)
+            )
+            self.last = result
+            if result.snapshot != self._unversioned:
+                self._unversioned = result.snapshot
+                self.snapshot = result.snapshot.with_version(self.snapshot.version + 1)
+                self._publish(Event("snapshot", _summary(self.snapshot)))
+            specs = tuple(result.servers)
+            if specs != self._specs:
+                self._specs = specs
+                self._reload_mcp(specs)
+        return self.snapshot
+
+    def _reload_mcp(self, specs: tuple[ServerSpec, ...]) -> None:
+        """Reconnect in the background: a slow server must not hold up the file snapshot."""
+        if self._group is not None:
+            self._group.start_soon(self.mcp.reload, specs)
+
+    def watch_dirs(self) -> list[str]:
+        """The directories the current snapshot depends on (see :meth:`Scanner.watch_dirs`)."""
+        return self._scanner.watch_dirs()
+
+    def watched_names(self) -> list[str]:
+        """File names whose edits matter, besides files appearing and disappearing."""
+        doc = self.config.project_doc
+        names = [*doc.candidates, *doc.root_names, self.config.skills.meta_file]
+        return names + [os.path.basename(f) for f in self.config.mcp.config_files]
+
+    # --- declared sources ----------------------------------------------------------------
+
+    def allowed_roots(self) -> list[str]:
+        home = self.config.home
+        return [home, os.path.join(home, ".coder"), os.path.join(home, ".claude"), self.work_dir]
+
+    def add_source(self, path: str) -> str:
+        """Declare a source (idempotent); returns its identity.
+
+        Raises:
+            SourceError: the path is refused.
+        """
+        identity = validate_source(path, home=self.config.home, allowed=self.allowed_roots())
+        if identity not in self.sources:
+            self.sources.append(identity)
+            self._reconfigure()
+        return identity
+
+    def find_source(self, path: str) -> str:
+        """The registered source matching ``path`` (as given, or canonical).
+
+        Raises:
+            NotFoundError: no such source.
+        """
+        candidates = {path, os.path.normpath(path), os.path.realpath(path)}
+        for source in self.sources:
+            if source in candidates or os.path.realpath(source) in candidates:
+                return source
+        raise NotFoundError(f'No source registered for path "{path}".')
+
+    def remove_source(self, path: str) -> None:
+        """Raises: NotFoundError when it was not registered."""
+        self.sources.remove(self.find_source(path))
+        self._reconfigure()
+
+    def _reconfigure(self) -> None:
+        self.config = dataclasses.replace(self.config, sources=tuple(self.sources))
+        self._scanner.config = self.config
+        self.trigger()
+
+    # --- subscribers -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def subscription(self) -> Iterator[MemoryObjectReceiveStream[Event]]:
+        """Events while the block runs; a slow subscriber misses events rather than blocking the agent."""
+        send, receive = anyio.create_memory_object_stream[Event](64)
+        self._subscribers.add(send)
+        try:
+            yield receive
+        finally:
+            self._subscribers.discard(send)
+            send.close()
+            receive.close()
+
+    def _publish(self, event: Event) -> None:
+        for send in list(self._subscribers):
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                continue
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._subscribers.discard(send)
+
+    # --- MCP ------------------------------------------------------------------------------
+
+    def _approved(self, spec: ServerSpec) -> bool:
+        if self.config.mcp.trust == "auto":
+            return True
+        return self._trust is not None and self._trust.approved(spec)
+
+    def _mcp_changed(self) -> None:
+        self._publish(Event("mcp", {"generation": self.mcp.generation}))
+        self.trigger()
+
+
+def _summary(snapshot: Snapshot) -> dict[str, Any]:
+    return {"version": snapshot.version, "aggregate_hash": snapshot.aggregate_hash, "error": snapshot.error}

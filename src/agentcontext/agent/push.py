@@ -1,0 +1,102 @@
+"""Pushing each published snapshot to the control plane (coder.md 4.4).
+
+The first push of a process is flagged ``initial``, so a restarted agent (whose versions
+start again at 1) is accepted. Transient failures (connection errors, 5xx, 429) are retried
+with exponential backoff from 250 ms doubling to 30 s; ``accepted: false`` is not retried
+(the next change carries a higher version); a refused request (other 4xx) waits for the
+next change; ``501`` or ``410`` mean the control plane has context sync turned off, and the
+pusher stops cleanly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+import anyio
+import httpx
+
+from agentcontext.agent.context import ContextAgent
+from agentcontext.snapshot import Snapshot
+
+log = logging.getLogger("agentcontext.agent.push")
+PUSH_PATH = "/api/v1/agent/context"
+Outcome = Literal["accepted", "rejected", "refused", "disabled"]
+
+
+class Pusher:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        initial_backoff: float = 0.25,
+        max_backoff: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = base_url.rstrip("/") + PUSH_PATH
+        self.token = token
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._transport = transport
+        self.pushed: list[tuple[int, bool, Outcome]] = []  # (version, initial, outcome), for status and tests
+        self.stopped_reason: str | None = None
+
+    async def run(self, agent: ContextAgent) -> None:
+        """Push every published snapshot until cancelled or the control plane says sync is off."""
+        initial = True
+        last: Snapshot | None = None
+        async with httpx.AsyncClient(timeout=30, transport=self._transport) as client:
+            with agent.subscription() as events:
+                while True:
+                    snapshot = agent.snapshot
+                    if snapshot.version > 0 and snapshot is not last:
+                        outcome = await self._push(client, snapshot, initial)
+                        if outcome == "disabled":
+                            return
+                        if outcome != "refused":
+                            initial = False
+                        last = snapshot
+                    if agent.snapshot is last:
+                        await events.receive()
+
+    async def _push(self, client: httpx.AsyncClient, snapshot: Snapshot, initial: bool) -> Outcome:
+        body: dict[str, Any] = {**snapshot.to_dict(), "initial": initial}
+        headers = {"Authorization": f"Bearer {self.token}"}
+        delay = self.initial_backoff
+        while True:
+            try:
+                response = await client.post(self.url, json=body, headers=headers)
+            except httpx.HTTPError as exc:
+                log.warning("context push failed (%s); retrying in %.2fs", exc, delay)
+            else:
+                outcome = self._outcome(response)
+                if outcome is not None:
+                    self.pushed.append((snapshot.version, initial, outcome))
+                    return outcome
+                log.warning("context push answered %s; retrying in %.2fs", response.status_code, delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, self.max_backoff)
+
+    def _outcome(self, response: httpx.Response) -> Outcome | None:
+        """None means "transient: try again"."""
+        status = response.status_code
+        if status in (501, 410):
+            self.stopped_reason = _message(response) or "context sync is disabled on the control plane"
+            log.info("context push stopped: %s", self.stopped_reason)
+            return "disabled"
+        if status == 429 or status >= 500:
+            return None
+        if status >= 400:
+            log.error("context push refused (%s): %s", status, _message(response))
+            return "refused"
+        accepted = bool(response.json().get("accepted", False))
+        return "accepted" if accepted else "rejected"
+
+
+def _message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    return str(data.get("message") or data.get("detail") or "") if isinstance(data, dict) else ""

@@ -1,0 +1,124 @@
+"""Running the workspace agent: the context manager, the watcher, the MCP servers, the API, the pusher.
+
+Readiness: with ``--startup CMD`` the agent is ready when the command ends (whatever its
+exit status); with ``--wait-ready`` when ``POST /api/v0/ready`` arrives; otherwise at once.
+SIGINT and SIGTERM stop the HTTP server, close every MCP session (killing each stdio
+server's whole process group) and exit 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import anyio
+import uvicorn
+
+from agentcontext.agent.api import create_app
+from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.push import Pusher
+from agentcontext.agent.watcher import Watcher
+from agentcontext.config import Config
+from agentcontext.errors import ConfigError
+from agentcontext.mcp.transports import is_loopback
+from agentcontext.trust import TrustStore
+
+log = logging.getLogger("agentcontext.agent")
+DEFAULT_LISTEN = "127.0.0.1:8766"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    host: str = "127.0.0.1"
+    port: int = 8766
+    token: str | None = None
+    startup: str | None = None
+    wait_ready: bool = False
+    control_plane: str | None = None
+    agent_token: str | None = None
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the agent stops it, then cleans up, then exits 0."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def check_options(options: AgentOptions) -> None:
+    """Raises: ConfigError for a non-loopback listen address without a token, or a push without one."""
+    if options.token is None and not is_loopback(options.host):
+        raise ConfigError(f"refusing to listen on {options.host} without --token: only loopback may go without one")
+    if options.control_plane and not options.agent_token:
+        raise ConfigError("--control-plane needs the agent's token (--agent-token or AGENTCONTEXT_AGENT_TOKEN)")
+
+
+async def serve(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> ContextAgent:
+    """Run until SIGINT or SIGTERM; returns the agent after everything is closed."""
+    check_options(options)
+    agent = ContextAgent(work_dir, config, environ=environ, trust=TrustStore.default(environ))
+    app = create_app(agent, token=options.token)
+    server = _Server(
+        uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="off", access_log=False)
+    )
+    watcher = Watcher(
+        agent.trigger,
+        debounce_ms=config.agent.debounce_ms,
+        names=agent.watched_names(),
+        on_error=lambda error: _watch_error(agent, error),
+    )
+    async with agent.mcp, anyio.create_task_group() as group:
+        group.start_soon(agent.run)
+        group.start_soon(watcher.run)
+        group.start_soon(_follow_watch_dirs, agent, watcher)
+        group.start_soon(_stop_on_signal, server)
+        if options.startup:
+            group.start_soon(_startup, agent, options.startup)
+        elif not options.wait_ready:
+            agent.set_ready()
+        if options.control_plane and options.agent_token:
+            group.start_soon(Pusher(options.control_plane, options.agent_token).run, agent)
+        await server.serve()
+        group.cancel_scope.cancel()
+    return agent
+
+
+def _watch_error(agent: ContextAgent, error: str | None) -> None:
+    agent.watch_error = error
+    agent.trigger()
+
+
+async def _follow_watch_dirs(agent: ContextAgent, watcher: Watcher) -> None:
+    """After each published snapshot, watch exactly the directories it depends on."""
+    with agent.subscription() as events:
+        while True:
+            watcher.update(agent.watch_dirs())
+            await events.receive()
+
+
+async def _stop_on_signal(server: uvicorn.Server) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            server.should_exit = True
+            return
+
+
+async def _startup(agent: ContextAgent, command: str) -> None:
+    """Run the startup command in the work dir; the workspace is ready when it ends."""
+    try:
+        result = await anyio.run_process(
+            ["/bin/sh", "-c", command], cwd=agent.work_dir, check=False, stdout=sys.stderr, stderr=sys.stderr
+        )
+        log.info("startup command exited with %s", result.returncode)
+    except OSError as exc:
+        log.error("startup command could not run: %s", exc)
+    agent.set_ready()
+
+
+def run(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> None:
+    anyio.run(serve, work_dir, config, options, environ)

@@ -1,0 +1,107 @@
+"""Watching the directories a snapshot depends on, with Coder's debounce.
+
+Only directories are watched, each without its subdirectories: the scan's own listings
+and the folders of the files it read (a folder that does not exist yet is stood in for by
+its nearest existing ancestor). A change is relevant when a file or folder appears or
+disappears, or when a file the engine reads by name is modified. Relevant changes start a
+quiet-period timer (``agent.debounce_ms``, 250 ms): each new change restarts it, and when
+it runs out the agent re-scans once.
+
+When watching fails (the inotify limit, say), the agent keeps working without automatic
+updates, the snapshot's ``error`` says why, and explicit resyncs still work.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Sequence
+
+import anyio
+from watchfiles import Change, awatch
+
+WATCHED_NAMES = frozenset(
+    {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".cursorrules", "SKILL.md", ".mcp.json", "agentcontext.toml"}
+)
+
+
+class Watcher:
+    """Calls ``on_change`` after relevant changes settle; reports a broken watch through ``on_error``."""
+
+    def __init__(
+        self,
+        on_change: Callable[[], None],
+        *,
+        debounce_ms: int,
+        names: Sequence[str] = (),
+        on_error: Callable[[str | None], None] = lambda error: None,
+    ) -> None:
+        self._on_change = on_change
+        self._on_error = on_error
+        self._debounce = debounce_ms / 1000
+        self._names = WATCHED_NAMES | set(names)
+        self._paths: tuple[str, ...] = ()
+        self._restart = anyio.Event()
+        self._dirty = anyio.Event()
+        self.error: str | None = None
+
+    def relevant(self, change: Change, path: str) -> bool:
+        return change is not Change.modified or os.path.basename(path) in self._names
+
+    def update(self, paths: Sequence[str]) -> None:
+        """Watch exactly ``paths`` from now on (restarts the watch only when they changed)."""
+        wanted = tuple(sorted(set(paths)))
+        if wanted != self._paths or self.error:
+            self._paths = wanted
+            self._restart.set()
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._debouncer)
+            while True:
+                self._restart = anyio.Event()
+                paths = [p for p in self._paths if os.path.isdir(p)]
+                if not paths:
+                    await self._restart.wait()
+                    continue
+                await self._watch(paths)
+
+    async def _watch(self, paths: list[str]) -> None:
+        try:
+            async for changes in awatch(
+                *paths,
+                watch_filter=self.relevant,
+                recursive=False,
+                debounce=max(50, int(self._debounce * 1000)),
+                step=10,
+                stop_event=self._restart,
+                ignore_permission_denied=True,
+            ):
+                if changes:
+                    self._dirty.set()
+            self._report(None)
+        except Exception as exc:  # degraded mode: say so, keep serving, wait for the next update
+            self._report(_describe(exc))
+            await self._restart.wait()
+
+    def _report(self, error: str | None) -> None:
+        if error != self.error:
+            self.error = error
+            self._on_error(error)
+
+    async def _debouncer(self) -> None:
+        while True:
+            await self._dirty.wait()
+            while True:  # wait for a quiet period; each change restarts it
+                self._dirty = anyio.Event()
+                with anyio.move_on_after(self._debounce):
+                    await self._dirty.wait()
+                    continue
+                break
+            self._on_change()
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "ENOSPC" in str(exc) or "No space left" in str(exc):
+        return "inotify watch limit exceeded (ENOSPC)"
+    return f"file watching failed: {exc}"

@@ -1,0 +1,56 @@
+"""``agentcontext agent``: the workspace agent, keeping the context snapshot live."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import typer
+
+from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, run
+from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.errors import ConfigError
+
+
+def _address(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"--listen wants HOST:PORT, not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def agent(
+    work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The workspace's working directory."),
+    listen: str = typer.Option(DEFAULT_LISTEN, "--listen", help="HOST:PORT of the HTTP API (/api/v0/...)."),
+    token: str | None = typer.Option(
+        None, "--token", envvar="AGENTCONTEXT_AGENT_API_TOKEN", help="Bearer token the HTTP API requires."
+    ),
+    startup: str | None = typer.Option(
+        None, "--startup", help="Shell command to run first; the workspace is ready when it ends."
+    ),
+    wait_ready: bool = typer.Option(False, "--wait-ready", help="Publish nothing until POST /api/v0/ready."),
+    control_plane: str | None = typer.Option(
+        None, "--control-plane", envvar="AGENTCONTEXT_SERVER", help="Control plane URL to push snapshots to."
+    ),
+    agent_token: str | None = typer.Option(
+        None, "--agent-token", envvar="AGENTCONTEXT_AGENT_TOKEN", help="This agent's token for the control plane."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
+    profile: str | None = ProfileOption,
+    config_file: Path | None = ConfigOption,
+) -> None:
+    """Run the workspace agent: watch the work dir, serve its live snapshot, proxy its MCP servers.
+
+    It publishes nothing until the workspace is ready (`--startup` finished, `--wait-ready`
+    and `POST /api/v0/ready`, or at once). Edits to AGENTS.md, skills and `.mcp.json` publish
+    a new snapshot within the debounce (`[agent] debounce_ms`, 250 ms). The servers of the
+    work dir's `.mcp.json` are connected and their tools served as `server__tool` at
+    `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane`, every snapshot
+    is pushed there.
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+    host, port = _address(listen)
+    config = configure(work_dir, profile, config_file)
+    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, agent_token)
+    run(os.fspath(work_dir), config, options, dict(os.environ))
