@@ -28,3 +28,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 @pytest.fixture
 def home(isolated_home: Path) -> Path:
     return isolated_home
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

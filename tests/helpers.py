@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +39,11 @@ def as_unprivileged_user(work_dir: Path, home: Path, profile: str = "default") -
         timeout=60,
     ).stdout
     return {path: (status, error) for path, (status, error) in json.loads(output).items()}
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -106,6 +106,27 @@ class Resource:
             return 0
         return len(content) if content.isascii() else len(content.encode("utf-8"))
 
+    def with_status(self, status: Status, error: str | None, *, keep_content: bool = False) -> Resource:
+        """The same resource with another status and reason (a fast ``dataclasses.replace``)."""
+        return Resource(
+            self.kind,
+            self.path,
+            self.scope,
+            status,
+            self.size_bytes,
+            self.content_hash,
+            self.content if keep_content else None,
+            error,
+            self.warnings,
+            self.name,
+            self.description,
+            self.doc_order,
+            self.source,
+            self.servers,
+            self.connect,
+            self.tools if keep_content else (),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id,

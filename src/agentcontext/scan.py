@@ -112,16 +112,16 @@ class Scanner:
             return []
         roots = last[2].layout.allowed_roots
         found: set[str] = set()
-        for path, _, listed in last[0]:
+        for path, key, listed in last[0]:
             directory = path if listed else os.path.dirname(path)
-            while directory and not os.path.isdir(directory):
-                parent = os.path.dirname(directory)
-                if parent == directory:
-                    break
-                directory = parent
-            if any(is_within(directory, root) for root in roots):
-                found.add(directory)
-        return sorted(found)
+            if key is None:  # the path is missing: its folder may be missing too
+                while directory and not os.path.isdir(directory):
+                    parent = os.path.dirname(directory)
+                    if parent == directory:
+                        break
+                    directory = parent
+            found.add(directory)
+        return sorted(d for d in found if any(is_within(d, root) for root in roots))
 
     def _observe_markers(self, layout: Layout) -> None:
         """A root marker appearing or vanishing above the work dir moves the project root."""

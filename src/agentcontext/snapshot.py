@@ -17,6 +17,7 @@ agent counts up from there.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -126,22 +127,30 @@ def apply_mcp_caps(
 
 
 def _exclude(resource: Resource, reason: str) -> Resource:
-    return replace(resource, status=Status.EXCLUDED, content=None, tools=(), error=reason)
+    return resource.with_status(Status.EXCLUDED, reason)
 
 
 def aggregate_hash(resources: Iterable[Resource], *, sorted_by_id: bool = False) -> str:
     """Coder's order-independent drift hash over instruction files and skills."""
-    parts: list[bytes] = []
     drifting = [r for r in resources if r.kind.drifts]
-    for resource in drifting if sorted_by_id else sorted(drifting, key=lambda r: r.id):
-        for text in (resource.id, str(resource.kind), resource.path, None, str(resource.status)):
-            if text is None:
-                parts.append(bytes.fromhex(resource.content_hash) if resource.content_hash else bytes(32))
-                continue
-            data = text.encode("utf-8")
-            parts.append(b"%d:%s" % (len(data), data))
-        parts.append(b"\x00")
-    return hashlib.sha256(b"".join(parts)).hexdigest()
+    ordered = drifting if sorted_by_id else sorted(drifting, key=lambda r: r.id)
+    return hashlib.sha256(
+        b"".join(_fragment(r.id, str(r.kind), r.path, r.content_hash, str(r.status)) for r in ordered)
+    ).hexdigest()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fragment(resource_id: str, kind: str, path: str, content_hash: str, status: str) -> bytes:
+    """One resource's share of the hash; cached, since rescans repeat most of them."""
+    parts = [_netstring(resource_id), _netstring(kind), _netstring(path)]
+    parts.append(bytes.fromhex(content_hash) if content_hash else bytes(32))
+    parts += [_netstring(status), b"\x00"]
+    return b"".join(parts)
+
+
+def _netstring(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return b"%d:%s" % (len(data), data)
 
 
 def build(

@@ -15,20 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:

@@ -17,7 +17,8 @@ from mcp.types import CallToolResult, TextContent
 
 from agentcontext.mcp.transports import is_loopback
 from agentcontext.testing import make_workspace, skill_md
-from tests.mcp.conftest import HttpServer, agentcontext_command, free_port
+from tests.helpers import free_port
+from tests.mcp.conftest import HttpServer, agentcontext_command
 
 
 def text_of(result: CallToolResult) -> str:

@@ -105,12 +105,12 @@ def snapshot_json(snapshot: Snapshot, *, payloads: bool) -> dict[str, Any]:
     return data
 
 
-def _agent(request: Request) -> ContextAgent:
+async def _agent(request: Request) -> ContextAgent:
     agent: ContextAgent = request.app.state.agent
     return agent
 
 
-def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+async def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
     token: str | None = request.app.state.token
     if token is not None and not hmac.compare_digest((authorization or "").encode(), f"Bearer {token}".encode()):
         raise ApiError(401, "Unauthorized.", "A valid bearer token is required.")
@@ -201,7 +201,10 @@ async def context_config(agent: Agent, request: Request) -> ContextConfigRespons
     if not agent.ready.is_set():
         with anyio.move_on_after(request.app.state.startup_wait):
             await agent.ready.wait()
-    parts = _parts(agent.snapshot, agent.config.skills.meta_file)
+    # Ready: the first scan may not have run yet, so scan (a no-op when it has). Still not
+    # ready after the wait: Coder answers with the files as they are on disk now.
+    snapshot = await agent.resync() if agent.ready.is_set() else await agent.disk_snapshot()
+    parts = _parts(snapshot, agent.config.skills.meta_file)
     return ContextConfigResponse(parts=parts, working_dir=agent.work_dir)
 
 
@@ -245,8 +248,8 @@ async def tools(agent: Agent, refresh: bool = False) -> ToolsResponse:
     return ToolsResponse(tools=entries)
 
 
-@router.post("/mcp/call-tool", summary="Call a workspace MCP tool", response_model_exclude_none=True)
-async def call_tool(agent: Agent, body: CallToolBody) -> CallToolResponse:
+@router.post("/mcp/call-tool", summary="Call a workspace MCP tool", response_model=CallToolResponse)
+async def call_tool(agent: Agent, body: CallToolBody) -> Response:
     try:
         outcome = await agent.mcp.call_tool(body.tool_name, body.arguments)
     except InvalidToolName as exc:
@@ -255,7 +258,7 @@ async def call_tool(agent: Agent, body: CallToolBody) -> CallToolResponse:
         raise ApiError(404, "Unknown MCP server.", str(exc)) from None
     except UpstreamError as exc:
         raise ApiError(502, "MCP tool call failed.", str(exc)) from None
-    return CallToolResponse.model_validate(outcome.to_dict())
+    return JSONResponse(outcome.to_dict())  # already in the response's shape: skip a second validation
 
 
 @router.get("/events", summary="Server-sent events: each published snapshot and MCP catalog change")

@@ -145,6 +145,15 @@ class ContextAgent:
                 self._reload_mcp(specs)
         return self.snapshot
 
+    async def disk_snapshot(self) -> Snapshot:
+        """The work dir as it is on disk now, scanned but not published (even before ready)."""
+        async with self._scan_lock:
+            servers = tuple(self.mcp.resources())
+            result = await anyio.to_thread.run_sync(
+                lambda: self._scanner.run(version=0, mcp_servers=servers, error=self.watch_error)
+            )
+        return result.snapshot
+
     def _reload_mcp(self, specs: tuple[ServerSpec, ...]) -> None:
         """Reconnect in the background: a slow server must not hold up the file snapshot."""
         if self._group is not None:
@@ -184,7 +193,10 @@ class ContextAgent:
         Raises:
             NotFoundError: no such source.
         """
-        candidates = {path, os.path.normpath(path), os.path.realpath(path)}
+        text = path.strip()
+        if text == "~" or text.startswith("~/"):  # as add_source spells it
+            text = self.config.home + text[1:]
+        candidates = {text, os.path.normpath(text), os.path.realpath(text)} if text else set()
         for source in self.sources:
             if source in candidates or os.path.realpath(source) in candidates:
                 return source

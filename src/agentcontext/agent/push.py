@@ -51,32 +51,37 @@ class Pusher:
                 while True:
                     snapshot = agent.snapshot
                     if snapshot.version > 0 and snapshot is not last:
-                        outcome = await self._push(client, snapshot, initial)
+                        outcome, last = await self._push(client, agent, snapshot, initial)
                         if outcome == "disabled":
                             return
                         if outcome != "refused":
                             initial = False
-                        last = snapshot
-                    if agent.snapshot is last:
+                    if agent.snapshot is last or agent.snapshot.version == 0:  # nothing new to push
                         await events.receive()
 
-    async def _push(self, client: httpx.AsyncClient, snapshot: Snapshot, initial: bool) -> Outcome:
-        body: dict[str, Any] = {**snapshot.to_dict(), "initial": initial}
+    async def _push(
+        self, client: httpx.AsyncClient, agent: ContextAgent, snapshot: Snapshot, initial: bool
+    ) -> tuple[Outcome, Snapshot]:
+        """Push until answered; a retry sends the newest snapshot, not the one that first failed."""
         headers = {"Authorization": f"Bearer {self.token}"}
         delay = self.initial_backoff
         while True:
             try:
-                response = await client.post(self.url, json=body, headers=headers)
+                response = await client.post(self.url, json=self._body(snapshot, initial), headers=headers)
             except httpx.HTTPError as exc:
                 log.warning("context push failed (%s); retrying in %.2fs", exc, delay)
             else:
                 outcome = self._outcome(response)
                 if outcome is not None:
                     self.pushed.append((snapshot.version, initial, outcome))
-                    return outcome
+                    return outcome, snapshot
                 log.warning("context push answered %s; retrying in %.2fs", response.status_code, delay)
             await anyio.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
+            snapshot = agent.snapshot
+
+    def _body(self, snapshot: Snapshot, initial: bool) -> dict[str, Any]:
+        return {**snapshot.to_dict(), "initial": initial}
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:
         """None means "transient: try again"."""
@@ -90,8 +95,14 @@ class Pusher:
         if status >= 400:
             log.error("context push refused (%s): %s", status, _message(response))
             return "refused"
-        accepted = bool(response.json().get("accepted", False))
-        return "accepted" if accepted else "rejected"
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):  # not an answer we understand: not accepted, and nothing to retry
+            log.error("context push answered %s without a JSON object", status)
+            return "rejected"
+        return "accepted" if bool(data.get("accepted", False)) else "rejected"
 
 
 def _message(response: httpx.Response) -> str:

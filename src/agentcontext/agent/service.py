@@ -9,13 +9,16 @@ server's whole process group) and exit 0.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
+import os
 import signal
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import anyio
+import anyio.abc
 import uvicorn
 
 from agentcontext.agent.api import create_app
@@ -109,16 +112,41 @@ async def _stop_on_signal(server: uvicorn.Server) -> None:
 
 
 async def _startup(agent: ContextAgent, command: str) -> None:
-    """Run the startup command in the work dir; the workspace is ready when it ends."""
+    """Run the startup command in the work dir; the workspace is ready when it ends.
+
+    It runs in its own process group: stopping the agent while it runs stops everything
+    it started (killing the shell alone would leave its children running).
+    """
     try:
-        result = await anyio.run_process(
-            ["/bin/sh", "-c", command], cwd=agent.work_dir, check=False, stdout=sys.stderr, stderr=sys.stderr
+        process = await anyio.open_process(
+            ["/bin/sh", "-c", command], cwd=agent.work_dir, stdout=sys.stderr, stderr=sys.stderr, start_new_session=True
         )
-        log.info("startup command exited with %s", result.returncode)
     except OSError as exc:
         log.error("startup command could not run: %s", exc)
+    else:
+        try:
+            log.info("startup command exited with %s", await process.wait())
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await _stop_group(process)
+            raise
     agent.set_ready()
 
 
+async def _stop_group(process: anyio.abc.Process) -> None:
+    """SIGTERM the process's group, then SIGKILL whatever is left of it after a grace period."""
+    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with anyio.move_on_after(grace):
+            await process.wait()
+            if sig is signal.SIGTERM:  # the leader is gone; its group may not be
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+            return
+
+
 def run(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> None:
-    anyio.run(serve, work_dir, config, options, environ)
+    # uvloop (from uvicorn[standard]) trims ~0.3 ms off every proxied call; it is absent on Windows.
+    use_uvloop = importlib.util.find_spec("uvloop") is not None
+    anyio.run(serve, work_dir, config, options, environ, backend_options={"use_uvloop": use_uvloop})

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import anyio
 from watchfiles import Change, awatch
 
+WATCH_ALIVE_MS = 1000  # how often a live watch says so: clears a degraded-mode error after a restart
 WATCHED_NAMES = frozenset(
     {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".cursorrules", "SKILL.md", ".mcp.json", "agentcontext.toml"}
 )
@@ -67,22 +68,37 @@ class Watcher:
                 await self._watch(paths)
 
     async def _watch(self, paths: list[str]) -> None:
+        # watchfiles waits for changes in a worker thread that only its stop event ends: set it on
+        # a restart and on cancellation, or cancelling would wait for the thread's next timeout.
+        stop = anyio.Event()
         try:
-            async for changes in awatch(
-                *paths,
-                watch_filter=self.relevant,
-                recursive=False,
-                debounce=max(50, int(self._debounce * 1000)),
-                step=10,
-                stop_event=self._restart,
-                ignore_permission_denied=True,
-            ):
-                if changes:
-                    self._dirty.set()
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._stop_on_restart, stop)
+                async for changes in awatch(
+                    *paths,
+                    watch_filter=self.relevant,
+                    recursive=False,
+                    debounce=max(50, int(self._debounce * 1000)),
+                    step=5,
+                    stop_event=stop,
+                    rust_timeout=WATCH_ALIVE_MS,
+                    yield_on_timeout=True,
+                    ignore_permission_denied=True,
+                ):
+                    self._report(None)  # the watch is up (an empty set is its periodic sign of life)
+                    if changes:
+                        self._dirty.set()
+                group.cancel_scope.cancel()
             self._report(None)
         except Exception as exc:  # degraded mode: say so, keep serving, wait for the next update
             self._report(_describe(exc))
             await self._restart.wait()
+
+    async def _stop_on_restart(self, stop: anyio.Event) -> None:
+        try:
+            await self._restart.wait()
+        finally:
+            stop.set()
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
@@ -101,7 +117,9 @@ class Watcher:
             self._on_change()
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "ENOSPC" in str(exc) or "No space left" in str(exc):
         return "inotify watch limit exceeded (ENOSPC)"
     return f"file watching failed: {exc}"

@@ -11,9 +11,11 @@ own task. Rules (coder.md 3.2-3.4):
   the tail of its stderr; "connected with zero tools" is a different state from "failed";
 * stdio servers run in the work dir (else the home dir), with the agent's environment
   minus its own secrets plus what the entry declares, in their own process group, which
-  is killed as a whole on reload and shutdown (the SDK does this);
+  is killed as a whole on reload and shutdown (see ``_stdio_transport``);
 * a reload is differential: unchanged servers are kept, changed ones reconnected (a failed
   reconnect keeps the old connection), removed ones closed;
+* a call that finds the connection gone (the server exited) turns the server failed;
+  ``refresh`` reconnects failed servers;
 * tool output over ``mcp.max_output_bytes`` is cut, with a visible marker.
 """
 
@@ -25,17 +27,19 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
 import mcp.types as types
 from anyio.abc import TaskGroup
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -79,6 +83,8 @@ class ServerStatus:
         warnings: tuple[str, ...] = ()
         if self.state == "connected" and not self.tools:
             warnings = ("connected; the server offers no tools",)
+        if self.state == "connected" and self.error:  # a failed reconnect or re-list: still serving
+            warnings += (self.error,)
         if self.stderr_tail and self.state == "failed":
             warnings = (f"stderr (last lines): {self.stderr_tail}",)
         return Resource(
@@ -218,7 +224,9 @@ class Upstream:
         spec = self.spec
         options: dict[str, Any] = {
             "mode": "legacy",
-            "read_timeout_seconds": self.settings.call_timeout,
+            # no session-wide read timeout: connect + initialize + the first list are bounded by
+            # connect_timeout (UpstreamManager._settle), each call by call_timeout, a re-list by fail_after
+            "read_timeout_seconds": None,
             "message_handler": self._on_message,
             "client_info": types.Implementation(name="agentcontext-agent", version=__version__),
         }
@@ -230,7 +238,7 @@ class Upstream:
             params = StdioServerParameters(
                 command=spec.command, args=list(spec.args), env=child_environment(self.environ, spec.env), cwd=cwd
             )
-            return Client(stdio_client(params, errlog=self._stderr.writer), **options)
+            return Client(_stdio_transport(params, self._stderr.writer), **options)
         headers = dict(spec.headers)
         if spec.transport == "sse":
             return Client(sse_client(spec.url, headers=headers, timeout=self.settings.connect_timeout), **options)
@@ -280,9 +288,20 @@ class Upstream:
         try:
             return await client.call_tool(tool, dict(arguments), read_timeout_seconds=self.settings.call_timeout)
         except MCPError as exc:
+            if exc.error.code == types.CONNECTION_CLOSED:
+                self._lost(exc.error.message)
+                raise UpstreamError(f'MCP server "{self.spec.name}" connection lost: {exc.error.message}') from None
             raise UpstreamError(f'MCP server "{self.spec.name}": {exc.error.message}') from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            self._lost(_describe(exc))
             raise UpstreamError(f'MCP server "{self.spec.name}" connection lost: {_describe(exc)}') from None
+
+    def _lost(self, reason: str) -> None:
+        """The session is gone (the server exited or hung up): report it failed and wind the task down."""
+        if self.state == "connected":
+            self.client = None
+            self._set("failed", f"connection lost: {reason}")
+        self._closing.set()
 
     def _set(self, state: State, error: str | None) -> None:
         self.state, self.error = state, error
@@ -299,6 +318,29 @@ class Upstream:
         self._closing.set()
         if self._scope is not None and self.state != "connected":
             self._scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def _stdio_transport(params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
+    """The SDK's stdio transport; when it closes, what is left of the server's process group is killed.
+
+    The SDK spawns the server as a session and group leader and kills the whole group only when
+    the server outlives the grace period after its stdin closes, so a server that exits promptly
+    would leave its own children (a ``sleep``, a language server) running. The SDK does not
+    expose the process: its pid (the group id) is read from the transport's suspended frame.
+    """
+    transport: Transport = stdio_client(params, errlog=errlog)
+    group: int | None = None
+    try:
+        async with transport as streams:
+            frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+            pid = getattr(frame.f_locals.get("process") if frame is not None else None, "pid", None)
+            group = pid if isinstance(pid, int) else None
+            yield streams
+    finally:
+        if group is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
 
 
 def _describe(exc: BaseException) -> str:

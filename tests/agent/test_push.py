@@ -1,0 +1,249 @@
+"""Pushing snapshots to the control plane, after Coder's push_test.go (coder.md 4.4, 8.3).
+
+The control plane is a real HTTP server: a small Starlette app served by uvicorn on a
+loopback port, recording every request and answering from a script.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.push import PUSH_PATH, Pusher
+from agentcontext.snapshot import Snapshot
+from agentcontext.testing import make_workspace
+from tests.agent.conftest import make_agent, ready, running, serving, write_atomic
+from tests.helpers import free_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+TOKEN = "agent-token-5678"
+QUIET = 0.3  # seconds in which something must not happen
+Answer = tuple[int, dict[str, Any] | str]
+
+
+@dataclass
+class Received:
+    body: dict[str, Any]
+    authorization: str | None
+
+
+@dataclass
+class ControlPlane:
+    """Records each push; answers from ``script``, then ``200 {"accepted": true}``."""
+
+    script: list[Answer]
+    url: str = ""
+    received: list[Received] = field(default_factory=list)
+    _arrived: anyio.Event = field(default_factory=anyio.Event)
+
+    async def push(self, request: Request) -> Response:
+        self.received.append(Received(await request.json(), request.headers.get("authorization")))
+        self._arrived.set()
+        status, body = self.script.pop(0) if self.script else (200, {"accepted": True})
+        if isinstance(body, str):
+            return PlainTextResponse(body, status_code=status)
+        return JSONResponse(body, status_code=status)
+
+    async def requests(self, count: int, timeout: float = 15) -> list[Received]:
+        """The requests so far, once there are at least ``count``."""
+        with anyio.fail_after(timeout):
+            while len(self.received) < count:
+                await self._arrived.wait()
+                self._arrived = anyio.Event()
+        return self.received
+
+
+@contextlib.asynccontextmanager
+async def control_plane(script: Sequence[Answer] = (), port: int | None = None) -> AsyncIterator[ControlPlane]:
+    """The control plane, listening before the block starts (on ``port`` when given)."""
+    plane = ControlPlane(list(script))
+    async with serving(Starlette(routes=[Route(PUSH_PATH, plane.push, methods=["POST"])]), port) as url:
+        plane.url = url
+        yield plane
+
+
+@contextlib.asynccontextmanager
+async def pushing(agent: ContextAgent, pusher: Pusher) -> AsyncIterator[None]:
+    async with running(agent), anyio.create_task_group() as group:
+        group.start_soon(pusher.run, agent)
+        yield
+        group.cancel_scope.cancel()
+
+
+async def outcomes(pusher: Pusher, count: int, timeout: float = 15) -> list[tuple[int, bool, str]]:
+    """The pusher's outcomes, once it has recorded ``count`` of them."""
+    with anyio.fail_after(timeout):
+        while len(pusher.pushed) < count:
+            await anyio.sleep(0.005)
+    return list(pusher.pushed)
+
+
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "work", {"AGENTS.md": "v1"})
+
+
+async def change(agent: ContextAgent, work: Path, text: str) -> Snapshot:
+    write_atomic(work / "AGENTS.md", text)
+    return await agent.resync()
+
+
+def wire(snapshot: Snapshot, *, initial: bool) -> dict[str, Any]:
+    """What the control plane should receive for ``snapshot``: its JSON plus ``initial``."""
+    body: dict[str, Any] = json.loads(json.dumps({**snapshot.to_dict(), "initial": initial}))
+    return body
+
+
+async def test_run_push_first_push_is_initial(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await anyio.sleep(QUIET)
+            assert plane.received == []  # nothing is pushed while the version is 0
+            snapshot = await ready(agent)
+            [first] = await plane.requests(1)
+            assert await outcomes(pusher, 1) == [(1, True, "accepted")]
+    assert (first.body["version"], first.body["initial"]) == (1, True)
+    assert first.body == wire(snapshot, initial=True)
+    assert first.authorization == f"Bearer {TOKEN}"
+
+
+async def test_run_push_subsequent_push_on_change(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            await plane.requests(1)
+            second = await change(agent, work, "v2")
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 2) == [(1, True, "accepted"), (2, False, "accepted")]
+    assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, False)]
+    assert received[1].body == wire(second, initial=False)
+    assert received[1].body["aggregate_hash"] != received[0].body["aggregate_hash"]
+
+
+@pytest.mark.parametrize("status", [501, 410])
+async def test_run_push_stops_on_unimplemented(tmp_path: Path, home: Path, status: int) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane([(status, {"message": "Context sync is disabled."})]) as plane, running(agent):
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        await ready(agent)
+        with anyio.fail_after(15):
+            await pusher.run(agent)  # returns: the control plane turned sync off
+        assert len(plane.received) == 1
+    assert pusher.stopped_reason == "Context sync is disabled."
+    assert pusher.pushed == [(1, True, "disabled")]
+
+
+async def test_run_push_stops_on_unimplemented_without_a_message(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane([(501, "")]) as plane, running(agent):
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        await ready(agent)
+        with anyio.fail_after(15):
+            await pusher.run(agent)
+    assert pusher.stopped_reason == "context sync is disabled on the control plane"
+
+
+@pytest.mark.parametrize("status", [503, 500, 429])
+async def test_run_push_retries_transient_error(tmp_path: Path, home: Path, status: int) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane([(status, {"message": "busy"})]) as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            snapshot = await ready(agent)
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 1) == [(1, True, "accepted")]
+    assert [r.body for r in received] == [wire(snapshot, initial=True)] * 2
+
+
+async def test_run_push_retries_until_the_control_plane_listens(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    port = free_port()
+    pusher = Pusher(f"http://127.0.0.1:{port}", TOKEN, initial_backoff=0.01, max_backoff=0.05)
+    async with pushing(agent, pusher):
+        await ready(agent)
+        await anyio.sleep(QUIET)
+        assert pusher.pushed == []  # connection refused: retrying
+        async with control_plane(port=port) as plane:
+            [first] = await plane.requests(1)
+            assert await outcomes(pusher, 1) == [(1, True, "accepted")]
+    assert (first.body["version"], first.body["initial"]) == (1, True)
+
+
+async def test_run_push_accepted_false_is_not_retried(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane([(200, {"accepted": False})]) as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            await plane.requests(1)
+            await change(agent, work, "v2")
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 2) == [(1, True, "rejected"), (2, False, "accepted")]
+    # had version 1 been retried, the second request would carry it again
+    assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, False)]
+
+
+async def test_run_push_refused_request_is_not_retried_and_the_next_change_is_pushed(
+    tmp_path: Path, home: Path
+) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane([(400, {"message": "bad snapshot"})]) as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            await plane.requests(1)
+            await change(agent, work, "v2")
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 2) == [(1, True, "refused"), (2, True, "accepted")]
+    # a refused push was never taken: the next one still introduces this process
+    assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, True)]
+
+
+@pytest.mark.parametrize("answer", ["not json", "[]", ""])
+async def test_run_push_survives_an_answer_that_is_not_a_json_object(tmp_path: Path, home: Path, answer: str) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane([(200, answer)]) as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            await plane.requests(1)
+            await change(agent, work, "v2")
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 2) == [(1, True, "rejected"), (2, False, "accepted")]
+    assert [r.body["version"] for r in received] == [1, 2]
+
+
+async def test_run_push_retry_sends_the_newest_snapshot_not_the_one_that_failed(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane([(503, {"message": "busy"})]) as plane:
+        # a long first backoff: the change lands while the pusher waits to retry version 1
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=1.0)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            await plane.requests(1)
+            newer = await change(agent, work, "v2")
+            received = await plane.requests(2)
+            assert await outcomes(pusher, 1) == [(2, True, "accepted")]
+    assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, True)]
+    assert received[1].body == wire(newer, initial=True)

@@ -1,0 +1,258 @@
+"""`agentcontext agent` as a real process: live edits, readiness, signals, the listen guard."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from agentcontext.testing import make_workspace, skill_md
+from tests.agent.conftest import time_server_config
+from tests.helpers import free_port
+
+pytestmark = pytest.mark.timeout(180)
+
+T = TypeVar("T")
+WAIT = 30.0
+
+
+@dataclass
+class AgentProcess:
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def get(self, path: str, **params: str) -> Any:
+        response = httpx.get(self.url + path, params=params, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def post(self, path: str) -> httpx.Response:
+        return httpx.post(self.url + path, timeout=60)
+
+    def snapshot(self) -> dict[str, Any]:
+        snapshot: dict[str, Any] = self.get("/api/v0/context", payloads="true")
+        return snapshot
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the agent exited with {process.returncode}:\n{log.read_text()}")
+        with contextlib.suppress(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{port}/api/v0/context", timeout=1)
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the agent did not listen on {port} within {WAIT} s:\n{log.read_text()}")
+
+
+@contextlib.contextmanager
+def agent_process(work: Path, home: Path, *args: str) -> Iterator[AgentProcess]:
+    """``python -m agentcontext agent`` over ``work`` on a free loopback port, with ``home`` as HOME."""
+    port = free_port()
+    log = work.parent / f"agent-{port}.log"
+    command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work)]
+    command += ["--listen", f"127.0.0.1:{port}", *args]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, env={**os.environ, "HOME": str(home)}, stdout=sink, stderr=sink)
+    try:
+        wait_for_port(port, process, log)
+        yield AgentProcess(process, f"http://127.0.0.1:{port}", log)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout: float = WAIT) -> T:
+    """``fetch()`` again and again until ``accept`` takes its value (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if accept(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
+        time.sleep(0.05)
+
+
+def resource(snapshot: dict[str, Any], path: Path | str) -> dict[str, Any] | None:
+    return next((r for r in snapshot["resources"] if r["path"] == str(path)), None)
+
+
+def content_of(snapshot: dict[str, Any], path: Path) -> str | None:
+    found = resource(snapshot, path)
+    return None if found is None else found.get("content")
+
+
+def tool_names(agent: AgentProcess) -> list[str]:
+    return [tool["name"] for tool in agent.get("/api/v0/mcp/tools")["tools"]]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc/<pid>/task/*/children)."""
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                for child in map(int, (task / "children").read_text().split()):
+                    if child not in found:
+                        found.add(child)
+                        stack.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie has ended; only its exit status is left)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+# --- (a) edits while it runs ------------------------------------------------------------------
+
+
+def test_edits_on_disk_reach_the_live_snapshot(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "Use pytest."})
+    with agent_process(work, home) as agent:
+        first = poll(agent.snapshot, lambda s: s["version"] >= 1, "the first snapshot")
+        assert content_of(first, work / "AGENTS.md") == "Use pytest."
+
+        (work / "AGENTS.md").write_text("Use pytest -x.", encoding="utf-8")
+        edited = poll(agent.snapshot, lambda s: content_of(s, work / "AGENTS.md") == "Use pytest -x.", "the edit")
+        assert edited["version"] > first["version"]
+        assert edited["aggregate_hash"] != first["aggregate_hash"]
+
+        skill = work / ".agents" / "skills" / "lint" / "SKILL.md"  # its container does not exist yet
+        make_workspace(work, {".agents/skills/lint/SKILL.md": skill_md("lint", "Lints the code")})
+        with_skill = poll(agent.snapshot, lambda s: resource(s, skill) is not None, "the new skill")
+        found = resource(with_skill, skill)
+        assert found is not None and (found["kind"], found["status"], found["name"]) == ("skill", "ok", "lint")
+        assert agent.get("/api/v0/skills/lint")["dir"] == str(skill.parent)
+
+        skill.write_text(skill_md("lint", "Lints more code"), encoding="utf-8")
+        poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints more code", "skill edit")
+
+
+def test_mcp_json_add_change_and_remove_reach_the_catalog(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    with agent_process(work, home) as agent:
+        first = poll(agent.snapshot, lambda s: s["version"] >= 1, "the first snapshot")
+        assert tool_names(agent) == []
+
+        (work / ".mcp.json").write_text(time_server_config(), encoding="utf-8")
+        poll(lambda: tool_names(agent), lambda names: "time__get_current_time" in names, "the time server")
+        connected = agent.snapshot()
+        server = resource(connected, "time")
+        assert server is not None and server["status"] == "ok"
+        assert connected["aggregate_hash"] == first["aggregate_hash"]  # MCP never marks pinned chats out of date
+
+        (work / ".mcp.json").write_text(time_server_config().replace('"time"', '"clock"'), encoding="utf-8")
+        renamed = poll(
+            lambda: tool_names(agent),
+            lambda names: names == ["clock__convert_time", "clock__get_current_time"],
+            "rename",
+        )
+        assert renamed == ["clock__convert_time", "clock__get_current_time"]
+        assert resource(agent.snapshot(), "time") is None
+
+        (work / ".mcp.json").unlink()
+        poll(lambda: tool_names(agent), lambda names: names == [], "the servers to go")
+        gone = poll(
+            agent.snapshot, lambda s: all(r["kind"] not in ("mcp_server", "mcp_config") for r in s["resources"]), "gone"
+        )
+        assert gone["aggregate_hash"] == first["aggregate_hash"]
+
+
+# --- (b) readiness ----------------------------------------------------------------------------
+
+
+def test_wait_ready_publishes_nothing_until_post_ready(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    with agent_process(work, home, "--wait-ready") as agent:
+        assert (agent.snapshot()["version"], agent.snapshot()["resources"]) == (0, [])
+        (work / "AGENTS.md").write_text("new rules", encoding="utf-8")
+        resynced = agent.post("/api/v0/context/resync").json()
+        assert (resynced["version"], resynced["resources"]) == (0, [])  # resync is gated too
+        assert agent.post("/api/v0/ready").json() == {"ready": True}
+        ready = poll(agent.snapshot, lambda s: s["version"] >= 1, "the first snapshot")
+        assert content_of(ready, work / "AGENTS.md") == "new rules"
+
+
+def test_startup_command_gates_until_it_ends(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    # Runs in the work dir and ends when the test creates "go" there.
+    startup = "while [ ! -e go ]; do sleep 0.05; done; exit 3"
+    with agent_process(work, home, "--startup", startup) as agent:
+        assert (agent.snapshot()["version"], agent.snapshot()["resources"]) == (0, [])
+        resynced = agent.post("/api/v0/context/resync").json()
+        assert resynced["version"] == 0
+        (work / "go").write_text("", encoding="utf-8")
+        ready = poll(agent.snapshot, lambda s: s["version"] >= 1, "the end of the startup command")
+    assert content_of(ready, work / "AGENTS.md") == "rules"  # a failed startup command still ends the wait
+
+
+def test_startup_sleep_keeps_version_zero_until_it_ends(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    with agent_process(work, home, "--startup", "sleep 1") as agent:
+        started = time.monotonic()
+        assert agent.snapshot()["version"] == 0
+        poll(agent.snapshot, lambda s: s["version"] >= 1, "the end of sleep 1")
+        assert time.monotonic() - started < WAIT
+
+
+# --- (c) signals ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_agent_and_its_mcp_servers(tmp_path: Path, home: Path, sig: signal.Signals) -> None:
+    work = make_workspace(tmp_path / "work", {".mcp.json": time_server_config()})
+    with agent_process(work, home) as agent:
+        poll(lambda: tool_names(agent), lambda names: "time__get_current_time" in names, "the time server")
+        children = descendants(agent.process.pid)
+        assert children, "the time server runs as a child of the agent"
+        agent.process.send_signal(sig)
+        assert agent.process.wait(timeout=20) == 0, agent.log.read_text()
+    assert [pid for pid in children if alive(pid)] == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_a_running_startup_command(tmp_path: Path, home: Path, sig: signal.Signals) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    with agent_process(work, home, "--startup", "sleep 300; sleep 300") as agent:
+        children = poll(lambda: descendants(agent.process.pid), lambda pids: len(pids) >= 2, "sh and sleep")
+        agent.process.send_signal(sig)
+        assert agent.process.wait(timeout=20) == 0, agent.log.read_text()
+    assert [pid for pid in children if alive(pid)] == []
+
+
+# --- (d) the listen guard ---------------------------------------------------------------------
+
+
+def test_a_non_loopback_listen_address_needs_a_token(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", "0.0.0.0:8766"]
+    result = subprocess.run(command, env={**os.environ, "HOME": str(home)}, capture_output=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "agentcontext: error: refusing to listen on 0.0.0.0 without --token: only loopback may go without one\n"
+    )

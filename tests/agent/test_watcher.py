@@ -1,0 +1,278 @@
+"""The watcher, after Coder's watcher_test.go (coder.md 4.3, 8.3): real files, real inotify, anyio.
+
+A watch is known to be live when the kernel lists it: every inotify descriptor of this
+process shows its watches (by inode) in ``/proc/self/fdinfo``. Tests wait for that before
+touching files, so no change can happen before the watch exists. The debounce is 50 ms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+from watchfiles import Change
+
+from agentcontext.agent.watcher import Watcher
+from agentcontext.scan import Scanner
+from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+DEBOUNCE_MS = 50
+QUIET = 0.5  # seconds with no call that show a change was ignored (10 debounce windows)
+_WATCH_LINE = re.compile(r"^inotify wd:\S+ ino:([0-9a-f]+) ", re.MULTILINE)
+
+
+class Calls:
+    """What the watcher reported: on_change calls and on_error messages."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+        self.errors: list[str | None] = []
+        self._event = anyio.Event()
+
+    def on_change(self) -> None:
+        self.changes += 1
+        self._event.set()
+
+    def on_error(self, error: str | None) -> None:
+        self.errors.append(error)
+        self._event.set()
+
+    async def changed(self, count: int = 1, timeout: float = 10) -> None:
+        with anyio.fail_after(timeout):
+            while self.changes < count:
+                await self._event.wait()
+                self._event = anyio.Event()
+
+    async def errored(self, count: int, timeout: float = 10) -> None:
+        with anyio.fail_after(timeout):
+            while len(self.errors) < count:
+                await self._event.wait()
+                self._event = anyio.Event()
+
+    async def quiet(self) -> int:
+        """The number of changes after a quiet period (a window in which nothing should fire)."""
+        await anyio.sleep(QUIET)
+        return self.changes
+
+
+def watched_inodes() -> dict[int, set[int]]:
+    """Inodes watched by each inotify descriptor of this process (fd -> inodes)."""
+    found: dict[int, set[int]] = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:inotify":
+                continue
+            text = Path(f"/proc/self/fdinfo/{name}").read_text()
+        except OSError:
+            continue
+        found[int(name)] = {int(match, 16) for match in _WATCH_LINE.findall(text)}
+    return found
+
+
+def is_watched(path: Path) -> bool:
+    inode = path.stat().st_ino
+    return any(inode in inodes for inodes in watched_inodes().values())
+
+
+async def until_watched(paths: Sequence[Path], *, watched: bool = True, timeout: float = 10) -> None:
+    with anyio.fail_after(timeout):
+        while not all(is_watched(p) == watched for p in paths):
+            await anyio.sleep(0.005)
+
+
+@contextlib.asynccontextmanager
+async def watching(watcher: Watcher, dirs: Sequence[Path]) -> AsyncIterator[Watcher]:
+    """Run ``watcher`` over ``dirs`` until the block ends; the block starts once the kernel watches them."""
+    watcher.update([str(d) for d in dirs])
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await until_watched(dirs)
+        yield watcher
+        group.cancel_scope.cancel()
+
+
+def new_watcher(calls: Calls, names: Sequence[str] = ()) -> Watcher:
+    return Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, names=names, on_error=calls.on_error)
+
+
+def scan_watch_dirs(work: Path, home: Path) -> list[Path]:
+    """The directories the agent would watch for ``work`` (coder profile)."""
+    scanner = Scanner(work, test_config(work, home=home, profile="coder"), environ=isolated_environ(home))
+    scanner.run()
+    return [Path(d) for d in scanner.watch_dirs()]
+
+
+async def test_watcher_fires_on_agents_md_edit(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [work]):
+        (work / "AGENTS.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+    assert calls.errors == []
+
+
+async def test_watcher_fires_on_new_skill_file(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {".agents/skills/lint/SKILL.md": skill_md("lint")})
+    dirs = scan_watch_dirs(work, home)
+    assert work / ".agents" / "skills" in dirs
+    calls = Calls()
+    async with watching(new_watcher(calls), dirs):
+        make_workspace(work, {".agents/skills/deploy/SKILL.md": skill_md("deploy")})
+        await calls.changed(1)
+
+
+async def test_watcher_fires_on_skill_md_edit_in_a_skill_dir(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {".agents/skills/lint/SKILL.md": skill_md("lint")})
+    dirs = scan_watch_dirs(work, home)
+    assert work / ".agents" / "skills" / "lint" in dirs
+    calls = Calls()
+    async with watching(new_watcher(calls), dirs):
+        (work / ".agents" / "skills" / "lint" / "SKILL.md").write_text(skill_md("lint", "lints more"), encoding="utf-8")
+        await calls.changed(1)
+
+
+async def test_watcher_fires_when_a_missing_container_appears(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    dirs = scan_watch_dirs(work, home)
+    assert not (work / ".agents").exists()
+    assert work in dirs  # the nearest existing ancestor of .agents/skills stands in for it
+    calls = Calls()
+    async with watching(new_watcher(calls), dirs):
+        make_workspace(work, {".agents/skills/lint/SKILL.md": skill_md("lint")})
+        await calls.changed(1)
+
+
+async def test_watcher_fires_on_mcp_json_edit(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {".mcp.json": "{}"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [work]):
+        (work / ".mcp.json").write_text('{"mcpServers": {}}', encoding="utf-8")
+        await calls.changed(1)
+
+
+async def test_watcher_fires_on_an_extra_watched_name(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"RULES.md": "one"})
+    calls = Calls()
+    async with watching(new_watcher(calls, names=["RULES.md"]), [work]):
+        (work / "RULES.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+
+
+async def test_watcher_coalesces_a_burst_into_one_change(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "0"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [work]):
+        for index in range(10):
+            (work / "AGENTS.md").write_text(str(index + 1), encoding="utf-8")
+        await calls.changed(1)
+        assert await calls.quiet() == 1
+
+
+async def test_watcher_ignores_an_unrelated_modification(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules", "notes.txt": "one"})
+    calls = Calls()
+    watcher = new_watcher(calls)
+    assert not watcher.relevant(Change.modified, str(work / "notes.txt"))
+    assert watcher.relevant(Change.added, str(work / "notes.txt"))
+    assert watcher.relevant(Change.deleted, str(work / "notes.txt"))
+    assert watcher.relevant(Change.modified, str(work / "AGENTS.md"))
+    async with watching(watcher, [work]):
+        with (work / "notes.txt").open("a", encoding="utf-8") as notes:
+            notes.write("two")
+        assert await calls.quiet() == 0
+        (work / "AGENTS.md").write_text("new rules", encoding="utf-8")  # the watch was live all along
+        await calls.changed(1)
+
+
+async def test_watcher_update_with_new_paths_restarts_the_watch(tmp_path: Path) -> None:
+    first = make_workspace(tmp_path / "first", {"AGENTS.md": "one"})
+    second = make_workspace(tmp_path / "second", {"AGENTS.md": "one"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [first]) as watcher:
+        assert not is_watched(second)
+        watcher.update([str(second)])
+        await until_watched([second])
+        await until_watched([first], watched=False)
+        (second / "AGENTS.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+        (first / "AGENTS.md").write_text("two", encoding="utf-8")
+        assert await calls.quiet() == 1
+
+
+async def test_watcher_update_with_the_same_paths_keeps_the_watch(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one", "sub/AGENTS.md": "one"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [work, work / "sub"]) as watcher:
+        before = watched_inodes()
+        watcher.update([str(work / "sub"), str(work), str(work)])
+        await anyio.sleep(QUIET)  # a restart would replace the inotify descriptor within a few ms
+        assert watched_inodes() == before
+        (work / "sub" / "AGENTS.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+
+
+async def test_watcher_waits_for_a_path_to_watch(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    calls = Calls()
+    watcher = new_watcher(calls)
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        watcher.update([str(tmp_path / "missing")])  # nothing to watch yet: the watcher idles
+        await anyio.wait_all_tasks_blocked()
+        watcher.update([str(work)])
+        await until_watched([work])
+        (work / "AGENTS.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+        group.cancel_scope.cancel()
+
+
+async def test_watcher_degrades_when_watching_fails_and_recovers_on_update(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    # A directory whose name is not UTF-8: watchfiles cannot watch it, so the whole watch fails.
+    unwatchable = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9"))
+    os.mkdir(unwatchable)
+    calls = Calls()
+    watcher = new_watcher(calls)
+    watcher.update([unwatchable, str(work)])
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await calls.errored(1)
+        [message] = calls.errors
+        assert message is not None and message.startswith("file watching failed: ")
+        assert "surrogates not allowed" in message
+        assert calls.errors == [watcher.error]
+        (work / "AGENTS.md").write_text("two", encoding="utf-8")  # degraded: no automatic updates
+        assert await calls.quiet() == 0
+        watcher.update([str(work)])
+        await calls.errored(2)
+        assert calls.errors == [message, None]
+        assert watcher.error is None
+        await until_watched([work])
+        (work / "AGENTS.md").write_text("three", encoding="utf-8")
+        await calls.changed(1)
+        group.cancel_scope.cancel()
+
+
+async def test_watcher_close_is_clean(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    calls = Calls()
+    watcher = new_watcher(calls)
+    watcher.update([str(work)])
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await until_watched([work])
+        (work / "AGENTS.md").write_text("two", encoding="utf-8")  # a change still in its debounce window
+        cancelled_at = anyio.current_time()
+        group.cancel_scope.cancel()
+    assert anyio.current_time() - cancelled_at < 0.5  # not held up by the watch thread's timeout
+    await until_watched([work], watched=False)  # notify's own thread releases the inotify watch
+    (work / "AGENTS.md").write_text("three", encoding="utf-8")
+    assert await calls.quiet() == 0
+    assert calls.errors == []
