@@ -6,7 +6,12 @@
     ├── FrontmatterError     a SKILL.md frontmatter cannot be used
     ├── McpConfigError       an MCP config file is not valid JSON of a known shape
     ├── UnsafePathError      a requested path would leave its allowed root
-    └── NotFoundError        a named thing (skill, resource) does not exist
+    ├── NotFoundError        a named thing (skill, resource, chat) does not exist
+    ├── InvalidRequestError  a request to the control plane is malformed or over a limit
+    ├── AuthError            no credential, or one that is not valid
+    ├── ForbiddenError       a valid credential that may not do this
+    ├── ConflictError        the request collides with what exists (a duplicate name)
+    └── UnavailableError     a needed part is off or out of reach (sync disabled, agent offline)
 
 The CLI turns these into messages and exit codes; the HTTP APIs into status codes;
 the MCP server into tool results with ``isError``. Nothing else is raised on purpose
@@ -46,3 +51,23 @@ class UnsafePathError(AgentContextError):
 
 class NotFoundError(AgentContextError):
     """The named skill, file or resource does not exist."""
+
+
+class InvalidRequestError(AgentContextError):
+    """A request was malformed, failed validation or went over a limit."""
+
+
+class AuthError(AgentContextError):
+    """No credential was presented, or it is not one we issued."""
+
+
+class ForbiddenError(AgentContextError):
+    """The credential is valid but may not do this."""
+
+
+class ConflictError(AgentContextError):
+    """The request collides with something that exists."""
+
+
+class UnavailableError(AgentContextError):
+    """A part this request needs is switched off or cannot be reached."""

@@ -101,8 +101,8 @@ async def change(agent: ContextAgent, work: Path, text: str) -> Snapshot:
 
 
 def wire(snapshot: Snapshot, *, initial: bool) -> dict[str, Any]:
-    """What the control plane should receive for ``snapshot``: its JSON plus ``initial``."""
-    body: dict[str, Any] = json.loads(json.dumps({**snapshot.to_dict(), "initial": initial}))
+    """What the control plane should receive for ``snapshot``: its JSON plus ``initial`` and ``agent``."""
+    body: dict[str, Any] = json.loads(json.dumps({**snapshot.to_dict(), "initial": initial, "agent": {}}))
     return body
 
 

@@ -26,7 +26,6 @@ import mcp.types as types
 import pytest
 
 from agentcontext.config import McpSettings
-from agentcontext.mcp.names import MAX_NAME, InvalidToolName, UnknownServer
 from agentcontext.mcp.upstream import (
     CallOutcome,
     ServerStatus,
@@ -39,6 +38,7 @@ from agentcontext.mcp.upstream import (
 from agentcontext.mcp_config import ServerSpec, parse
 from agentcontext.resource import Status
 from agentcontext.testing import isolated_environ, test_config
+from agentcontext.tool_names import MAX_NAME, InvalidToolName, UnknownServer
 from tests.helpers import free_port
 from tests.mcp.conftest import ROOT, wait_for_port
 from tests.peers import misbehaving

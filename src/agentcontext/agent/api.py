@@ -2,13 +2,18 @@
 
 Errors have Coder's shape, ``{"message": ..., "detail": ...}``. When the agent has a token,
 every route needs ``Authorization: Bearer <token>`` (the agent refuses to listen on a
-non-loopback address without one).
+non-loopback address without one); the per-run secret it gives its control plane is
+accepted as well, since the control plane keeps only a hash of the agent's token.
 """
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
+import os
+import platform
+import stat
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -22,11 +27,11 @@ from sse_starlette import EventSourceResponse
 from agentcontext import __version__, skill_files
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
-from agentcontext.mcp.names import InvalidToolName, UnknownServer
 from agentcontext.mcp.upstream import UpstreamError
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
 from agentcontext.snapshot import Snapshot
+from agentcontext.tool_names import InvalidToolName, UnknownServer
 
 
 class ApiError(Exception):
@@ -88,6 +93,22 @@ class SkillFileResponse(BaseModel):
     truncated: bool
 
 
+class WorkspaceResponse(BaseModel):
+    os: str
+    home: str
+    work_dir: str
+
+
+class PlanFileResponse(BaseModel):
+    path: str
+    resolved: str
+    content: str
+    size_bytes: int
+
+
+PLAN_FILE_LIMIT = 32 * 1024 + 1  # propose_plan's cap plus one byte, so "too large" can be told
+
+
 class ContextConfigResponse(BaseModel):
     parts: list[dict[str, Any]]
     working_dir: str
@@ -111,8 +132,13 @@ async def _agent(request: Request) -> ContextAgent:
 
 
 async def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-    token: str | None = request.app.state.token
-    if token is not None and not hmac.compare_digest((authorization or "").encode(), f"Bearer {token}".encode()):
+    tokens: tuple[str, ...] = request.app.state.tokens
+    if not tokens:
+        return
+    presented = (authorization or "").encode()
+    # every candidate compared, so the time taken does not tell which one nearly matched
+    matches = [hmac.compare_digest(presented, f"Bearer {token}".encode()) for token in tokens]
+    if not any(matches):
         raise ApiError(401, "Unauthorized.", "A valid bearer token is required.")
 
 
@@ -120,14 +146,19 @@ Agent = Annotated[ContextAgent, Depends(_agent)]
 router = APIRouter(prefix="/api/v0", dependencies=[Depends(_authorized)], responses=ERRORS)
 
 
-def create_app(agent: ContextAgent, *, token: str | None = None, startup_wait: float = 35.0) -> FastAPI:
-    """The agent's API over ``agent``; ``token`` makes every route require it."""
+def create_app(
+    agent: ContextAgent, *, token: str | None = None, peer_token: str | None = None, startup_wait: float = 35.0
+) -> FastAPI:
+    """The agent's API over ``agent``; ``token`` makes every route require it (or ``peer_token``)."""
     app = FastAPI(
         title="agentcontext workspace agent",
         version=__version__,
         description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
     )
-    app.state.agent, app.state.token, app.state.startup_wait = agent, token, startup_wait
+    app.state.agent, app.state.startup_wait = agent, startup_wait
+    app.state.tokens = (
+        (token, peer_token) if token is not None and peer_token is not None else (token,) if token else ()
+    )
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.include_router(router)
@@ -227,6 +258,35 @@ async def skill_file(agent: Agent, name: str, path: str) -> SkillFileResponse:
     except OSError as exc:
         raise ApiError(404, "read skill file: " + (exc.strerror or str(exc))) from None
     return SkillFileResponse(content=text, truncated=cut)
+
+
+@router.get("/workspace", summary="The workspace's OS, home and working directory")
+async def workspace(agent: Agent) -> WorkspaceResponse:
+    return WorkspaceResponse(os=platform.system().lower(), home=agent.config.home, work_dir=agent.work_dir)
+
+
+@router.get("/plan-file", summary="A markdown plan file, for propose_plan (at most 32 KiB + 1 byte)")
+async def plan_file(path: str) -> PlanFileResponse:
+    if not path.endswith(".md") or not os.path.isabs(path):
+        raise ApiError(400, "Invalid plan path.", "plan files are absolute paths ending in .md")
+    try:
+        resolved, data = await anyio.to_thread.run_sync(_read_plan, path)
+    except FileNotFoundError:
+        raise ApiError(404, "Plan file not found.", f"open {path}: no such file or directory") from None
+    except OSError as exc:
+        raise ApiError(400, "Could not read the plan file.", f"read {path}: {exc.strerror or exc}") from None
+    return PlanFileResponse(
+        path=path, resolved=resolved, content=data.decode("utf-8", errors="replace"), size_bytes=len(data)
+    )
+
+
+def _read_plan(path: str) -> tuple[str, bytes]:
+    # O_NONBLOCK: a FIFO planted at the path must not hang the read
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return os.path.realpath(path), fh.read(PLAN_FILE_LIMIT)
 
 
 @router.get("/mcp/tools", summary="The workspace's MCP tools, named server__tool")

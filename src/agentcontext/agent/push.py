@@ -6,11 +6,17 @@ with exponential backoff from 250 ms doubling to 30 s; ``accepted: false`` is no
 (the next change carries a higher version); a refused request (other 4xx) waits for the
 next change; ``501`` or ``410`` mean the control plane has context sync turned off, and the
 pusher stops cleanly.
+
+Each push carries what the control plane needs to reach the agent back (``agent``: its
+advertised URL, a per-run secret its API accepts, the run id, OS and home). Between pushes
+a heartbeat every ``heartbeat`` seconds keeps the agent "online"; on shutdown a last one
+says it is going offline.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import anyio
@@ -21,6 +27,23 @@ from agentcontext.snapshot import Snapshot
 
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"
+HEARTBEAT_PATH = "/api/v1/agent/heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """How the control plane reaches this agent, sent with every push and heartbeat."""
+
+    url: str | None = None
+    api_token: str | None = None
+    run_id: str | None = None
+    os: str | None = None
+    home: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
 Outcome = Literal["accepted", "rejected", "refused", "disabled"]
 
 
@@ -33,9 +56,14 @@ class Pusher:
         initial_backoff: float = 0.25,
         max_backoff: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        info: AgentInfo | None = None,
+        heartbeat: float = 15.0,
     ) -> None:
         self.url = base_url.rstrip("/") + PUSH_PATH
+        self.heartbeat_url = base_url.rstrip("/") + HEARTBEAT_PATH
         self.token = token
+        self.info = info or AgentInfo()
+        self.heartbeat = heartbeat
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self._transport = transport
@@ -44,20 +72,49 @@ class Pusher:
 
     async def run(self, agent: ContextAgent) -> None:
         """Push every published snapshot until cancelled or the control plane says sync is off."""
+        async with httpx.AsyncClient(timeout=30, transport=self._transport) as client:
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._beat, client)
+                    await self._push_all(client, agent)
+                    group.cancel_scope.cancel()
+            finally:
+                if self.stopped_reason is None:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                        await self._send_heartbeat(client, online=False)
+
+    async def _beat(self, client: httpx.AsyncClient) -> None:
+        """Tell the control plane every ``heartbeat`` seconds that this agent is alive."""
+        while True:
+            await anyio.sleep(self.heartbeat)
+            await self._send_heartbeat(client, online=True)
+
+    async def _send_heartbeat(self, client: httpx.AsyncClient, *, online: bool) -> None:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        try:
+            response = await client.post(
+                self.heartbeat_url, json={"agent": self.info.to_dict(), "online": online}, headers=headers
+            )
+        except httpx.HTTPError as exc:
+            log.debug("heartbeat failed: %s", exc)
+            return
+        if response.status_code >= 400:
+            log.debug("heartbeat answered %s", response.status_code)
+
+    async def _push_all(self, client: httpx.AsyncClient, agent: ContextAgent) -> None:
         initial = True
         last: Snapshot | None = None
-        async with httpx.AsyncClient(timeout=30, transport=self._transport) as client:
-            with agent.subscription() as events:
-                while True:
-                    snapshot = agent.snapshot
-                    if snapshot.version > 0 and snapshot is not last:
-                        outcome, last = await self._push(client, agent, snapshot, initial)
-                        if outcome == "disabled":
-                            return
-                        if outcome != "refused":
-                            initial = False
-                    if agent.snapshot is last or agent.snapshot.version == 0:  # nothing new to push
-                        await events.receive()
+        with agent.subscription() as events:
+            while True:
+                snapshot = agent.snapshot
+                if snapshot.version > 0 and snapshot is not last:
+                    outcome, last = await self._push(client, agent, snapshot, initial)
+                    if outcome == "disabled":
+                        return
+                    if outcome != "refused":
+                        initial = False
+                if agent.snapshot is last or agent.snapshot.version == 0:  # nothing new to push
+                    await events.receive()
 
     async def _push(
         self, client: httpx.AsyncClient, agent: ContextAgent, snapshot: Snapshot, initial: bool
@@ -81,7 +138,7 @@ class Pusher:
             snapshot = agent.snapshot
 
     def _body(self, snapshot: Snapshot, initial: bool) -> dict[str, Any]:
-        return {**snapshot.to_dict(), "initial": initial}
+        return {**snapshot.to_dict(), "initial": initial, "agent": self.info.to_dict()}
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:
         """None means "transient: try again"."""

@@ -12,8 +12,12 @@ import contextlib
 import importlib.util
 import logging
 import os
+import platform
+import secrets
 import signal
+import socket
 import sys
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -23,7 +27,7 @@ import uvicorn
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.agent.push import Pusher
+from agentcontext.agent.push import AgentInfo, Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.config import Config
 from agentcontext.errors import ConfigError
@@ -42,7 +46,8 @@ class AgentOptions:
     startup: str | None = None
     wait_ready: bool = False
     control_plane: str | None = None
-    agent_token: str | None = None
+    advertise_url: str | None = None
+    heartbeat: float = 15.0
 
 
 class _Server(uvicorn.Server):
@@ -57,15 +62,17 @@ def check_options(options: AgentOptions) -> None:
     """Raises: ConfigError for a non-loopback listen address without a token, or a push without one."""
     if options.token is None and not is_loopback(options.host):
         raise ConfigError(f"refusing to listen on {options.host} without --token: only loopback may go without one")
-    if options.control_plane and not options.agent_token:
-        raise ConfigError("--control-plane needs the agent's token (--agent-token or AGENTCONTEXT_AGENT_TOKEN)")
+    if options.control_plane and not options.token:
+        raise ConfigError("--control-plane needs the agent's token (--token or AGENTCONTEXT_AGENT_TOKEN)")
 
 
 async def serve(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> ContextAgent:
     """Run until SIGINT or SIGTERM; returns the agent after everything is closed."""
     check_options(options)
     agent = ContextAgent(work_dir, config, environ=environ, trust=TrustStore.default(environ))
-    app = create_app(agent, token=options.token)
+    # the control plane keeps only a hash of our token, so it reaches our API with a per-run secret
+    peer_token = secrets.token_urlsafe(32) if options.control_plane else None
+    app = create_app(agent, token=options.token, peer_token=peer_token)
     server = _Server(
         uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="off", access_log=False)
     )
@@ -84,11 +91,26 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
             group.start_soon(_startup, agent, options.startup)
         elif not options.wait_ready:
             agent.set_ready()
-        if options.control_plane and options.agent_token:
-            group.start_soon(Pusher(options.control_plane, options.agent_token).run, agent)
+        if options.control_plane and options.token:
+            info = AgentInfo(
+                url=options.advertise_url or advertised_url(options.host, options.port),
+                api_token=peer_token,
+                run_id=uuid.uuid4().hex,
+                os=platform.system().lower(),
+                home=config.home,
+            )
+            pusher = Pusher(options.control_plane, options.token, info=info, heartbeat=options.heartbeat)
+            group.start_soon(pusher.run, agent)
         await server.serve()
         group.cancel_scope.cancel()
     return agent
+
+
+def advertised_url(host: str, port: int) -> str:
+    """Where the control plane can reach the API: the listen address, or this host's name for a wildcard."""
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.getfqdn()
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _watch_error(agent: ContextAgent, error: str | None) -> None:

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from agentcontext import __version__
-from agentcontext.cli import agent_cmd, config_cmd, mcp_cmd, scan_cmd, skills_cmd
+from agentcontext.cli import agent_cmd, chats_cmd, config_cmd, mcp_cmd, scan_cmd, server_cmd, skills_cmd
 from agentcontext.errors import AgentContextError
 
 app = typer.Typer(
@@ -34,6 +34,12 @@ app.command("agent")(agent_cmd.agent)
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(mcp_cmd.app, name="mcp")
+app.command("server")(server_cmd.server)
+app.add_typer(server_cmd.db_app, name="db")
+app.add_typer(server_cmd.users_app, name="users")
+app.add_typer(server_cmd.tokens_app, name="tokens")
+app.add_typer(server_cmd.agents_app, name="agents")
+app.add_typer(chats_cmd.app, name="chats")
 
 
 def _version(value: bool) -> None:

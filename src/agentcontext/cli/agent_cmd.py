@@ -24,17 +24,27 @@ def agent(
     work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The workspace's working directory."),
     listen: str = typer.Option(DEFAULT_LISTEN, "--listen", help="HOST:PORT of the HTTP API (/api/v0/...)."),
     token: str | None = typer.Option(
-        None, "--token", envvar="AGENTCONTEXT_AGENT_API_TOKEN", help="Bearer token the HTTP API requires."
+        None,
+        "--token",
+        envvar="AGENTCONTEXT_AGENT_TOKEN",
+        help="The agent's token: its HTTP API requires it, and it authenticates pushes to the control plane"
+        " (`agentcontext agents create` prints one).",
     ),
     startup: str | None = typer.Option(
         None, "--startup", help="Shell command to run first; the workspace is ready when it ends."
     ),
     wait_ready: bool = typer.Option(False, "--wait-ready", help="Publish nothing until POST /api/v0/ready."),
     control_plane: str | None = typer.Option(
-        None, "--control-plane", envvar="AGENTCONTEXT_SERVER", help="Control plane URL to push snapshots to."
+        None,
+        "--control-plane",
+        envvar="AGENTCONTEXT_CONTROL_PLANE",
+        help="Control plane URL (`agentcontext server`) to push snapshots to; needs --token.",
     ),
-    agent_token: str | None = typer.Option(
-        None, "--agent-token", envvar="AGENTCONTEXT_AGENT_TOKEN", help="This agent's token for the control plane."
+    advertise_url: str | None = typer.Option(
+        None,
+        "--advertise-url",
+        envvar="AGENTCONTEXT_AGENT_URL",
+        help="URL the control plane uses to reach this agent's API (default: the --listen address).",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
     profile: str | None = ProfileOption,
@@ -46,11 +56,12 @@ def agent(
     and `POST /api/v0/ready`, or at once). Edits to AGENTS.md, skills and `.mcp.json` publish
     a new snapshot within the debounce (`[agent] debounce_ms`, 250 ms). The servers of the
     work dir's `.mcp.json` are connected and their tools served as `server__tool` at
-    `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane`, every snapshot
-    is pushed there.
+    `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane URL --token TOKEN`,
+    every snapshot is pushed there, and the control plane calls back at --advertise-url for
+    skill files, plan files and MCP tool calls.
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     config = configure(work_dir, profile, config_file)
-    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, agent_token)
+    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url)
     run(os.fspath(work_dir), config, options, dict(os.environ))

@@ -48,9 +48,9 @@ from mcp.shared.exceptions import MCPError
 from agentcontext import __version__
 from agentcontext.config import McpSettings
 from agentcontext.errors import AgentContextError
-from agentcontext.mcp.names import ToolNames, UnknownServer, assign
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
+from agentcontext.tool_names import ToolNames, UnknownServer, assign
 
 State = Literal["connecting", "connected", "failed", "disabled"]
 STDERR_TAIL_BYTES = 4096

@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from agentcontext.mcp.names import MAX_NAME, InvalidToolName, UnknownServer, assign, split_tool_name
+from agentcontext.tool_names import MAX_NAME, InvalidToolName, UnknownServer, assign, split_tool_name
 
 
 @pytest.mark.parametrize(

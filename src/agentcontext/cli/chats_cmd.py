@@ -1,0 +1,170 @@
+"""``agentcontext chats``: create, show, refresh and prompt chats on a control plane.
+
+The server and token come from ``--server``/``--token`` or ``AGENTCONTEXT_SERVER`` /
+``AGENTCONTEXT_TOKEN``. Every command takes ``--json`` and then prints exactly what the
+API returned.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from agentcontext.cli.common import STATUS_STYLE, stdout
+from agentcontext.control.client import ControlClient, from_environment
+from agentcontext.errors import InvalidRequestError
+
+app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
+
+ServerOption = typer.Option(None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER).", show_default=False)
+TokenOption = typer.Option(None, "--token", help="Your API token (or AGENTCONTEXT_TOKEN).", show_default=False)
+JsonFlag = typer.Option(False, "--json", help="Print the API's JSON.")
+
+
+def _client(server: str | None, token: str | None) -> ControlClient:
+    return ControlClient(*from_environment(server, token))
+
+
+def _show_chat(chat: dict[str, Any]) -> None:
+    out = stdout()
+    context = chat["context"]
+    state = "[yellow]out of date[/yellow]" if context["dirty"] else "[green]up to date[/green]"
+    if context["pinned_hash"] is None:
+        state = "[bright_black]not pinned yet[/bright_black]"
+    out.print(f"chat [bold]{chat['id']}[/bold]  {chat['status']}  {state}")
+    out.print(f"workspace {chat['workspace_id']}  agent {chat['agent_id'] or '-'}")
+    if context["pinned_hash"]:
+        out.print(f"pinned {context['pinned_hash'][:12]} (version {context['pinned_version']})")
+    if context["dirty_since"]:
+        out.print(f"out of date since {context['dirty_since']}: refresh with `agentcontext chats refresh {chat['id']}`")
+    if context["error"]:
+        out.print(f"[red]error:[/red] {context['error']}")
+    if context["resources"]:
+        table = Table(box=None, pad_edge=False)
+        for column in ("status", "kind", "path", "detail"):
+            table.add_column(column)
+        for r in context["resources"]:
+            detail = r.get("error") or r.get("skill_name") or ""
+            if r.get("tools") is not None:
+                detail = f"{len(r['tools'])} tools"
+            style = STATUS_STYLE.get(r["status"], "")
+            table.add_row(f"[{style}]{r['status']}[/{style}]" if style else r["status"], r["kind"], r["path"], detail)
+        out.print(table)
+
+
+@app.command("create")
+def create(
+    workspace: str | None = typer.Option(None, "--workspace", "-w", help="Workspace name or id."),
+    parent: str | None = typer.Option(None, "--parent", help="Create a child chat of this chat (same pin)."),
+    status: str | None = typer.Option(None, "--status", help="Initial status (default pending)."),
+    title: str = typer.Option("", "--title", help="A title."),
+    plan_mode: bool = typer.Option(False, "--plan-mode", help="propose_plan applies the plan-turn rules."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """Create a chat bound to the workspace's chat agent and pinned to its latest snapshot."""
+    if workspace is None and parent is None:
+        raise InvalidRequestError("give --workspace (or --parent for a child chat)")
+    with _client(server, token) as client:
+        chat = client.create_chat(workspace, status=status, parent_id=parent, title=title, plan_mode=plan_mode)
+    typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
+
+
+@app.command("list")
+def list_chats(
+    archived: bool = typer.Option(False, "--archived", help="List archived chats instead."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """Your chats, newest first."""
+    with _client(server, token) as client:
+        found = client.chats(archived=archived)
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "status", "context", "title"):
+        table.add_column(column)
+    for chat in found:
+        context = "out of date" if chat["context"]["dirty"] else "up to date"
+        table.add_row(chat["id"], chat["status"], context, chat["title"])
+    stdout().print(table)
+
+
+@app.command("show")
+def show(
+    chat_id: str = typer.Argument(..., help="The chat's id."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """A chat and its pinned context: what it uses, and whether that is out of date."""
+    with _client(server, token) as client:
+        chat = client.chat(chat_id)
+    typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
+
+
+@app.command("refresh")
+def refresh(
+    chat_id: str = typer.Argument(..., help="The chat's id."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """Re-pin the chat to the workspace's latest snapshot and show what changed."""
+    with _client(server, token) as client:
+        chat = client.refresh(chat_id)
+    if as_json:
+        typer.echo(json.dumps(chat, indent=2))
+        return
+    out = stdout()
+    diff = chat["diff"]
+    if not any(diff.values()):
+        out.print("Refreshed: nothing changed.")
+    for label, colour in (("added", "green"), ("removed", "red"), ("changed", "yellow")):
+        for path in diff[label]:
+            out.print(f"[{colour}]{label:8}[/{colour}] {path}")
+
+
+@app.command("prompt")
+def prompt(
+    chat_id: str = typer.Argument(..., help="The chat's id."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """The system prompt and tool list the chat's next model call gets."""
+    with _client(server, token) as client:
+        turn = client.prompt(chat_id)
+    if as_json:
+        typer.echo(json.dumps(turn, indent=2))
+        return
+    typer.echo(turn["system"])
+    typer.echo("")
+    typer.echo("tools: " + ", ".join(t["name"] for t in turn["tools"]))
+
+
+@app.command("tool")
+def tool(
+    chat_id: str = typer.Argument(..., help="The chat's id."),
+    name: str = typer.Argument(..., help="The tool: read_skill, read_skill_file, propose_plan or server__tool."),
+    arguments: str = typer.Option("{}", "--args", help="The tool's arguments as a JSON object."),
+    server: str | None = ServerOption,
+    token: str | None = TokenOption,
+    as_json: bool = JsonFlag,
+) -> None:
+    """Run a chat tool as the model would; exits 1 when the result is an error."""
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequestError(f"--args is not JSON: {exc}") from None
+    with _client(server, token) as client:
+        result = client.call_tool(chat_id, name, parsed)
+    typer.echo(json.dumps(result, indent=2) if as_json else result["content"])
+    if result["is_error"]:
+        raise typer.Exit(1)

@@ -1,0 +1,149 @@
+"""The database: one engine, short transactions, and the two dialects we run on.
+
+SQLite (the default, a file in the user data dir) runs in WAL mode so readers never wait
+for the writer; a write transaction starts with ``BEGIN IMMEDIATE`` so two writers queue on
+the busy timeout instead of failing half-way with "database is locked". PostgreSQL (psycopg
+3) runs writes at REPEATABLE READ and retries serialization failures and deadlocks, as
+Coder does for push, hydration and refresh.
+
+Events a write produces are handed back with its result and published only after commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from agentcontext.errors import ConfigError
+from agentcontext.trust import data_dir
+
+T = TypeVar("T")
+RETRIES = 8
+_RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
+
+
+def default_url(environ: Mapping[str, str] | None = None) -> str:
+    """``AGENTCONTEXT_DB``, else ``sqlite:///<data dir>/control.db``."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("AGENTCONTEXT_DB", "").strip()
+    if explicit:
+        return explicit
+    return f"sqlite:///{data_dir(env) / 'control.db'}"
+
+
+def normalize_url(url: str) -> URL:
+    """Accept ``postgres://``, ``postgresql://`` and ``sqlite:///``; PostgreSQL always goes through psycopg 3.
+
+    Raises:
+        ConfigError: a URL SQLAlchemy cannot read, or a database other than SQLite and PostgreSQL.
+    """
+    try:
+        parsed = make_url(url.replace("postgres://", "postgresql://", 1) if url.startswith("postgres://") else url)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigError(f"not a database URL: {url!r} ({exc})") from None
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg")
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite")
+    raise ConfigError(f"unsupported database {backend!r}: use sqlite:///PATH or postgresql://...")
+
+
+class Database:
+    """An engine plus the transaction helpers every store function uses."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = normalize_url(url)
+        self.dialect = self.url.get_backend_name()
+        self.engine = _create_engine(self.url, echo=echo)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._writer = sessionmaker(
+            self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
+        )
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.dialect == "sqlite"
+
+    @property
+    def display_url(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only session: a consistent view, never a lock that blocks the writer."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def write(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` in one write transaction, retrying it whole on a serialization failure.
+
+        ``work`` must be safe to run again: it reads what it needs inside the transaction.
+        """
+        for attempt in range(RETRIES):
+            try:
+                with self._writer() as session, session.begin():
+                    return work(session)
+            except DBAPIError as exc:
+                if attempt + 1 == RETRIES or not _retryable(exc):
+                    raise
+                time.sleep(random.uniform(0, 0.005 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _retryable(exc: DBAPIError) -> bool:
+    code = getattr(exc.orig, "sqlstate", None)
+    if code in _RETRY_SQLSTATES:
+        return True
+    # SQLite: a writer that found the database locked past the busy timeout
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)
+
+
+def _write_options(dialect: str) -> dict[str, Any]:
+    if dialect == "postgresql":
+        return {"isolation_level": "REPEATABLE READ"}
+    return {"sqlite_begin": "BEGIN IMMEDIATE"}
+
+
+def _create_engine(url: URL, *, echo: bool) -> Engine:
+    if url.get_backend_name() == "postgresql":
+        return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    database = url.database or ""
+    if database and database != ":memory:":
+        Path(database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
+    _sqlite_transactions(engine)
+    return engine
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Let SQLAlchemy, not the sqlite3 module, decide when a transaction begins (and how)."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_connection.isolation_level = None  # the module's own BEGIN would be deferred
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: sa.Connection) -> None:
+        connection.exec_driver_sql(connection.get_execution_options().get("sqlite_begin", "BEGIN"))

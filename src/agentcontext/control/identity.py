@@ -1,0 +1,218 @@
+"""Who is calling: users with API tokens, workspaces, and agents with tokens of their own.
+
+Tokens are 32 random bytes behind a readable prefix (``acu_`` for users, ``aca_`` for
+agents); only their sha256 is stored, so a copy of the database grants nothing. A fast
+hash is enough for secrets this long (no dictionary to search).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from agentcontext.control.models import Agent, ApiToken, User, Workspace
+from agentcontext.errors import AuthError, ConflictError, InvalidRequestError, NotFoundError
+
+USER_PREFIX = "acu_"
+AGENT_PREFIX = "aca_"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def new_token(prefix: str) -> str:
+    return prefix + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def check_name(kind: str, name: str) -> str:
+    """Names of users, workspaces and agents: letters, digits, ``.``, ``_``, ``-``; at most 128.
+
+    Raises:
+        InvalidRequestError: anything else.
+    """
+    if not _NAME.match(name):
+        raise InvalidRequestError(
+            f"invalid {kind} name {name!r}: use letters, digits, '.', '_' and '-' (at most 128, not starting with"
+            " a symbol)"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class UserPrincipal:
+    kind: Literal["user"]
+    user_id: str
+    name: str
+    is_admin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPrincipal:
+    kind: Literal["agent"]
+    agent_id: str
+    workspace_id: str
+    name: str
+
+
+Principal = UserPrincipal | AgentPrincipal
+
+
+def authenticate(session: Session, token: str) -> Principal:
+    """The user or agent ``token`` belongs to.
+
+    Raises:
+        AuthError: not a token we issued (or one since revoked).
+    """
+    digest = token_hash(token)
+    if token.startswith(AGENT_PREFIX):
+        agent = session.execute(
+            sa.select(Agent.id, Agent.workspace_id, Agent.name).where(Agent.token_hash == digest)
+        ).first()
+        if agent is not None:
+            return AgentPrincipal("agent", agent.id, agent.workspace_id, agent.name)
+    elif token.startswith(USER_PREFIX):
+        user = session.execute(
+            sa.select(User.id, User.name, User.is_admin).join(ApiToken).where(ApiToken.token_hash == digest)
+        ).first()
+        if user is not None:
+            return UserPrincipal("user", user.id, user.name, user.is_admin)
+    raise AuthError("invalid token")
+
+
+@dataclass(frozen=True, slots=True)
+class Issued:
+    """A new token, shown once."""
+
+    id: str
+    name: str
+    token: str
+
+
+def create_user(session: Session, name: str, *, admin: bool = False) -> Issued:
+    """A new user and a first API token.
+
+    Raises:
+        ConflictError: the name is taken. InvalidRequestError: the name is not valid.
+    """
+    check_name("user", name)
+    if session.scalar(sa.select(User.id).where(User.name == name)) is not None:
+        raise ConflictError(f'user "{name}" already exists')
+    user = User(name=name, is_admin=admin)
+    session.add(user)
+    session.flush()
+    token = new_token(USER_PREFIX)
+    session.add(ApiToken(user_id=user.id, name="default", token_hash=token_hash(token)))
+    return Issued(user.id, name, token)
+
+
+def create_token(session: Session, user_name: str, *, label: str = "") -> Issued:
+    """Another API token for an existing user.
+
+    Raises:
+        NotFoundError: no such user.
+    """
+    owner = user_id(session, user_name)
+    token = new_token(USER_PREFIX)
+    session.add(ApiToken(user_id=owner, name=label, token_hash=token_hash(token)))
+    return Issued(owner, user_name, token)
+
+
+def user_id(session: Session, name: str) -> str:
+    """Raises: NotFoundError."""
+    found = session.scalar(sa.select(User.id).where(User.name == name))
+    if found is None:
+        raise NotFoundError(f'user "{name}" not found')
+    return found
+
+
+def has_users(session: Session) -> bool:
+    return session.scalar(sa.select(User.id).limit(1)) is not None
+
+
+def workspace_by_name_or_id(session: Session, key: str) -> Workspace:
+    """Raises: NotFoundError."""
+    found = session.scalar(sa.select(Workspace).where(sa.or_(Workspace.id == key, Workspace.name == key)))
+    if found is None:
+        raise NotFoundError(f'workspace "{key}" not found')
+    return found
+
+
+def ensure_workspace(session: Session, name: str, *, owner_id: str | None = None) -> Workspace:
+    check_name("workspace", name)
+    found = session.scalar(sa.select(Workspace).where(Workspace.name == name))
+    if found is None:
+        found = Workspace(name=name, owner_id=owner_id)
+        session.add(found)
+        session.flush()
+    return found
+
+
+def create_agent(
+    session: Session,
+    workspace_name: str,
+    name: str,
+    *,
+    owner_id: str | None = None,
+    parent: str | None = None,
+    display_order: int = 0,
+) -> Issued:
+    """A new agent in the workspace (created if needed), with its token.
+
+    Raises:
+        ConflictError: the workspace has an agent of that name. NotFoundError: no such parent agent.
+    """
+    check_name("agent", name)
+    workspace = ensure_workspace(session, workspace_name, owner_id=owner_id)
+    if session.scalar(sa.select(Agent.id).where(Agent.workspace_id == workspace.id, Agent.name == name)):
+        raise ConflictError(f'workspace "{workspace_name}" already has an agent named "{name}"')
+    parent_id = None
+    if parent is not None:
+        parent_id = session.scalar(sa.select(Agent.id).where(Agent.workspace_id == workspace.id, Agent.name == parent))
+        if parent_id is None:
+            raise NotFoundError(f'workspace "{workspace_name}" has no agent named "{parent}"')
+    token = new_token(AGENT_PREFIX)
+    agent = Agent(
+        workspace_id=workspace.id,
+        name=name,
+        parent_id=parent_id,
+        display_order=display_order,
+        token_hash=token_hash(token),
+    )
+    session.add(agent)
+    session.flush()
+    return Issued(agent.id, name, token)
+
+
+def rotate_agent_token(session: Session, workspace_name: str, name: str) -> Issued:
+    """A new token for an agent; the old one stops working at once.
+
+    Raises:
+        NotFoundError: no such agent.
+    """
+    workspace = workspace_by_name_or_id(session, workspace_name)
+    agent = session.scalar(sa.select(Agent).where(Agent.workspace_id == workspace.id, Agent.name == name))
+    if agent is None:
+        raise NotFoundError(f'workspace "{workspace_name}" has no agent named "{name}"')
+    token = new_token(AGENT_PREFIX)
+    agent.token_hash = token_hash(token)
+    return Issued(agent.id, name, token)
+
+
+def offline_before(session: Session, cutoff: dt.datetime) -> list[str]:
+    """Mark agents not heard from since ``cutoff`` offline; the ids of those that just went offline."""
+    rows = session.execute(
+        sa.update(Agent)
+        .where(Agent.online.is_(True), Agent.last_seen_at < cutoff)
+        .values(online=False)
+        .returning(Agent.id)
+    )
+    return [row.id for row in rows]

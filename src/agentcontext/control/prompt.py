@@ -1,0 +1,167 @@
+"""Each turn's system prompt and tool list, from the chat's pin alone (coder.md 2.6, 3.5, 4.6).
+
+The prompt is the ``<workspace-context>`` block of the pinned, sanitised instruction files
+(in chain order), the ``<available-skills>`` block of pinned workspace skills and the
+user's personal skills, and the chat's plan path. The tools are the built-in chat tools
+plus the workspace's MCP tools: the pinned servers overlaid, server by server, by the
+agent's latest catalog, so MCP tools converge without a refresh while instructions and
+skills stay pinned. Nothing here needs the workspace to be reachable.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
+from agentcontext.render import ContextFile, available_skills, workspace_context
+from agentcontext.resource import Kind, Resource, Status
+from agentcontext.tool_names import assign
+
+READ_SKILL = "read_skill"
+READ_SKILL_FILE = "read_skill_file"
+PROPOSE_PLAN = "propose_plan"
+PLAN_DIR = ".agentcontext/plans"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+
+def _schema(properties: dict[str, str], required: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string", "description": text} for name, text in properties.items()},
+        "required": list(required),
+    }
+
+
+READ_SKILL_SPEC = ToolSpec(
+    READ_SKILL,
+    "Read the full instructions for a skill by name. Returns the skill meta file body and a list of supporting"
+    " files. Use read_skill before following a skill's instructions.",
+    _schema({"name": "The skill's name or qualified alias, as listed in <available-skills>."}, ["name"]),
+)
+READ_SKILL_FILE_SPEC = ToolSpec(
+    READ_SKILL_FILE,
+    "Read a supporting file of a workspace skill, by the skill's name and the file's path inside the skill's folder.",
+    _schema(
+        {
+            "name": "The skill's name or qualified alias.",
+            "path": "The file's path relative to the skill folder, for example roles/security-reviewer.md.",
+        },
+        ["name", "path"],
+    ),
+)
+PROPOSE_PLAN_SPEC = ToolSpec(
+    PROPOSE_PLAN,
+    "Present a plan to the user. The plan file must already exist and end in .md: create it first with your file"
+    " tools, then pass its absolute path. Use this chat's own plan path (given in your instructions), not a"
+    " generic PLAN.md in the home directory.",
+    _schema({"path": "Absolute path of the plan file (.md) in the workspace."}, ["path"]),
+)
+
+
+def plan_path(home: str | None, chat_id: str) -> str | None:
+    """``<home>/.agentcontext/plans/PLAN-<chat id>.md``; None while the home is unknown."""
+    if not home:
+        return None
+    return posixpath.join(home, PLAN_DIR, f"PLAN-{chat_id}.md")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatContext:
+    """Everything a turn's context is made of, read from the database in one go."""
+
+    chat_id: str
+    root: bool
+    pinned: tuple[Resource, ...]
+    latest_mcp: tuple[Resource, ...]
+    personal: tuple[tuple[str, str], ...]
+    os_name: str = ""
+    directory: str = ""
+    home: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    system: str
+    tools: tuple[ToolSpec, ...]
+    skills: tuple[SkillRef, ...]
+    mcp_routes: dict[str, tuple[str, str]]  # exposed name -> (server, tool)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": self.system, "tools": [t.to_dict() for t in self.tools]}
+
+
+def instruction_files(pinned: Sequence[Resource]) -> list[ContextFile]:
+    usable = [r for r in pinned if r.kind is Kind.INSTRUCTION_FILE and r.status.carries_content and r.content]
+    usable.sort(key=lambda r: (r.doc_order if r.doc_order is not None else 1 << 30, r.path))
+    return [ContextFile(r.path, r.content or "", r.status is Status.TRUNCATED) for r in usable]
+
+
+def workspace_skills(pinned: Sequence[Resource]) -> list[Resource]:
+    """Pinned ok skills with a usable name, the first of each name."""
+    seen: set[str] = set()
+    out = []
+    for r in pinned:
+        if r.kind is Kind.SKILL and r.status is Status.OK and usable_skill_name(r.name) and r.name not in seen:
+            seen.add(r.name or "")
+            out.append(r)
+    return out
+
+
+def mcp_servers(pinned: Sequence[Resource], latest: Sequence[Resource]) -> list[Resource]:
+    """Pinned servers overlaid by the latest catalog, per server; an empty latest set keeps the pin."""
+    servers = {r.path: r for r in pinned if r.kind is Kind.MCP_SERVER}
+    for r in latest:
+        if r.kind is Kind.MCP_SERVER:
+            servers[r.path] = r
+    return [servers[name] for name in sorted(servers) if servers[name].status is Status.OK]
+
+
+def skill_refs(context: ChatContext) -> list[SkillRef]:
+    return index([(r.name or "", r.description or "") for r in workspace_skills(context.pinned)], context.personal)
+
+
+def build(context: ChatContext) -> TurnContext:
+    refs = skill_refs(context)
+    blocks = [
+        workspace_context(instruction_files(context.pinned), os_name=context.os_name, directory=context.directory),
+        available_skills([ref.entry for ref in refs]),
+    ]
+    plan = plan_path(context.home, context.chat_id) if context.root else None
+    if plan is not None:
+        blocks.append(
+            f"<plan-file>\nThis chat's plan file is {plan}. To propose a plan, write it there with your file tools,"
+            " then call propose_plan with that path.\n</plan-file>"
+        )
+    tools: list[ToolSpec] = []
+    if refs:
+        tools.append(READ_SKILL_SPEC)
+    if any(not ref.personal for ref in refs):
+        tools.append(READ_SKILL_FILE_SPEC)
+    if context.root:
+        tools.append(PROPOSE_PLAN_SPEC)
+    servers = mcp_servers(context.pinned, context.latest_mcp)
+    names = assign((server.path, tool.name) for server in servers for tool in server.tools)
+    described = {(server.path, tool.name): tool for server in servers for tool in server.tools}
+    for exposed, route in sorted(names.routes.items()):
+        tool = described[route]
+        tools.append(ToolSpec(exposed, tool.description, _object_schema(tool.input_schema)))
+    return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), dict(names.routes))
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The server's schema as given (empty ``properties`` kept); an absent one becomes an empty object schema."""
+    if not schema:
+        return {"type": "object", "properties": {}}
+    return schema

@@ -1,0 +1,106 @@
+"""Running the control plane: migrate, bootstrap the first administrator, serve until a signal.
+
+SQLite (the default) delivers events in-process; PostgreSQL through LISTEN/NOTIFY, so any
+number of replicas can share one database. The first start on an empty database creates
+the user ``admin`` and prints its token once; it is never shown again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import anyio
+import uvicorn
+from sqlalchemy.orm import Session
+
+from agentcontext.control import identity, migrate
+from agentcontext.control.api import create_app
+from agentcontext.control.db import Database
+from agentcontext.control.events import Broker, LocalBroker, PostgresBroker
+from agentcontext.control.plane import ControlPlane, ControlSettings
+
+log = logging.getLogger("agentcontext.control")
+DEFAULT_LISTEN = "127.0.0.1:8765"
+
+
+def broker_for(db: Database) -> Broker:
+    if db.dialect == "postgresql":
+        return PostgresBroker(db.url.set(drivername="postgresql").render_as_string(hide_password=False))
+    return LocalBroker()
+
+
+def bootstrap_admin(db: Database) -> identity.Issued | None:
+    """The first administrator and their token, on an empty database only (None otherwise)."""
+
+    def work(session: Session) -> identity.Issued | None:
+        if identity.has_users(session):
+            return None
+        return identity.create_user(session, "admin", admin=True)
+
+    return db.write(work)
+
+
+def prepare(db_url: str) -> tuple[Database, identity.Issued | None]:
+    """Open the database, apply migrations, create the first administrator if there is none."""
+    db = Database(db_url)
+    migrate.upgrade(db)
+    return db, bootstrap_admin(db)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    settings: ControlSettings = ControlSettings()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: ``serve`` stops it and closes the database."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], None] | None = None) -> None:
+    plane = ControlPlane(db, broker_for(db), options.settings)
+    server = _Server(
+        uvicorn.Config(create_app(plane), host=options.host, port=options.port, log_level="warning", access_log=False)
+    )
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_stop_on_signal, server)
+            if on_ready is not None:
+                group.start_soon(_announce, server, on_ready, f"http://{options.host}:{options.port}")
+            await server.serve()
+            group.cancel_scope.cancel()
+    finally:
+        await plane.aclose()
+        db.dispose()
+
+
+async def _announce(server: uvicorn.Server, on_ready: Callable[[str], None], url: str) -> None:
+    while not server.started:
+        await anyio.sleep(0.02)
+    on_ready(url)
+
+
+async def _stop_on_signal(server: uvicorn.Server) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            server.should_exit = True
+            return
+
+
+def run(db: Database, options: ServerOptions, *, on_ready: Callable[[str], None] | None = None) -> None:
+    use_uvloop = importlib.util.find_spec("uvloop") is not None  # from uvicorn[standard]; absent on Windows
+    try:
+        anyio.run(serve, db, options, on_ready, backend_options={"use_uvloop": use_uvloop})
+    except KeyboardInterrupt:  # pragma: no cover - the signal receiver normally gets it first
+        sys.exit(0)
