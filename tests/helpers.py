@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 _SCAN_SCRIPT = """
 import json, sys
@@ -47,3 +50,39 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie has ended; only its exit status is left)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc/<pid>/task/*/children)."""
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                for child in map(int, (task / "children").read_text().split()):
+                    if child not in found:
+                        found.add(child)
+                        stack.append(child)
+    return found
+
+
+def terminate(process: subprocess.Popen[Any], timeout: float = 20) -> None:
+    """SIGTERM a child that still runs and reap it; SIGKILL if it outlives ``timeout``."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -38,3 +38,17 @@ def test_the_front_door_exports_a_sorted_complete_all() -> None:
     assert names == sorted(names)
     assert all(hasattr(agentcontext, name) for name in names)
     assert {"scan", "Snapshot", "Resource", "AgentContextError"} <= set(names)
+
+
+def test_the_control_plane_imports_neither_the_agent_nor_the_mcp_server() -> None:
+    """The server and the workspace agent run on different machines: they share the core, not code."""
+    script = (
+        "import importlib, json, pkgutil, sys\n"
+        "import agentcontext.control as control\n"
+        "for info in pkgutil.walk_packages(control.__path__, 'agentcontext.control.'):\n"
+        "    if '.migrations' not in info.name: importlib.import_module(info.name)\n"
+        "other = [['agentcontext', 'agent'], ['agentcontext', 'mcp']]\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[:2] in other)))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert json.loads(output) == []

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import unicodedata
 from collections.abc import Sequence
@@ -35,6 +36,7 @@ class IndexEntry:
     qualified: bool = False
 
 
+@functools.lru_cache(maxsize=8192)  # the same descriptions come back in every turn's prompt
 def sanitize_skill_description(text: str, *, cap: int | None = DESCRIPTION_CAP) -> str:
     """Coder's ``sanitizeSkillDescription``: clean, one line, capped, ``<``/``>`` escaped."""
     text = sanitize(text)
@@ -78,9 +80,14 @@ class ContextFile:
     truncated: bool = False
 
 
+@functools.lru_cache(maxsize=256)  # files of up to 64 KiB: at most 16 MiB held
+def _sanitized(content: str) -> str:
+    return sanitize(content)
+
+
 def workspace_context(files: Sequence[ContextFile], *, os_name: str = "", directory: str = "") -> str:
     """Coder's ``<workspace-context>`` block from sanitised instruction files ("" when empty)."""
-    parts = [(f, sanitize(f.content)) for f in files]
+    parts = [(f, _sanitized(f.content)) for f in files]
     parts = [(f, text) for f, text in parts if text]
     if not parts:
         return ""

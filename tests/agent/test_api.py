@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import platform
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Sequence
 from pathlib import Path
@@ -519,3 +521,142 @@ async def test_events_start_with_the_current_snapshot_and_follow_changes(tmp_pat
                 }
                 assert data["aggregate_hash"] != first.aggregate_hash
                 await stream.aclose()
+
+
+# --- workspace and plan files (propose_plan) --------------------------------------------------
+
+PEER_TOKEN = "peer-token-5678"
+
+
+async def test_workspace_names_the_os_home_and_working_directory(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    agent = make_agent(work, home)
+    async with api(agent) as client:
+        response = await client.get("/api/v0/workspace")
+    assert (response.status_code, response.json()) == (
+        200,
+        {"os": platform.system().lower(), "home": str(home), "work_dir": str(work)},
+    )
+
+
+async def test_plan_file_returns_the_content_size_and_resolved_path(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"docs/plan.md": "# Plan\n\nStep one. é\n", "target.md": "# Real\n"})
+    (work / "link.md").symlink_to(work / "target.md")
+    agent = make_agent(work, home)
+    async with api(agent) as client:
+        plain = await client.get("/api/v0/plan-file", params={"path": str(work / "docs" / "plan.md")})
+        linked = await client.get("/api/v0/plan-file", params={"path": str(work / "link.md")})
+    assert (plain.status_code, plain.json()) == (
+        200,
+        {
+            "path": str(work / "docs" / "plan.md"),
+            "resolved": str(work / "docs" / "plan.md"),
+            "content": "# Plan\n\nStep one. é\n",
+            "size_bytes": len("# Plan\n\nStep one. é\n".encode()),
+        },
+    )
+    assert linked.json() == {
+        "path": str(work / "link.md"),
+        "resolved": str(work / "target.md"),
+        "content": "# Real\n",
+        "size_bytes": 7,
+    }
+
+
+async def test_plan_file_reads_at_most_32_kib_and_one_byte(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"big.md": "p" * (100 * 1024), "exact.md": "q" * (32 * 1024)})
+    agent = make_agent(work, home)
+    async with api(agent) as client:
+        big = (await client.get("/api/v0/plan-file", params={"path": str(work / "big.md")})).json()
+        exact = (await client.get("/api/v0/plan-file", params={"path": str(work / "exact.md")})).json()
+    assert (big["size_bytes"], big["content"]) == (32 * 1024 + 1, "p" * (32 * 1024 + 1))
+    assert (exact["size_bytes"], len(exact["content"])) == (32 * 1024, 32 * 1024)
+
+
+async def test_plan_file_refuses_paths_that_are_not_absolute_markdown(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"plan.txt": "x", "plan.md": "x"})
+    agent = make_agent(work, home)
+    refused = (400, "Invalid plan path.", "plan files are absolute paths ending in .md")
+    async with api(agent) as client:
+        responses = [
+            await client.get("/api/v0/plan-file", params={"path": path})
+            for path in (str(work / "plan.txt"), "plan.md", "work/plan.md", str(work / "plan.MD"), "")
+        ]
+        absent = await client.get("/api/v0/plan-file")
+        nul = await client.get("/api/v0/plan-file", params={"path": f"{work}/pl\x00an.md"})
+    assert [error(r) for r in responses] == [refused] * 5
+    assert absent.status_code == 400
+    assert error(nul) == (400, "Could not read the plan file.", f"open {work}/pl\x00an.md: invalid argument")
+
+
+async def test_plan_file_that_is_missing_is_not_found(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    agent = make_agent(work, home)
+    async with api(agent) as client:
+        response = await client.get("/api/v0/plan-file", params={"path": str(work / "absent.md")})
+    assert error(response) == (404, "Plan file not found.", f"open {work / 'absent.md'}: no such file or directory")
+
+
+async def test_plan_file_refuses_a_fifo_without_hanging_and_a_directory(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"folder.md/inside.md": "x"})
+    os.mkfifo(work / "fifo.md")
+    (work / "to-fifo.md").symlink_to(work / "fifo.md")
+    agent = make_agent(work, home)
+    open_before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    async with api(agent) as client:
+        with anyio.fail_after(10):  # a blocking open of the FIFO would never return
+            responses = {
+                name: await client.get("/api/v0/plan-file", params={"path": str(work / name)})
+                for name in ("fifo.md", "to-fifo.md", "folder.md")
+            }
+            for _ in range(20):  # refusals leave no descriptor open
+                await client.get("/api/v0/plan-file", params={"path": str(work / "folder.md")})
+    for name, response in responses.items():
+        assert error(response) == (400, "Could not read the plan file.", f"read {work / name}: not a regular file")
+    if open_before is not None:
+        assert len(os.listdir("/proc/self/fd")) < open_before + 10
+
+
+# --- the control plane's per-run peer token ---------------------------------------------------
+
+
+async def test_the_peer_token_is_accepted_alongside_the_main_token_and_nothing_else(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(skills_workspace(tmp_path), home)
+    app = create_app(agent, token=TOKEN, peer_token=PEER_TOKEN)
+    async with running(agent), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://a") as client:
+        await ready(agent)
+        for method, path, _ in api_routes(agent):
+            if path == "/api/v0/events":
+                continue  # a stream: the ASGI transport would wait for its end
+            for token in (TOKEN, PEER_TOKEN):
+                allowed = await client.request(method, path, headers={"Authorization": f"Bearer {token}"})
+                assert allowed.status_code != 401, (method, path, token)
+            for value in (
+                "",
+                "Bearer ",
+                "Bearer wrong",
+                PEER_TOKEN,
+                f"Bearer {TOKEN}{PEER_TOKEN}",
+                f"Bearer {PEER_TOKEN} ",
+                f"Bearer {TOKEN[:-1]}",
+                f"bearer {PEER_TOKEN}",
+            ):
+                refused = await client.request(method, path, headers={"Authorization": value} if value else {})
+                assert error(refused) == (401, "Unauthorized.", "A valid bearer token is required."), (path, value)
+
+
+async def test_a_peer_token_alone_or_an_empty_one_opens_nothing(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(make_workspace(tmp_path / "work", {"AGENTS.md": "rules"}), home)
+    only_peer = create_app(agent, peer_token=PEER_TOKEN)
+    empty_peer = create_app(agent, token=TOKEN, peer_token="")
+    async with (
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=only_peer), base_url="http://a") as peer_client,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=empty_peer), base_url="http://a") as main_client,
+    ):
+        assert (await peer_client.get("/api/v0/workspace")).status_code == 401
+        assert (await peer_client.get("/api/v0/workspace", headers={"Authorization": "Bearer "})).status_code == 401
+        ok = await peer_client.get("/api/v0/workspace", headers={"Authorization": f"Bearer {PEER_TOKEN}"})
+        assert ok.status_code == 200
+        assert (await main_client.get("/api/v0/workspace", headers={"Authorization": "Bearer "})).status_code == 401
+        ok = await main_client.get("/api/v0/workspace", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert ok.status_code == 200

@@ -18,7 +18,7 @@ import pytest
 
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import time_server_config
-from tests.helpers import free_port
+from tests.helpers import alive, descendants, free_port, terminate
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -70,13 +70,7 @@ def agent_process(work: Path, home: Path, *args: str) -> Iterator[AgentProcess]:
         wait_for_port(port, process, log)
         yield AgentProcess(process, f"http://127.0.0.1:{port}", log)
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        terminate(process)
 
 
 def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout: float = WAIT) -> T:
@@ -102,30 +96,6 @@ def content_of(snapshot: dict[str, Any], path: Path) -> str | None:
 
 def tool_names(agent: AgentProcess) -> list[str]:
     return [tool["name"] for tool in agent.get("/api/v0/mcp/tools")["tools"]]
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live descendant of ``pid`` (from /proc/<pid>/task/*/children)."""
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        current = stack.pop()
-        for task in Path(f"/proc/{current}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                for child in map(int, (task / "children").read_text().split()):
-                    if child not in found:
-                        found.add(child)
-                        stack.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` still runs (a zombie has ended; only its exit status is left)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in status
 
 
 # --- (a) edits while it runs ------------------------------------------------------------------

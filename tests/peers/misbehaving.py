@@ -7,7 +7,10 @@ Modes: ``fine`` (tools ``echo``, ``env``, ``pid``), ``empty`` (no tools at all),
 between messages), ``huge`` (``flood`` returns ~3 MB of text), ``changing`` (``add``
 registers ``added`` and sends ``notifications/tools/list_changed``), ``spawn-child``
 (starts a ``sleep 300`` grandchild; ``child`` returns its pid), ``long-names`` (tools
-whose ``server__tool`` names are over 64 characters and share a long prefix).
+whose ``server__tool`` names are over 64 characters and share a long prefix), ``content``
+(``picture`` returns a PNG image block, ``bad_picture`` an image block that is not base64,
+``two_texts`` two text blocks, ``mixed`` a text block then an image block), ``odd-names``
+(tools named ``files.read``, ``files_read``, ``files/write`` and ``ünï code``: not function names).
 
 Every mode with tools also has ``echo`` and ``pid``. Run as ``python misbehaving.py MODE``.
 """
@@ -40,7 +43,13 @@ MODE_TOOLS: dict[str, tuple[str, ...]] = {
     "changing": ("add",),
     "spawn-child": ("child",),
     "long-names": (f"{LONG_PREFIX}_one", f"{LONG_PREFIX}_two"),
+    "content": ("picture", "bad_picture", "two_texts", "mixed"),
+    "odd-names": ("files.read", "files_read", "files/write", "ünï code"),
 }
+PNG_BASE64 = (  # a 1x1 transparent PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+BAD_BASE64 = "this is *not* base64!"
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "fine"
 tools: list[str] = [] if mode == "empty" else ["echo", "pid", *MODE_TOOLS.get(mode, ())]
@@ -76,11 +85,25 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
         tools.append("added")
         await ctx.session.send_tool_list_changed()
         return text("added a tool")
+    if name in MODE_TOOLS["content"]:
+        return content_result(name)
     if name == "child" and grandchild is not None:
         return text(str(grandchild.pid))
     if mode == "garbage":
         os.write(1, b"garbage between messages\n")
     return text(str(arguments.get("text", name)))
+
+
+def content_result(name: str) -> types.CallToolResult:
+    """The ``content`` mode's tools: blocks other than one text."""
+    picture = types.ImageContent(type="image", data=PNG_BASE64, mime_type="image/png")
+    blocks: dict[str, list[types.TextContent | types.ImageContent]] = {
+        "picture": [picture],
+        "bad_picture": [types.ImageContent(type="image", data=BAD_BASE64, mime_type="image/png")],
+        "two_texts": [types.TextContent(type="text", text="first"), types.TextContent(type="text", text="second")],
+        "mixed": [types.TextContent(type="text", text="a caption"), picture],
+    }
+    return types.CallToolResult(content=list(blocks[name]))
 
 
 server: Server[Any] = Server("misbehaving", version="1", on_list_tools=list_tools, on_call_tool=call_tool)

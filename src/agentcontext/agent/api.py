@@ -149,16 +149,15 @@ router = APIRouter(prefix="/api/v0", dependencies=[Depends(_authorized)], respon
 def create_app(
     agent: ContextAgent, *, token: str | None = None, peer_token: str | None = None, startup_wait: float = 35.0
 ) -> FastAPI:
-    """The agent's API over ``agent``; ``token`` makes every route require it (or ``peer_token``)."""
+    """The agent's API over ``agent``; ``token`` and ``peer_token`` make every route require one of them."""
     app = FastAPI(
         title="agentcontext workspace agent",
         version=__version__,
         description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
     )
     app.state.agent, app.state.startup_wait = agent, startup_wait
-    app.state.tokens = (
-        (token, peer_token) if token is not None and peer_token is not None else (token,) if token else ()
-    )
+    # an empty token is no token: it must never let "Bearer " in
+    app.state.tokens = tuple(t for t in (token, peer_token) if t)
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.include_router(router)
@@ -271,6 +270,8 @@ async def plan_file(path: str) -> PlanFileResponse:
         raise ApiError(400, "Invalid plan path.", "plan files are absolute paths ending in .md")
     try:
         resolved, data = await anyio.to_thread.run_sync(_read_plan, path)
+    except ValueError:  # a NUL byte: no file system can name it
+        raise ApiError(400, "Could not read the plan file.", f"open {path}: invalid argument") from None
     except FileNotFoundError:
         raise ApiError(404, "Plan file not found.", f"open {path}: no such file or directory") from None
     except OSError as exc:
@@ -281,12 +282,35 @@ async def plan_file(path: str) -> PlanFileResponse:
 
 
 def _read_plan(path: str) -> tuple[str, bytes]:
-    # O_NONBLOCK: a FIFO planted at the path must not hang the read
+    """The resolved path and at most ``PLAN_FILE_LIMIT`` bytes of a regular file.
+
+    Raises:
+        OSError: it cannot be opened, or is not a regular file (a FIFO, a directory, a device).
+    """
+    # O_NONBLOCK: a FIFO planted at the path must not hang the open; checked on the descriptor, so
+    # what is read is what was checked; the descriptor is closed whatever happens
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
-        return os.path.realpath(path), fh.read(PLAN_FILE_LIMIT)
+        chunks: list[bytes] = []
+        remaining = PLAN_FILE_LIMIT
+        while remaining > 0 and (chunk := os.read(fd, remaining)):
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        resolved = _opened_path(fd, path)
+    finally:
+        os.close(fd)
+    return resolved, b"".join(chunks)
+
+
+def _opened_path(fd: int, path: str) -> str:
+    """Where the open descriptor leads: the file that was read, even if a link at ``path`` changed since."""
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}")  # Linux
+    except OSError:
+        return os.path.realpath(path)
+    return opened if os.path.isabs(opened) else os.path.realpath(path)
 
 
 @router.get("/mcp/tools", summary="The workspace's MCP tools, named server__tool")

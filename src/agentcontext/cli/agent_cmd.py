@@ -46,6 +46,13 @@ def agent(
         envvar="AGENTCONTEXT_AGENT_URL",
         help="URL the control plane uses to reach this agent's API (default: the --listen address).",
     ),
+    heartbeat: float = typer.Option(
+        15.0,
+        "--heartbeat",
+        min=0.05,
+        hidden=True,
+        help="Seconds between heartbeats to the control plane (for tests of online and offline).",
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
@@ -63,5 +70,5 @@ def agent(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     config = configure(work_dir, profile, config_file)
-    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url)
+    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url, heartbeat)
     run(os.fspath(work_dir), config, options, dict(os.environ))

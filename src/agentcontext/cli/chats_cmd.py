@@ -163,6 +163,8 @@ def tool(
         parsed = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise InvalidRequestError(f"--args is not JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise InvalidRequestError(f"--args must be a JSON object of the tool's arguments, not {type(parsed).__name__}")
     with _client(server, token) as client:
         result = client.call_tool(chat_id, name, parsed)
     typer.echo(json.dumps(result, indent=2) if as_json else result["content"])

@@ -11,17 +11,24 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import typer
-from sqlalchemy.orm import Session
 
 from agentcontext.cli.common import stderr, stdout
-from agentcontext.control import identity, migrate
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
-from agentcontext.control.db import Database, default_url
-from agentcontext.control.plane import ControlSettings
-from agentcontext.control.service import DEFAULT_LISTEN, ServerOptions, prepare, run
-from agentcontext.errors import ConfigError
+from agentcontext.errors import ConfigError, UnavailableError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from agentcontext.control import identity
+    from agentcontext.control.db import Database
+
+# The database, migrations and the server's web stack are imported by the commands that use
+# them: every other command of the CLI (``scan``...) would otherwise pay for them at start-up.
+DEFAULT_LISTEN = "127.0.0.1:8765"  # agentcontext.control.service.DEFAULT_LISTEN (a test keeps them equal)
 
 DbOption = typer.Option(
     None,
@@ -40,8 +47,30 @@ def _address(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+@contextlib.contextmanager
+def _database_errors() -> Iterator[None]:
+    """A database that cannot be reached or opened is a one-line error (exit 2), not a traceback."""
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    try:
+        yield
+    except (OperationalError, DBAPIError) as exc:
+        reason = str(exc.orig or exc).strip().splitlines()
+        raise UnavailableError(f"cannot use the database: {reason[0] if reason else type(exc).__name__}") from None
+    except OSError as exc:  # a SQLite file whose directory cannot be made or read
+        raise UnavailableError(f"cannot open the database: {exc}") from None
+
+
+def _database(db_url: str | None) -> Database:
+    from agentcontext.control.db import Database, default_url
+
+    return Database(db_url or default_url())
+
+
 def _open(db_url: str | None) -> Database:
-    db = Database(db_url or default_url())
+    from agentcontext.control import migrate
+
+    db = _database(db_url)
     migrate.upgrade(db)
     return db
 
@@ -79,11 +108,16 @@ def server(
     once. Give agents tokens with `agentcontext agents create`, users with `agentcontext
     users create`. Several servers may share one PostgreSQL database.
     """
+    from agentcontext.control.db import default_url
+    from agentcontext.control.plane import ControlSettings
+    from agentcontext.control.service import ServerOptions, prepare, run
+
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     url = db or default_url()
     err = stderr()
-    with err.status("Opening the database and applying migrations …") if os.isatty(2) else contextlib.nullcontext():
+    opening = err.status("Opening the database and applying migrations …") if os.isatty(2) else contextlib.nullcontext()
+    with opening, _database_errors():
         database, admin = prepare(url)
     if admin is not None:
         err.print("First start: created the administrator [bold]admin[/bold]. Its API token (shown once):")
@@ -102,18 +136,24 @@ db_app = typer.Typer(help="The control plane's database.", no_args_is_help=True)
 @db_app.command("upgrade")
 def db_upgrade(db: str | None = DbOption) -> None:
     """Apply every migration (the server also does this when it starts)."""
-    database = Database(db or default_url())
-    before = migrate.current(database)
-    migrate.upgrade(database)
-    after = migrate.current(database)
+    from agentcontext.control import migrate
+
+    with _database_errors():
+        database = _database(db)
+        before = migrate.current(database)
+        migrate.upgrade(database)
+        after = migrate.current(database)
     stdout().print(f"{database.display_url}: {before or 'empty'} -> {after}")
 
 
 @db_app.command("current")
 def db_current(db: str | None = DbOption, as_json: bool = JsonFlag) -> None:
     """Show the schema revision of the database, and the newest one this version knows."""
-    database = Database(db or default_url())
-    current, head = migrate.current(database), migrate.head()
+    from agentcontext.control import migrate
+
+    with _database_errors():
+        database = _database(db)
+        current, head = migrate.current(database), migrate.head()
     if as_json:
         typer.echo(json.dumps({"current": current, "head": head, "up_to_date": current == head}))
     else:
@@ -131,7 +171,10 @@ def users_create(
     as_json: bool = JsonFlag,
 ) -> None:
     """Create a user and print their API token (shown once)."""
-    issued = _open(db).write(lambda s: identity.create_user(s, name, admin=admin))
+    from agentcontext.control import identity
+
+    with _database_errors():
+        issued = _open(db).write(lambda s: identity.create_user(s, name, admin=admin))
     _print_issued("user", issued, as_json)
 
 
@@ -146,7 +189,10 @@ def tokens_create(
     as_json: bool = JsonFlag,
 ) -> None:
     """Create another API token for a user and print it (shown once)."""
-    issued = _open(db).write(lambda s: identity.create_token(s, user, label=label))
+    from agentcontext.control import identity
+
+    with _database_errors():
+        issued = _open(db).write(lambda s: identity.create_token(s, user, label=label))
     _print_issued("token for user", issued, as_json)
 
 
@@ -163,12 +209,14 @@ def agents_create(
     as_json: bool = JsonFlag,
 ) -> None:
     """Create an agent and print its token: pass it to `agentcontext agent --token`."""
+    from agentcontext.control import identity
 
     def work(session: Session) -> identity.Issued:
         owner_id = identity.user_id(session, owner) if owner else None
         return identity.create_agent(session, workspace, name, owner_id=owner_id, parent=parent)
 
-    issued = _open(db).write(work)
+    with _database_errors():
+        issued = _open(db).write(work)
     _print_issued("agent", issued, as_json, {"workspace": workspace})
 
 
@@ -180,5 +228,8 @@ def agents_rotate(
     as_json: bool = JsonFlag,
 ) -> None:
     """Give an agent a new token; the old one stops working at once."""
-    issued = _open(db).write(lambda s: identity.rotate_agent_token(s, workspace, name))
+    from agentcontext.control import identity
+
+    with _database_errors():
+        issued = _open(db).write(lambda s: identity.rotate_agent_token(s, workspace, name))
     _print_issued("token for agent", issued, as_json, {"workspace": workspace})

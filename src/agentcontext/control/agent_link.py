@@ -41,27 +41,45 @@ class AgentLink:
         *,
         connect_timeout: float = 5.0,
         call_timeout: float = 90.0,
+        quick_timeout: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        """``call_timeout`` bounds MCP tool calls and file reads; ``quick_timeout`` what must not hold a turn up
+        (the best-effort listing of a skill's files, the home directory): a frozen agent that accepts
+        connections but never answers costs that long, not a whole call timeout.
+        """
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(call_timeout, connect=connect_timeout), transport=transport
         )
+        self._quick = httpx.Timeout(quick_timeout, connect=min(connect_timeout, quick_timeout))
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     async def _request(
-        self, address: AgentAddress, method: str, path: str, *, json: Any = None, params: dict[str, str] | None = None
+        self,
+        address: AgentAddress,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, str] | None = None,
+        quick: bool = False,
     ) -> dict[str, Any]:
         url = address.url.rstrip("/") + "/api/v0/" + path
+        timeout = self._quick if quick else httpx.USE_CLIENT_DEFAULT
         try:
-            response = await self._client.request(method, url, json=json, params=params, headers=address.headers)
-        except httpx.HTTPError as exc:
+            response = await self._client.request(
+                method, url, json=json, params=params, headers=address.headers, timeout=timeout
+            )
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: what the agent advertised is no URL
             raise UnavailableError(_describe(exc)) from None
         try:
             body = response.json()
         except ValueError:
             body = None
+        if response.status_code in (401, 403):  # a stale secret (the agent restarted): as good as unreachable
+            raise UnavailableError("the workspace agent refused the control plane's credentials")
         if response.status_code >= 400:
             message = body.get("message") if isinstance(body, dict) else None
             detail = body.get("detail") if isinstance(body, dict) else None
@@ -75,7 +93,7 @@ class AgentLink:
         return body
 
     async def skill_files(self, address: AgentAddress, name: str) -> list[str]:
-        body = await self._request(address, "GET", f"skills/{quote(name, safe='')}")
+        body = await self._request(address, "GET", f"skills/{quote(name, safe='')}", quick=True)
         files = body.get("files")
         return [str(f) for f in files] if isinstance(files, list) else []
 
@@ -84,7 +102,7 @@ class AgentLink:
         return str(body.get("content") or "")
 
     async def workspace(self, address: AgentAddress) -> dict[str, Any]:
-        return await self._request(address, "GET", "workspace")
+        return await self._request(address, "GET", "workspace", quick=True)
 
     async def plan_file(self, address: AgentAddress, path: str) -> dict[str, Any]:
         return await self._request(address, "GET", "plan-file", params={"path": path})
@@ -95,7 +113,7 @@ class AgentLink:
         )
 
 
-def _describe(exc: httpx.HTTPError) -> str:
+def _describe(exc: httpx.HTTPError | httpx.InvalidURL) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     if isinstance(exc, httpx.ConnectError):

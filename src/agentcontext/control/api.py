@@ -11,22 +11,30 @@ Chat tools answer 200 with ``is_error`` for their own failures, as a model expec
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import anyio
-from fastapi import APIRouter, Body, Depends, FastAPI, Header, Request
+from fastapi import APIRouter, Body, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext import __version__
 from agentcontext.control import chats
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
-from agentcontext.control.plane import ControlPlane, SyncDisabled
+from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
 from agentcontext.errors import (
     AgentContextError,
     AuthError,
@@ -36,7 +44,10 @@ from agentcontext.errors import (
     NotFoundError,
     UnavailableError,
 )
+from agentcontext.resource import Kind, Status
+from agentcontext.resource import Scope as ResourceScope
 
+log = logging.getLogger("agentcontext.control.api")
 MAX_BODY = 8 * 1024 * 1024
 
 # --- wire models (documentation and request parsing only) ----------------------------
@@ -45,6 +56,28 @@ MAX_BODY = 8 * 1024 * 1024
 class ErrorBody(BaseModel):
     message: str
     detail: str | None = None
+
+
+class PushedResource(BaseModel):
+    """One resource of a push (``Resource.to_dict()``); documentation only: the server checks pushes itself."""
+
+    id: str = Field(description='"<kind>:<path>"')
+    kind: Kind
+    path: str
+    scope: ResourceScope
+    status: Status
+    size_bytes: int = 0
+    content_hash: str = Field("", description="sha256 of the original bytes, lowercase hex")
+    content: str | None = None
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    name: str | None = None
+    description: str | None = None
+    doc_order: int | None = None
+    source: str | None = None
+    servers: list[str] | None = None
+    connect: bool | None = None
+    tools: list[dict[str, Any]] | None = None
 
 
 class PushBody(BaseModel):
@@ -58,7 +91,11 @@ class PushBody(BaseModel):
     project_root: str | None = None
     profile: str = "default"
     payload_bytes: int = 0
-    resources: list[dict[str, Any]] = Field(default_factory=list)
+    resources: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="At most 1,000; 256 KiB each and 4 MiB in all (items: PushedResource).",
+        json_schema_extra={"items": {"$ref": "#/components/schemas/PushedResource"}},
+    )
     agent: dict[str, Any] | None = None
 
 
@@ -196,29 +233,119 @@ def _plane(request: Request) -> ControlPlane:
     return plane
 
 
-async def _principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+_bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="token",
+    description="A user's API token (acu_...) for chats, skills and workspaces; an agent's token (aca_...) to push.",
+)
+
+
+async def _principal(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> Principal:
+    token = credentials.credentials.strip() if credentials is not None else ""
+    if not token:
         raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
-    return await _plane(request).authenticate(token.strip())
+    return await _plane(request).authenticate(token)
 
 
-async def _user(principal: Annotated[Principal, Depends(_principal)]) -> UserPrincipal:
+async def _user(request: Request, principal: Annotated[Principal, Depends(_principal)]) -> UserPrincipal:
     if not isinstance(principal, UserPrincipal):
         raise ForbiddenError("this route needs a user's API token, not an agent token")
+    await _check_text(request)
     return principal
 
 
-async def _agent(principal: Annotated[Principal, Depends(_principal)]) -> AgentPrincipal:
+async def _admin(user: Annotated[UserPrincipal, Depends(_user)]) -> UserPrincipal:
+    """An administrator, refused before the body is looked at."""
+    if not user.is_admin:
+        raise ForbiddenError("only an administrator may do this")
+    return user
+
+
+async def _agent(request: Request, principal: Annotated[Principal, Depends(_principal)]) -> AgentPrincipal:
+    """An agent token; with context sync switched off, every agent route answers 501 whatever the body."""
     if not isinstance(principal, AgentPrincipal):
         raise ForbiddenError("this route needs an agent token")
+    if not _plane(request).settings.sync_enabled:
+        raise SyncDisabled(SYNC_DISABLED)
+    await _check_text(request)
     return principal
+
+
+# A JSON escape of NUL or of a UTF-16 surrogate, or the raw UTF-8 bytes of a surrogate (which
+# json.loads decodes with "surrogatepass"): only then is the parsed body walked.
+_SUSPECT = re.compile(rb"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})|\xed[\xa0-\xbf]")
+
+
+def _text_problem(value: str) -> str | None:
+    """Why a string cannot be stored: PostgreSQL refuses NUL, and no database takes a lone surrogate."""
+    if "\x00" in value:
+        return "contains a NUL character (\\u0000)"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
+def _bad_text(value: Any, where: str) -> str | None:
+    """The first string in ``value`` (keys too) that cannot be stored, as ``where: problem``."""
+    if isinstance(value, str):
+        problem = _text_problem(value)
+        return f"{where or 'body'}: {problem}" if problem else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _bad_text(key, where) or _bad_text(item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _bad_text(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
+async def _check_text(request: Request) -> None:
+    """Refuse text no database can store (NUL, lone surrogates) with 400 naming where it is, not a 500."""
+    for name, value in [*request.path_params.items(), *request.query_params.multi_items()]:
+        found = _bad_text(value, name) if isinstance(value, str) else None
+        if found:
+            raise InvalidRequestError(found)
+    body = await request.body()
+    if body and _SUSPECT.search(body):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return  # not JSON: the route's own parsing refuses it
+        found = _bad_text(parsed, "")
+        if found:
+            raise InvalidRequestError(found)
 
 
 Plane = Annotated[ControlPlane, Depends(_plane)]
 User = Annotated[UserPrincipal, Depends(_user)]
+Admin = Annotated[UserPrincipal, Depends(_admin)]
 AgentToken = Annotated[AgentPrincipal, Depends(_agent)]
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 503)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 500, 503)
+}
+
+
+class _ToolName(Convertor[str]):
+    """A tool name is the rest of the path, whatever it holds (``/``, a newline): MCP servers name their tools."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("tool", _ToolName())
 
 agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS)
 router = APIRouter(prefix="/api/v1", responses=ERRORS)
@@ -259,7 +386,7 @@ async def me(user: User) -> JSONResponse:
 @router.post(
     "/users", summary="Create a user (administrators)", status_code=201, response_model=IssuedResponse, tags=["users"]
 )
-async def create_user(plane: Plane, user: User, body: CreateUserBody) -> JSONResponse:
+async def create_user(plane: Plane, user: Admin, body: CreateUserBody) -> JSONResponse:
     issued = await plane.create_user(user, body.name, admin=body.admin)
     return _json({"id": issued.id, "name": issued.name, "token": issued.token}, 201)
 
@@ -276,7 +403,7 @@ async def workspaces(plane: Plane, user: User) -> JSONResponse:
     response_model=IssuedResponse,
     tags=["workspaces"],
 )
-async def create_agent(plane: Plane, user: User, workspace: str, body: CreateAgentBody) -> JSONResponse:
+async def create_agent(plane: Plane, user: Admin, workspace: str, body: CreateAgentBody) -> JSONResponse:
     issued = await plane.create_agent(user, workspace, body.name, parent=body.parent)
     return _json({"id": issued.id, "name": issued.name, "token": issued.token}, 201)
 
@@ -330,7 +457,7 @@ async def chat_prompt(plane: Plane, user: User, chat_id: str) -> JSONResponse:
 
 
 @router.post(
-    "/chats/{chat_id}/tools/{name}",
+    "/chats/{chat_id}/tools/{name:tool}",
     summary="Run a chat tool; failures are results with is_error",
     response_model=ToolResultBody,
     tags=["chats"],
@@ -354,9 +481,13 @@ async def chat_files(plane: Plane, user: User, chat_id: str) -> JSONResponse:
 @router.get("/chats/{chat_id}/files/{file_id}", summary="One attachment's content", tags=["chats"])
 async def chat_file(plane: Plane, user: User, chat_id: str, file_id: str) -> Response:
     file, text = await plane.chat_file(user, chat_id, file_id)
-    return Response(
-        text, media_type=file.media_type, headers={"Content-Disposition": f'inline; filename="{file.name}"'}
-    )
+    return Response(text, media_type=file.media_type, headers={"Content-Disposition": _disposition(file.name)})
+
+
+def _disposition(name: str) -> str:
+    """``inline`` with the file's name: an ASCII fallback and the exact name (RFC 6266), whatever its script."""
+    fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name)
+    return f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 @router.get(
@@ -432,6 +563,34 @@ async def _known_error(request: Request, exc: AgentContextError) -> JSONResponse
     return JSONResponse({"message": "Invalid request.", "detail": str(exc)}, status_code=400)
 
 
+_HTTP_MESSAGES = {
+    400: "Invalid request.",
+    401: "Unauthorized.",
+    403: "Forbidden.",
+    404: "Not found.",
+    405: "Method not allowed.",
+    413: "Request body too large.",
+}
+
+
+async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    """Starlette's own errors (no such route, wrong method, an unreadable body) in our error shape."""
+    status = exc.status_code
+    message = _HTTP_MESSAGES.get(status) or f"{HTTPStatus(status).phrase}."
+    detail = exc.detail
+    if status == 404 and detail == "Not Found":
+        detail = f"no route {request.method} {request.url.path}"
+    elif status == 405 and exc.headers and "Allow" in exc.headers:
+        detail = f"{request.method} is not allowed here; use {exc.headers['Allow']}"
+    return JSONResponse({"message": message, "detail": detail}, status_code=status, headers=exc.headers)
+
+
+async def _internal(request: Request, exc: Exception) -> JSONResponse:
+    """A bug: logged here with its traceback, never described to the caller."""
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"message": "Internal error.", "detail": None}, status_code=500)
+
+
 async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
     detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
     return JSONResponse({"message": "Invalid request.", "detail": detail}, status_code=400)
@@ -458,17 +617,29 @@ class BodyLimit:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise _TooLarge
+                raise _TooLarge(self.limit)
             return message
 
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, limited, send)
+            await self.app(scope, limited, sending)
         except _TooLarge:
+            if started:
+                raise
             await _too_large(send, self.limit)
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """Raised from ``receive``: an HTTPException, so the route's body parsing lets it through to ``_http_error``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"at most {limit} bytes")
 
 
 async def _too_large(send: Send, limit: int) -> None:
@@ -500,6 +671,8 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
     app.state.plane = plane
     app.add_exception_handler(AgentContextError, _known_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _internal)
     app.include_router(agent_router)
     app.include_router(router)
 
@@ -507,5 +680,28 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
     async def healthz() -> dict[str, Any]:
         return {"ok": True, "version": __version__, "database": plane.db.dialect}
 
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.add_middleware(BodyLimit)
     return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, saying what this API does: invalid requests are 400 ``ErrorBody``, never 422."""
+    if app.openapi_schema is None:
+        document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                responses = operation.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses.setdefault("400", {"description": "Bad Request", "content": _ERROR_CONTENT})
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(unused, None)
+        resource = PushedResource.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(resource.pop("$defs", {}))
+        schemas["PushedResource"] = resource
+        app.openapi_schema = document
+    return app.openapi_schema
+
+
+_ERROR_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}

@@ -25,6 +25,7 @@ from agentcontext.control.models import Agent, Chat, ChatResource, Snapshot
 from agentcontext.control.skill_index import usable_skill_name
 from agentcontext.errors import InvalidRequestError, NotFoundError
 from agentcontext.resource import Kind, Resource, Status
+from agentcontext.sanitize import sanitize
 from agentcontext.snapshot import Diff, diff
 
 STATUSES = ("pending", "waiting", "running", "paused", "requires_action", "completed", "error")
@@ -72,6 +73,18 @@ def select_agent(session: Session, workspace_id: str, suffix: str) -> str:
         )
     ]
     return find_chat_agent(candidates, suffix).id
+
+
+def pinnable_snapshot(session: Session, agent_id: str) -> Snapshot | None:
+    """The agent's snapshot, to pin a chat to, share-locked (a no-op on SQLite, which has one writer).
+
+    On PostgreSQL (REPEATABLE READ) a push that committed after this transaction began makes
+    the lock fail with a serialization failure, and the write is retried on the new snapshot;
+    a push that comes after waits for the lock, and the control plane re-checks the agent's
+    chats once it has committed (``ControlPlane.push``). Pins never share a lock among
+    themselves, so chats are created and refreshed side by side.
+    """
+    return session.scalar(sa.select(Snapshot).where(Snapshot.agent_id == agent_id).with_for_update(read=True))
 
 
 def _pin_values(snapshot: Snapshot | None, now: dt.datetime) -> dict[str, Any]:
@@ -140,7 +153,7 @@ def create(session: Session, user: UserPrincipal, new: NewChat, *, suffix: str, 
     assert new.workspace is not None
     workspace_id = usable_workspace(session, user, new.workspace)
     agent_id = _try_select(session, workspace_id, suffix)
-    snapshot = session.get(Snapshot, agent_id) if agent_id else None
+    snapshot = pinnable_snapshot(session, agent_id) if agent_id else None
     chat = Chat(**values, workspace_id=workspace_id, agent_id=agent_id, **_pin_values(snapshot, now))
     session.add(chat)
     session.flush()
@@ -175,11 +188,17 @@ def ensure_bound(session: Session, chat: Chat, *, suffix: str, now: dt.datetime)
     if chat.agent_id is None:
         agent_id = _try_select(session, chat.workspace_id, suffix)
         if agent_id is None:
-            return events
+            return events  # nothing to bind to: the old pin (if any) keeps serving
         chat.agent_id = agent_id
-        chat.pinned_hash = None  # a new agent: its snapshot, not the old pin
+        # a new agent: its snapshot, not the old pin; with none yet, no pin at all (its first push pins)
+        for name, value in _pin_values(None, now).items():
+            setattr(chat, name, value)
+        chat.dirty_since = None
+        chat.updated_at = now
+        session.flush()
+        session.execute(sa.delete(ChatResource).where(ChatResource.chat_id == chat.id))
     if chat.pinned_hash is None:
-        snapshot = session.get(Snapshot, chat.agent_id)
+        snapshot = pinnable_snapshot(session, chat.agent_id)
         if snapshot is not None:
             for name, value in _pin_values(snapshot, now).items():
                 setattr(chat, name, value)
@@ -210,7 +229,7 @@ def refresh(session: Session, user: UserPrincipal, chat_id: str, *, suffix: str,
     chat = owned_chat(session, user, chat_id, lock=True)
     before = rows.chat_resources(session, chat.id, with_content=False)
     events = ensure_bound(session, chat, suffix=suffix, now=now)
-    snapshot = session.get(Snapshot, chat.agent_id) if chat.agent_id else None
+    snapshot = pinnable_snapshot(session, chat.agent_id) if chat.agent_id else None
     for name, value in _pin_values(snapshot, now).items():
         setattr(chat, name, value)
     chat.dirty_since = None
@@ -272,8 +291,11 @@ def list_chats(session: Session, user: UserPrincipal, *, limit: int = 100, archi
 
 
 def listed(resource: Resource) -> bool:
-    """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name."""
-    if resource.status is Status.OK and resource.kind is Kind.INSTRUCTION_FILE and not (resource.content or "").strip():
+    """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
+
+    Empty as the prompt sees it: nothing left once sanitised (invisible characters, HTML comments).
+    """
+    if resource.status is Status.OK and resource.kind is Kind.INSTRUCTION_FILE and not sanitize(resource.content or ""):
         return False
     return not (resource.kind is Kind.SKILL and resource.status is Status.OK and not usable_skill_name(resource.name))
 
@@ -292,6 +314,11 @@ def resource_summary(resource: Resource) -> dict[str, Any]:
     if resource.kind is Kind.MCP_SERVER:
         data["tools"] = [{"name": t.name, "description": t.description} for t in resource.tools]
     return data
+
+
+def _by_source(resource: Resource) -> tuple[str, str]:
+    """Coder lists by source ascending: its source is the file's path (ours is ``kind:path``)."""
+    return (resource.path, str(resource.kind))
 
 
 def summary(session: Session, chat: Chat, *, error: str | None = None) -> dict[str, Any]:
@@ -321,6 +348,6 @@ def summary(session: Session, chat: Chat, *, error: str | None = None) -> dict[s
             "dirty": chat.dirty_since is not None,
             "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
             "error": error or chat.pinned_error,
-            "resources": [resource_summary(r) for r in resources if listed(r)],
+            "resources": [resource_summary(r) for r in sorted(resources, key=_by_source) if listed(r)],
         },
     }

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -37,6 +38,11 @@ _ERRORS: dict[int, type[AgentContextError]] = {
     409: ConflictError,
     413: InvalidRequestError,
 }
+
+
+def _path(*parts: str) -> str:
+    """``/api/v1/`` plus the parts, each encoded whole: an id or a tool name may hold ``/`` or ``?``."""
+    return "/api/v1/" + "/".join(quote(part, safe="") for part in parts)
 
 
 def from_environment(server: str | None, token: str | None) -> tuple[str, str]:
@@ -102,7 +108,7 @@ class ControlClient:
         return result
 
     def chat(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", f"/api/v1/chats/{chat_id}")
+        result: dict[str, Any] = self._call("GET", _path("chats", chat_id))
         return result
 
     def chats(self, *, archived: bool = False) -> list[dict[str, Any]]:
@@ -110,26 +116,26 @@ class ControlClient:
         return result
 
     def update_chat(self, chat_id: str, **changes: Any) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PATCH", f"/api/v1/chats/{chat_id}", json_body=changes)
+        result: dict[str, Any] = self._call("PATCH", _path("chats", chat_id), json_body=changes)
         return result
 
     def refresh(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PUT", f"/api/v1/chats/{chat_id}/context")
+        result: dict[str, Any] = self._call("PUT", _path("chats", chat_id, "context"))
         return result
 
     def prompt(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", f"/api/v1/chats/{chat_id}/prompt")
+        result: dict[str, Any] = self._call("GET", _path("chats", chat_id, "prompt"))
         return result
 
     def call_tool(self, chat_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self._call(
-            "POST", f"/api/v1/chats/{chat_id}/tools/{name}", json_body=dict(arguments or {})
+            "POST", _path("chats", chat_id, "tools", name), json_body=dict(arguments or {})
         )
         return result
 
     def events(self, chat_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The chat's events as ``(kind, data)``, starting with ``state``; runs until the server closes."""
-        with self._http.stream("GET", f"/api/v1/chats/{chat_id}/events", timeout=None) as response:
+        with self._http.stream("GET", _path("chats", chat_id, "events"), timeout=None) as response:
             if response.status_code >= 400:
                 response.read()
                 raise _error(response)
@@ -151,11 +157,11 @@ class ControlClient:
         return result
 
     def update_skill(self, name: str, content: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PUT", f"/api/v1/users/me/skills/{name}", json_body={"content": content})
+        result: dict[str, Any] = self._call("PUT", _path("users", "me", "skills", name), json_body={"content": content})
         return result
 
     def delete_skill(self, name: str) -> None:
-        self._call("DELETE", f"/api/v1/users/me/skills/{name}")
+        self._call("DELETE", _path("users", "me", "skills", name))
 
     # who and where
     def me(self) -> dict[str, Any]:

@@ -68,7 +68,9 @@ class Database:
         self.url = normalize_url(url)
         self.dialect = self.url.get_backend_name()
         self.engine = _create_engine(self.url, echo=echo)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._sessions = sessionmaker(
+            self.engine.execution_options(**_read_options(self.dialect)), expire_on_commit=False
+        )
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
         )
@@ -83,7 +85,12 @@ class Database:
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
-        """A read-only session: a consistent view, never a lock that blocks the writer."""
+        """A read-only session: a consistent view, never a lock that blocks the writer.
+
+        Consistent across statements: a chat and its pinned rows read in one session belong
+        to the same pin even when a refresh commits in between (PostgreSQL: REPEATABLE READ,
+        which never fails a transaction that only reads; SQLite: a WAL read transaction).
+        """
         with self._sessions() as session, session.begin():
             yield session
 
@@ -114,6 +121,10 @@ def _retryable(exc: DBAPIError) -> bool:
     return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)
 
 
+def _read_options(dialect: str) -> dict[str, Any]:
+    return {"isolation_level": "REPEATABLE READ"} if dialect == "postgresql" else {}
+
+
 def _write_options(dialect: str) -> dict[str, Any]:
     if dialect == "postgresql":
         return {"isolation_level": "REPEATABLE READ"}
@@ -138,10 +149,10 @@ def _sqlite_transactions(engine: Engine) -> None:
     def _connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None  # the module's own BEGIN would be deferred
         cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")  # first: switching a new file to WAL can find it locked
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -7,7 +7,11 @@ hears on its own ``LISTEN`` connection, so a push through one replica reaches an
 stream held on another (``PostgresBroker``).
 
 Delivery never blocks a publisher: a subscriber whose buffer is full loses the event and
-is told so with a ``lagged`` event, after which it can re-read the chat.
+is told so with a ``lagged`` event (the buffer keeps a slot for it), after which it can
+re-read the chat. A subscriber is told ``lagged`` too when a replica's ``LISTEN``
+connection was lost and came back: whatever was notified meanwhile did not reach it.
+Closing the broker (the server is stopping) ends every subscription, so event streams
+end and the server can stop.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 log = logging.getLogger("agentcontext.control.events")
 Kind = Literal["pinned", "out_of_date", "up_to_date", "refreshed", "agent_online", "agent_offline", "lagged"]
-BUFFER = 256
+BUFFER = 256  # ordinary events a subscriber may have queued; one more slot is kept for ``lagged``
+NOTIFY_LIMIT = 7900  # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,10 @@ class Broker(Protocol):
         self, topics: Collection[str]
     ) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]: ...
 
+    def close(self) -> None:
+        """End every subscription, now and later: the server is stopping."""
+        ...
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Whatever the broker needs running (the LISTEN loop); returns only when cancelled."""
         ...
@@ -69,11 +78,14 @@ class LocalFanout:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, set[MemoryObjectSendStream[Event]]] = {}
+        self._closed = False
 
     @contextlib.contextmanager
     def subscribe(self, topics: Collection[str]) -> Iterator[MemoryObjectReceiveStream[Event]]:
-        send, receive = anyio.create_memory_object_stream[Event](BUFFER)
-        for topic in topics:
+        send, receive = anyio.create_memory_object_stream[Event](BUFFER + 1)
+        if self._closed:
+            send.close()
+        for topic in topics if not self._closed else ():
             self._subscribers.setdefault(topic, set()).add(send)
         try:
             with receive:
@@ -89,18 +101,35 @@ class LocalFanout:
 
     def deliver(self, event: Event) -> None:
         for send in list(self._subscribers.get(event.topic, ())):
-            try:
-                send.send_nowait(event)
-            except anyio.WouldBlock:
-                log.warning("event subscriber on %s is not keeping up; dropped %s", event.topic, event.kind)
-                with contextlib.suppress(anyio.WouldBlock):
-                    send.send_nowait(Event(event.topic, "lagged"))
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
+            _offer(send, event)
+
+    def lag_all(self) -> None:
+        """Tell every subscriber, once each, that it may have missed events."""
+        for send in {send for group in self._subscribers.values() for send in group}:
+            _offer(send, Event("*", "lagged"))
+
+    def close(self) -> None:
+        self._closed = True
+        for send in {send for group in self._subscribers.values() for send in group}:
+            send.close()
+        self._subscribers.clear()
 
     @property
     def topics(self) -> int:
         return len(self._subscribers)
+
+
+def _offer(send: MemoryObjectSendStream[Event], event: Event) -> None:
+    """Queue ``event`` without waiting; a full subscriber gets ``lagged`` in its last slot instead."""
+    try:
+        queued = send.statistics().current_buffer_used
+        if queued < BUFFER:
+            send.send_nowait(event)
+        elif queued == BUFFER:  # the first event it misses: say so (later ones go unsaid)
+            log.warning("event subscriber on %s is not keeping up; dropped %s", event.topic, event.kind)
+            send.send_nowait(Event(event.topic, "lagged"))
+    except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass
 
 
 class LocalBroker:
@@ -116,6 +145,9 @@ class LocalBroker:
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
 
+    def close(self) -> None:
+        self.fanout.close()
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         await anyio.sleep_forever()
@@ -126,22 +158,32 @@ class PostgresBroker:
 
     A replica hears its own notifications too, so it delivers only what it hears (one path,
     one order). When the database cannot be reached to publish, the events are delivered
-    locally so this replica's subscribers still get them, and the failure is logged.
+    locally so this replica's subscribers still get them, and the failure is logged. An
+    event too large for a notification goes out without its lists (``truncated: true``):
+    the subscriber re-reads the chat for the rest. When the ``LISTEN`` connection is lost
+    it is opened again, and every subscriber is told ``lagged``.
     """
 
     CHANNEL = "agentcontext_events"
 
-    def __init__(self, conninfo: str, *, retry_after: float = 1.0) -> None:
+    def __init__(self, conninfo: str, *, retry_after: float = 1.0, connect_timeout: int = 5) -> None:
         self.conninfo = conninfo
         self.fanout = LocalFanout()
         self.retry_after = retry_after
+        self.connect_timeout = connect_timeout
         self._publisher: psycopg.AsyncConnection[Any] | None = None
         self._lock = anyio.Lock()
         self.listening = anyio.Event()
+        self.listener_pid: int | None = None  # the backend of the LISTEN connection, while it is up
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        return await psycopg.AsyncConnection.connect(
+            self.conninfo, autocommit=True, connect_timeout=self.connect_timeout
+        )
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._publisher is None or self._publisher.closed:
-            self._publisher = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+            self._publisher = await self._connect()
         return self._publisher
 
     async def publish(self, events: Sequence[Event]) -> None:
@@ -150,37 +192,68 @@ class PostgresBroker:
                 try:
                     connection = await self._connection()
                     for event in events:
-                        await connection.execute("SELECT pg_notify(%s, %s)", (self.CHANNEL, event.to_json()))
+                        await connection.execute("SELECT pg_notify(%s, %s)", (self.CHANNEL, _notification(event)))
                     return
-                except psycopg.OperationalError as exc:
-                    self._publisher = None
-                    if attempt == 1:
+                except (psycopg.Error, OSError) as exc:
+                    await self._drop_publisher()
+                    if attempt == 1 or not isinstance(exc, psycopg.OperationalError | OSError):
                         log.error("could not publish %d event(s) through PostgreSQL: %s", len(events), exc)
+                        break
         for event in events:
             self.fanout.deliver(event)
+
+    async def _drop_publisher(self) -> None:
+        publisher, self._publisher = self._publisher, None
+        if publisher is not None:
+            with contextlib.suppress(psycopg.Error, OSError):
+                await publisher.close()
 
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
 
+    def close(self) -> None:
+        self.fanout.close()
+
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        started = False
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True) as connection:
-                    await connection.execute(f"LISTEN {self.CHANNEL}")
-                    self.listening.set()
+        started = lost = False
+        try:
+            while True:
+                try:
+                    async with await self._connect() as connection:
+                        await connection.execute(f"LISTEN {self.CHANNEL}")
+                        self.listener_pid = connection.info.backend_pid
+                        self.listening.set()
+                        if lost:  # notifications sent while we were not listening are gone
+                            log.info("event listener is back on PostgreSQL")
+                            self.fanout.lag_all()
+                        if not started:
+                            started = True
+                            task_status.started()
+                        async for notice in connection.notifies():
+                            try:
+                                self.fanout.deliver(Event.from_json(notice.payload))
+                            except (ValueError, KeyError, TypeError) as exc:
+                                log.warning("ignoring a malformed event notification: %s", exc)
+                except (psycopg.Error, OSError) as exc:
+                    self.listener_pid = None
+                    if self.listening.is_set():
+                        self.listening = anyio.Event()
+                    lost = True
+                    log.warning("event listener lost PostgreSQL (%s); reconnecting in %.1fs", exc, self.retry_after)
                     if not started:
                         started = True
                         task_status.started()
-                    async for notice in connection.notifies():
-                        try:
-                            self.fanout.deliver(Event.from_json(notice.payload))
-                        except (ValueError, KeyError) as exc:
-                            log.warning("ignoring a malformed event notification: %s", exc)
-            except psycopg.OperationalError as exc:
-                self.listening = anyio.Event()
-                log.warning("event listener lost PostgreSQL (%s); reconnecting in %.1fs", exc, self.retry_after)
-                if not started:
-                    started = True
-                    task_status.started()
-                await anyio.sleep(self.retry_after)
+                    await anyio.sleep(self.retry_after)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._drop_publisher()
+
+
+def _notification(event: Event) -> str:
+    """The event as a NOTIFY payload; one too large loses its lists and says ``truncated``."""
+    text = event.to_json()
+    if len(text.encode("utf-8")) <= NOTIFY_LIMIT:
+        return text
+    small = {k: v for k, v in event.data.items() if isinstance(v, str | int | float | bool) or v is None}
+    small = {k: v for k, v in small.items() if not isinstance(v, str) or len(v) <= 256}
+    return Event(event.topic, event.kind, {**small, "truncated": True}).to_json()

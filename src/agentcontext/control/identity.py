@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from agentcontext.control.models import Agent, ApiToken, User, Workspace
+from agentcontext.control.models import Agent, ApiToken, User, Workspace, new_id, now
 from agentcontext.errors import AuthError, ConflictError, InvalidRequestError, NotFoundError
 
 USER_PREFIX = "acu_"
@@ -39,7 +41,7 @@ def check_name(kind: str, name: str) -> str:
     Raises:
         InvalidRequestError: anything else.
     """
-    if not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):  # fullmatch: "$" would let a trailing newline in
         raise InvalidRequestError(
             f"invalid {kind} name {name!r}: use letters, digits, '.', '_' and '-' (at most 128, not starting with"
             " a symbol)"
@@ -108,7 +110,7 @@ def create_user(session: Session, name: str, *, admin: bool = False) -> Issued:
         raise ConflictError(f'user "{name}" already exists')
     user = User(name=name, is_admin=admin)
     session.add(user)
-    session.flush()
+    _flush_unique(session, f'user "{name}" already exists')
     token = new_token(USER_PREFIX)
     session.add(ApiToken(user_id=user.id, name="default", token_hash=token_hash(token)))
     return Issued(user.id, name, token)
@@ -139,20 +141,36 @@ def has_users(session: Session) -> bool:
 
 
 def workspace_by_name_or_id(session: Session, key: str) -> Workspace:
-    """Raises: NotFoundError."""
-    found = session.scalar(sa.select(Workspace).where(sa.or_(Workspace.id == key, Workspace.name == key)))
+    """Raises: NotFoundError.
+
+    An id wins over a name: another workspace may be *named* like this one's id.
+    """
+    found = session.get(Workspace, key) or session.scalar(sa.select(Workspace).where(Workspace.name == key))
     if found is None:
         raise NotFoundError(f'workspace "{key}" not found')
     return found
 
 
 def ensure_workspace(session: Session, name: str, *, owner_id: str | None = None) -> Workspace:
+    """The workspace of that name, created if needed (by whichever of two concurrent callers comes first).
+
+    Raises:
+        InvalidRequestError: the name is not valid.
+    """
     check_name("workspace", name)
-    found = session.scalar(sa.select(Workspace).where(Workspace.name == name))
+    query = sa.select(Workspace).where(Workspace.name == name)
+    found = session.scalar(query)
     if found is None:
-        found = Workspace(name=name, owner_id=owner_id)
-        session.add(found)
-        session.flush()
+        # ON CONFLICT: a concurrent creator that committed first makes this a no-op here (or, on
+        # PostgreSQL's REPEATABLE READ, a serialization failure that Database.write retries)
+        insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+        session.execute(
+            insert(Workspace)
+            .values(id=new_id(), name=name, owner_id=owner_id, created_at=now())
+            .on_conflict_do_nothing(index_elements=["name"])
+        )
+        found = session.scalar(query)
+        assert found is not None
     return found
 
 
@@ -188,8 +206,22 @@ def create_agent(
         token_hash=token_hash(token),
     )
     session.add(agent)
-    session.flush()
+    _flush_unique(session, f'workspace "{workspace_name}" already has an agent named "{name}"')
     return Issued(agent.id, name, token)
+
+
+def _flush_unique(session: Session, message: str) -> None:
+    """Flush; a unique violation (a concurrent creation of the same name won) is a ConflictError.
+
+    Raises:
+        ConflictError: ``message``.
+    """
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        if getattr(exc.orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(exc.orig):
+            raise ConflictError(message) from None
+        raise
 
 
 def rotate_agent_token(session: Session, workspace_name: str, name: str) -> Issued:

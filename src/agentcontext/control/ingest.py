@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ MAX_SOURCE_BYTES = 1024
 MAX_ERROR_BYTES = 4096
 MAX_HASH_CHARS = 64
 MAX_INT64 = 2**63 - 1
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 ACTIVE_STATUSES = ("waiting", "running", "paused", "pending", "requires_action")
 
 
@@ -96,7 +98,7 @@ def _integer(name: str, value: Any, *, minimum: int = 0) -> int:
 
 
 def _enum(name: str, value: Any, allowed: type[Kind] | type[Status] | type[Scope]) -> str:
-    if value not in {str(member) for member in allowed}:
+    if not isinstance(value, str) or value not in {str(member) for member in allowed}:  # a list is not hashable
         raise InvalidRequestError(f"{name} {value!r} is not one of {', '.join(str(m) for m in allowed)}")
     return str(value)
 
@@ -120,27 +122,55 @@ def check_resource(index: int, raw: Any) -> Resource:
     _bounded(f"{where}.error", raw.get("error"), MAX_ERROR_BYTES)
     content_hash = _bounded(f"{where}.content_hash", raw.get("content_hash", ""), MAX_HASH_CHARS, optional=False)
     _integer(f"{where}.size_bytes", raw.get("size_bytes", 0))
+    if raw.get("doc_order") is not None:  # the prompt sorts instruction files by it
+        _integer(f"{where}.doc_order", raw.get("doc_order"))
     _bounded(f"{where}.content", raw.get("content"), MAX_BODY_BYTES)
-    for field in ("name", "description", "source"):
-        _bounded(f"{where}.{field}", raw.get(field), MAX_ERROR_BYTES)
+    _bounded(f"{where}.name", raw.get("name"), MAX_ERROR_BYTES)
+    # the declared source that contributed it is a path, bounded like Coder's source_path
+    _bounded(f"{where}.source", raw.get("source"), MAX_SOURCE_BYTES)
+    # a skill's description is only bounded by the resource's body cap (coder.md 4.5): lenient
+    # validation keeps skills with long descriptions, and the prompt cuts them at 1,024
+    _bounded(f"{where}.description", raw.get("description"), MAX_BODY_BYTES)
     warnings = raw.get("warnings", [])
     if not isinstance(warnings, list) or not all(isinstance(w, str) and _bytes(w) <= MAX_ERROR_BYTES for w in warnings):
         raise InvalidRequestError(f"{where}.warnings must be a list of strings of at most {MAX_ERROR_BYTES} bytes")
+    if content_hash and not _HEX64.fullmatch(content_hash):  # the aggregate hash reads its 32 raw bytes
+        raise InvalidRequestError(f"{where}.content_hash must be empty or 64 lowercase hex digits (a sha256)")
+    _check_mcp_fields(where, raw)
     try:
-        resource = Resource.from_dict(dict(raw))
+        return Resource.from_dict(dict(raw))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InvalidRequestError(f"{where} is malformed: {exc}") from None
-    if content_hash and not all(c in "0123456789abcdef" for c in content_hash):
-        raise InvalidRequestError(f"{where}.content_hash must be lowercase hex")
-    return resource
 
 
-def check_push(raw: Mapping[str, Any]) -> Push:
+def _check_mcp_fields(where: str, raw: Mapping[str, Any]) -> None:
+    """``servers`` and ``connect`` of an MCP config, ``tools`` of an MCP server: their shapes, named."""
+    servers = raw.get("servers", [])
+    if not isinstance(servers, list) or not all(isinstance(s, str) and _bytes(s) <= MAX_SOURCE_BYTES for s in servers):
+        raise InvalidRequestError(f"{where}.servers must be a list of names of at most {MAX_SOURCE_BYTES} bytes")
+    if not isinstance(raw.get("connect", True), bool):
+        raise InvalidRequestError(f"{where}.connect must be true or false")
+    tools = raw.get("tools", [])
+    if not isinstance(tools, list):
+        raise InvalidRequestError(f"{where}.tools must be a list")
+    for number, tool in enumerate(tools):
+        at = f"{where}.tools[{number}]"
+        if not isinstance(tool, Mapping):
+            raise InvalidRequestError(f"{at} must be an object")
+        _bounded(f"{at}.name", tool.get("name"), MAX_SOURCE_BYTES, optional=False)
+        _bounded(f"{at}.description", tool.get("description"), MAX_BODY_BYTES)
+        if not isinstance(tool.get("input_schema") or {}, Mapping):
+            raise InvalidRequestError(f"{at}.input_schema must be an object")
+
+
+def check_push(raw: Any) -> Push:
     """A push body, re-validated whole.
 
     Raises:
         InvalidRequestError: the first rule it breaks, named (``resources[3].status ...``).
     """
+    if not isinstance(raw, Mapping):
+        raise InvalidRequestError("the push must be an object")
     version = _integer("version", raw.get("version"), minimum=1)
     pushed_hash = _bounded("aggregate_hash", raw.get("aggregate_hash"), MAX_HASH_CHARS, optional=False) or ""
     error = _bounded("error", raw.get("error"), MAX_ERROR_BYTES)
@@ -236,18 +266,15 @@ def touch_agent(session: Session, agent_id: str, info: AgentInfo, *, now: dt.dat
 
 
 def _replace_resources(session: Session, agent_id: str, resources: Sequence[Resource]) -> None:
-    """Upsert changed rows, insert new ones, delete the ones no longer pushed."""
+    """Upsert changed rows, insert new ones, delete the ones no longer pushed.
+
+    A row is unchanged only when every column is (scope, the server-computed content key, ...).
+    """
+    compared = [c for c in SnapshotResource.__table__.columns if c.name not in ("agent_id", "source")]
     existing = {
-        row.source: row
+        row.source: {c.name: row._mapping[c.name] for c in compared}
         for row in session.execute(
-            sa.select(
-                SnapshotResource.source,
-                SnapshotResource.content_hash,
-                SnapshotResource.status,
-                SnapshotResource.meta,
-                SnapshotResource.error,
-                SnapshotResource.size_bytes,
-            ).where(SnapshotResource.agent_id == agent_id)
+            sa.select(SnapshotResource.source, *compared).where(SnapshotResource.agent_id == agent_id)
         )
     }
     new_rows = {row["source"]: row for row in rows.store(session, resources)}
@@ -256,18 +283,9 @@ def _replace_resources(session: Session, agent_id: str, resources: Sequence[Reso
         session.execute(
             sa.delete(SnapshotResource).where(SnapshotResource.agent_id == agent_id, SnapshotResource.source.in_(gone))
         )
-    changed = []
-    for source, row in new_rows.items():
-        old = existing.get(source)
-        if old is not None and (old.content_hash, old.status, old.meta, old.error, old.size_bytes) == (
-            row["content_hash"],
-            row["status"],
-            row["meta"],
-            row["error"],
-            row["size_bytes"],
-        ):
-            continue
-        changed.append(source)
+    changed = [
+        source for source, row in new_rows.items() if existing.get(source) != {c.name: row[c.name] for c in compared}
+    ]
     if changed:
         session.execute(
             sa.delete(SnapshotResource).where(

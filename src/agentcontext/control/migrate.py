@@ -6,6 +6,9 @@ of them migrates and the others find the schema current.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
@@ -38,12 +41,28 @@ def current(db: Database) -> str | None:
 
 
 def upgrade(db: Database, revision: str = "head") -> None:
-    with db.engine.begin() as connection:
-        if db.dialect == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    """Migrate to ``revision``; concurrent callers on one database take turns, and the later ones find nothing to do."""
+    with _exclusive(db) as connection:
         command.upgrade(alembic_config(connection), revision)
 
 
 def downgrade(db: Database, revision: str) -> None:
-    with db.engine.begin() as connection:
+    with _exclusive(db) as connection:
         command.downgrade(alembic_config(connection), revision)
+
+
+@contextlib.contextmanager
+def _exclusive(db: Database) -> Iterator[Connection]:
+    """One transaction that holds the database's migration lock from its first statement.
+
+    PostgreSQL: an advisory lock. SQLite: ``BEGIN IMMEDIATE``, the write lock taken up front
+    (a deferred transaction that read the version table first could not upgrade to writing
+    while another migration holds the lock: SQLite fails it at once, without waiting).
+    """
+    if db.dialect == "postgresql":
+        with db.engine.begin() as connection:
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+            yield connection
+    else:
+        with db.engine.execution_options(sqlite_begin="BEGIN IMMEDIATE").begin() as connection:
+            yield connection

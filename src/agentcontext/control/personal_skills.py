@@ -8,6 +8,7 @@ user. Their descriptions are bounded here, at upload, so the prompt does not cut
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from agentcontext.control import contents
-from agentcontext.control.models import PersonalSkill
+from agentcontext.control.models import PersonalSkill, User
 from agentcontext.errors import ConflictError, FrontmatterError, InvalidRequestError, NotFoundError
 from agentcontext.frontmatter import parse
 from agentcontext.skill_validation import check
@@ -45,7 +46,8 @@ def check_skill(text: str) -> Checked:
     result = check(text, name, "spec")
     if result.errors or not result.name:
         raise InvalidRequestError("invalid SKILL.md: " + "; ".join(result.errors or ("missing name",)))
-    return Checked(result.name, result.description or "", text)
+    # the spec validates the NFKC form: store that, so "ｒｅｖｉｅｗ" and "review" are one name
+    return Checked(unicodedata.normalize("NFKC", result.name), result.description or "", text)
 
 
 def list_skills(session: Session, owner_id: str) -> Sequence[PersonalSkill]:
@@ -61,7 +63,9 @@ def get(session: Session, owner_id: str, name: str) -> tuple[PersonalSkill, str]
         NotFoundError: the user has no skill of that name.
     """
     skill = session.scalar(
-        sa.select(PersonalSkill).where(PersonalSkill.owner_id == owner_id, PersonalSkill.name == name)
+        sa.select(PersonalSkill).where(
+            PersonalSkill.owner_id == owner_id, PersonalSkill.name == unicodedata.normalize("NFKC", name)
+        )
     )
     if skill is None:
         raise NotFoundError(f'skill "{name}" not found')
@@ -71,6 +75,7 @@ def get(session: Session, owner_id: str, name: str) -> tuple[PersonalSkill, str]
 def create(session: Session, owner_id: str, text: str, *, now: dt.datetime) -> PersonalSkill:
     """Raises: InvalidRequestError (invalid, or the 100-skill limit), ConflictError (name taken)."""
     checked = check_skill(text)
+    _serialize_per_user(session, owner_id)
     count = session.scalar(sa.select(sa.func.count()).where(PersonalSkill.owner_id == owner_id)) or 0
     if count >= MAX_SKILLS:
         raise InvalidRequestError(f"at most {MAX_SKILLS} personal skills a user; delete one first")
@@ -94,6 +99,18 @@ def create(session: Session, owner_id: str, text: str, *, now: dt.datetime) -> P
     return skill
 
 
+def _serialize_per_user(session: Session, owner_id: str) -> None:
+    """Make a user's concurrent creations conflict, so the 100-skill count is never read stale.
+
+    On PostgreSQL (REPEATABLE READ) two creations would each count 99 and both insert; a
+    write to the user's row makes the second wait, fail to serialize and be retried, and
+    then count 100. (SQLite runs one writer at a time anyway.)
+    """
+    session.execute(
+        sa.update(User).where(User.id == owner_id).values(name=User.name).execution_options(synchronize_session=False)
+    )
+
+
 def update(session: Session, owner_id: str, name: str, text: str, *, now: dt.datetime) -> PersonalSkill:
     """Replace a skill's SKILL.md; a rename must not take another skill's name.
 
@@ -102,7 +119,7 @@ def update(session: Session, owner_id: str, name: str, text: str, *, now: dt.dat
     """
     skill, _ = get(session, owner_id, name)
     checked = check_skill(text)
-    if checked.name != name:
+    if checked.name != skill.name:
         taken = session.scalar(
             sa.select(PersonalSkill.id).where(PersonalSkill.owner_id == owner_id, PersonalSkill.name == checked.name)
         )
@@ -120,7 +137,9 @@ def update(session: Session, owner_id: str, name: str, text: str, *, now: dt.dat
 def delete(session: Session, owner_id: str, name: str) -> None:
     """Raises: NotFoundError."""
     result: sa.CursorResult[Any] = session.execute(  # type: ignore[assignment]
-        sa.delete(PersonalSkill).where(PersonalSkill.owner_id == owner_id, PersonalSkill.name == name)
+        sa.delete(PersonalSkill).where(
+            PersonalSkill.owner_id == owner_id, PersonalSkill.name == unicodedata.normalize("NFKC", name)
+        )
     )
     if not result.rowcount:
         raise NotFoundError(f'skill "{name}" not found')

@@ -24,7 +24,16 @@ from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic
-from agentcontext.control.models import Agent, Chat, ChatFile, PersonalSkill, SnapshotResource, Workspace, now
+from agentcontext.control.models import (
+    Agent,
+    Chat,
+    ChatFile,
+    PersonalSkill,
+    Snapshot,
+    SnapshotResource,
+    Workspace,
+    now,
+)
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
 
@@ -86,6 +95,8 @@ class ControlPlane:
         checked = ingest.check_push(raw)
         outcome = await self._write(lambda s: ingest.ingest(s, agent.agent_id, checked, now=now()))
         await self._publish(outcome.events)
+        if outcome.accepted and not self.db.is_sqlite:
+            await self._publish(await self._write(lambda s: _recheck_chats(s, agent.agent_id)))
         return outcome
 
     async def heartbeat(self, agent: identity.AgentPrincipal, raw: Mapping[str, Any]) -> None:
@@ -298,6 +309,17 @@ class ControlPlane:
 def _admin_only(caller: identity.UserPrincipal) -> None:
     if not caller.is_admin:
         raise ForbiddenError("only an administrator may do this")
+
+
+def _recheck_chats(session: Session, agent_id: str) -> list[Event]:
+    """Mark the agent's chats against its latest snapshot again, after a push has committed.
+
+    On PostgreSQL a chat pinned by a transaction that committed while the push ran is not
+    seen by the push (REPEATABLE READ); this second, short transaction sees it. (The pin
+    itself share-locks the snapshot row: ``chats.pinnable_snapshot``.)
+    """
+    latest = session.scalar(sa.select(Snapshot.aggregate_hash).where(Snapshot.agent_id == agent_id))
+    return ingest.mark_out_of_date(session, agent_id, latest, now=now()) if latest is not None else []
 
 
 def _go_offline(session: Session, agent_id: str) -> list[Event]:

@@ -11,13 +11,14 @@ skills stay pinned. Nothing here needs the workspace to be reachable.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.render import ContextFile, available_skills, workspace_context
-from agentcontext.resource import Kind, Resource, Status
+from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.tool_names import assign
 
 READ_SKILL = "read_skill"
@@ -151,17 +152,40 @@ def build(context: ChatContext) -> TurnContext:
         tools.append(READ_SKILL_FILE_SPEC)
     if context.root:
         tools.append(PROPOSE_PLAN_SPEC)
-    servers = mcp_servers(context.pinned, context.latest_mcp)
-    names = assign((server.path, tool.name) for server in servers for tool in server.tools)
-    described = {(server.path, tool.name): tool for server in servers for tool in server.tools}
-    for exposed, route in sorted(names.routes.items()):
-        tool = described[route]
+    routes: dict[str, tuple[str, str]] = {}
+    for exposed, (route, tool) in sorted(mcp_tools(mcp_servers(context.pinned, context.latest_mcp)).items()):
+        routes[exposed] = route
         tools.append(ToolSpec(exposed, tool.description, _object_schema(tool.input_schema)))
-    return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), dict(names.routes))
+    return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), routes)
 
 
-def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The server's schema as given (empty ``properties`` kept); an absent one becomes an empty object schema."""
-    if not schema:
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def mcp_tools(servers: Sequence[Resource]) -> dict[str, tuple[tuple[str, str], Tool]]:
+    """Exposed name -> ((server, tool) as the agent knows them, the tool), for every tool of ``servers``.
+
+    Exposed names are what model APIs accept as function names (``[A-Za-z0-9_-]``, at most 64
+    characters): other characters of a server's or tool's name become ``_`` before the names
+    are assigned as ``tool_names`` does. A tool without a name is not offered, nor one whose
+    safe name another tool already has (names that needed no change first, then by order).
+    """
+    found = [(server.path, tool) for server in servers for tool in server.tools if server.path and tool.name]
+    found.sort(key=lambda item: bool(_UNSAFE.search(item[0] + item[1].name)))  # stable: order kept within
+    safe: dict[tuple[str, str], tuple[tuple[str, str], Tool]] = {}
+    for server, tool in found:
+        safe.setdefault((_UNSAFE.sub("_", server), _UNSAFE.sub("_", tool.name)), ((server, tool.name), tool))
+    return {exposed: safe[pair] for exposed, pair in assign(safe).routes.items()}
+
+
+def _object_schema(schema: Any) -> dict[str, Any]:
+    """The server's object schema as given (empty ``properties`` kept); anything else an empty object schema.
+
+    Model APIs refuse a tool whose parameters are not an object schema, and with it the whole turn.
+    """
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return {"type": "object", "properties": {}}
-    return schema
+    if "type" in schema and isinstance(schema.get("properties", {}), dict):
+        return schema
+    properties = schema.get("properties", {})
+    return {**schema, "type": "object", "properties": properties if isinstance(properties, dict) else {}}

@@ -27,6 +27,7 @@ from agentcontext.control.plane import ControlPlane, ControlSettings
 
 log = logging.getLogger("agentcontext.control")
 DEFAULT_LISTEN = "127.0.0.1:8765"
+GRACE = 5  # seconds a stopping server gives requests in flight before it closes their connections
 
 
 def broker_for(db: Database) -> Broker:
@@ -70,12 +71,18 @@ class _Server(uvicorn.Server):
 
 async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], None] | None = None) -> None:
     plane = ControlPlane(db, broker_for(db), options.settings)
-    server = _Server(
-        uvicorn.Config(create_app(plane), host=options.host, port=options.port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        create_app(plane),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACE,
     )
+    server = _Server(config)
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(_stop_on_signal, server)
+            group.start_soon(_stop_on_signal, server, plane)
             if on_ready is not None:
                 group.start_soon(_announce, server, on_ready, f"http://{options.host}:{options.port}")
             await server.serve()
@@ -91,10 +98,12 @@ async def _announce(server: uvicorn.Server, on_ready: Callable[[str], None], url
     on_ready(url)
 
 
-async def _stop_on_signal(server: uvicorn.Server) -> None:
+async def _stop_on_signal(server: uvicorn.Server, plane: ControlPlane) -> None:
+    """Stop serving, and end every event stream: uvicorn waits for open responses, and those never end."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for _ in signals:
             server.should_exit = True
+            plane.broker.close()
             return
 
 

@@ -8,6 +8,8 @@ nothing and works while the workspace is down.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import posixpath
@@ -28,6 +30,7 @@ log = logging.getLogger("agentcontext.control.tools")
 SKILL_BODY_CAP = 64 * 1024
 PLAN_CAP = 32 * 1024
 PLAN_MEDIA_TYPE = "text/markdown"
+TOO_DEEP = "the arguments are nested too deeply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +71,30 @@ def _text_arg(arguments: Mapping[str, Any], name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD, as Go's JSON decoder reads them.
+
+    JSON may escape half a surrogate pair (``"\\udcff"``); such a string cannot be encoded to
+    UTF-8, so it could reach neither the workspace nor an answer.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, Mapping):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
 async def run(link: AgentLink, call: ToolCall, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+    try:
+        name, arguments = scrub(name), scrub(arguments)
+    except RecursionError:
+        return error(f"invalid JSON input: {TOO_DEEP}")
     if name == READ_SKILL and any(t.name == READ_SKILL for t in call.turn.tools):
         return await read_skill(link, call, arguments)
     if name == READ_SKILL_FILE and any(t.name == READ_SKILL_FILE for t in call.turn.tools):
@@ -151,6 +177,8 @@ async def read_skill_file(link: AgentLink, call: ToolCall, arguments: Mapping[st
         skill_files.check_file_path(path)
     except UnsafePathError as exc:
         return error(str(exc))
+    if "\0" in path:  # no file can be named so; as Go's ReadFile answers
+        return error("read skill file: invalid argument")
     if call.address is None:
         return error("workspace connection failed: the workspace agent has not connected")
     try:
@@ -171,33 +199,41 @@ async def _home(link: AgentLink, call: ToolCall) -> str:
 
 
 def _looks_like_home(directory: str) -> bool:
-    parts = directory.rstrip("/").split("/")
-    return directory.rstrip("/") == "/root" or (len(parts) == 3 and parts[1] == "home")
+    """``/root`` or ``/home/<user>`` (case-folded, normalised)."""
+    parts = directory.split("/")
+    return directory == "/root" or (len(parts) == 3 and parts[1] == "home" and bool(parts[2]))
 
 
 async def _check_plan_md(link: AgentLink, call: ToolCall, path: str) -> ToolResult | None:
     """A file named plan.md must be absolute and not sit in the home root (the old shared plan path)."""
     if not posixpath.isabs(path):
         return error("plan files must use absolute paths; use the chat-specific absolute plan path")
-    directory = posixpath.dirname(path)
+    directory = _folded(posixpath.dirname(path))
     try:
         home = await _home(link, call)
     except (UnavailableError, AgentReplyError):
         home = ""
     if not home:
-        if _looks_like_home(directory):
+        # unverifiable: refuse what is, or may be, a home root (the home last reported, or one by its shape)
+        known = call.context.home
+        if _looks_like_home(directory) or (known and directory == _folded(known)):
             return error(
                 f"the plan path {path} could not be verified because the workspace is currently unavailable to"
                 " resolve the chat-specific plan path, try again shortly"
             )
         return None
-    if directory.rstrip("/").lower() == home.rstrip("/").lower():
+    if directory == _folded(home):
         chat_path = plan_path(home, call.context.chat_id)
         return error(
             f"the plan path {path} is no longer supported at the home root; use the chat-specific plan path:"
             f" {chat_path}"
         )
     return None
+
+
+def _folded(directory: str) -> str:
+    """A directory normalised and case-folded, for comparing with a home directory."""
+    return posixpath.normpath(directory).lower()
 
 
 async def propose_plan(link: AgentLink, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
@@ -249,13 +285,14 @@ async def _read_and_store_plan(link: AgentLink, call: ToolCall, path: str) -> To
     text = str(found.get("content") or "")
     if not text.strip():
         return error(f"plan file is empty; write your plan to {path} before proposing")
-    if int(found.get("size_bytes") or 0) > PLAN_CAP:
+    size = found.get("size_bytes")
+    if (size if isinstance(size, int) else len(text.encode("utf-8"))) > PLAN_CAP:
         return error("plan file exceeds 32 KiB size limit")
     try:
         file_id = await call.store_plan(posixpath.basename(path), path, text)
-    except Exception as exc:
+    except Exception:  # what went wrong inside the control plane is logged, never shown
         log.exception("storing the plan of chat %s", call.context.chat_id)
-        return error(f"failed to store plan file: {type(exc).__name__}")
+        return error("failed to store plan file: the control plane could not save it, try again shortly")
     return ok({"ok": True, "path": path, "kind": "plan", "file_id": file_id, "media_type": PLAN_MEDIA_TYPE})
 
 
@@ -265,6 +302,12 @@ async def call_mcp_tool(
     if call.address is None:
         return error("workspace connection failed: the workspace agent has not connected")
     server, tool = route
+    try:  # what the agent must be sent: JSON proper (no NaN or Infinity)
+        json.dumps(arguments, allow_nan=False)
+    except ValueError as exc:
+        return error(f"invalid JSON input: {exc}")
+    except RecursionError:
+        return error(f"invalid JSON input: {TOO_DEEP}")
     try:
         # the full name routes on the agent even when the exposed one was shortened
         body = await link.call_tool(call.address, f"{server}{SEPARATOR}{tool}", dict(arguments))
@@ -276,14 +319,22 @@ async def call_mcp_tool(
 
 
 def tool_output(body: Mapping[str, Any]) -> ToolResult:
-    """The agent's content blocks as one result: the texts joined (preferred), else the first binary block."""
+    """The agent's content blocks as one result: the texts joined (preferred), else the first binary block.
+
+    A binary block whose data is not base64 becomes the text ``[binary decode error: ...]``.
+    """
     blocks = [b for b in body.get("content") or [] if isinstance(b, Mapping)]
     is_error = bool(body.get("is_error"))
     texts = [str(b["text"]) for b in blocks if isinstance(b.get("text"), str)]
     if texts:
         return ToolResult("\n".join(texts), is_error)
     for block in blocks:
-        if isinstance(block.get("data"), str):
-            attachment = {"type": block.get("type"), "media_type": block.get("media_type"), "data": block["data"]}
+        data = block.get("data")
+        if isinstance(data, str):
+            try:
+                base64.b64decode(data, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                return ToolResult(f"[binary decode error: {exc}]", is_error)
+            attachment = {"type": block.get("type"), "media_type": block.get("media_type"), "data": data}
             return ToolResult("", is_error, (attachment,))
     return ToolResult("", is_error)
