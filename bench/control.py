@@ -20,7 +20,8 @@ Each run starts ``agentcontext server`` (one or two replicas) on a fresh databas
   on the same server and connection (the floor: HTTP, uvicorn, no auth, no database), then 500
   of each with 8 in flight (``--concurrent``); goal: prompt p50 under 2 ms on SQLite;
 * times, in this process and on the same database, the stages of building one prompt (token
-  lookup, chat lookup, loading the pinned rows and their contents, rendering, JSON), so the
+  lookup, the turn-key query, loading the pinned rows and their instruction texts, rendering,
+  JSON: the path of a prompt not served before), so the
   HTTP figure can be read against them; ``--profile`` adds a cProfile of those stages, and
   ``--py-spy BIN`` samples the first server during the sequential prompts (raw stacks kept in
   bench/out/py-spy-RUN.txt).
@@ -58,10 +59,10 @@ import anyio
 import httpx
 import sqlalchemy as sa
 
-from agentcontext.control import chats, identity, prompt, rows
+from agentcontext.control import identity, prompt, rows
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.plane import _load_context
+from agentcontext.control.plane import _PROMPT_CONTENT, _load_context, _turn_key
 from agentcontext.control.service import prepare
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot, aggregate_hash
@@ -407,10 +408,10 @@ def one_prompt(db: Database, token: str, chat_id: str) -> list[float]:
     marks.append(time.perf_counter())
     assert isinstance(user, identity.UserPrincipal)
     with db.read() as s:
-        chats.owned_chat(s, user, chat_id)
+        _turn_key(s, user, chat_id)
     marks.append(time.perf_counter())
     with db.read() as s:
-        _chat, context, _agent = _load_context(s, user, chat_id)
+        _chat, context, _agent = _load_context(s, user, chat_id, with_content=_PROMPT_CONTENT)
     marks.append(time.perf_counter())
     turn = prompt.build(context)
     marks.append(time.perf_counter())
@@ -419,7 +420,7 @@ def one_prompt(db: Database, token: str, chat_id: str) -> list[float]:
     return marks
 
 
-STEPS = ("token lookup", "chat lookup", "load pin", "render", "json")
+STEPS = ("token lookup", "turn key", "load pin", "render", "json")
 
 
 def stages(url: str, token: str, chat_ids: Sequence[str], rounds: int, profile: bool) -> dict[str, float]:
@@ -442,12 +443,12 @@ def stages(url: str, token: str, chat_ids: Sequence[str], rounds: int, profile: 
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(30)
             print(f"cProfile of {rounds} in-process prompt builds ({db.dialect}):\n{text.getvalue()}")
-        with db.read() as s:  # how much a pin weighs: the content read per prompt
-            pinned = rows.chat_resources(s, chat_ids[0])
+        with db.read() as s:  # how much a pin weighs: the content a prompt not served before reads
+            pinned = rows.chat_resources(s, chat_ids[0], with_content=_PROMPT_CONTENT)
     finally:
         db.dispose()
     out = {name: statistics.median(values) * 1000 for name, values in samples.items()}
-    out["pinned content KiB"] = sum(r.payload_bytes for r in pinned) / 1024
+    out["pinned content read KiB"] = sum(len((r.content or "").encode()) for r in pinned) / 1024
     return out
 
 
@@ -586,7 +587,7 @@ def report(results: Sequence[dict[str, Any]], load: Workload, args: argparse.Nam
         ("prompt response KiB", lambda r: f"{r['prompt_bytes'] / 1024:.1f}"),
         *(
             (f"in-process: {name}", (lambda r, n=name: f"{r['stages_ms'][n]:.2f}"))
-            for name in (*STEPS, "pinned content KiB")
+            for name in (*STEPS, "pinned content read KiB")
         ),
         ("run seconds", lambda r: f"{r['seconds']:.0f}"),
         ("errors", lambda r: str(len(r["errors"]))),

@@ -37,9 +37,11 @@ from tests.control.conftest import (
     AGENT_INFO,
     AGENT_URL,
     NOTES,
+    REVIEW,
     WORK,
     fake_agent,
     first_push,
+    mcp_server,
     push_body,
     text_resource,
 )
@@ -893,3 +895,74 @@ async def sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict[str, A
             kind = line.partition(":")[2].strip()
         elif line.startswith("data:"):
             yield kind, json.loads(line.partition(":")[2].strip())
+
+
+# --- a prompt served again follows every change it depends on --------------------------------------
+
+
+async def test_a_prompt_asked_again_follows_pushes_personal_skills_and_refreshes(world: World) -> None:
+    assert (await world.push(first_push())).json()["accepted"] is True
+    chat_id = (await world.chat())["id"]
+
+    async def prompt() -> dict[str, Any]:
+        response = await world.call("GET", f"/api/v1/chats/{chat_id}/prompt", "alice")
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"] == "application/json"
+        served: dict[str, Any] = response.json()
+        return served
+
+    def tools(served: Mapping[str, Any]) -> list[str]:
+        return [tool["name"] for tool in served["tools"]]
+
+    first = await prompt()
+    assert first == await prompt()  # served again: the same body
+    assert "Use pytest." in first["system"] and "docs__search" in tools(first)
+
+    # an MCP-only push reaches the tools without a refresh; the pinned text stays
+    mcp_only = push_body(
+        [
+            text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Use pytest.\n"),
+            text_resource(
+                Kind.SKILL,
+                f"{WORK}/.agents/skills/review/SKILL.md",
+                REVIEW,
+                name="review",
+                description="Reviews a change",
+            ),
+            mcp_server("docs", "search", "fetch"),
+        ],
+        version=2,
+        agent=AGENT_INFO,
+    )
+    assert (await world.push(mcp_only)).json()["accepted"] is True
+    assert "docs__fetch" in tools(await prompt())
+
+    # a personal skill created, then deleted
+    assert (await world.call("POST", "/api/v1/users/me/skills", "alice", json={"content": NOTES})).status_code == 201
+    assert "notes" in (await prompt())["system"]
+    assert (await world.call("DELETE", "/api/v1/users/me/skills/notes", "alice")).status_code == 204
+    assert "notes" not in (await prompt())["system"]
+
+    # an edit stays out of the prompt until the chat is refreshed
+    assert (await world.push(first_push(3, agents_md="Use nox.\n"))).json()["accepted"] is True
+    assert "Use pytest." in (await prompt())["system"]
+    assert (await world.call("PUT", f"/api/v1/chats/{chat_id}/context", "alice")).status_code == 200
+    refreshed = await prompt()
+    assert "Use nox." in refreshed["system"] and "Use pytest." not in refreshed["system"]
+
+
+async def test_a_prompt_served_before_is_still_not_found_for_another_user(world: World) -> None:
+    assert (await world.push(first_push())).json()["accepted"] is True
+    chat_id = (await world.chat())["id"]
+    assert (await world.call("GET", f"/api/v1/chats/{chat_id}/prompt", "alice")).status_code == 200
+    other = await world.call("GET", f"/api/v1/chats/{chat_id}/prompt", "bob")
+    assert other.status_code == 404 and "Use pytest." not in other.text
+
+
+async def test_a_rotated_agent_token_is_refused_once_the_authentication_ttl_has_passed(db: Database) -> None:
+    async with open_world(db, ControlSettings(auth_ttl=0.2)) as world:
+        assert (await world.push(first_push())).status_code == 200
+        db.write(lambda s: identity.rotate_agent_token(s, "shared", "dev-coderd-chat"))
+        await anyio.sleep(0.3)
+        refused = await world.push(first_push(2))
+        assert refused.status_code == 401

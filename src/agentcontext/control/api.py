@@ -452,8 +452,8 @@ async def refresh(plane: Plane, user: User, chat_id: str) -> JSONResponse:
     response_model=PromptResponse,
     tags=["chats"],
 )
-async def chat_prompt(plane: Plane, user: User, chat_id: str) -> JSONResponse:
-    return _json((await plane.prompt(user, chat_id)).to_dict())
+async def chat_prompt(plane: Plane, user: User, chat_id: str) -> Response:
+    return Response(await plane.prompt_json(user, chat_id), media_type="application/json")
 
 
 @router.post(

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -68,9 +68,8 @@ class Database:
         self.url = normalize_url(url)
         self.dialect = self.url.get_backend_name()
         self.engine = _create_engine(self.url, echo=echo)
-        self._sessions = sessionmaker(
-            self.engine.execution_options(**_read_options(self.dialect)), expire_on_commit=False
-        )
+        self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
+        self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
         )
@@ -93,6 +92,12 @@ class Database:
         """
         with self._sessions() as session, session.begin():
             yield session
+
+    @contextlib.contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        """``read`` without the ORM: a Core connection in a read transaction, for hot paths."""
+        with self._read_engine.connect() as connection, connection.begin():
+            yield connection
 
     def write(self, work: Callable[[Session], T]) -> T:
         """Run ``work`` in one write transaction, retrying it whole on a serialization failure.

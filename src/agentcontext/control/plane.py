@@ -9,6 +9,7 @@ only pushes for its own agent.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 import anyio
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from agentcontext.control import chats, contents, identity, ingest, personal_skills, prompt, rows, tools
@@ -34,6 +36,7 @@ from agentcontext.control.models import (
     Workspace,
     now,
 )
+from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
 
@@ -52,6 +55,7 @@ class ControlSettings:
     sync_enabled: bool = True
     offline_after: float = 45.0  # seconds without a push or heartbeat before an agent is offline
     sweep_every: float = 5.0
+    auth_ttl: float = AUTH_TTL_SECONDS  # seconds a checked token is trusted before it is checked again
 
 
 class ControlPlane:
@@ -62,6 +66,8 @@ class ControlPlane:
         self.broker = broker
         self.settings = settings or ControlSettings()
         self.link = link or AgentLink()
+        self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
+        self._prompts: Recent[bytes] = Recent()
 
     async def aclose(self) -> None:
         await self.link.aclose()
@@ -84,7 +90,13 @@ class ControlPlane:
 
     async def authenticate(self, token: str) -> identity.Principal:
         """Raises: AuthError."""
-        return await self._read(lambda s: identity.authenticate(s, token))
+        digest = identity.token_hash(token)
+        known = self._principals.get(digest)
+        if known is not None:
+            return known
+        principal = await self._read(lambda s: identity.authenticate(s, token))
+        self._principals.put(digest, principal)
+        return principal
 
     # --- agents -----------------------------------------------------------------------
 
@@ -187,14 +199,36 @@ class ControlPlane:
         await self._publish(await self._write(work))
 
     async def context(
-        self, user: identity.UserPrincipal, chat_id: str
+        self, user: identity.UserPrincipal, chat_id: str, *, with_content: rows.Contents = True
     ) -> tuple[Chat, prompt.ChatContext, Agent | None]:
         await self._bound(user, chat_id)
-        return await self._read(lambda s: _load_context(s, user, chat_id))
+        return await self._read(lambda s: _load_context(s, user, chat_id, with_content=with_content))
 
     async def prompt(self, user: identity.UserPrincipal, chat_id: str) -> prompt.TurnContext:
-        _, context, _ = await self.context(user, chat_id)
+        _, context, _ = await self.context(user, chat_id, with_content=_PROMPT_CONTENT)
         return prompt.build(context)
+
+    async def prompt_json(self, user: identity.UserPrincipal, chat_id: str) -> bytes:
+        """The prompt as JSON bytes: one small query when the chat's turn key has not moved."""
+
+        def cached() -> bytes | None:
+            with self.db.read_connection() as connection:
+                key = _turn_key(connection, user, chat_id)
+            return None if key is None else self._prompts.get(chat_id, key)
+
+        def rendered(session: Session) -> bytes:
+            key = _turn_key(session, user, chat_id)  # again: the key of exactly what is loaded
+            _, context, _ = _load_context(session, user, chat_id, with_content=_PROMPT_CONTENT)
+            body = _json_bytes(prompt.build(context).to_dict())
+            if key is not None:
+                self._prompts.put(chat_id, key, body)
+            return body
+
+        body = await anyio.to_thread.run_sync(cached)
+        if body is not None:
+            return body
+        await self._bound(user, chat_id)  # the first turn binds and pins a chat that is not yet
+        return await self._read(rendered)
 
     async def call_tool(
         self, user: identity.UserPrincipal, chat_id: str, name: str, arguments: Any
@@ -333,12 +367,52 @@ def _offline_event(agent_id: str) -> Event:
     return Event(agent_topic(agent_id), "agent_offline", {"agent_id": agent_id, "at": now().isoformat()})
 
 
+_PROMPT_CONTENT = (str(Kind.INSTRUCTION_FILE),)  # the prompt shows instruction files; skill bodies wait for read_skill
+
+
+def _json_bytes(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _turn_key(session: Session | Connection, user: identity.UserPrincipal, chat_id: str) -> tuple[Any, ...] | None:
+    """Every column a chat's prompt depends on, in one query; None while it is unbound or unpinned.
+
+    Raises:
+        NotFoundError: no such chat of this user.
+    """
+    mine = PersonalSkill.owner_id == user.user_id
+    row = session.execute(
+        sa.select(
+            Chat.agent_id,
+            Chat.pinned_hash,
+            Chat.pinned_at,
+            Chat.parent_id,
+            Agent.os,
+            Agent.work_dir,
+            Agent.home,
+            Snapshot.version,
+            Snapshot.run_id,
+            Snapshot.received_at,
+            sa.select(sa.func.count()).where(mine).scalar_subquery(),
+            sa.select(sa.func.max(PersonalSkill.updated_at)).where(mine).scalar_subquery(),
+        )
+        .outerjoin(Agent, Agent.id == Chat.agent_id)
+        .outerjoin(Snapshot, Snapshot.agent_id == Chat.agent_id)
+        .where(Chat.id == chat_id, Chat.owner_id == user.user_id)
+    ).first()
+    if row is None:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    if row.agent_id is None or row.pinned_hash is None:
+        return None
+    return tuple(row)
+
+
 def _load_context(
-    session: Session, user: identity.UserPrincipal, chat_id: str
+    session: Session, user: identity.UserPrincipal, chat_id: str, *, with_content: rows.Contents = True
 ) -> tuple[Chat, prompt.ChatContext, Agent | None]:
     chat = chats.owned_chat(session, user, chat_id)
     agent = session.get(Agent, chat.agent_id) if chat.agent_id else None
-    pinned = rows.chat_resources(session, chat.id)
+    pinned = rows.chat_resources(session, chat.id, with_content=with_content)
     latest: list[Any] = []
     if chat.agent_id:
         latest = rows.load(

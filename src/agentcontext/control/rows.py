@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,21 +42,29 @@ def store(session: Session, resources: Iterable[Resource]) -> list[dict[str, Any
     ]
 
 
-def load(session: Session, rows: Iterable[ResourceRow | sa.Row[Any]], *, with_content: bool = True) -> list[Resource]:
+Contents = bool | Collection[str]  # all, none, or those of these kinds only
+
+
+def load(
+    session: Session, rows: Iterable[ResourceRow | sa.Row[Any]], *, with_content: Contents = True
+) -> list[Resource]:
     listed = list(rows)
-    texts: Mapping[str, str] = (
-        contents.get(session, (r.content_key for r in listed if r.content_key)) if with_content else {}
-    )
+    wanted = [r.content_key for r in listed if r.content_key and _wanted(r.kind, with_content)]
+    texts: Mapping[str, str] = contents.get(session, wanted) if wanted else {}
     return [to_resource(r, texts.get(r.content_key) if r.content_key else None) for r in listed]
 
 
-def snapshot_resources(session: Session, agent_id: str, *, with_content: bool = True) -> list[Resource]:
+def _wanted(kind: str, with_content: Contents) -> bool:
+    return with_content if isinstance(with_content, bool) else kind in with_content
+
+
+def snapshot_resources(session: Session, agent_id: str, *, with_content: Contents = True) -> list[Resource]:
     rows = session.scalars(
         sa.select(SnapshotResource).where(SnapshotResource.agent_id == agent_id).order_by(SnapshotResource.source)
     )
     return load(session, rows, with_content=with_content)
 
 
-def chat_resources(session: Session, chat_id: str, *, with_content: bool = True) -> list[Resource]:
+def chat_resources(session: Session, chat_id: str, *, with_content: Contents = True) -> list[Resource]:
     rows = session.scalars(sa.select(ChatResource).where(ChatResource.chat_id == chat_id).order_by(ChatResource.source))
     return load(session, rows, with_content=with_content)

@@ -1,0 +1,75 @@
+"""Recently served prompts and authentications, kept so a turn costs one small query.
+
+A chat's prompt is a pure function of a few columns: its pin (hash and time), its binding,
+the agent's latest snapshot (for the MCP overlay) and the user's personal skills. Each
+request reads those columns (the *turn key*) and reuses the rendered body when they have
+not moved, so every replica stays exact without listening for events. Authentications are
+kept for a short time-to-live: a rotated or revoked token stops working within that time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+AUTH_TTL_SECONDS = 2.0
+
+
+class Recent(Generic[V]):
+    """A thread-safe, bounded map of the most recently used entries, each tagged with a key.
+
+    ``get(name, key)`` answers only when the stored key equals ``key``: a stale entry is a miss.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[str, tuple[Hashable, V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, name: str, key: Hashable) -> V | None:
+        with self._lock:
+            found = self._entries.get(name)
+            if found is None or found[0] != key:
+                return None
+            self._entries.move_to_end(name)
+            return found[1]
+
+    def put(self, name: str, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._entries[name] = (key, value)
+            self._entries.move_to_end(name)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+    def discard(self, name: str) -> None:
+        with self._lock:
+            self._entries.pop(name, None)
+
+
+class Expiring(Generic[V]):
+    """``Recent`` whose entries also expire ``ttl`` seconds after they were stored."""
+
+    def __init__(
+        self, ttl: float = AUTH_TTL_SECONDS, capacity: int = 4096, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._recent: Recent[tuple[float, V]] = Recent(capacity)
+
+    def get(self, name: str) -> V | None:
+        found = self._recent.get(name, None)
+        if found is None:
+            return None
+        if self._clock() >= found[0]:
+            self._recent.discard(name)
+            return None
+        return found[1]
+
+    def put(self, name: str, value: V) -> None:
+        if self._ttl > 0:
+            self._recent.put(name, None, (self._clock() + self._ttl, value))
