@@ -8,6 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from tests import containment
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--screenshots",
+        metavar="DIR",
+        default=None,
+        help="save a screenshot of each dashboard page the browser tests visit",
+    )
+
 
 def pytest_report_header() -> list[str]:
     return [f"sqlite {sqlite3.sqlite_version}"]
@@ -33,3 +44,16 @@ def home(isolated_home: Path) -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    containment.install()
+
+
+@pytest.fixture(autouse=True)
+def contained() -> Iterator[None]:
+    """Fails a test during which anything in this process read inside an ``outside-the-roots`` folder."""
+    containment.take()
+    yield
+    escaped = containment.take()
+    assert not escaped, f"read outside the allowed roots: {sorted(set(escaped))}"

@@ -9,7 +9,7 @@ import sys
 
 import agentcontext
 
-ADAPTER_PACKAGES = {"cli", "mcp", "agent", "control", "web"}
+ADAPTER_PACKAGES = {"cli", "mcp", "agent", "control", "dashboard", "local", "web"}
 FORBIDDEN = ["typer", "rich", "click", "starlette", "uvicorn", "mcp", "sqlalchemy", "alembic", "psycopg", "httpx"]
 
 
@@ -40,15 +40,31 @@ def test_the_front_door_exports_a_sorted_complete_all() -> None:
     assert {"scan", "Snapshot", "Resource", "AgentContextError"} <= set(names)
 
 
-def test_the_control_plane_imports_neither_the_agent_nor_the_mcp_server() -> None:
-    """The server and the workspace agent run on different machines: they share the core, not code."""
+def imported_by(package: str, *others: str) -> list[str]:
+    """The modules of ``agentcontext.<other>`` that importing every module of ``agentcontext.<package>`` loads."""
     script = (
         "import importlib, json, pkgutil, sys\n"
-        "import agentcontext.control as control\n"
-        "for info in pkgutil.walk_packages(control.__path__, 'agentcontext.control.'):\n"
+        f"import agentcontext.{package} as package\n"
+        f"for info in pkgutil.walk_packages(package.__path__, 'agentcontext.{package}.'):\n"
         "    if '.migrations' not in info.name: importlib.import_module(info.name)\n"
-        "other = [['agentcontext', 'agent'], ['agentcontext', 'mcp']]\n"
+        f"other = [['agentcontext', name] for name in {list(others)!r}]\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[:2] in other)))\n"
     )
     output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert json.loads(output) == []
+    found: list[str] = json.loads(output)
+    return found
+
+
+def test_the_control_plane_imports_neither_the_agent_nor_the_mcp_server() -> None:
+    """The server and the workspace agent run on different machines: they share the core, not code."""
+    assert imported_by("control", "agent", "mcp") == []
+
+
+def test_the_dashboard_imports_only_the_control_plane_and_the_core() -> None:
+    """The dashboard is part of the server: it may not reach the agent, the MCP server or the command line."""
+    assert imported_by("dashboard", "agent", "mcp", "cli") == []
+
+
+def test_up_runs_the_agent_and_the_server_as_processes_and_imports_neither() -> None:
+    """``agentcontext up`` supervises them as children: it needs the database to provision, not their code."""
+    assert imported_by("local", "agent", "mcp", "cli", "dashboard") == []

@@ -137,12 +137,12 @@ def test_instruction_files_only_at_scan_root(tmp_path: Path, home: Path) -> None
 
 
 def test_symlink_outside_scan_root_rejected(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {"secret.txt": "TOKEN=hunter2", "work/": ""})
-    (tmp_path / "work" / "AGENTS.md").symlink_to(tmp_path / "secret.txt")
+    make_workspace(tmp_path, {"outside-the-roots/secret.txt": "TOKEN=hunter2", "work/": ""})
+    (tmp_path / "work" / "AGENTS.md").symlink_to(tmp_path / "outside-the-roots/secret.txt")
     result = coder(tmp_path / "work", home)
     resource = by_path(result, tmp_path / "work" / "AGENTS.md")
     assert (resource.status, resource.content, resource.content_hash) == (Status.INVALID, None, "")
-    target, root = os.path.realpath(tmp_path / "secret.txt"), os.path.realpath(tmp_path / "work")
+    target, root = os.path.realpath(tmp_path / "outside-the-roots/secret.txt"), os.path.realpath(tmp_path / "work")
     assert resource.error == f'symlink target "{target}" escapes scan root "{root}"'
     assert "hunter2" not in result.snapshot.to_json()
 

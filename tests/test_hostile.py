@@ -12,6 +12,7 @@ from agentcontext.files import Reader
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from tests.containment import outside_the_roots
 from tests.helpers import as_unprivileged_user
 
 BILLION_LAUGHS = """---
@@ -60,6 +61,16 @@ def hostile(tmp_path: Path) -> Path:
     fifo_skill = repo / ".agents" / "skills" / "fifo-skill"
     fifo_skill.mkdir()
     os.mkfifo(fifo_skill / "SKILL.md")
+    away = make_workspace(
+        outside_the_roots(tmp_path),
+        {"AGENTS.md": "OUTSIDE RULES", "skill/SKILL.md": skill_md("away"), ".mcp.json": '{"mcpServers": {}}'},
+    )
+    (repo / "linked").mkdir()
+    (repo / "linked" / "AGENTS.md").symlink_to(away / "AGENTS.md")  # every name of the chain, linked away
+    (repo / "linked" / "AGENTS.override.md").symlink_to(away / "AGENTS.md")
+    (repo / ".mcp.json").symlink_to(away / ".mcp.json")
+    (repo / ".agents" / "skills" / "away").symlink_to(away / "skill")
+    (repo / ".agents" / "skills" / "fine" / "notes.md").symlink_to(away / "AGENTS.md")
     return repo
 
 

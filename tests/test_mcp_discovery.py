@@ -216,8 +216,10 @@ def test_a_directory_named_like_a_config_is_invalid(tmp_path: Path, home: Path) 
 
 def test_a_symlinked_config_outside_the_project_is_refused(tmp_path: Path, home: Path) -> None:
     project = tmp_path / "project"
-    outside = tmp_path / "elsewhere" / "mcp.json"
-    make_workspace(tmp_path, {"project/.git/": "", "elsewhere/mcp.json": config_bytes({"x": {"command": "run"}})})
+    outside = tmp_path / "outside-the-roots" / "mcp.json"
+    make_workspace(
+        tmp_path, {"project/.git/": "", "outside-the-roots/mcp.json": config_bytes({"x": {"command": "run"}})}
+    )
     os.symlink(outside, project / ".mcp.json")
     result = scan_tree(project, home=home)
     resource = config_at(result, project / ".mcp.json")

@@ -118,9 +118,11 @@ def test_resolve_resource_refuses_to_escape(tmp_path: Path, resource: str) -> No
 
 def test_a_symlink_inside_the_skill_pointing_outside_is_refused(tmp_path: Path) -> None:
     folder = skill_folder(tmp_path)
-    make_workspace(tmp_path, {"secret.txt": "secret", "elsewhere/notes.md": "notes"})
-    (folder / "leak.txt").symlink_to(tmp_path / "secret.txt")
-    (folder / "refs").symlink_to(tmp_path / "elsewhere")
+    make_workspace(
+        tmp_path, {"outside-the-roots/secret.txt": "secret", "outside-the-roots/elsewhere/notes.md": "notes"}
+    )
+    (folder / "leak.txt").symlink_to(tmp_path / "outside-the-roots/secret.txt")
+    (folder / "refs").symlink_to(tmp_path / "outside-the-roots/elsewhere")
     for resource in ("leak.txt", "refs/notes.md"):
         with pytest.raises(UnsafePathError) as caught:
             resolve_resource(str(folder), resource)
@@ -199,9 +201,9 @@ def test_package_files_lists_everything_but_skill_md(tmp_path: Path) -> None:
             "refs/.env": "e",
         },
     )
-    make_workspace(tmp_path, {"outside.txt": "secret", "outdir/a.txt": "a"})
-    (folder / "link-out").symlink_to(tmp_path / "outside.txt")
-    (folder / "dir-out").symlink_to(tmp_path / "outdir")
+    make_workspace(tmp_path, {"outside-the-roots/outside.txt": "secret", "outside-the-roots/outdir/a.txt": "a"})
+    (folder / "link-out").symlink_to(tmp_path / "outside-the-roots/outside.txt")
+    (folder / "dir-out").symlink_to(tmp_path / "outside-the-roots/outdir")
     (folder / "link-in").symlink_to(folder / "run.py")
     (folder / "broken").symlink_to(folder / "missing")
     os.mkfifo(folder / "pipe")

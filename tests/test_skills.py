@@ -382,30 +382,36 @@ def test_loads_user_skills_via_symlinked_subdir_anywhere_in_home(tmp_path: Path,
 
 def test_symlinked_skill_folder_escaping_the_project_is_invalid_and_never_read(tmp_path: Path, home: Path) -> None:
     make_workspace(
-        tmp_path, {"outside/secret/SKILL.md": skill_md("secret"), "repo/.git/": "", "repo/.agents/skills/": ""}
+        tmp_path,
+        {"outside-the-roots/secret/SKILL.md": skill_md("secret"), "repo/.git/": "", "repo/.agents/skills/": ""},
     )
     link = tmp_path / "repo/.agents/skills/secret"
-    link.symlink_to(tmp_path / "outside/secret")
+    link.symlink_to(tmp_path / "outside-the-roots/secret")
     result = scan(tmp_path / "repo", home)
     [resource] = skills(result)
     assert (resource.path, resource.status, resource.scope) == (str(link), Status.INVALID, Scope.REPO)
-    target, root = real(tmp_path / "outside/secret"), real(tmp_path / "repo")
+    target, root = real(tmp_path / "outside-the-roots/secret"), real(tmp_path / "repo")
     assert resource.error == f'symlink target "{target}" escapes scan root "{root}"'
     assert (resource.content, resource.content_hash, resource.name) == (None, "", None)
 
 
 def test_symlinked_user_skill_escaping_home_is_invalid(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {"elsewhere/far/SKILL.md": skill_md("far")})
+    make_workspace(tmp_path, {"outside-the-roots/far/SKILL.md": skill_md("far")})
     make_workspace(home, {".agents/skills/": ""})
-    (home / ".agents/skills/far").symlink_to(tmp_path / "elsewhere/far")
+    (home / ".agents/skills/far").symlink_to(tmp_path / "outside-the-roots/far")
     resource = by_path(scan(tmp_path, home), home / ".agents/skills/far")
     assert (resource.status, resource.scope) == (Status.INVALID, Scope.USER)
-    assert resource.error == f'symlink target "{real(tmp_path / "elsewhere/far")}" escapes scan root "{real(home)}"'
+    assert (
+        resource.error
+        == f'symlink target "{real(tmp_path / "outside-the-roots/far")}" escapes scan root "{real(home)}"'
+    )
 
 
 def test_symlinked_skill_md_escaping_the_project_is_invalid(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {"outside.md": skill_md("leak"), "repo/.git/": "", "repo/.agents/skills/leak/": ""})
-    (tmp_path / "repo/.agents/skills/leak/SKILL.md").symlink_to(tmp_path / "outside.md")
+    make_workspace(
+        tmp_path, {"outside-the-roots/outside.md": skill_md("leak"), "repo/.git/": "", "repo/.agents/skills/leak/": ""}
+    )
+    (tmp_path / "repo/.agents/skills/leak/SKILL.md").symlink_to(tmp_path / "outside-the-roots/outside.md")
     resource = by_path(scan(tmp_path / "repo", home), tmp_path / "repo/.agents/skills/leak/SKILL.md")
     assert resource.status is Status.INVALID
     assert "escapes scan root" in (resource.error or "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcontext.project_doc import SEPARATOR, ProjectDoc
-from agentcontext.render import CatalogEntry, skill_catalog
+from agentcontext.render import CatalogEntry, model_visible_name, plain_description, skill_catalog
 from agentcontext.resource import Resource
 
 BRIEF = (
@@ -39,9 +39,19 @@ picks one: call list_projects to see them, then set_project_root with the folder
 A conversation stays bound to the project it picked; start a new one for another project."""
 
 
+HIDDEN_NAME = "the name holds invisible, bidi or control characters: not offered to a model"
+
+
 def catalog(skills: Sequence[Resource], *, budget_chars: int) -> str:
-    """The ``## Skills`` section for offered skills ("" when there are none)."""
-    entries = [CatalogEntry(s.name or "", str(s.scope), s.description or "") for s in skills]
+    """The ``## Skills`` section for offered skills ("" when there are none), descriptions sanitized.
+
+    A skill whose name a model could not see as written is left out (``skills_list`` says why).
+    """
+    entries = [
+        CatalogEntry(s.name or "", str(s.scope), plain_description(s.description or ""))
+        for s in skills
+        if model_visible_name(s.name)
+    ]
     return skill_catalog(entries, budget_chars=budget_chars)
 
 

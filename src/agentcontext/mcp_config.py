@@ -71,11 +71,13 @@ def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = 
     """
     try:
         document = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # not UTF-8, not JSON, or an integer over Python's 4,300-digit limit
         raise McpConfigError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise McpConfigError("invalid JSON: nested too deeply") from None
     if not isinstance(document, dict):
         raise McpConfigError("invalid config: the top level must be a JSON object")
-    entries = _server_map(document)
+    entries = server_map(document)
     servers: list[ServerSpec] = []
     errors: list[tuple[str, str]] = []
     warnings: list[str] = []
@@ -90,7 +92,12 @@ def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = 
     return ParsedConfig(tuple(servers), tuple(errors), tuple(warnings))
 
 
-def _server_map(document: dict[str, Any]) -> dict[str, Any]:
+def server_map(document: dict[str, Any]) -> dict[str, Any]:
+    """The entries of a parsed config, by name, whichever of the three shapes it has.
+
+    Raises:
+        McpConfigError: ``mcpServers`` or ``servers`` is not an object.
+    """
     for key in ("mcpServers", "servers"):
         if key in document:
             value = document[key]
@@ -110,8 +117,24 @@ def check_name(name: str) -> None:
     Raises:
         McpConfigError: the name is empty, contains ``__`` or starts or ends with ``_``.
     """
+    if _unstorable(name):  # the name goes into snapshots, which no database would store
+        raise McpConfigError(f"server name {_shown(name)} contains a NUL character or a lone surrogate")
     if not name or "__" in name or name.startswith("_") or name.endswith("_"):
         raise McpConfigError(f'server name "{name}" contains reserved separator "__" or leading/trailing underscore')
+
+
+def _unstorable(text: str) -> bool:
+    """Whether ``text`` holds NUL or a lone surrogate (which a JSON escape can smuggle in)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return "\x00" in text
+
+
+def _shown(value: object) -> str:
+    """``value`` in messages: JSON with every non-ASCII character escaped, so it can always be stored."""
+    return json.dumps(value if isinstance(value, str) else str(value))
 
 
 def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool) -> tuple[ServerSpec, list[str]]:
@@ -144,7 +167,7 @@ def _transport(name: str, raw: dict[str, Any]) -> Transport:
     declared = raw.get("type", raw.get("transport"))
     if declared is not None:
         if not isinstance(declared, str) or declared not in _TRANSPORTS:
-            raise McpConfigError(f'server "{name}": unsupported transport "{declared}"')
+            raise McpConfigError(f'server "{name}": unsupported transport {_shown(declared)}')
         return _TRANSPORTS[declared]
     if raw.get("command"):
         return "stdio"
@@ -179,7 +202,10 @@ class _Expander:
             raise McpConfigError(f'server "{self.server}": "{field_name}" must be a string')
         if "${" not in value:
             return value
-        return _VAR.sub(lambda m: self._one(field_name, m), value)
+        # every match ends with "}", so none starts after the last one; searching only up to it keeps
+        # the search linear (an unclosed "${A:-" would otherwise be scanned to the end from each "${")
+        end = value.rfind("}") + 1
+        return _VAR.sub(lambda m: self._one(field_name, m), value[:end]) + value[end:]
 
     def _one(self, field_name: str, match: re.Match[str]) -> str:
         variable, default = match.group(1), match.group(2)

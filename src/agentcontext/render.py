@@ -39,13 +39,28 @@ class IndexEntry:
 @functools.lru_cache(maxsize=8192)  # the same descriptions come back in every turn's prompt
 def sanitize_skill_description(text: str, *, cap: int | None = DESCRIPTION_CAP) -> str:
     """Coder's ``sanitizeSkillDescription``: clean, one line, capped, ``<``/``>`` escaped."""
-    text = sanitize(text)
-    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-    text = "".join(c for c in text if not _hidden_format(c))
-    text = " ".join(text.split())
+    text = plain_description(text)
     if cap is not None and len(text) > cap:
         text = text[: cap - 1] + "…"
     return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain_description(text: str) -> str:
+    """A description fit for a model: sanitized, hidden characters gone, one line."""
+    text = sanitize(text)
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    text = "".join(c for c in text if not _hidden_format(c))
+    return " ".join(text.split())
+
+
+def shown(text: str) -> str:
+    """``text`` with every unprintable character written as an escape (``\\u202e``), so none hides in a path."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def model_visible_name(name: str | None) -> bool:
+    """A skill name a model can see and send back as written: printable, one line, no hidden characters."""
+    return bool(name) and (name or "").isprintable()
 
 
 def _hidden_format(char: str) -> bool:

@@ -37,6 +37,10 @@ _STRIP_RANGES: tuple[tuple[int, int], ...] = (
 
 _BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _TAG_RANGE = (0xE0000, 0xE007F)
+# The same sets, for the audit, which names every hidden code point it finds.
+HIDDEN_RANGES = _STRIP_RANGES
+BIDI_CONTROLS = _BIDI
+TAG_RANGE = _TAG_RANGE
 
 _STRIP_CLASS = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _STRIP_RANGES)
 _STRIP_RE = re.compile(f"[{_STRIP_CLASS}]")

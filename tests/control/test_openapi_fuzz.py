@@ -113,7 +113,7 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 22
+    assert len(OPERATIONS) == 23
     assert ("POST", "/api/v1/agent/context") in OPERATIONS and ("GET", "/healthz") in OPERATIONS
 
 

@@ -29,7 +29,7 @@ def access_root(tmp_path: Path) -> Path:
             ".git/": "",
             "AGENTS.md": "PARENT SECRET RULES",
             ".agents/skills/parent-skill/SKILL.md": skill_md("parent-skill", "PARENT SECRET SKILL"),
-            "outside/AGENTS.md": "OUTSIDE",
+            "outside-the-roots/AGENTS.md": "OUTSIDE",
         },
     )
     root = make_workspace(
@@ -46,7 +46,7 @@ def access_root(tmp_path: Path) -> Path:
             "a-file.txt": "not a project",
         },
     )
-    (root / "escape").symlink_to(tmp_path / "outside")
+    (root / "escape").symlink_to(tmp_path / "outside-the-roots")
     return root
 
 
@@ -127,8 +127,8 @@ async def test_selection_rejects_paths_outside_the_access_root_and_non_directori
 ) -> None:
     async with Client(server(access_root, home), mode="legacy") as client:
         for path, message in (
-            ("../outside", "escapes the configured access root"),
-            (str(access_root.parent / "outside"), "escapes the configured access root"),
+            ("../outside-the-roots", "escapes the configured access root"),
+            (str(access_root.parent / "outside-the-roots"), "escapes the configured access root"),
             ("escape", "escapes the configured access root"),
             ("a-file.txt", "is not a directory"),
             ("missing", "does not exist"),

@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
+from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, skill_files
 from agentcontext.agent.context import ContextAgent, SourceError
@@ -131,15 +132,23 @@ async def _agent(request: Request) -> ContextAgent:
     return agent
 
 
-async def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+def _token_ok(request: Request, authorization: str | None) -> bool:
     tokens: tuple[str, ...] = request.app.state.tokens
     if not tokens:
-        return
+        return True
     presented = (authorization or "").encode()
     # every candidate compared, so the time taken does not tell which one nearly matched
     matches = [hmac.compare_digest(presented, f"Bearer {token}".encode()) for token in tokens]
-    if not any(matches):
-        raise ApiError(401, "Unauthorized.", "A valid bearer token is required.")
+    return any(matches)
+
+
+def _unauthorized() -> ApiError:
+    return ApiError(401, "Unauthorized.", "A valid bearer token is required.")
+
+
+async def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+    if not _token_ok(request, authorization):
+        raise _unauthorized()
 
 
 Agent = Annotated[ContextAgent, Depends(_agent)]
@@ -160,6 +169,7 @@ def create_app(
     app.state.tokens = tuple(t for t in (token, peer_token) if t)
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
     return app
 
@@ -169,7 +179,19 @@ async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
     return JSONResponse({"message": exc.message, "detail": exc.detail}, status_code=exc.status, headers=headers)
 
 
+async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    """Starlette's own errors (no such route, wrong method, a body it cannot parse) in the same shape as ours."""
+    if exc.status_code not in (404, 405) and not _token_ok(request, request.headers.get("authorization")):
+        return await _api_error(request, _unauthorized())  # a route matched: its body is nobody's business
+    detail = f"{request.method} {request.url.path}: {exc.detail}"
+    return JSONResponse(
+        {"message": f"{exc.detail}.", "detail": detail}, status_code=exc.status_code, headers=exc.headers
+    )
+
+
 async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    if not _token_ok(request, request.headers.get("authorization")):  # a body that is not JSON fails before auth
+        return await _api_error(request, _unauthorized())
     detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
     return JSONResponse({"message": "Invalid request.", "detail": detail}, status_code=400)
 
@@ -256,6 +278,8 @@ async def skill_file(agent: Agent, name: str, path: str) -> SkillFileResponse:
         raise ApiError(400, str(exc)) from None
     except OSError as exc:
         raise ApiError(404, "read skill file: " + (exc.strerror or str(exc))) from None
+    except ValueError:  # a NUL byte: no file system can name it
+        raise ApiError(400, "read skill file: invalid argument") from None
     return SkillFileResponse(content=text, truncated=cut)
 
 

@@ -60,7 +60,10 @@ def validate_source(path: str, *, home: str, allowed: list[str]) -> str:
     if ".." in text.split("/"):
         raise SourceError(f'path "{path}" contains parent traversal segments')
     identity = os.path.normpath(text)
-    real = os.path.realpath(identity)
+    try:
+        real = os.path.realpath(identity)
+    except ValueError:  # NUL, or a lone surrogate: no file system can name it
+        raise SourceError(f'path "{path}" is not a valid file name') from None
     roots = [os.path.realpath(r) for r in allowed if os.path.exists(r)]
     if not any(is_within(real, root) for root in roots):
         raise SourceError(f'path "{path}" is not inside any allowed root')
@@ -196,7 +199,10 @@ class ContextAgent:
         text = path.strip()
         if text == "~" or text.startswith("~/"):  # as add_source spells it
             text = self.config.home + text[1:]
-        candidates = {text, os.path.normpath(text), os.path.realpath(text)} if text else set()
+        try:
+            candidates = {text, os.path.normpath(text), os.path.realpath(text)} if text else set()
+        except ValueError:  # NUL, or a lone surrogate: no source has such a name
+            candidates = set()
         for source in self.sources:
             if source in candidates or os.path.realpath(source) in candidates:
                 return source

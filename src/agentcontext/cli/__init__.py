@@ -12,7 +12,18 @@ import sys
 import typer
 
 from agentcontext import __version__
-from agentcontext.cli import agent_cmd, chats_cmd, config_cmd, mcp_cmd, scan_cmd, server_cmd, skills_cmd
+from agentcontext.cli import (
+    agent_cmd,
+    audit_cmd,
+    chats_cmd,
+    config_cmd,
+    mcp_cmd,
+    scan_cmd,
+    server_cmd,
+    skills_cmd,
+    status_cmd,
+    up_cmd,
+)
 from agentcontext.errors import AgentContextError
 
 app = typer.Typer(
@@ -30,6 +41,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 scan_cmd.register(app)
+app.command("audit")(audit_cmd.audit)
 app.command("agent")(agent_cmd.agent)
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
@@ -40,6 +52,8 @@ app.add_typer(server_cmd.users_app, name="users")
 app.add_typer(server_cmd.tokens_app, name="tokens")
 app.add_typer(server_cmd.agents_app, name="agents")
 app.add_typer(chats_cmd.app, name="chats")
+app.command("up")(up_cmd.up)
+app.command("status")(status_cmd.status)
 
 
 def _version(value: bool) -> None:

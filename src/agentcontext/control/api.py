@@ -31,7 +31,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentcontext import __version__
+from agentcontext import __version__, dashboard
 from agentcontext.control import chats
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
 from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
@@ -225,6 +225,51 @@ class MeResponse(BaseModel):
     is_admin: bool
 
 
+class OverviewSnapshot(BaseModel):
+    version: int
+    aggregate_hash: str
+    received_at: str
+    error: str | None
+    resources: int
+    by_status: dict[str, int] = Field(description="Resources by status.")
+
+
+class OverviewMcp(BaseModel):
+    name: str
+    status: str
+    tools: int
+    error: str | None
+
+
+class OverviewAgent(BaseModel):
+    id: str
+    name: str
+    online: bool
+    last_seen_at: str | None
+    url: str | None
+    snapshot: OverviewSnapshot | None
+    mcp: list[OverviewMcp]
+
+
+class OverviewWorkspace(BaseModel):
+    id: str
+    name: str
+    agents: list[OverviewAgent]
+
+
+class OverviewProblem(BaseModel):
+    kind: str = Field(description="agent_offline, snapshot_error, resource or mcp_server.")
+    where: str
+    message: str
+
+
+class OverviewResponse(BaseModel):
+    server: dict[str, str] = Field(description='{"version", "database"}')
+    workspaces: list[OverviewWorkspace]
+    chats: dict[str, int] = Field(description='{"total", "out_of_date"}: this user\'s chats, archived left out.')
+    problems: list[OverviewProblem]
+
+
 # --- authentication ------------------------------------------------------------------
 
 
@@ -389,6 +434,16 @@ async def me(user: User) -> JSONResponse:
 async def create_user(plane: Plane, user: Admin, body: CreateUserBody) -> JSONResponse:
     issued = await plane.create_user(user, body.name, admin=body.admin)
     return _json({"id": issued.id, "name": issued.name, "token": issued.token}, 201)
+
+
+@router.get(
+    "/overview",
+    summary="Server, workspaces, agents, snapshots, MCP servers, chat counts and problems, in one read",
+    response_model=OverviewResponse,
+    tags=["workspaces"],
+)
+async def overview(plane: Plane, user: User) -> JSONResponse:
+    return _json(await plane.overview(user))
 
 
 @router.get("/workspaces", summary="Workspaces open to this user, with their agents", tags=["workspaces"])
@@ -680,6 +735,7 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
     async def healthz() -> dict[str, Any]:
         return {"ok": True, "version": __version__, "database": plane.db.dialect}
 
+    dashboard.install(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.add_middleware(BodyLimit)
     return app

@@ -172,6 +172,11 @@ class ControlClient:
         result: list[dict[str, Any]] = self._call("GET", "/api/v1/workspaces")
         return result
 
+    def overview(self) -> dict[str, Any]:
+        """Server, workspaces, agents, snapshots, chat counts and problems (``agentcontext status``)."""
+        result: dict[str, Any] = self._call("GET", "/api/v1/overview")
+        return result
+
 
 def _error(response: httpx.Response) -> AgentContextError:
     try:

@@ -26,12 +26,36 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from agentcontext.errors import ConfigError
+from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8
 _RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
+
+
+class StorageUnavailable(UnavailableError):
+    """The database cannot take this request now (full, unreachable, busy): nothing was written; retry later."""
+
+
+@contextlib.contextmanager
+def _storage_errors() -> Iterator[None]:
+    """Operational failures of the database as ``StorageUnavailable`` (HTTP 503), saying which, never how."""
+    try:
+        yield
+    except OperationalError as exc:
+        raise StorageUnavailable(_describe(exc)) from exc
+
+
+def _describe(exc: OperationalError) -> str:
+    text = str(exc.orig).lower()
+    if "full" in text or "no space" in text or "could not extend" in text or "file too large" in text:
+        return "the database is out of space: nothing was written; retry when space is freed"
+    if "i/o error" in text:  # SQLite reports a write refused by a quota or a failing disk this way
+        return "the database could not write to its disk (full or failing): nothing was written; retry later"
+    if "locked" in text or "busy" in text:
+        return "the database is busy: nothing was written; retry"
+    return "the database is unreachable: nothing was written; retry"
 
 
 def default_url(environ: Mapping[str, str] | None = None) -> str:
@@ -90,13 +114,13 @@ class Database:
         to the same pin even when a refresh commits in between (PostgreSQL: REPEATABLE READ,
         which never fails a transaction that only reads; SQLite: a WAL read transaction).
         """
-        with self._sessions() as session, session.begin():
+        with _storage_errors(), self._sessions() as session, session.begin():
             yield session
 
     @contextlib.contextmanager
     def read_connection(self) -> Iterator[Connection]:
         """``read`` without the ORM: a Core connection in a read transaction, for hot paths."""
-        with self._read_engine.connect() as connection, connection.begin():
+        with _storage_errors(), self._read_engine.connect() as connection, connection.begin():
             yield connection
 
     def write(self, work: Callable[[Session], T]) -> T:
@@ -109,9 +133,12 @@ class Database:
                 with self._writer() as session, session.begin():
                     return work(session)
             except DBAPIError as exc:
-                if attempt + 1 == RETRIES or not _retryable(exc):
-                    raise
-                time.sleep(random.uniform(0, 0.005 * 2**attempt))
+                if attempt + 1 < RETRIES and _retryable(exc):
+                    time.sleep(random.uniform(0, 0.005 * 2**attempt))
+                    continue
+                if isinstance(exc, OperationalError):
+                    raise StorageUnavailable(_describe(exc)) from exc
+                raise
         raise AssertionError("unreachable")
 
     def dispose(self) -> None:

@@ -1,4 +1,4 @@
-"""Chat events: pinned, out of date, refreshed, agent online and offline.
+"""Chat events: pinned, out of date, refreshed, agent online and offline; and each accepted snapshot.
 
 A write hands back its events and they are published only after it commits. Subscribers
 listen on topics (``chat:<id>``, ``agent:<id>``). On SQLite every subscriber is in the one
@@ -29,7 +29,9 @@ import psycopg
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 log = logging.getLogger("agentcontext.control.events")
-Kind = Literal["pinned", "out_of_date", "up_to_date", "refreshed", "agent_online", "agent_offline", "lagged"]
+Kind = Literal[
+    "pinned", "out_of_date", "up_to_date", "refreshed", "agent_online", "agent_offline", "snapshot", "lagged"
+]
 BUFFER = 256  # ordinary events a subscriber may have queued; one more slot is kept for ``lagged``
 NOTIFY_LIMIT = 7900  # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more
 
@@ -55,6 +57,11 @@ def chat_topic(chat_id: str) -> str:
 
 def agent_topic(agent_id: str) -> str:
     return f"agent:{agent_id}"
+
+
+def snapshot_topic(agent_id: str) -> str:
+    """Each accepted push of the agent (the dashboard listens; chat streams do not)."""
+    return f"snapshot:{agent_id}"
 
 
 class Broker(Protocol):

@@ -21,11 +21,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from agentcontext.control import chats, contents, identity, ingest, personal_skills, prompt, rows, tools
+from agentcontext import __version__
+from agentcontext.control import chats, contents, identity, ingest, overview, personal_skills, prompt, rows, tools
 from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
-from agentcontext.control.events import Broker, Event, agent_topic, chat_topic
+from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
 from agentcontext.control.models import (
     Agent,
     Chat,
@@ -84,6 +85,10 @@ class ControlPlane:
 
         return await anyio.to_thread.run_sync(run)
 
+    async def read(self, work: Callable[[Session], T]) -> T:
+        """Run the read-only ``work`` in a worker thread (read models such as the dashboard's)."""
+        return await self._read(work)
+
     async def _publish(self, events: Sequence[Event]) -> None:
         if events:
             await self.broker.publish(events)
@@ -107,6 +112,9 @@ class ControlPlane:
         checked = ingest.check_push(raw)
         outcome = await self._write(lambda s: ingest.ingest(s, agent.agent_id, checked, now=now()))
         await self._publish(outcome.events)
+        if outcome.accepted:
+            data = {"agent_id": agent.agent_id, "version": outcome.version}
+            await self._publish([Event(snapshot_topic(agent.agent_id), "snapshot", data)])
         if outcome.accepted and not self.db.is_sqlite:
             await self._publish(await self._write(lambda s: _recheck_chats(s, agent.agent_id)))
         return outcome
@@ -329,6 +337,10 @@ class ControlPlane:
     async def list_workspaces(self, user: identity.UserPrincipal) -> list[dict[str, Any]]:
         return await self._read(lambda s: _workspaces_json(s, user))
 
+    async def overview(self, user: identity.UserPrincipal) -> dict[str, Any]:
+        """Server, the user's workspaces with agents, snapshots and MCP servers, chat counts, problems."""
+        return await self._read(lambda s: overview.build(s, user, version=__version__, database=self.db.dialect))
+
     async def create_user(self, caller: identity.UserPrincipal, name: str, *, admin: bool) -> identity.Issued:
         _admin_only(caller)
         return await self._write(lambda s: identity.create_user(s, name, admin=admin))
@@ -374,32 +386,36 @@ def _json_bytes(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+_MINE = PersonalSkill.owner_id == sa.bindparam("user_id")
+# Built once: constructing this select costs more than running it.
+_TURN_KEY = (
+    sa.select(
+        Chat.agent_id,
+        Chat.pinned_hash,
+        Chat.pinned_at,
+        Chat.parent_id,
+        Agent.os,
+        Agent.work_dir,
+        Agent.home,
+        Snapshot.version,
+        Snapshot.run_id,
+        Snapshot.received_at,
+        sa.select(sa.func.count()).where(_MINE).scalar_subquery(),
+        sa.select(sa.func.max(PersonalSkill.updated_at)).where(_MINE).scalar_subquery(),
+    )
+    .outerjoin(Agent, Agent.id == Chat.agent_id)
+    .outerjoin(Snapshot, Snapshot.agent_id == Chat.agent_id)
+    .where(Chat.id == sa.bindparam("chat_id"), Chat.owner_id == sa.bindparam("user_id"))
+)
+
+
 def _turn_key(session: Session | Connection, user: identity.UserPrincipal, chat_id: str) -> tuple[Any, ...] | None:
     """Every column a chat's prompt depends on, in one query; None while it is unbound or unpinned.
 
     Raises:
         NotFoundError: no such chat of this user.
     """
-    mine = PersonalSkill.owner_id == user.user_id
-    row = session.execute(
-        sa.select(
-            Chat.agent_id,
-            Chat.pinned_hash,
-            Chat.pinned_at,
-            Chat.parent_id,
-            Agent.os,
-            Agent.work_dir,
-            Agent.home,
-            Snapshot.version,
-            Snapshot.run_id,
-            Snapshot.received_at,
-            sa.select(sa.func.count()).where(mine).scalar_subquery(),
-            sa.select(sa.func.max(PersonalSkill.updated_at)).where(mine).scalar_subquery(),
-        )
-        .outerjoin(Agent, Agent.id == Chat.agent_id)
-        .outerjoin(Snapshot, Snapshot.agent_id == Chat.agent_id)
-        .where(Chat.id == chat_id, Chat.owner_id == user.user_id)
-    ).first()
+    row = session.execute(_TURN_KEY, {"chat_id": chat_id, "user_id": user.user_id}).first()
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     if row.agent_id is None or row.pinned_hash is None:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcontext import skill_files
-from agentcontext.brief import instructions
+from agentcontext.brief import HIDDEN_NAME, instructions
 from agentcontext.errors import AgentContextError
+from agentcontext.render import model_visible_name, plain_description, shown
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
 
@@ -167,12 +168,12 @@ def project_doc(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
 def skills_list(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Outcome:
     if not scan.config.skills.enabled:
         return Outcome(SKILLS_DISABLED, {"skills": [], "not_offered": [], "content": SKILLS_DISABLED})
-    offered = scan.skills
+    offered = [s for s in scan.skills if model_visible_name(s.name)]
     not_offered = [
-        {"path": r.path, "reason": r.error or str(r.status)}
+        {"path": shown(r.path), "reason": shown(r.error or str(r.status))}
         for r in scan.snapshot.resources
         if r.kind is Kind.SKILL and r.status is not Status.OK
-    ]
+    ] + [{"path": shown(s.path), "reason": HIDDEN_NAME} for s in scan.skills if not model_visible_name(s.name)]
     lines: list[str] = []
     if not offered:
         lines += [
@@ -192,13 +193,18 @@ def skills_list(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
         )
         lines.append("")
         for skill in offered:
-            lines.append(f"- {skill.name} ({skill.scope}) — {skill.description or ''}".rstrip())
-            lines.append(f"  {skill.path}")
+            lines.append(f"- {skill.name} ({skill.scope}) — {plain_description(skill.description or '')}".rstrip())
+            lines.append(f"  {shown(skill.path)}")
     if not_offered:
         lines += ["", "Not offered:"] + [f"- {n['path']}: {n['reason']}" for n in not_offered]
     text = "\n".join(lines)
     skills = [
-        {"name": s.name or "", "description": s.description or "", "scope": str(s.scope), "path": s.path}
+        {
+            "name": s.name or "",
+            "description": plain_description(s.description or ""),
+            "scope": str(s.scope),
+            "path": shown(s.path),
+        }
         for s in offered
     ]
     return Outcome(text, {"skills": skills, "not_offered": not_offered, "content": text})

@@ -49,6 +49,7 @@ from agentcontext import __version__
 from agentcontext.config import McpSettings
 from agentcontext.errors import AgentContextError
 from agentcontext.mcp_config import ServerSpec
+from agentcontext.redact import redact, secret_values
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.tool_names import ToolNames, UnknownServer, assign
 
@@ -189,10 +190,13 @@ class Upstream:
         self._scope: anyio.CancelScope | None = None
         self._stderr: _StderrTail | None = None
         self._task_group: TaskGroup | None = None
+        self._secrets = secret_values([v for _, v in (*spec.env, *spec.headers)], spec.url)
 
     def status(self) -> ServerStatus:
-        tail = self._stderr.text() if self._stderr else ""
-        return ServerStatus(self.spec.name, self.state, self.spec.transport, self.tools, self.error, tail)
+        """What to report, with the entry's secrets masked (a server may print its token; an error may quote a URL)."""
+        tail = redact(self._stderr.text(), self._secrets) if self._stderr else ""
+        error = redact(self.error, self._secrets) if self.error else self.error
+        return ServerStatus(self.spec.name, self.state, self.spec.transport, self.tools, error, tail)
 
     async def run(self) -> None:
         """The session's task: connect, list, serve calls until closed; failures are recorded."""
@@ -455,7 +459,7 @@ class UpstreamManager:
                 await entry.previous.close()
                 entry.previous = None
             else:  # keep serving with the old configuration
-                entry.extra_error = f"reconnect with the new configuration failed: {upstream.error}"
+                entry.extra_error = f"reconnect with the new configuration failed: {upstream.status().error}"
                 self._entries[upstream.spec.name] = _Entry(entry.previous, None, entry.extra_error)
 
         async with anyio.create_task_group() as group:

@@ -1,0 +1,607 @@
+"""Load: 100 agents pushing changing snapshots while 200 chats take turns, for 60 s; nothing lost.
+
+    .venv/bin/python bench/load.py [--agents 100] [--chats 200] [--seconds 60] [--postgres] [--json PATH]
+
+On loopback only, bounded in count and time. One ``agentcontext server`` on a fresh database
+(SQLite; ``--postgres``: a throwaway cluster, ``TempCluster``), N agents (workspace ws-NNNN,
+agent "main") and one user made directly in the database (``bench/control.py``'s ``populate``),
+each agent's first snapshot pushed (``initial``), then two chats per workspace. Then, from this
+one client process (asyncio on uvloop, httpx):
+
+* each agent pushes its snapshot about once a second (jittered): 10 resources, the root AGENTS.md
+  changing with each push, the version increasing; one push in 20 replays an old version
+  (with other content), which the server must refuse; plus a heartbeat every ~5 s;
+* each chat loops: ``GET /prompt``, ``POST /tools/read_skill`` of a skill in its pin (served
+  from the pin: no agent URL is advertised, so no call leaves the server), a pause of
+  ``--turn-gap`` seconds (jittered); it holds ``GET /events`` open, and on ``out_of_date`` it
+  refreshes (``PUT /context``), at most once every ``--refresh-gap`` seconds.
+
+MCP tool calls are not driven: they need a live agent to proxy to.
+
+At the end the loops stop, events get a moment to arrive, and the database is read:
+
+* pushes: each agent's stored version and hash are its last accepted push's (higher only when
+  a push went unanswered); its stored rows hash to the stored aggregate hash;
+* chats: the pinned rows hash to the pinned hash; a chat whose pin differs from its agent's
+  latest hash is marked out of date (and one that matches is not), and its stream received
+  ``out_of_date`` for that pin; the chat's pin is the one its last refresh answered.
+
+Each count of mismatches must be 0. Reported: requests by kind with p50/p99 latency, error rate
+(non-2xx and transport errors), pushes accepted and refused, events received, the server's RSS
+(every second from /proc) and CPU, and this client's CPU and event-loop lag (is the client the
+bottleneck?).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import sqlalchemy as sa
+
+from agentcontext.control import rows
+from agentcontext.control.db import Database
+from agentcontext.control.pg_cluster import TempCluster
+from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.snapshot import Snapshot, aggregate_hash
+from control import OUT, pct, populate, server_errors, servers
+
+SKILLS = 8
+STALE_EVERY = 20  # one push in this many replays an old version
+HEARTBEAT_EVERY = 5.0
+QUIET = 3.0  # seconds given to the last events after the loops stop
+PUSH = "/api/v1/agent/context"
+HEARTBEAT = "/api/v1/agent/heartbeat"
+KINDS = ("push", "heartbeat", "prompt", "read_skill", "refresh", "events")
+TEXT = (
+    "Run the tests before you commit. Keep pull requests small. Migrations go through alembic and must be"
+    " reversible. Log with structured fields. Return the error code from the API spec.\n"
+)
+
+
+# --- what the agents push ---------------------------------------------------------------
+
+
+def _resource(kind: Kind, path: str, scope: Scope, text: str, **extra: Any) -> Resource:
+    data = text.encode("utf-8")
+    return Resource(kind, path, scope, Status.OK, len(data), hashlib.sha256(data).hexdigest(), text, None, (), **extra)
+
+
+def skill_name(index: int, n: int) -> str:
+    return f"ws{index:04d}-skill-{n}"
+
+
+def static_resources(index: int) -> list[Resource]:
+    """The 9 resources that never change: a nested AGENTS.md and 8 skills."""
+    root = f"/home/coder/ws-{index:04d}"
+    out = [_resource(Kind.INSTRUCTION_FILE, f"{root}/api/AGENTS.md", Scope.PROJECT, TEXT * 3, doc_order=1)]
+    for n in range(SKILLS):
+        name = skill_name(index, n)
+        description = f"Skill {n} of workspace {index}: how to do task {n} here."
+        body = f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n" + TEXT * 4
+        path = f"{root}/.agents/skills/{name}/SKILL.md"
+        out.append(_resource(Kind.SKILL, path, Scope.REPO, body, name=name, description=description))
+    return out
+
+
+def push_body(index: int, fixed: Sequence[Resource], version: int, salt: str, *, initial: bool) -> tuple[bytes, str]:
+    """A push of agent ``index``: its root AGENTS.md names the version (and ``salt``); the hash it carries."""
+    root = f"/home/coder/ws-{index:04d}"
+    text = f"# ws-{index:04d} push {version}{salt}\n\n" + TEXT
+    changing = _resource(Kind.INSTRUCTION_FILE, f"{root}/AGENTS.md", Scope.PROJECT, text, doc_order=0)
+    ordered = tuple(sorted([changing, *fixed], key=lambda r: r.id))
+    snap = Snapshot(
+        version=version,
+        aggregate_hash=aggregate_hash(ordered),
+        work_dir=f"{root}/api",
+        project_root=root,
+        profile="default",
+        resources=ordered,
+        payload_bytes=sum(r.payload_bytes for r in ordered),
+    )
+    agent = {"run_id": f"load-{index}", "os": "linux", "home": "/home/coder"}
+    body = {**snap.to_dict(), "initial": initial, "agent": agent}
+    return json.dumps(body, separators=(",", ":")).encode("utf-8"), snap.aggregate_hash
+
+
+# --- what the client records --------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    latency: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    requests: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)  # non-2xx, or a wrong answer
+    transport: Counter[str] = field(default_factory=Counter)  # no answer at all
+    samples: list[str] = field(default_factory=list)  # the first few failures, said
+
+    def fail(self, kind: str, what: str, *, transport: bool = False) -> None:
+        (self.transport if transport else self.failed)[kind] += 1
+        if len(self.samples) < 20:
+            self.samples.append(f"{kind}: {what}"[:300])
+
+    async def call(self, http: httpx.AsyncClient, kind: str, method: str, url: str, **kw: Any) -> httpx.Response | None:
+        self.requests[kind] += 1
+        start = time.perf_counter()
+        try:
+            response = await http.request(method, url, **kw)
+        except httpx.HTTPError as exc:
+            self.fail(kind, f"{type(exc).__name__} {exc}", transport=True)
+            return None
+        self.latency[kind].append(time.perf_counter() - start)
+        if not response.is_success:
+            self.fail(kind, f"{response.status_code} {response.text[:200]}")
+            return None
+        return response
+
+
+@dataclass
+class AgentSim:
+    index: int
+    token: str
+    fixed: list[Resource]
+    version: int = 0
+    accepted: tuple[int, str] = (0, "")  # the last accepted push: version, hash
+    unanswered: dict[int, str] = field(default_factory=dict)  # pushes with no answer: version -> hash
+    pushes_accepted: int = 0
+    pushes_refused: int = 0
+    stale_accepted: int = 0  # replays the server took: must stay 0
+    fresh_refused: int = 0  # new versions the server refused: must stay 0
+
+
+@dataclass
+class ChatSim:
+    id: str
+    agent: int
+    skill: str
+    pinned: str  # the hash the last create or refresh answered
+    wanted: bool = False  # an out_of_date came since the last refresh
+    last_refresh: float = 0.0
+    turns: int = 0
+    refreshes: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    out_of_date: set[str] = field(default_factory=set)  # pinned hashes an out_of_date event named
+    connected: bool = False
+
+
+# --- the loops ----------------------------------------------------------------------------
+
+
+async def push_once(http: httpx.AsyncClient, base: str, record: Record, agent: AgentSim, rng: random.Random) -> None:
+    stale = agent.version > 2 and rng.randrange(STALE_EVERY) == 0
+    version = agent.version - 1 if stale else agent.version + 1
+    salt = f" replay {rng.random()}" if stale else ""
+    body, digest = push_body(agent.index, agent.fixed, version, salt, initial=False)
+    headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
+    if not stale:
+        agent.version = version
+        agent.unanswered[version] = digest  # until the server says
+    response = await record.call(http, "push", "POST", base + PUSH, content=body, headers=headers)
+    if response is None:
+        return
+    agent.unanswered.pop(version, None)
+    if response.json()["accepted"]:
+        agent.pushes_accepted += 1
+        agent.stale_accepted += stale
+        agent.accepted = max(agent.accepted, (version, digest))
+    else:
+        agent.pushes_refused += 1
+        agent.fresh_refused += not stale
+
+
+async def run_agent(
+    http: httpx.AsyncClient, base: str, record: Record, agent: AgentSim, stop: anyio.Event, period: float
+) -> None:
+    rng = random.Random(agent.index)
+    due = time.monotonic() + rng.uniform(0, period)
+    beat = time.monotonic() + rng.uniform(0, HEARTBEAT_EVERY)
+    headers = {"Authorization": f"Bearer {agent.token}"}
+    while not stop.is_set():
+        with anyio.move_on_after(max(0.0, min(due, beat) - time.monotonic())):
+            await stop.wait()
+        if stop.is_set():
+            return
+        if time.monotonic() >= beat:
+            body = {"agent": {"run_id": f"load-{agent.index}"}, "online": True}
+            await record.call(http, "heartbeat", "POST", base + HEARTBEAT, json=body, headers=headers)
+            beat = max(beat + rng.uniform(0.8, 1.2) * HEARTBEAT_EVERY, time.monotonic())
+        if time.monotonic() >= due:
+            await push_once(http, base, record, agent, rng)
+            due = max(due + rng.uniform(0.5, 1.5) * period, time.monotonic())
+
+
+async def run_chat(
+    http: httpx.AsyncClient, base: str, record: Record, chat: ChatSim, stop: anyio.Event, args: argparse.Namespace
+) -> None:
+    rng = random.Random(chat.id)
+    url = f"{base}/api/v1/chats/{chat.id}"
+    with anyio.move_on_after(rng.uniform(0, args.turn_gap)):
+        await stop.wait()
+    while not stop.is_set():
+        chat.turns += 1
+        response = await record.call(http, "prompt", "GET", f"{url}/prompt")
+        if response is not None and "<available-skills>" not in response.json()["system"]:
+            record.fail("prompt", f"chat {chat.id}: no skills in the prompt")
+        response = await record.call(http, "read_skill", "POST", f"{url}/tools/read_skill", json={"name": chat.skill})
+        if response is not None and response.json()["is_error"]:
+            record.fail("read_skill", f"chat {chat.id}: {response.json()['content'][:200]}")
+        if chat.wanted and time.monotonic() - chat.last_refresh >= args.refresh_gap:
+            chat.wanted, chat.last_refresh = False, time.monotonic()
+            response = await record.call(http, "refresh", "PUT", f"{url}/context")
+            if response is not None:
+                chat.refreshes += 1
+                chat.pinned = response.json()["context"]["pinned_hash"]
+        with anyio.move_on_after(rng.uniform(0.5, 1.5) * args.turn_gap):
+            await stop.wait()
+
+
+async def sse(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    kind, data = "message", ""
+    async for line in response.aiter_lines():
+        if not line:
+            if data:
+                yield kind, json.loads(data)
+            kind, data = "message", ""
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data += line[5:].strip()
+
+
+async def hold_events(http: httpx.AsyncClient, base: str, record: Record, chat: ChatSim) -> None:
+    """The chat's event stream until cancelled; out_of_date asks for a refresh."""
+    record.requests["events"] += 1
+    start = time.perf_counter()
+    try:
+        async with http.stream("GET", f"{base}/api/v1/chats/{chat.id}/events") as response:
+            if response.status_code != 200:
+                record.fail("events", f"chat {chat.id}: {response.status_code}")
+                return
+            async for kind, data in sse(response):
+                if not chat.connected:
+                    chat.connected = True
+                    record.latency["events"].append(time.perf_counter() - start)  # to the first event
+                chat.events[kind] += 1
+                if kind == "out_of_date":
+                    chat.out_of_date.add(data["pinned_hash"])
+                    chat.wanted = True
+        record.fail("events", f"chat {chat.id}: the stream ended", transport=True)
+    except httpx.HTTPError as exc:
+        record.fail("events", f"chat {chat.id}: {type(exc).__name__} {exc}", transport=True)
+
+
+# --- measuring the server and the client -----------------------------------------------------
+
+
+@dataclass
+class Meter:
+    pid: int
+    rss: list[tuple[float, float]] = field(default_factory=list)  # seconds since start, MB
+    cpu: list[tuple[float, float]] = field(default_factory=list)  # seconds since start, CPU seconds used
+    lag: list[float] = field(default_factory=list)  # how late a 100 ms sleep of this client woke
+
+    def read(self, elapsed: float) -> None:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    self.rss.append((elapsed, int(line.split()[1]) / 1024))
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+            self.cpu.append((elapsed, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")))
+
+    async def run(self, start: float) -> None:
+        tick = time.monotonic()
+        while True:
+            await anyio.sleep(0.1)
+            now = time.monotonic()
+            self.lag.append(now - tick - 0.1)
+            tick = now
+            if not self.rss or now - start - self.rss[-1][0] >= 1:
+                self.read(now - start)
+
+
+def slope(points: Sequence[tuple[float, float]]) -> float:
+    """Least-squares slope of ``points``, per minute."""
+    if len(points) < 2:
+        return 0.0
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    den = sum((x - mean_x) ** 2 for x, _ in points)
+    return num / den * 60 if den else 0.0
+
+
+# --- setting up, running, checking ---------------------------------------------------------------
+
+
+async def setup(base: str, user_token: str, tokens: Sequence[str], chats: int) -> tuple[list[AgentSim], list[ChatSim]]:
+    """Each agent's initial push, then the chats (pinned to it), round-robin over the workspaces."""
+    agents = [AgentSim(i, token, static_resources(i)) for i, token in enumerate(tokens)]
+    record = Record()
+    limits = httpx.Limits(max_connections=16, keepalive_expiry=4)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+        for agent in agents:
+            body, digest = push_body(agent.index, agent.fixed, 1, "", initial=True)
+            headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
+            response = await record.call(http, "push", "POST", base + PUSH, content=body, headers=headers)
+            if response is None or not response.json()["accepted"]:
+                raise RuntimeError(f"initial push of agent {agent.index} failed: {record.samples}")
+            agent.version, agent.accepted = 1, (1, digest)
+        made: list[ChatSim] = []
+        headers = {"Authorization": f"Bearer {user_token}"}
+        for n in range(chats):
+            agent = agents[n % len(agents)]
+            new = {"workspace": f"ws-{agent.index:04d}", "title": f"load {n}"}
+            response = await record.call(http, "prompt", "POST", base + "/api/v1/chats", json=new, headers=headers)
+            if response is None:
+                raise RuntimeError(f"chat {n} could not be created: {record.samples}")
+            pinned = response.json()["context"]["pinned_hash"]
+            made.append(ChatSim(response.json()["id"], agent.index, skill_name(agent.index, n % SKILLS), pinned))
+    return agents, made
+
+
+@dataclass
+class Outcome:
+    agents: list[AgentSim]
+    chats: list[ChatSim]
+    record: Record
+    meter: Meter
+    seconds: float
+    client_cpu: float
+
+
+async def drive(base: str, pid: int, user_token: str, tokens: Sequence[str], args: argparse.Namespace) -> Outcome:
+    agents, chats = await setup(base, user_token, tokens, args.chats)
+    record, meter, stop = Record(), Meter(pid), anyio.Event()
+    start, cpu0 = time.monotonic(), time.process_time()
+    many = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=4)
+    timeout = httpx.Timeout(30, read=None)
+    headers = {"Authorization": f"Bearer {user_token}"}
+    async with (
+        httpx.AsyncClient(timeout=30, limits=many) as agent_http,
+        httpx.AsyncClient(timeout=30, limits=many, headers=headers) as chat_http,
+        httpx.AsyncClient(timeout=timeout, limits=many, headers=headers) as event_http,
+        anyio.create_task_group() as outer,
+    ):
+        outer.start_soon(meter.run, start)
+        async with anyio.create_task_group() as streams:
+            for chat in chats:
+                streams.start_soon(hold_events, event_http, base, record, chat)
+            with anyio.move_on_after(10):
+                while not all(c.connected for c in chats):
+                    await anyio.sleep(0.05)
+            async with anyio.create_task_group() as loops:
+                for agent in agents:
+                    loops.start_soon(run_agent, agent_http, base, record, agent, stop, args.period)
+                for chat in chats:
+                    loops.start_soon(run_chat, chat_http, base, record, chat, stop, args)
+                await anyio.sleep(args.seconds)
+                stop.set()
+            await anyio.sleep(QUIET)
+            streams.cancel_scope.cancel()
+        meter.read(time.monotonic() - start)
+        outer.cancel_scope.cancel()
+    return Outcome(agents, chats, record, meter, time.monotonic() - start, time.process_time() - cpu0)
+
+
+def check(url: str, out: Outcome) -> dict[str, list[str]]:
+    """What the database holds against what the server answered; every list must be empty."""
+    found: dict[str, list[str]] = {k: [] for k in ("pushes", "snapshot rows", "dirty marks", "events", "pins")}
+    db = Database(url)
+    try:
+        with db.read() as s:
+            stored = {
+                row.name: (row.agent_id, row.version, row.aggregate_hash)
+                for row in s.execute(
+                    sa.text(
+                        "SELECT w.name, a.id AS agent_id, s.version, s.aggregate_hash FROM snapshots s"
+                        " JOIN agents a ON a.id = s.agent_id JOIN workspaces w ON w.id = a.workspace_id"
+                    )
+                )
+            }
+            latest: dict[int, str] = {}
+            for agent in out.agents:
+                agent_id, version, digest = stored[f"ws-{agent.index:04d}"]
+                latest[agent.index] = digest
+                found["pushes"] += _check_push(agent, version, digest)
+                rows_hash = aggregate_hash(rows.snapshot_resources(s, agent_id, with_content=False))
+                if rows_hash != digest:
+                    found["snapshot rows"].append(f"ws-{agent.index:04d}: rows hash {rows_hash[:12]} != {digest[:12]}")
+            chat_rows = {
+                row.id: (row.pinned_hash, row.dirty_since)
+                for row in s.execute(sa.text("SELECT id, pinned_hash, dirty_since FROM chats"))
+            }
+            for chat in out.chats:
+                pinned, dirty_since = chat_rows[chat.id]
+                pin_rows = aggregate_hash(rows.chat_resources(s, chat.id, with_content=False))
+                _check_chat(found, chat, pinned, dirty_since is not None, latest[chat.agent], pin_rows)
+    finally:
+        db.dispose()
+    return found
+
+
+def _check_push(agent: AgentSim, version: int, digest: str) -> list[str]:
+    name = f"ws-{agent.index:04d}"
+    problems = []
+    if agent.stale_accepted or agent.fresh_refused:
+        problems.append(f"{name}: {agent.stale_accepted} replays accepted, {agent.fresh_refused} new versions refused")
+    last, last_hash = agent.accepted
+    if version < last:
+        problems.append(f"{name}: stored version {version} is older than the last accepted {last}")
+    elif version == last and digest != last_hash:
+        problems.append(f"{name}: version {version} stored with another hash")
+    elif version > last and agent.unanswered.get(version) != digest:
+        problems.append(f"{name}: stored version {version} was never pushed unanswered")
+    return problems
+
+
+def _check_chat(found: dict[str, list[str]], chat: ChatSim, pinned: str, dirty: bool, latest: str, rows: str) -> None:
+    if rows != pinned:
+        found["pins"].append(f"chat {chat.id}: pinned rows hash {rows[:12]} != pinned hash {pinned[:12]}")
+    if pinned != chat.pinned and chat.events["lagged"] == 0:
+        found["pins"].append(f"chat {chat.id}: pinned {pinned[:12]}, the last refresh answered {chat.pinned[:12]}")
+    if (pinned != latest) != dirty:
+        found["dirty marks"].append(f"chat {chat.id}: pinned {pinned[:12]}, latest {latest[:12]}, dirty={dirty}")
+    if pinned != latest and pinned not in chat.out_of_date:
+        said = "lagged" if chat.events["lagged"] else "no out_of_date for its pin"
+        found["events"].append(f"chat {chat.id}: out of date, {said}")
+
+
+# --- a run and its report ---------------------------------------------------------------------
+
+
+def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    print(f"{time.strftime('%H:%M:%S')} {label}: start, load average {os.getloadavg()}", file=sys.stderr, flush=True)
+    load_start = os.getloadavg()
+    user_token, tokens = populate(url, args.agents)
+    with servers(url, 1, tmp, label) as (bases, logs, processes):
+        outcome = anyio.run(
+            drive, bases[0], processes[0].pid, user_token, tokens, args, backend_options={"use_uvloop": True}
+        )
+        lost = check(url, outcome)
+        errors = server_errors(logs)
+    print(f"{time.strftime('%H:%M:%S')} {label}: done", file=sys.stderr, flush=True)
+    return summarise(label, outcome, lost, errors, load_start, args)
+
+
+def summarise(
+    label: str,
+    out: Outcome,
+    lost: dict[str, list[str]],
+    log_errors: list[str],
+    load_start: tuple[float, float, float],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    r = out.record
+    kinds = {
+        kind: {
+            "requests": r.requests[kind],
+            "per_s": r.requests[kind] / args.seconds,
+            "failed": r.failed[kind],
+            "transport": r.transport[kind],
+            "p50_ms": pct(r.latency[kind], 0.5) if r.latency[kind] else None,
+            "p99_ms": pct(r.latency[kind], 0.99) if r.latency[kind] else None,
+        }
+        for kind in KINDS
+    }
+    total = sum(r.requests.values())
+    bad = sum(r.failed.values()) + sum(r.transport.values())
+    rss, cpu = out.meter.rss, out.meter.cpu
+    end = rss[-1][0] if rss else 0.0
+    at10 = next((mb for t, mb in rss if t >= 10), None)
+    events: Counter[str] = Counter()
+    for chat in out.chats:
+        events.update(chat.events)
+    return {
+        "label": label,
+        "agents": args.agents,
+        "chats": args.chats,
+        "seconds": args.seconds,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "load_average_start": load_start,
+        "load_average_end": os.getloadavg(),
+        "kinds": kinds,
+        "requests": total,
+        "error_rate": bad / total if total else 0.0,
+        "errors_said": r.samples,
+        "pushes_accepted": sum(a.pushes_accepted for a in out.agents),
+        "pushes_refused": sum(a.pushes_refused for a in out.agents),
+        "refreshes": sum(c.refreshes for c in out.chats),
+        "turns": sum(c.turns for c in out.chats),
+        "events": dict(events),
+        "rss_mb_start": rss[0][1] if rss else None,
+        "rss_mb_10s": at10,
+        "rss_mb_end": rss[-1][1] if rss else None,
+        "rss_mb_max": max((mb for _, mb in rss), default=None),
+        "rss_slope_last40_mb_per_min": slope([p for p in rss if p[0] >= end - 40]),
+        "rss_series": rss,
+        "server_cpu_percent": 100 * (cpu[-1][1] - cpu[0][1]) / (cpu[-1][0] - cpu[0][0]) if len(cpu) > 1 else None,
+        "client_cpu_percent": 100 * out.client_cpu / out.seconds,
+        "client_lag_p50_ms": pct(out.meter.lag, 0.5),
+        "client_lag_p99_ms": pct(out.meter.lag, 0.99),
+        "lost": {k: len(v) for k, v in lost.items()},
+        "lost_said": {k: v[:5] for k, v in lost.items() if v},
+        "server_log_errors": log_errors[:10],
+    }
+
+
+def report(results: Sequence[dict[str, Any]]) -> None:
+    for r in results:
+        print(f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s; {r['machine']}")
+        print("load average at start " + ", ".join(f"{x:.2f}" for x in r["load_average_start"]))
+        print(f"{'kind':12} {'requests':>9} {'per s':>7} {'non-2xx':>8} {'transport':>9} {'p50 ms':>8} {'p99 ms':>8}")
+        for kind, k in r["kinds"].items():
+            p50 = f"{k['p50_ms']:.1f}" if k["p50_ms"] is not None else "-"
+            p99 = f"{k['p99_ms']:.1f}" if k["p99_ms"] is not None else "-"
+            print(
+                f"{kind:12} {k['requests']:>9} {k['per_s']:>7.1f} {k['failed']:>8} {k['transport']:>9}"
+                f" {p50:>8} {p99:>8}"
+            )
+        print(f"error rate {r['error_rate']:.4%} of {r['requests']} requests")
+        print(f"pushes accepted {r['pushes_accepted']}, refused {r['pushes_refused']} (the replays)")
+        print(f"chat turns {r['turns']}, refreshes {r['refreshes']}; events received {r['events']}")
+        print(
+            f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"
+            f" {r['rss_mb_end']:.1f}, max {r['rss_mb_max']:.1f}; slope over the last 40 s"
+            f" {r['rss_slope_last40_mb_per_min']:+.2f} MB/min"
+        )
+        print(
+            f"server CPU {r['server_cpu_percent']:.0f}%; client CPU {r['client_cpu_percent']:.0f}%, event-loop lag"
+            f" p50 {r['client_lag_p50_ms']:.1f} ms, p99 {r['client_lag_p99_ms']:.1f} ms"
+        )
+        print("lost (each must be 0): " + ", ".join(f"{k} {v}" for k, v in r["lost"].items()))
+        for name, said in r["lost_said"].items():
+            for line in said:
+                print(f"  {name}: {line}")
+        for line in r["errors_said"][:10]:
+            print(f"  error: {line}")
+        for line in r["server_log_errors"]:
+            print(f"  server log: {line}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--chats", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--period", type=float, default=1.0, help="seconds between an agent's pushes (jittered)")
+    parser.add_argument("--turn-gap", type=float, default=1.0, help="a chat's pause between turns (jittered)")
+    parser.add_argument("--refresh-gap", type=float, default=3.0, help="at least this long between a chat's refreshes")
+    parser.add_argument("--postgres", action="store_true", help="on a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="agentcontext-load-") as name, _database(args, Path(name)) as (label, url):
+        result = run(label, url, args, Path(name))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    report([result])
+    if any(result["lost"].values()):
+        sys.exit(1)
+
+
+@contextlib.contextmanager
+def _database(args: argparse.Namespace, tmp: Path) -> Iterator[tuple[str, str]]:
+    if not args.postgres:
+        yield "load-sqlite", f"sqlite:///{tmp / 'control.db'}"
+        return
+    with TempCluster.start() as cluster:
+        yield "load-postgresql", cluster.create_database("load")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""``agentcontext up``: the control plane and an agent for this directory, in one command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from agentcontext.cli.common import DirArgument, stderr, stdout
+from agentcontext.errors import ConfigError
+
+
+def up(
+    work_dir: Path = DirArgument,
+    listen: str | None = typer.Option(
+        None,
+        "--listen",
+        help="HOST:PORT of the control plane and dashboard; it must be free. Default: join the control plane an"
+        " earlier `up` runs, else 127.0.0.1:8765, else any free port.",
+        show_default=False,
+    ),
+    agent_listen: str | None = typer.Option(
+        None, "--agent-listen", help="HOST:PORT of the agent's API. Default: a free loopback port.", show_default=False
+    ),
+    db: str | None = typer.Option(
+        None,
+        "--db",
+        envvar="AGENTCONTEXT_DB",
+        help="Database URL. Default: control.db (SQLite) in the data dir.",
+        show_default=False,
+    ),
+) -> None:
+    """Run the control plane and a workspace agent for DIR; print the dashboard's login link; Ctrl-C stops both.
+
+    The first run creates your user (named after your OS user), a workspace named after
+    DIR's folder and the agent's token, and keeps the tokens in `local.json` in the data dir
+    (mode 0600); later runs reuse them, so `agentcontext status` works without flags. The
+    status (agent online, snapshot, resources, MCP servers) updates live; the processes'
+    logs are in `logs/` in the data dir.
+    """
+    from agentcontext.control.db import default_url
+    from agentcontext.local import stack, state
+    from agentcontext.trust import data_dir
+
+    resolved = work_dir.expanduser().resolve()
+    if not resolved.is_dir():
+        raise ConfigError(f"the work dir {work_dir} is not a directory")
+    options = stack.UpOptions(
+        work_dir=resolved,
+        db_url=db or default_url(),
+        state_file=state.default_path(),
+        logs=data_dir() / "logs",
+        listen=listen,
+        agent_listen=agent_listen,
+    )
+    code = stack.run(options, stdout(), stderr())
+    sys.stdout.flush()
+    raise typer.Exit(code)

@@ -1,0 +1,60 @@
+"""Rendering a dashboard page: the templates (autoescaped), their filters, and the headers every page gets.
+
+Pages allow only the dashboard's own script and style (Content-Security-Policy), are never
+cached, and carry the session's CSRF token for their forms.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from agentcontext import __version__
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.dashboard import session, views
+
+HERE = Path(__file__).parent
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+templates = Jinja2Templates(directory=HERE / "templates")  # Starlette turns autoescape on
+templates.env.filters["size"] = lambda n: _size(int(n or 0))
+templates.env.filters["short"] = lambda h: (h or "")[:12]
+templates.env.filters["when"] = lambda t: _when(t)
+templates.env.globals["tone"] = views.status_tone
+templates.env.globals["version"] = __version__
+
+
+def _when(stamp: str | None) -> str:
+    """An ISO time as the pages show it: to the second, in UTC."""
+    if not stamp:
+        return "never"
+    try:
+        return dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return stamp
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
+
+
+def page(request: Request, name: str, user: UserPrincipal | None, code: int = 200, **context: Any) -> HTMLResponse:
+    context.update(user=user, csrf=session.csrf_token(request) if user else "", status_code=code)
+    query = request.url.query
+    context.setdefault("page_url", request.url.path + (f"?{query}" if query else ""))  # what live updates re-fetch
+    response = templates.TemplateResponse(request, name, context, status_code=code)
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Cache-Control"] = "no-store"
+    return response

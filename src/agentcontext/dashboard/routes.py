@@ -1,0 +1,206 @@
+"""The dashboard's pages, its login, and its event stream, added to the control plane's app.
+
+Pages are left out of the OpenAPI document: they are for people, the API is for programs.
+Without a valid login cookie every page redirects to ``/login``; a page of something the
+user may not see (another user's chat, a private workspace's agent) is 404, as in the API.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sse_starlette import EventSourceResponse
+
+from agentcontext import skill_files
+from agentcontext.control.agent_link import AgentAddress, AgentLink
+from agentcontext.control.events import agent_topic, snapshot_topic
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.dashboard import markdown, session, views
+from agentcontext.dashboard.render import HERE, page
+from agentcontext.errors import AgentContextError, AuthError, NotFoundError
+from agentcontext.resource import Kind
+
+router = APIRouter(include_in_schema=False)
+Viewer = Annotated[UserPrincipal, Depends(session.require_user)]
+
+
+# --- login ------------------------------------------------------------------------------
+
+
+@router.get("/login")
+async def login_form(request: Request) -> HTMLResponse:
+    return page(request, "login.html", None)
+
+
+@router.post("/login")
+async def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
+    if not session.same_origin(request):
+        raise session.Forbidden()
+    plane = session.plane_of(request)
+    try:
+        principal = await plane.authenticate(token.strip()) if token.strip() else None
+    except AuthError:
+        principal = None
+    if not isinstance(principal, UserPrincipal):
+        return page(request, "login.html", None, 401, error="That is not a user's API token (acu_...).")
+    response = RedirectResponse("/", status_code=303)
+    session.log_in(response, request, token.strip())
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, user: Viewer) -> Response:
+    await session.check_form(request)
+    response = RedirectResponse("/login", status_code=303)
+    session.log_out(response)
+    return response
+
+
+# --- pages ----------------------------------------------------------------------------------
+
+
+@router.get("/")
+async def home(request: Request, user: Viewer) -> HTMLResponse:
+    plane = session.plane_of(request)
+    data = await plane.overview(user)
+    return page(request, "home.html", user, overview=data, events="/ui/events")
+
+
+@router.get("/ui/agents/{agent_id}")
+async def inventory(request: Request, user: Viewer, agent_id: str, status: str = "") -> HTMLResponse:
+    found = await session.plane_of(request).read(lambda s: views.inventory(s, user, agent_id, status or None))
+    return page(request, "inventory.html", user, inv=found, status=status, events=f"/ui/events?agent={agent_id}")
+
+
+@router.get("/ui/agents/{agent_id}/resource")
+async def resource(
+    request: Request, user: Viewer, agent_id: str, source: Annotated[str, Query(alias="id")]
+) -> HTMLResponse:
+    plane = session.plane_of(request)
+    agent, found = await plane.read(lambda s: views.resource(s, user, agent_id, source))
+    if found.kind is not Kind.SKILL:
+        return page(request, "file.html", user, agent=agent, res=found)
+    body = markdown.render(skill_files.body(found.content)) if found.content is not None else None
+    files, unreachable = await _skill_files(plane.link, agent, found.name or "")
+    return page(request, "skill.html", user, agent=agent, res=found, body=body, files=files, unreachable=unreachable)
+
+
+async def _skill_files(link: AgentLink, agent: views.AgentInfo, name: str) -> tuple[list[str], str | None]:
+    """The skill folder's files, live from the agent (best effort, as ``read_skill`` lists them)."""
+    if not agent.url or not name:
+        return [], "the workspace agent has not said where to reach it"
+    try:
+        files = await link.skill_files(AgentAddress(agent.url, agent.api_token), name)
+    except AgentContextError as exc:
+        return [], str(exc)
+    return files, None
+
+
+@router.get("/ui/agents/{agent_id}/mcp")
+async def mcp(request: Request, user: Viewer, agent_id: str) -> HTMLResponse:
+    agent, servers = await session.plane_of(request).read(lambda s: views.mcp_servers(s, user, agent_id))
+    return page(request, "mcp.html", user, agent=agent, servers=servers, events=f"/ui/events?agent={agent_id}")
+
+
+@router.get("/ui/chats")
+async def chat_list(request: Request, user: Viewer) -> HTMLResponse:
+    chats = await session.plane_of(request).list_chats(user)
+    return page(request, "chats.html", user, chats=chats)
+
+
+@router.get("/ui/chats/{chat_id}")
+async def chat(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
+    return await _chat_page(request, user, chat_id, None)
+
+
+@router.post("/ui/chats/{chat_id}/refresh")
+async def refresh(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
+    await session.check_form(request)
+    done = await session.plane_of(request).refresh(user, chat_id)
+    return await _chat_page(request, user, chat_id, done["diff"])
+
+
+async def _chat_page(request: Request, user: UserPrincipal, chat_id: str, diff: dict[str, Any] | None) -> HTMLResponse:
+    plane = session.plane_of(request)
+    turn = json.loads(await plane.prompt_json(user, chat_id))  # the very bytes the API answers
+    summary = await plane.get_chat(user, chat_id)  # after the prompt: a first turn binds and pins the chat
+    return page(
+        request,
+        "chat.html",
+        user,
+        chat=summary,
+        turn=turn,
+        diff=diff,
+        events=f"/ui/events?chat={chat_id}",
+        page_url=f"/ui/chats/{chat_id}",
+    )
+
+
+# --- live updates ---------------------------------------------------------------------------
+
+
+@router.get("/ui/events")
+async def events(request: Request, user: Viewer, chat: str = "", agent: str = "") -> Response:
+    """Server-sent events for a page: a chat's stream, an agent's (online, snapshots), or all visible agents'."""
+    plane = session.plane_of(request)
+    if chat:
+        topics, _ = await plane.event_topics(user, chat)  # 404 for another user's chat, before the stream
+    elif agent:
+        await plane.read(lambda s: views.visible_agent(s, user, agent))
+        topics = [agent_topic(agent), snapshot_topic(agent)]
+    else:
+        ids = await plane.read(lambda s: views.visible_agent_ids(s, user))
+        topics = [t for a in ids for t in (agent_topic(a), snapshot_topic(a))]
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        with plane.broker.subscribe(topics) as receive:
+            yield {"event": "ready", "data": "{}"}
+            async for event in receive:
+                yield {"event": event.kind, "data": json.dumps(event.data)}
+
+    return EventSourceResponse(stream(), ping=15)
+
+
+# --- the app --------------------------------------------------------------------------------
+
+
+def install(app: FastAPI) -> None:
+    """Add the dashboard to the control plane's app: pages, static files and HTML error pages."""
+    app.include_router(router)
+    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="dashboard-static")
+    app.add_exception_handler(session.LoginRequired, _to_login)
+    app.add_exception_handler(session.Forbidden, _forbidden)
+    api_errors = app.exception_handlers.get(AgentContextError)
+    if api_errors is not None:
+        app.add_exception_handler(AgentContextError, _html_errors(api_errors))
+
+
+async def _to_login(request: Request, exc: Exception) -> Response:
+    return RedirectResponse("/login", status_code=303)
+
+
+async def _forbidden(request: Request, exc: Exception) -> Response:
+    return page(request, "error.html", None, 403, message="This form did not come from this dashboard's page.")
+
+
+ErrorHandler = Callable[[Request, Any], Response | Awaitable[Response]]
+
+
+def _html_errors(api: ErrorHandler) -> Callable[[Request, Any], Awaitable[Response]]:
+    """Pages answer errors as pages; the API keeps its JSON."""
+
+    async def handle(request: Request, exc: AgentContextError) -> Response:
+        if request.url.path.startswith("/api/") or request.url.path == "/ui/events":
+            answer = api(request, exc)
+            return await answer if inspect.isawaitable(answer) else answer
+        user = await session.user_of(request)
+        status = 404 if isinstance(exc, NotFoundError) else 400
+        return page(request, "error.html", user, status, message=str(exc))
+
+    return handle

@@ -1,0 +1,96 @@
+"""What ``agentcontext up`` shows while it runs: a live panel on a terminal, one plain line per change otherwise."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from agentcontext.local.probe import StackStatus
+
+_STYLE = {
+    "up": "green",
+    "online": "green",
+    "connected": "green",
+    "ok": "green",
+    "starting": "yellow",
+    "connecting": "yellow",
+    "down": "red",
+    "offline": "red",
+    "failed": "red",
+    "disabled": "bright_black",
+}
+
+
+def _styled(word: str) -> str:
+    style = _STYLE.get(word, "")
+    return f"[{style}]{word}[/]" if style else word
+
+
+def clock(iso: str) -> str:
+    """A control plane time as a local wall-clock time."""
+    try:
+        return dt.datetime.fromisoformat(iso).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return iso
+
+
+def snapshot_text(status: StackStatus) -> str:
+    if status.version is None:
+        return "not yet"
+    if status.version == 0:
+        return "v0 (waiting for the workspace to be ready)"
+    return f"v{status.version} {status.aggregate_hash[:12]}"
+
+
+def resources_text(status: StackStatus) -> str:
+    return ", ".join(f"{n} {name}" for name, n in status.statuses) or "none"
+
+
+def mcp_text(status: StackStatus) -> str:
+    if not status.mcp:
+        return "none configured"
+    states = ("connected", "connecting", "failed", "disabled")
+    return ", ".join(f"{status.mcp_count(s)} {s}" for s in states if status.mcp_count(s))
+
+
+def plain(status: StackStatus) -> str:
+    """One line for logs and pipes; printed again only when it changes."""
+    parts = [
+        f"server {status.server}",
+        f"agent {status.agent}",
+        f"snapshot {snapshot_text(status)}",
+        f"resources {resources_text(status)}",
+        f"MCP {mcp_text(status)}",
+    ]
+    failed = [f"{s.name}: {s.error}" for s in status.mcp if s.state == "failed"]
+    return " · ".join(parts) + "".join(f"\n  MCP server {line}" for line in failed)
+
+
+def panel(status: StackStatus, dashboard: str, work_dir: str, note: str = "") -> RenderableType:
+    """The live view: one row per part of the stack, failed MCP servers with their error."""
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    database = f" ({status.database})" if status.database else ""
+    table.add_row("control plane", f"{_styled(status.server)}{database} · {escape(dashboard)}")
+    seen = f" · last heard from {clock(status.last_seen)}" if status.last_seen else ""
+    table.add_row("agent", f"{_styled(status.agent)} · {escape(work_dir)}{seen}")
+    table.add_row("snapshot", snapshot_text(status))
+    table.add_row("resources", ", ".join(f"{n} {_styled(name)}" for name, n in status.statuses) or "none")
+    table.add_row("MCP servers", _mcp_cells(status))
+    if status.snapshot_error:
+        table.add_row("[red]error[/]", Text(status.snapshot_error))
+    footer = Text(note or "Ctrl-C stops everything.", style="bright_black")
+    return Group(table, footer)
+
+
+def _mcp_cells(status: StackStatus) -> str:
+    if not status.mcp:
+        return "none configured"
+    lines = [f"{_styled(server.state)} {escape(server.name)}" for server in status.mcp]
+    lines += [f"  [red]{escape(server.name)}:[/] {escape(server.error)}" for server in status.mcp if server.error]
+    return "\n".join(lines)

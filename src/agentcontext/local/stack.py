@@ -1,0 +1,299 @@
+"""``agentcontext up``: the control plane and an agent for one work dir, started, watched and stopped as one.
+
+1. The database is migrated and the local user, the work dir's workspace and its agent
+   made or reused (``provision``), their tokens kept in the state file (``state``).
+2. ``agentcontext server`` and ``agentcontext agent`` start as children
+   (``supervisor``), their output in ``logs/`` in the data dir; secrets go through the
+   environment, never the command line that ``ps`` shows.
+3. Until SIGINT, SIGTERM or SIGHUP, the status is read from both APIs twice a second
+   (``probe``) and shown (``live``). A child that ends on its own is reported with the end
+   of its log, and the other one stopped: exit 1. A requested stop ends both: exit 0.
+
+Ports: an address given with ``--listen`` / ``--agent-listen`` must be free, else a clear
+error; without one the server takes 127.0.0.1:8765 when free, else any free port (said so),
+and the agent any free loopback port. Without ``--listen``, when the control plane an
+earlier ``up`` started on the same database still runs and knows the user's token (``up``
+in a second folder), no second server starts: the agent pushes there, and a stop ends
+the agent only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
+
+from rich.console import Console
+from rich.live import Live
+
+from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.local import live, state
+from agentcontext.local.probe import Probe, accepts
+from agentcontext.local.state import Binding
+from agentcontext.local.supervisor import Child, Command, Supervisor
+
+DEFAULT_SERVER = "127.0.0.1:8765"
+REFRESH = 0.5  # seconds between two readings of the status
+_CLI = (sys.executable, "-m", "agentcontext")
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """Where to connect: a wildcard address is reached on loopback."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else "[::1]" if self.host == "::" else self.host
+        return (
+            f"http://[{host}]:{self.port}" if ":" in host and not host.startswith("[") else f"http://{host}:{self.port}"
+        )
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class UpOptions:
+    work_dir: Path
+    db_url: str
+    state_file: Path
+    logs: Path
+    listen: str | None = None
+    agent_listen: str | None = None
+
+
+def parse_address(value: str, option: str) -> Address:
+    """Raises: ConfigError for anything but HOST:PORT."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"{option} wants HOST:PORT, not {value!r}")
+    return Address(host.strip("[]") or "127.0.0.1", int(port))
+
+
+def is_free(address: Address) -> bool:
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT is no obstacle
+        try:
+            sock.bind((address.host, address.port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def choose_address(given: str | None, default: str | None, option: str) -> tuple[Address, str]:
+    """The address to listen on, and a note when it is not the default.
+
+    Raises:
+        UnavailableError: the address given is in use.
+    """
+    if given is not None:
+        address = parse_address(given, option)
+        if not is_free(address):
+            raise UnavailableError(f"{address} is already in use: stop what listens there or pass another {option}")
+        return address, ""
+    if default is not None:
+        address = parse_address(default, option)
+        if is_free(address):
+            return address, ""
+        chosen = Address(address.host, free_port(address.host))
+        return chosen, f"{address} is in use, so the control plane listens on {chosen} instead"
+    return Address("127.0.0.1", free_port("127.0.0.1")), ""
+
+
+class StopRequest:
+    """Set by SIGINT, SIGTERM or SIGHUP; the handlers are ours only inside ``installed``."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: str | None = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.signal = self.signal or signal.Signals(signum).name
+        self.event.set()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[StopRequest]:
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {sig: signal.signal(sig, self._handle) for sig in signals}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def prepare(options: UpOptions) -> tuple[state.LocalState, Binding]:
+    """Migrate the database, make or reuse the user, workspace and agent; the state and the work dir's binding."""
+    from agentcontext.control import migrate
+    from agentcontext.control.db import Database
+    from agentcontext.local.provision import provision
+
+    db = Database(options.db_url)
+    try:
+        migrate.upgrade(db)
+        return provision(db, state.load(options.state_file), options.work_dir)
+    finally:
+        db.dispose()
+
+
+def server_command(options: UpOptions, server: Address) -> Command:
+    env = {**os.environ, "AGENTCONTEXT_DB": options.db_url}
+    return Command(
+        "server", [*_CLI, "server", "--listen", str(server)], env, options.logs / f"server-{server.port}.log"
+    )
+
+
+def agent_command(options: UpOptions, agent: Address, server_url: str, binding: Binding) -> Command:
+    argv = [*_CLI, "agent", "--work-dir", str(options.work_dir), "--listen", str(agent), "--control-plane", server_url]
+    env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": binding.token}
+    return Command("agent", argv, env, options.logs / f"agent-{binding.workspace}.log")
+
+
+def run(options: UpOptions, out: Console, err: Console) -> int:
+    """Run the stack until asked to stop (0) or until a child ends on its own (1)."""
+    with StopRequest().installed() as stop:
+        with _progress(err, "Preparing the database …"):
+            local, binding = prepare(options)
+        assert local.user_token is not None
+        server, server_url = _server(local, options, err)
+        agent, _ = choose_address(options.agent_listen, None, "--agent-listen")
+        state.save(options.state_file, replace(local, server_url=server_url, database=options.db_url))
+        login = f"{server_url}/login#token={local.user_token}"
+        view = View(out, f"{server_url}/", login, local.user or "", binding, str(options.work_dir))
+        probe = Probe(server_url, local.user_token, agent.url, binding.token)
+        supervisor = Supervisor()
+        try:
+            children = (
+                server_command(options, server) if server is not None else None,
+                agent_command(options, agent, server_url, binding),
+            )
+            dead = _supervise(supervisor, children, probe, stop, view, err)
+        finally:
+            probe.close()
+            if supervisor.children:
+                err.print("Stopping …")
+            supervisor.stop()
+        err.print("Stopped after a failure." if dead is not None else "Stopped.")
+        return 0 if dead is None else 1
+
+
+def _server(local: state.LocalState, options: UpOptions, err: Console) -> tuple[Address | None, str]:
+    """Where to start the control plane and its URL; no address when an earlier ``up``'s still runs (no --listen).
+
+    Raises:
+        UnavailableError: the address given with --listen is in use.
+    """
+    joinable = options.listen is None and local.server_url is not None and local.database == options.db_url
+    if joinable and local.server_url and local.user_token and accepts(local.server_url, local.user_token):
+        err.print(f"Using the control plane already running at {local.server_url}: Ctrl-C stops this agent only.")
+        return None, local.server_url
+    server, note = choose_address(options.listen, None if options.listen else DEFAULT_SERVER, "--listen")
+    if note:
+        err.print(f"[yellow]{note}[/]")
+    return server, server.url
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    out: Console
+    dashboard: str
+    login: str
+    user: str
+    binding: Binding
+    work_dir: str
+
+
+def _supervise(
+    supervisor: Supervisor,
+    children: tuple[Command | None, Command],
+    probe: Probe,
+    stop: StopRequest,
+    view: View,
+    err: Console,
+) -> Child | None:
+    """The server first (unless one runs), the agent once it answers, then the status until a stop or a child's
+    end (that child)."""
+    server, agent = children
+    if stop.event.is_set():  # a signal while the database was being prepared
+        return None
+    if server is not None:
+        supervisor.start(server)
+    with _progress(err, "Starting the control plane …" if server else "Waiting for the control plane …"):
+        dead = _wait_server(supervisor, probe, stop)
+    if dead is None and not stop.event.is_set():
+        supervisor.start(agent)
+        _announce(view)
+        dead = _watch(supervisor, probe, stop, view)
+    if dead is not None:
+        _report(err, dead)
+    return dead
+
+
+@contextlib.contextmanager
+def _progress(err: Console, message: str) -> Iterator[None]:
+    """A spinner on a terminal (its thread ends with the block, before any child starts), else one line."""
+    if not err.is_terminal:
+        err.print(message)
+        yield
+        return
+    with err.status(message):
+        yield
+
+
+def _wait_server(supervisor: Supervisor, probe: Probe, stop: StopRequest) -> Child | None:
+    while not stop.event.is_set():
+        dead = supervisor.exited()
+        if dead is not None:
+            return dead
+        if probe.server_up():
+            return None
+        stop.event.wait(0.05)
+    return None
+
+
+def _announce(view: View) -> None:
+    view.out.print(
+        f"Dashboard: {view.dashboard}  (workspace [bold]{view.binding.workspace}[/], user [bold]{view.user}[/])"
+    )
+    view.out.print("Log in:", view.login, soft_wrap=True, highlight=False)
+
+
+def _watch(supervisor: Supervisor, probe: Probe, stop: StopRequest, view: View) -> Child | None:
+    """Show the status until a stop is requested (None) or a child ends on its own (that child)."""
+    live_view = Live(console=view.out, auto_refresh=False) if view.out.is_terminal else None
+    last = ""
+    with live_view or contextlib.nullcontext():
+        while not stop.event.is_set():
+            dead = supervisor.exited()
+            if dead is not None:
+                return dead
+            status = probe.read(view.binding.workspace, view.binding.agent)
+            if live_view is not None:
+                live_view.update(live.panel(status, view.dashboard, view.work_dir), refresh=True)
+            elif (line := live.plain(status)) != last:
+                last = line
+                view.out.print(line, soft_wrap=True, markup=False, highlight=False)
+            stop.event.wait(REFRESH)
+    return None
+
+
+def _report(err: Console, child: Child) -> None:
+    err.print(f"[red]The {child.name} exited with status {child.process.returncode}.[/] The end of its log:")
+    err.print(child.log_tail(), markup=False, highlight=False, soft_wrap=True)

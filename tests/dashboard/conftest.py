@@ -1,0 +1,39 @@
+"""The dashboard over the control plane's app in memory (httpx's ASGI transport), on SQLite."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentcontext.control import migrate
+from agentcontext.control.db import Database
+from tests.control.test_api import World, open_world
+
+ORIGIN = {"Origin": "http://control"}
+_CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
+    migrate.upgrade(database)
+    try:
+        async with open_world(database) as opened:
+            yield opened
+    finally:
+        database.dispose()
+
+
+async def log_in(world: World, who: str) -> httpx.Response:
+    """Log the world's client in as ``who`` (its cookie jar keeps the session); the answer to the form."""
+    return await world.client.post("/login", data={"token": world.tokens[who]}, headers=ORIGIN)
+
+
+def csrf_of(page: httpx.Response) -> str:
+    found = _CSRF.search(page.text)
+    assert found is not None, page.text
+    return found.group(1)
