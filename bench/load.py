@@ -65,6 +65,9 @@ SKILLS = 8
 STALE_EVERY = 20  # one push in this many replays an old version
 HEARTBEAT_EVERY = 5.0
 QUIET = 3.0  # seconds given to the last events after the loops stop
+# uvicorn closes a connection idle for 5 s; a client reusing one just then gets ReadError (4 heartbeats in
+# 24,000 requests with 4 s here, the loop lagging up to ~1 s). 2 s keeps clear of it.
+KEEPALIVE = 2.0
 PUSH = "/api/v1/agent/context"
 HEARTBEAT = "/api/v1/agent/heartbeat"
 KINDS = ("push", "heartbeat", "prompt", "read_skill", "refresh", "events")
@@ -332,7 +335,7 @@ async def setup(base: str, user_token: str, tokens: Sequence[str], chats: int) -
     """Each agent's initial push, then the chats (pinned to it), round-robin over the workspaces."""
     agents = [AgentSim(i, token, static_resources(i)) for i, token in enumerate(tokens)]
     record = Record()
-    limits = httpx.Limits(max_connections=16, keepalive_expiry=4)
+    limits = httpx.Limits(max_connections=16, keepalive_expiry=KEEPALIVE)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         for agent in agents:
             body, digest = push_body(agent.index, agent.fixed, 1, "", initial=True)
@@ -368,7 +371,7 @@ async def drive(base: str, pid: int, user_token: str, tokens: Sequence[str], arg
     agents, chats = await setup(base, user_token, tokens, args.chats)
     record, meter, stop = Record(), Meter(pid), anyio.Event()
     start, cpu0 = time.monotonic(), time.process_time()
-    many = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=4)
+    many = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE)
     timeout = httpx.Timeout(30, read=None)
     headers = {"Authorization": f"Bearer {user_token}"}
     async with (

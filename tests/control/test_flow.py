@@ -25,6 +25,7 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
+from agentcontext.control import chats as chats_module
 from agentcontext.control import identity, migrate, rows
 from agentcontext.control.chats import NewChat
 from agentcontext.control.client import ControlClient
@@ -631,3 +632,33 @@ async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db
     assert len(found) == len(chat_ids) == CREATORS * CHATS
     wrong = [(c.id, c.pinned_hash == latest, c.dirty_since is not None) for c in found]
     assert [w for w in wrong if w[1] == w[2]] == []  # behind exactly when marked out of date
+
+
+@pytest.mark.anyio
+async def test_a_chat_created_while_the_first_push_commits_comes_back_pinned(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The push cannot see the chat being created, nor the creation the push: the chat is pinned all the same."""
+    if db.is_sqlite:
+        pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
+    user = db.write(lambda s: identity.create_user(s, "alice"))
+    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
+    plane = ControlPlane(db, LocalBroker())
+    principal = await plane.authenticate(user.token)
+    agent_principal = await plane.authenticate(issued.token)
+    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    original = chats_module.create
+
+    def create_then_let_a_push_commit(*args: Any, **kwargs: Any) -> Chat:
+        chat = original(*args, **kwargs)  # no snapshot yet: unpinned, not committed
+        assert chat.pinned_hash is None
+        outcome = anyio.from_thread.run(plane.push, agent_principal, big_snapshot(1, initial=True, files=FILES))
+        assert outcome.accepted  # committed, with its recheck, before this chat is
+        return chat
+
+    monkeypatch.setattr(chats_module, "create", create_then_let_a_push_commit)
+    chat = await plane.create_chat(principal, NewChat("ws"))
+    await plane.aclose()
+    with db.read() as session:
+        latest = session.scalar(sa.select(Snapshot.aggregate_hash))
+    assert chat["context"]["pinned_hash"] == latest is not None

@@ -28,6 +28,7 @@ from agentcontext.snapshot import Snapshot
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"
 HEARTBEAT_PATH = "/api/v1/agent/heartbeat"
+KEEPALIVE_SECONDS = 2.0  # below uvicorn's 5 s keep-alive
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,10 @@ class Pusher:
 
     async def run(self, agent: ContextAgent) -> None:
         """Push every published snapshot until cancelled or the control plane says sync is off."""
-        async with httpx.AsyncClient(timeout=30, transport=self._transport) as client:
+        # idle connections expire well before uvicorn's 5 s keep-alive closes them, so a push
+        # never goes out on a connection the server is closing at that moment
+        limits = httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS)
+        async with httpx.AsyncClient(timeout=30, transport=self._transport, limits=limits) as client:
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._beat, client)

@@ -154,6 +154,11 @@ class ControlPlane:
 
         data, events = await self._write(work)
         await self._publish(events)
+        if data["context"]["pinned_hash"] is None and data["agent_id"] is not None and not self.db.is_sqlite:
+            # A push that committed while this chat was being created could not see it, and its
+            # recheck may have run before this commit: look again now that the chat is visible.
+            await self._bound(user, data["id"])
+            data = await self.get_chat(user, data["id"])
         return data
 
     async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> dict[str, Any]:
