@@ -12,11 +12,11 @@ one client process (asyncio on uvloop, httpx):
   changing with each push, the version increasing; one push in 20 replays an old version
   (with other content), which the server must refuse; plus a heartbeat every ~5 s;
 * each chat loops: ``GET /prompt``, ``POST /tools/read_skill`` of a skill in its pin (served
-  from the pin: no agent URL is advertised, so no call leaves the server), a pause of
-  ``--turn-gap`` seconds (jittered); it holds ``GET /events`` open, and on ``out_of_date`` it
-  refreshes (``PUT /context``), at most once every ``--refresh-gap`` seconds.
-
-MCP tool calls are not driven: they need a live agent to proxy to.
+  from the pin), ``POST /tools/time__get_current_time`` (proxied by the server to a real
+  ``agentcontext agent`` in front of the real ``mcp-server-time``: every simulated agent
+  advertises that one agent's URL), a pause of ``--turn-gap`` seconds (jittered); it holds
+  ``GET /events`` open, and on ``out_of_date`` it refreshes (``PUT /context``), at most once
+  every ``--refresh-gap`` seconds.
 
 At the end the loops stop, events get a moment to arrive, and the database is read:
 
@@ -41,6 +41,8 @@ import json
 import os
 import platform
 import random
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,7 +59,7 @@ import sqlalchemy as sa
 from agentcontext.control import rows
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from control import OUT, pct, populate, server_errors, servers
 
@@ -70,7 +72,14 @@ QUIET = 3.0  # seconds given to the last events after the loops stop
 KEEPALIVE = 2.0
 PUSH = "/api/v1/agent/context"
 HEARTBEAT = "/api/v1/agent/heartbeat"
-KINDS = ("push", "heartbeat", "prompt", "read_skill", "refresh", "events")
+KINDS = ("push", "heartbeat", "prompt", "read_skill", "mcp_call", "refresh", "events")
+MCP_TOOL = "time__get_current_time"
+TIME_TOOL = Tool(
+    "get_current_time",
+    "Get the current time in a specific timezone",
+    {"type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]},
+)
+AGENT_TOKEN = "load-agent-token-0123456789"  # the real agent's API token, advertised by every simulated agent
 TEXT = (
     "Run the tests before you commit. Keep pull requests small. Migrations go through alembic and must be"
     " reversible. Log with structured fields. Return the error code from the API spec.\n"
@@ -99,7 +108,11 @@ def static_resources(index: int) -> list[Resource]:
         body = f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n" + TEXT * 4
         path = f"{root}/.agents/skills/{name}/SKILL.md"
         out.append(_resource(Kind.SKILL, path, Scope.REPO, body, name=name, description=description))
+    out.append(Resource(Kind.MCP_SERVER, "time", Scope.PROJECT, Status.OK, name="time", tools=(TIME_TOOL,)))
     return out
+
+
+UPSTREAM: dict[str, str] = {}  # the real agent every simulated one advertises: url, api_token
 
 
 def push_body(index: int, fixed: Sequence[Resource], version: int, salt: str, *, initial: bool) -> tuple[bytes, str]:
@@ -117,7 +130,7 @@ def push_body(index: int, fixed: Sequence[Resource], version: int, salt: str, *,
         resources=ordered,
         payload_bytes=sum(r.payload_bytes for r in ordered),
     )
-    agent = {"run_id": f"load-{index}", "os": "linux", "home": "/home/coder"}
+    agent = {"run_id": f"load-{index}", "os": "linux", "home": "/home/coder", **UPSTREAM}
     body = {**snap.to_dict(), "initial": initial, "agent": agent}
     return json.dumps(body, separators=(",", ":")).encode("utf-8"), snap.aggregate_hash
 
@@ -243,6 +256,11 @@ async def run_chat(
         response = await record.call(http, "read_skill", "POST", f"{url}/tools/read_skill", json={"name": chat.skill})
         if response is not None and response.json()["is_error"]:
             record.fail("read_skill", f"chat {chat.id}: {response.json()['content'][:200]}")
+        if UPSTREAM:
+            call = {"timezone": "UTC"}
+            response = await record.call(http, "mcp_call", "POST", f"{url}/tools/{MCP_TOOL}", json=call)
+            if response is not None and (response.json()["is_error"] or "UTC" not in response.json()["content"]):
+                record.fail("mcp_call", f"chat {chat.id}: {response.json()['content'][:200]}")
         if chat.wanted and time.monotonic() - chat.last_refresh >= args.refresh_gap:
             chat.wanted, chat.last_refresh = False, time.monotonic()
             response = await record.call(http, "refresh", "PUT", f"{url}/context")
@@ -471,7 +489,7 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
     print(f"{time.strftime('%H:%M:%S')} {label}: start, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     load_start = os.getloadavg()
     user_token, tokens = populate(url, args.agents)
-    with servers(url, 1, tmp, label) as (bases, logs, processes):
+    with upstream_agent(tmp, enabled=not args.no_mcp), servers(url, 1, tmp, label) as (bases, logs, processes):
         outcome = anyio.run(
             drive, bases[0], processes[0].pid, user_token, tokens, args, backend_options={"use_uvloop": True}
         )
@@ -585,6 +603,7 @@ def main() -> None:
     parser.add_argument("--turn-gap", type=float, default=1.0, help="a chat's pause between turns (jittered)")
     parser.add_argument("--refresh-gap", type=float, default=3.0, help="at least this long between a chat's refreshes")
     parser.add_argument("--postgres", action="store_true", help="on a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--no-mcp", action="store_true", help="no real agent: chats make no MCP tool calls")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
@@ -595,6 +614,47 @@ def main() -> None:
     report([result])
     if any(result["lost"].values()):
         sys.exit(1)
+
+
+@contextlib.contextmanager
+def upstream_agent(tmp: Path, *, enabled: bool) -> Iterator[None]:
+    """A real ``agentcontext agent`` (no control plane) in front of ``mcp-server-time``; its address in UPSTREAM."""
+    if not enabled:
+        yield
+        return
+    work = tmp / "upstream"
+    work.mkdir()
+    command = str(Path(sys.executable).parent / "mcp-server-time")
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": command}}}))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp / "upstream-agent.log").open("wb")
+    args = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]
+    process = subprocess.Popen([*args, "--token", AGENT_TOKEN], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 60
+        headers = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+        while True:
+            with contextlib.suppress(httpx.TransportError):
+                tools = httpx.get(url + "/api/v0/mcp/tools", headers=headers, timeout=5).json()
+                if any(tool.get("name") == MCP_TOOL for tool in tools.get("tools", [])):
+                    break
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"the upstream agent did not offer {MCP_TOOL}; see {log.name}")
+            time.sleep(0.2)
+        UPSTREAM.update(url=url, api_token=AGENT_TOKEN)
+        yield
+    finally:
+        UPSTREAM.clear()
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
 
 
 @contextlib.contextmanager
