@@ -41,7 +41,6 @@ import json
 import os
 import platform
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -61,7 +60,7 @@ from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
-from control import OUT, pct, populate, server_errors, servers
+from control import OUT, free_port, pct, populate, server_errors, servers
 
 SKILLS = 8
 STALE_EVERY = 20  # one push in this many replays an old version
@@ -626,9 +625,7 @@ def upstream_agent(tmp: Path, *, enabled: bool) -> Iterator[None]:
     work.mkdir()
     command = str(Path(sys.executable).parent / "mcp-server-time")
     (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": command}}}))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (tmp / "upstream-agent.log").open("wb")
     args = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]

@@ -10,8 +10,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _SCAN_SCRIPT = """
 import json, sys
@@ -86,3 +90,15 @@ def terminate(process: subprocess.Popen[Any], timeout: float = 20) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout: float = 30.0) -> T:
+    """``fetch()`` until ``accept`` takes its value (for what has no event of its own), bounded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if accept(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
+        time.sleep(0.05)

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ import pytest
 
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import time_server_config
-from tests.helpers import alive, descendants, free_port, terminate
+from tests.helpers import alive, descendants, free_port, poll, terminate
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -71,18 +71,6 @@ def agent_process(work: Path, home: Path, *args: str) -> Iterator[AgentProcess]:
         yield AgentProcess(process, f"http://127.0.0.1:{port}", log)
     finally:
         terminate(process)
-
-
-def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout: float = WAIT) -> T:
-    """``fetch()`` again and again until ``accept`` takes its value (bounded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if accept(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
-        time.sleep(0.05)
 
 
 def resource(snapshot: dict[str, Any], path: Path | str) -> dict[str, Any] | None:

@@ -33,18 +33,6 @@ WAIT = 30.0  # seconds a process may take to start or stop, or a single wait may
 ADMIN_TOKEN = re.compile(r"\bacu_[A-Za-z0-9_-]+")
 
 
-def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout: float = WAIT) -> T:
-    """``fetch()`` until ``accept`` takes its value (for what has no event of its own), bounded."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fetch()
-        if accept(value):
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
-        time.sleep(0.05)
-
-
 def cli(*args: str) -> str:
     """Run ``agentcontext ARGS`` to completion; its stdout."""
     result = subprocess.run(

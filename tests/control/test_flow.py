@@ -46,11 +46,10 @@ from tests.control.processes import (
     agent_snapshot,
     create_agent,
     event_stream,
-    poll,
     server,
     write_atomic,
 )
-from tests.helpers import free_port
+from tests.helpers import free_port, poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
 

@@ -22,8 +22,8 @@ import pytest
 
 from agentcontext.control.client import ControlClient
 from agentcontext.testing import make_workspace
-from tests.control.processes import admin_token, agent, create_agent, event_stream, poll, server
-from tests.helpers import free_port
+from tests.control.processes import admin_token, agent, create_agent, event_stream, server
+from tests.helpers import free_port, poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

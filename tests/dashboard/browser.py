@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.control.processes import Process, poll
-from tests.helpers import free_port
+from tests.control.processes import Process
+from tests.helpers import free_port, poll
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.control.processes import poll
 from tests.dashboard.browser import Camera, Stack, chromium, chromium_or_skip, up
+from tests.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
