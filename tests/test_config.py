@@ -56,8 +56,8 @@ def test_project_config_file_at_the_project_root_is_read(tmp_path: Path, home: P
     assert config.profile == "codex"
     assert config.project_doc.max_bytes == 100
     assert config.skills.validation == "spec"
-    assert config.config_file == str(tmp_path / "agentcontext.toml")
-    assert config.origin("project_doc.max_bytes") == f"file {tmp_path / 'agentcontext.toml'}"
+    assert config.project_file == str(tmp_path / "agentcontext.toml")
+    assert config.origin("project_doc.max_bytes") == f"project file {tmp_path / 'agentcontext.toml'}"
     assert config.origin("project_doc.filename") == "default"
 
 
@@ -65,6 +65,17 @@ def test_user_config_is_used_when_the_project_has_none(tmp_path: Path, home: Pat
     make_workspace(home, {".config/agentcontext/config.toml": "[snapshot]\nmax_resources = 7\n"})
     config = load_config(tmp_path, environ={"HOME": str(home)})
     assert config.snapshot.max_resources == 7
+    assert config.user_file == str(home / ".config/agentcontext/config.toml")
+
+
+def test_the_users_file_is_layered_over_the_projects_file(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".config/agentcontext/config.toml": "[snapshot]\nmax_resources = 7\n"})
+    project = "[snapshot]\nmax_resources = 5\nmax_resource_bytes = 1000\n"
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": project})
+    config = load_config(tmp_path, environ={"HOME": str(home)})
+    assert (config.snapshot.max_resources, config.snapshot.max_resource_bytes) == (7, 1000)
+    assert config.origin("snapshot.max_resource_bytes") == f"project file {tmp_path / 'agentcontext.toml'}"
+    assert config.origin("snapshot.max_resources") == f"file {home / '.config/agentcontext/config.toml'}"
 
 
 def test_explicit_config_file_wins_over_the_project_file(tmp_path: Path, home: Path) -> None:
@@ -72,6 +83,21 @@ def test_explicit_config_file_wins_over_the_project_file(tmp_path: Path, home: P
     explicit = make_workspace(tmp_path / "cfg", {"mine.toml": "[snapshot]\nmax_resources = 2\n"}) / "mine.toml"
     config = load_config(tmp_path, environ={"HOME": str(home)}, config_file=explicit)
     assert config.snapshot.max_resources == 2
+    assert config.user_file == str(explicit)
+
+
+def test_the_repository_file_named_with_config_counts_as_the_users_own(tmp_path: Path, home: Path) -> None:
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": '[mcp]\ntrust = "approve"\n'})
+    config = load_config(tmp_path, environ={"HOME": str(home)}, config_file=tmp_path / "agentcontext.toml")
+    assert config.mcp.trust == "approve"
+    assert (config.project_file, config.warnings) == (None, ())
+
+
+def test_dev_null_as_config_reads_no_file_at_all(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".config/agentcontext/config.toml": "[snapshot]\nmax_resources = 7\n"})
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": "[snapshot]\nmax_resources = 5\n"})
+    config = load_config(tmp_path, environ={"HOME": str(home)}, config_file="/dev/null")
+    assert (config.snapshot.max_resources, config.project_file, config.user_file) == (500, None, None)
 
 
 def test_environment_overrides_the_file_and_flags_override_the_environment(tmp_path: Path, home: Path) -> None:
@@ -133,24 +159,51 @@ def test_plugins_default_on_but_off_when_dirs_overridden(tmp_path: Path, home: P
 
 
 def test_unknown_keys_and_bad_values_are_rejected_with_their_source(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": "[skills]\nmax_depht = 3\n"})
+    make_workspace(home, {".config/agentcontext/config.toml": "[skills]\nmax_depht = 3\n"})
     with pytest.raises(ConfigError, match="unknown setting 'skills.max_depht'") as info:
         load_config(tmp_path, environ={"HOME": str(home)})
-    assert info.value.source == f"file {tmp_path / 'agentcontext.toml'}"
+    assert info.value.source == f"file {home / '.config/agentcontext/config.toml'}"
     with pytest.raises(ConfigError, match=r"skills.max_depth must be an integer from 1 to 6, not '9'"):
         env = {"HOME": str(home), "AGENTCONTEXT_SKILLS_MAX_DEPTH": "9"}
         load_config(tmp_path, environ=env, config_file="/dev/null")
     with pytest.raises(ConfigError, match="skills.validation must be one of lenient, spec, coder"):
         overrides = {"skills.validation": "strict"}
         load_config(tmp_path, environ={"HOME": str(home)}, overrides=overrides, config_file="/dev/null")
-    with pytest.raises(ConfigError, match="unknown profile 'claude'"):
-        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "claude"}, config_file="/dev/null")
+    with pytest.raises(ConfigError, match="unknown profile 'gemini'"):
+        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "gemini"}, config_file="/dev/null")
 
 
-def test_a_broken_toml_file_is_a_config_error(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": "[skills\n"})
+def test_the_repositorys_unknown_keys_and_bad_values_are_ignored_with_warnings(tmp_path: Path, home: Path) -> None:
+    toml = 'profile = "gemini"\n[skills]\nmax_depht = 3\nmax_depth = "deep"\nvalidation = "spec"\n'
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": toml})
+    config = load_config(tmp_path, environ={"HOME": str(home)})
+    file = tmp_path / "agentcontext.toml"
+    assert (config.profile, config.skills.max_depth, config.skills.validation) == ("default", 1, "spec")
+    assert config.warnings == (
+        f"{file}: profile ignored: unknown profile 'gemini'",
+        f"{file}: 'skills.max_depht' ignored: unknown setting",
+        f"{file}: skills.max_depth ignored: skills.max_depth must be an integer from 1 to 6, not 'deep'",
+    )
+
+
+def test_a_broken_toml_file_of_the_user_is_a_config_error(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".config/agentcontext/config.toml": "[skills\n"})
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path, environ={"HOME": str(home)})
+
+
+def test_a_broken_toml_file_of_the_repository_is_ignored_with_a_warning(tmp_path: Path, home: Path) -> None:
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": "[skills\n"})
+    config = load_config(tmp_path, environ={"HOME": str(home)})
+    assert config.project_file is None
+    assert len(config.warnings) == 1
+    assert config.warnings[0].startswith(f"{tmp_path / 'agentcontext.toml'}: ignored: cannot read config")
+
+
+def test_file_name_settings_must_be_one_path_component(tmp_path: Path, home: Path) -> None:
+    with pytest.raises(ConfigError, match=r"project_doc.filename: '../../.ssh/id_rsa' is not a file name"):
+        overrides = {"project_doc.filename": "../../.ssh/id_rsa"}
+        load_config(tmp_path, environ={"HOME": str(home)}, overrides=overrides, config_file="/dev/null")
 
 
 def test_a_missing_explicit_config_file_is_a_config_error(tmp_path: Path, home: Path) -> None:

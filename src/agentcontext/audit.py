@@ -21,6 +21,9 @@ finding code (severity in brackets):
 * ``skill-scripts`` [warning]: executable files and scripts (``*.sh``, ``*.py``...) in a
   skill folder, which an agent following the skill may run.
 * MCP rules live in :mod:`agentcontext.audit_mcp`.
+* ``config-ignored`` [warning]: a key of the repository's ``agentcontext.toml`` that was
+  ignored: one a repository may not set (trust, directories, caps above the default...),
+  an unknown key or a bad value.
 * ``scan-invalid``, ``scan-unreadable``, ``scan-oversize`` [error], ``scan-excluded``,
   ``scan-truncated`` [warning]: every resource the scan could not load whole, with its
   reason; ``scan-warning`` [info] carries the scan's other warnings; ``scan-error``
@@ -102,11 +105,18 @@ def audit(result: ScanResult, reader: Reader | None = None) -> Report:
             seen.add(resource.path)
             found += _file_findings(resource, result, reader)
     found += audit_mcp.findings(result, reader)
+    found += _config_findings(result.config)
     if snapshot.error:
         found.append(
             Finding("scan-error", Severity.ERROR, snapshot.work_dir, printable(f"snapshot error: {snapshot.error}"))
         )
     return Report(snapshot.work_dir, snapshot.project_root, tuple(sorted(found, key=lambda f: f.sort_key)))
+
+
+def _config_findings(config: Config) -> list[Finding]:
+    """What the repository's own config tried and was refused: a key it may not set, a bad value."""
+    path = config.project_file or config.user_file or ""
+    return [Finding("config-ignored", Severity.WARNING, path, printable(warning)) for warning in config.warnings]
 
 
 def audit_dir(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -> Report:

@@ -1,16 +1,21 @@
-"""Settings: a profile's defaults, then a TOML file, then the environment, then flags.
+"""Settings: a profile's defaults, then the repository's file, the user's, the environment, flags.
 
 Precedence, lowest first:
 
 1. the profile's defaults (:mod:`agentcontext.profiles`);
-2. one TOML file: ``--config``, else ``agentcontext.toml`` at the project root, else
-   ``$XDG_CONFIG_HOME/agentcontext/config.toml`` (the first that exists is used);
-3. Coder's ``CODER_AGENT_EXP_*`` variables, as aliases;
-4. ``AGENTCONTEXT_<SECTION>_<KEY>`` variables (lists are comma separated);
-5. explicit overrides (command-line flags).
+2. the project's ``agentcontext.toml`` at the project root: **hostile input**, so each key is
+   checked against its repository rule (:mod:`agentcontext.settings`); a key that would widen
+   what is read or run (trust, home and skill directories, sources, caps above the default...)
+   is ignored with a warning naming it, and so is a key the file gets wrong (a broken repository
+   config never stops a scan);
+3. the user's file: ``--config FILE``, else ``$XDG_CONFIG_HOME/agentcontext/config.toml``;
+4. Coder's ``CODER_AGENT_EXP_*`` variables, as aliases;
+5. ``AGENTCONTEXT_<SECTION>_<KEY>`` variables (lists are comma separated);
+6. explicit overrides (command-line flags).
 
 The profile itself is chosen by the same order. Every value remembers where it came
 from, for ``agentcontext config show``. Whitespace-only variables count as unset.
+``--config /dev/null`` reads no file at all.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ from typing import Any, Literal
 from agentcontext.errors import ConfigError
 from agentcontext.paths import absolute, find_project_root
 from agentcontext.profiles import KEYS, PROFILES, profile_defaults
+from agentcontext.settings import BY_KEY, RepoRule, Setting, check_name, outside_reason
 
 Validation = Literal["lenient", "spec", "coder"]
-VALIDATIONS: tuple[str, ...] = ("lenient", "spec", "coder")
+VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {
     "CODER_AGENT_EXP_INSTRUCTIONS_DIRS": "project_doc.instruction_dirs",
@@ -36,31 +42,10 @@ CODER_ALIASES = {
     "CODER_AGENT_EXP_MCP_CONFIG_FILES": "mcp.config_files",
 }
 
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "project_doc.discovery": ("chain", "roots"),
-    "skills.validation": VALIDATIONS,
-    "mcp.unset_variables": ("strict", "lenient"),
-    "mcp.trust": ("auto", "approve"),
-}
-_INT_RANGES: dict[str, tuple[int, int]] = {
-    "project_doc.max_bytes": (0, 1 << 40),
-    "skills.max_depth": (1, 6),
-    "skills.max_dirs_per_root": (1, 1_000_000),
-    "snapshot.max_resource_bytes": (1, 1 << 40),
-    "snapshot.max_snapshot_bytes": (1, 1 << 40),
-    "snapshot.max_resources": (1, 1_000_000),
-    "mcp.max_output_bytes": (1, 1 << 40),
-    "mcp.max_concurrent_connects": (1, 1024),
-    "agent.debounce_ms": (0, 60_000),
-    "mcp_server.catalog_chars": (200, 1_000_000),
-    "mcp_server.max_file_lines": (1, 1_000_000),
-    "mcp_server.max_file_bytes": (1024, 64 * 1024 * 1024),
-}
-
 
 def env_name(key: str) -> str:
     """The environment variable that sets ``key``: ``skills.max_depth`` -> ``AGENTCONTEXT_SKILLS_MAX_DEPTH``."""
-    return "AGENTCONTEXT_" + key.upper().replace(".", "_")
+    return BY_KEY[key].env
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +132,9 @@ class Config:
     agent: AgentSettings
     mcp_server: McpServerSettings
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
-    config_file: str | None = field(default=None, compare=False)
+    project_file: str | None = field(default=None, compare=False)  # the repository's agentcontext.toml
+    user_file: str | None = field(default=None, compare=False)  # --config, else the user's config.toml
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # what was ignored, and why
 
     def origin(self, key: str) -> str:
         return dict(self.origins).get(key, "default")
@@ -168,6 +155,12 @@ class Config:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class _Layer:
+    origin: str
+    values: Mapping[str, Any]
+
+
 def load_config(
     work_dir: str | os.PathLike[str] = ".",
     *,
@@ -178,38 +171,48 @@ def load_config(
     """Build the effective configuration for a scan of ``work_dir``.
 
     Raises:
-        ConfigError: a file, variable or override has an unknown key or a bad value.
+        ConfigError: the user's file, a variable or an override has an unknown key or a bad
+            value (the repository's own file never raises: its faults are warnings).
     """
     env = dict(os.environ if environ is None else environ)
     home = _home(env)
     overrides = dict(overrides or {})
     work = absolute(work_dir)
-    path, file_values = _find_file(work, config_file, env, home)
-
-    profile, profile_origin = _choose_profile(overrides, env, file_values, path)
-    layers: list[tuple[str, Mapping[str, Any]]] = [
-        (f"profile {profile}", profile_defaults(profile)),
-        (f"file {path}", file_values),
-        ("coder alias", _coder_aliases(env)),
-        ("environment", _agentcontext_env(env)),
-        ("flag", overrides),
+    no_files = config_file is not None and os.fspath(config_file) == os.devnull
+    user_path, user_values = (None, {}) if no_files else _user_file(config_file, env, home)
+    trusted = [
+        _Layer(f"file {user_path}", user_values),
+        _Layer("coder alias", _coder_aliases(env)),
+        _Layer("environment", _agentcontext_env(env)),
+        _Layer("flag", overrides),
     ]
-    values: dict[str, Any] = {}
+    for layer in trusted:
+        for key in layer.values:
+            if key != "profile" and key not in BY_KEY:
+                raise ConfigError(f"unknown setting {key!r}", source=layer.origin)
+    warnings: list[str] = []
+    project = (None, {}) if no_files else _project_file(work, env, user_values, user_path, warnings)
+    project_path, project_values = project
+    profile, profile_origin = _choose_profile(trusted, project_values, project_path, warnings)
+    defaults = profile_defaults(profile)
+    values = {key: _coerce(BY_KEY[key], raw, f"profile {profile}") for key, raw in defaults.items()}
     origins: dict[str, str] = {"profile": profile_origin}
-    for origin, layer in layers:
-        for key, raw in layer.items():
-            if key == "profile":
-                continue
-            if key not in KEYS:
-                raise ConfigError(f"unknown setting {key!r}", source=origin)
-            values[key] = _coerce(key, raw, origin)
-            origins[key] = origin if not origin.startswith("profile") else "default"
+    if project_path is not None:
+        for key, value in _repository_values(project_values, defaults, project_path, warnings).items():
+            values[key] = value
+            origins[key] = f"project file {project_path}"
+    for layer in trusted:
+        for key, raw in layer.values.items():
+            if key != "profile":
+                values[key] = _coerce(BY_KEY[key], raw, layer.origin)
+                origins[key] = layer.origin
     if values["skills.include_plugins"] is None:
-        values["skills.include_plugins"] = origins.get("skills.dirs", "default") == "default"
+        values["skills.include_plugins"] = "skills.dirs" not in origins
         origins["skills.include_plugins"] = (
             "default" if values["skills.include_plugins"] else "default (off because skills.dirs is set)"
         )
-    return _build(profile, home, env, values, origins, path)
+    files = (project_path, user_path)
+    return _build(profile, home, env, values, origins, files, tuple(warnings))
 
 
 def default_config(home: str | None = None) -> Config:
@@ -224,43 +227,109 @@ def _home(env: Mapping[str, str]) -> str:
 
 
 def _choose_profile(
-    overrides: Mapping[str, Any], env: Mapping[str, str], file_values: Mapping[str, Any], path: str | None
+    trusted: list[_Layer], project_values: Mapping[str, Any], project_path: str | None, warnings: list[str]
 ) -> tuple[str, str]:
-    for value, origin in (
-        (overrides.get("profile"), "flag"),
-        (env.get("AGENTCONTEXT_PROFILE", "").strip() or None, "environment"),
-        (file_values.get("profile"), f"file {path}"),
-    ):
+    for value, origin in ((layer.values.get("profile"), layer.origin) for layer in reversed(trusted)):
         if value is None:
             continue
         if value not in PROFILES:
             raise ConfigError(f"unknown profile {value!r}; choose one of {', '.join(PROFILES)}", source=origin)
         return str(value), origin
-    return "default", "default"
+    chosen = project_values.get("profile")
+    if chosen is None:
+        return "default", "default"
+    if chosen not in PROFILES:
+        warnings.append(f"{project_path}: profile ignored: unknown profile {chosen!r}")
+        return "default", "default"
+    return str(chosen), f"project file {project_path}"
 
 
-def _find_file(
-    work: str, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], home: str
+def _user_file(
+    explicit: str | os.PathLike[str] | None, env: Mapping[str, str], home: str
 ) -> tuple[str | None, dict[str, Any]]:
     if explicit is not None:
         path = os.fspath(explicit)
-        if path == os.devnull:
-            return None, {}
         if not os.path.isfile(path):
             raise ConfigError(f"config file not found: {path}")
         return absolute(path), _read_toml(path)
-    markers = _markers_hint(env)
-    root = find_project_root(work, markers) or work
     xdg = env.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
-    for candidate in (os.path.join(root, "agentcontext.toml"), os.path.join(xdg, "agentcontext", "config.toml")):
-        if os.path.isfile(candidate):
-            return absolute(candidate), _read_toml(candidate)
+    candidate = os.path.join(xdg, "agentcontext", "config.toml")
+    if os.path.isfile(candidate):
+        return absolute(candidate), _read_toml(candidate)
     return None, {}
 
 
-def _markers_hint(env: Mapping[str, str]) -> list[str]:
+def _project_file(
+    work: str, env: Mapping[str, str], user_values: Mapping[str, Any], user_path: str | None, warnings: list[str]
+) -> tuple[str | None, dict[str, Any]]:
+    """The repository's ``agentcontext.toml``, found with the user's root markers; unreadable is a warning."""
+    markers = _markers_hint(env, user_values)
+    root = find_project_root(work, markers) or work
+    candidate = os.path.join(root, "agentcontext.toml")
+    if not os.path.isfile(candidate) or absolute(candidate) == user_path:
+        return None, {}
+    try:
+        return absolute(candidate), _read_toml(candidate)
+    except ConfigError as exc:
+        warnings.append(f"{candidate}: ignored: {exc.message}")
+        return None, {}
+
+
+def _markers_hint(env: Mapping[str, str], user_values: Mapping[str, Any]) -> list[str]:
     raw = env.get(env_name("project_doc.root_markers"), "").strip()
-    return _split_list(raw) if raw else [".git"]
+    if raw:
+        return _split_list(raw)
+    configured = user_values.get("project_doc.root_markers")
+    if isinstance(configured, list) and all(isinstance(item, str) for item in configured):
+        return configured
+    return [".git"]
+
+
+def _repository_values(
+    raw_values: Mapping[str, Any], defaults: Mapping[str, Any], path: str, warnings: list[str]
+) -> dict[str, Any]:
+    """The repository file's values that its rules allow; every other key is a warning."""
+    accepted: dict[str, Any] = {}
+    for key, raw in raw_values.items():
+        if key == "profile":
+            continue
+        setting = BY_KEY.get(key)
+        if setting is None:
+            warnings.append(f"{path}: {key!r} ignored: unknown setting")
+            continue
+        try:
+            value = _coerce(setting, raw, path)
+        except ConfigError as exc:
+            warnings.append(f"{path}: {key} ignored: {exc.message}")
+            continue
+        refusal = repository_refusal(setting, value, defaults[key])
+        if refusal:
+            warnings.append(f"{path}: {key} ignored: {refusal}")
+            continue
+        accepted[key] = value
+    return accepted
+
+
+def repository_refusal(setting: Setting, value: Any, default: Any) -> str | None:
+    """Why a repository's config may not give ``setting`` this ``value`` (None when it may)."""
+    rule = setting.repo
+    if rule is RepoRule.NEVER:
+        return "a repository's config may not set it (only your own config, the environment or a flag)"
+    if rule is RepoRule.LOWER and value > default:
+        return f"a repository's config may lower it, not raise it above {default}"
+    if rule is RepoRule.NARROW and value != setting.narrow_to and value != default:
+        return f"a repository's config may only set it to {_shown(setting.narrow_to)}"
+    if rule is RepoRule.INSIDE:
+        reasons = [reason for entry in value if (reason := outside_reason(entry))]
+        if reasons:
+            return reasons[0]
+    return None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def _read_toml(path: str) -> dict[str, Any]:
@@ -290,10 +359,13 @@ def _coder_aliases(env: Mapping[str, str]) -> dict[str, Any]:
 
 def _agentcontext_env(env: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for key in KEYS:
-        raw = env.get(env_name(key))
-        if raw is not None and raw.strip():
-            values[key] = raw.strip()
+    for setting in BY_KEY.values():
+        raw = env.get(setting.env)
+        if raw is not None and raw.strip() and setting.key != "profile":
+            values[setting.key] = raw.strip()
+    profile = env.get("AGENTCONTEXT_PROFILE", "").strip()
+    if profile:
+        values["profile"] = profile
     return values
 
 
@@ -301,22 +373,31 @@ def _split_list(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-def _coerce(key: str, raw: Any, origin: str) -> Any:
-    default = profile_defaults("default")[key]
-    if isinstance(default, list):
-        return _as_list(key, raw, origin)
-    if isinstance(default, bool) or key == "skills.include_plugins":
+def _coerce(setting: Setting, raw: Any, origin: str) -> Any:
+    key = setting.key
+    if setting.nullable and raw is None:
+        return None
+    if setting.type == "list":
+        value: Any = _as_list(key, raw, origin)
+        names = value
+    elif setting.type == "bool":
         return _as_bool(key, raw, origin)
-    if isinstance(default, int):
-        return _as_int(key, raw, origin)
-    if isinstance(default, float):
-        return _as_float(key, raw, origin)
-    if not isinstance(raw, str):
-        raise ConfigError(f"{key} must be a string, not {type(raw).__name__}", source=origin)
-    choices = _CHOICES.get(key)
-    if choices and raw not in choices:
-        raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {raw!r}", source=origin)
-    return raw
+    elif setting.type == "int":
+        return _as_number(setting, raw, origin, int)
+    elif setting.type == "float":
+        return _as_number(setting, raw, origin, float)
+    else:
+        if not isinstance(raw, str):
+            raise ConfigError(f"{key} must be a string, not {type(raw).__name__}", source=origin)
+        if setting.choices and raw not in setting.choices:
+            raise ConfigError(f"{key} must be one of {', '.join(setting.choices)}, not {raw!r}", source=origin)
+        value, names = raw, [raw] if raw else []
+    if setting.names:
+        for name in names:
+            problem = check_name(name.strip())
+            if problem:
+                raise ConfigError(f"{key}: {problem}", source=origin)
+    return value
 
 
 def _as_list(key: str, raw: Any, origin: str) -> tuple[str, ...]:
@@ -327,8 +408,8 @@ def _as_list(key: str, raw: Any, origin: str) -> tuple[str, ...]:
     raise ConfigError(f"{key} must be a list of strings", source=origin)
 
 
-def _as_bool(key: str, raw: Any, origin: str) -> bool | None:
-    if raw is None or isinstance(raw, bool):
+def _as_bool(key: str, raw: Any, origin: str) -> bool:
+    if isinstance(raw, bool):
         return raw
     if isinstance(raw, str) and raw.lower() in ("1", "true", "yes", "on"):
         return True
@@ -337,25 +418,24 @@ def _as_bool(key: str, raw: Any, origin: str) -> bool | None:
     raise ConfigError(f"{key} must be true or false, not {raw!r}", source=origin)
 
 
-def _as_int(key: str, raw: Any, origin: str) -> int:
+def _as_number(setting: Setting, raw: Any, origin: str, kind: type[int] | type[float]) -> Any:
+    value: int | float | None
     try:
-        value = int(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else None
+        value = kind(raw) if isinstance(raw, int | float | str) and not isinstance(raw, bool) else None
     except ValueError:
         value = None
-    low, high = _INT_RANGES.get(key, (0, 1 << 62))
+    if kind is int and isinstance(raw, float):
+        value = None  # 2.5 is not an integer, and silently flooring it would surprise
+    low, high = setting.range or (0, 1 << 62)
+    if kind is float:
+        if value is None or not low < value <= high:
+            raise ConfigError(
+                f"{setting.key} must be a positive number of seconds, at most {high:g}, not {raw!r}", source=origin
+            )
+        return value
     if value is None or not low <= value <= high:
-        raise ConfigError(f"{key} must be an integer from {low} to {high}, not {raw!r}", source=origin)
-    return value
-
-
-def _as_float(key: str, raw: Any, origin: str) -> float:
-    try:
-        value = float(raw) if isinstance(raw, int | float | str) and not isinstance(raw, bool) else -1.0
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise ConfigError(f"{key} must be a positive number of seconds, not {raw!r}", source=origin)
-    return value
+        raise ConfigError(f"{setting.key} must be an integer from {low:g} to {high:g}, not {raw!r}", source=origin)
+    return int(value)
 
 
 def _codex_home(env: Mapping[str, str], home: str) -> str:
@@ -373,7 +453,8 @@ def _build(
     env: Mapping[str, str],
     v: dict[str, Any],
     origins: dict[str, str],
-    path: str | None,
+    files: tuple[str | None, str | None],
+    warnings: tuple[str, ...],
 ) -> Config:
     codex_home = _codex_home(env, home)
     return Config(
@@ -423,5 +504,7 @@ def _build(
             max_file_bytes=v["mcp_server.max_file_bytes"],
         ),
         origins=tuple(sorted(origins.items())),
-        config_file=path,
+        project_file=files[0],
+        user_file=files[1],
+        warnings=warnings,
     )

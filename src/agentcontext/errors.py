@@ -29,6 +29,7 @@ class ConfigError(AgentContextError):
     """A setting could not be read or has an unusable value."""
 
     def __init__(self, message: str, *, source: str | None = None) -> None:
+        self.message = message
         self.source = source
         super().__init__(f"{source}: {message}" if source else message)
 

@@ -10,7 +10,8 @@
              names that must match their folder, no separate doc budget.
 
 A profile is only defaults: every key can be overridden by the config file or the
-environment. Keys are dotted (``section.key``).
+environment. Keys are dotted (``section.key``) and declared, with their defaults, in
+:mod:`agentcontext.settings`.
 """
 
 from __future__ import annotations
@@ -18,43 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-PROFILES = ("default", "codex", "coder")
+from agentcontext.settings import BY_KEY, KEYS, SETTINGS
 
-_COMMON: dict[str, Any] = {
-    "sources": [],
-    "project_doc.discovery": "chain",
-    "project_doc.max_bytes": 32 * 1024,
-    "project_doc.filename": "AGENTS.md",
-    "project_doc.override_filename": "AGENTS.override.md",
-    "project_doc.fallback_filenames": ["CLAUDE.md", ".cursorrules"],
-    "project_doc.root_markers": [".git"],
-    "project_doc.instruction_dirs": ["$CODEX_HOME"],
-    "project_doc.sanitize": True,
-    "skills.enabled": True,
-    "skills.dirs": ["~/.agents/skills", "~/.codex/skills", "~/.claude/skills"],
-    "skills.include_plugins": None,
-    "skills.plugin_cache": "~/.claude/plugins/cache",
-    "skills.containers": [".agents/skills", ".codex/skills", ".claude/skills", "skills"],
-    "skills.validation": "lenient",
-    "skills.max_depth": 1,
-    "skills.max_dirs_per_root": 2000,
-    "skills.meta_file": "SKILL.md",
-    "skills.disabled": [],
-    "snapshot.max_resource_bytes": 64 * 1024,
-    "snapshot.max_snapshot_bytes": 2 * 1024 * 1024,
-    "snapshot.max_resources": 500,
-    "mcp.config_files": [".mcp.json"],
-    "mcp.unset_variables": "strict",
-    "mcp.connect_timeout": 30.0,
-    "mcp.call_timeout": 60.0,
-    "mcp.max_output_bytes": 1024 * 1024,
-    "mcp.trust": "auto",
-    "mcp.max_concurrent_connects": 8,
-    "agent.debounce_ms": 250,
-    "mcp_server.catalog_chars": 8_000,
-    "mcp_server.max_file_lines": 1_000,
-    "mcp_server.max_file_bytes": 128 * 1024,
-}
+PROFILES: tuple[str, ...] = BY_KEY["profile"].choices
+
+_COMMON: dict[str, Any] = {setting.key: setting.default for setting in SETTINGS if setting.key != "profile"}
 
 _OVERRIDES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -84,4 +53,4 @@ def profile_defaults(profile: str) -> Mapping[str, Any]:
     return {**_COMMON, **_OVERRIDES[profile]}
 
 
-KEYS: tuple[str, ...] = tuple(_COMMON)
+__all__ = ["KEYS", "PROFILES", "profile_defaults"]

@@ -85,10 +85,19 @@ def test_a_missing_directory_or_bad_config_exits_2_with_one_line(tmp_path: Path,
     assert missing.returncode == 2
     assert missing.stderr.strip() == f"agentcontext: error: work dir does not exist: {tmp_path / 'absent'}"
     root = repo(tmp_path)
-    (root / "agentcontext.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
+    (home / ".config/agentcontext").mkdir(parents=True)
+    (home / ".config/agentcontext/config.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
     bad = run("scan", str(root), home=home)
     assert bad.returncode == 2
     assert "skills.validation must be one of lenient, spec, coder" in bad.stderr
+
+
+def test_a_bad_repository_config_is_named_on_stderr_and_the_scan_goes_on(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    (root / "agentcontext.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
+    result = run("scan", str(root), home=home)
+    assert result.returncode == 0
+    assert "skills.validation ignored: skills.validation must be one of lenient, spec, coder" in result.stderr
 
 
 def test_doc_prints_the_exact_project_doc_and_json_contract(tmp_path: Path, home: Path) -> None:
@@ -177,8 +186,9 @@ def test_config_show_names_the_source_of_each_value(tmp_path: Path, home: Path) 
     env_home = home
     result = run("config", "show", str(root), "--json", home=env_home)
     data = json.loads(result.stdout)
-    assert data["config_file"] == str(root / "agentcontext.toml")
-    assert data["settings"]["project_doc.max_bytes"] == {"value": 99, "from": f"file {root / 'agentcontext.toml'}"}
+    assert (data["project_file"], data["user_file"], data["warnings"]) == (str(root / "agentcontext.toml"), None, [])
+    origin = f"project file {root / 'agentcontext.toml'}"
+    assert data["settings"]["project_doc.max_bytes"] == {"value": 99, "from": origin}
     assert data["settings"]["project_doc.filename"] == {"value": "AGENTS.md", "from": "default"}
 
 

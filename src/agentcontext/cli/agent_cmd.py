@@ -11,6 +11,7 @@ import typer
 from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, run
 from agentcontext.cli.common import ConfigOption, ProfileOption, configure
 from agentcontext.errors import ConfigError
+from agentcontext.findings import printable
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -70,5 +71,7 @@ def agent(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     config = configure(work_dir, profile, config_file)
+    for warning in config.warnings:  # the repository's config asked for something it may not have
+        typer.echo(f"agentcontext agent: config: {printable(warning)}", err=True)
     options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url, heartbeat)
     run(os.fspath(work_dir), config, options, dict(os.environ))

@@ -1,14 +1,18 @@
-"""``agentcontext config show``: the effective settings and where each came from."""
+"""``agentcontext config show`` and ``config reference``: the effective settings, and every setting there is."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, ProfileOption, configure, print_json, stdout
 from agentcontext.config import env_name
+from agentcontext.findings import printable
+from agentcontext.settings_reference import reference_markdown
 
 app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True, rich_markup_mode="markdown")
 
@@ -22,18 +26,23 @@ def show(
 ) -> None:
     """Print every setting, its value, and where it came from.
 
-    Sources, lowest precedence first: the profile's defaults, the config file
-    (`--config`, else `agentcontext.toml` at the project root, else
+    Sources, lowest precedence first: the profile's defaults, the repository's
+    `agentcontext.toml` (only the keys a repository may set: the others are ignored and
+    listed as warnings), your config file (`--config`, else
     `~/.config/agentcontext/config.toml`), Coder's `CODER_AGENT_EXP_*` variables,
     `AGENTCONTEXT_*` variables, then flags.
     """
     config = configure(work_dir, profile, config_file)
     data = config.to_dict()
     if as_json:
-        print_json({"config_file": config.config_file, "settings": data})
+        files = {"project_file": config.project_file, "user_file": config.user_file}
+        print_json({**files, "warnings": list(config.warnings), "settings": data})
         return
     console = stdout()
-    console.print(f"config file: {config.config_file or '(none)'}")
+    console.print(f"project file: {config.project_file or '(none)'}")
+    console.print(f"your file:    {config.user_file or '(none)'}")
+    for warning in config.warnings:
+        console.print(f"[yellow]warning:[/] {escape(printable(warning))}")
     table = Table(header_style="bold")
     for column in ("setting", "value", "from", "variable"):
         table.add_column(column, overflow="fold")
@@ -42,3 +51,12 @@ def show(
         shown = ", ".join(value) if isinstance(value, list) else str(value)
         table.add_row(key, shown, entry["from"], env_name(key) if key != "profile" else "AGENTCONTEXT_PROFILE")
     console.print(table)
+
+
+@app.command("reference")
+def reference() -> None:
+    """Print every setting as Markdown: type, default, whether a repository may set it, variable, meaning.
+
+    This is the reference part of `docs/configuration.md` (`scripts/docs` writes it there).
+    """
+    sys.stdout.write(reference_markdown())

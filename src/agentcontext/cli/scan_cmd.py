@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.cli.common import (
@@ -18,9 +19,11 @@ from agentcontext.cli.common import (
     print_json,
     run_scan,
     shown_path,
+    stderr,
     stdout,
 )
 from agentcontext.explain import explain
+from agentcontext.findings import printable
 from agentcontext.render import codex_instructions
 from agentcontext.resource import Status
 from agentcontext.scan import ScanResult
@@ -46,7 +49,8 @@ def scan(
     snapshot cap), **disabled** (turned off by configuration).
 
     `--json` prints the snapshot: `version`, `aggregate_hash`, `work_dir`, `project_root`,
-    `profile`, `payload_bytes`, `error` and `resources`.
+    `profile`, `payload_bytes`, `error` and `resources`. Keys of the repository's
+    `agentcontext.toml` that were ignored are named on stderr (and by `config show --json`).
     """
     result = run_scan(work_dir, profile, config_file)
     snapshot = result.snapshot
@@ -54,6 +58,8 @@ def scan(
         print_json(snapshot.to_dict())
     else:
         _print_table(result)
+    for warning in result.config.warnings:
+        stderr().print(f"[yellow]config:[/] {escape(printable(warning))}")
     if check and any(r.status is not Status.OK for r in snapshot.resources):
         raise typer.Exit(1)
 

@@ -1,0 +1,310 @@
+"""Every setting, declared once: key, type, default, meaning, and what a repository may do with it.
+
+The profiles (:mod:`agentcontext.profiles`) only change defaults; the loader
+(:mod:`agentcontext.config`) coerces and layers values by these declarations; the
+reference in ``docs/configuration.md`` is generated from them.
+
+A repository's own ``agentcontext.toml`` is hostile input. Each setting carries a rule for it:
+
+``free``    any valid value: it only changes how the repository's own files are judged;
+``lower``   a number no higher than the profile's default (caps, limits and timeouts can be
+            tightened, never raised);
+``narrow``  only the value that reads or runs less (``skills.enabled = false``);
+``inside``  paths relative to the repository that stay inside it (no ``..``, ``~`` or ``/``);
+``never``   nothing: only the user's config, the environment or a flag may set it (trust,
+            home and skill directories, sources, root markers, and file names, since
+            those are read in the user's home directories too: ``filename = "auth.json"``
+            would read ``~/.codex/auth.json``).
+
+A value a repository may not set is ignored with a warning naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+ValueType = Literal["str", "bool", "int", "float", "list"]
+
+
+class RepoRule(StrEnum):
+    FREE = "free"
+    LOWER = "lower"
+    NARROW = "narrow"
+    INSIDE = "inside"
+    NEVER = "never"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting. ``default`` is the ``default`` profile's; ``narrow_to`` the value a repository may choose."""
+
+    key: str
+    type: ValueType
+    default: Any
+    description: str
+    repo: RepoRule
+    choices: tuple[str, ...] = ()
+    range: tuple[float, float] | None = None
+    names: bool = False  # file names: one path component each, checked in every layer
+    narrow_to: Any = None
+    nullable: bool = False  # ``None`` means "decided from other settings"
+
+    @property
+    def section(self) -> str:
+        return self.key.split(".", 1)[0] if "." in self.key else ""
+
+    @property
+    def env(self) -> str:
+        """The variable that sets this key: ``skills.max_depth`` -> ``AGENTCONTEXT_SKILLS_MAX_DEPTH``."""
+        return "AGENTCONTEXT_" + self.key.upper().replace(".", "_")
+
+
+_TB = float(1 << 40)
+
+
+def _s(key: str, type_: ValueType, default: Any, repo: RepoRule, description: str, **extra: Any) -> Setting:
+    return Setting(key, type_, default, description, repo, **extra)
+
+
+FREE, LOWER, NARROW, INSIDE, NEVER = RepoRule
+
+SETTINGS: tuple[Setting, ...] = (
+    _s(
+        "profile",
+        "str",
+        "default",
+        FREE,
+        "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
+        choices=("default", "codex", "coder"),
+    ),
+    _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
+    _s(
+        "project_doc.discovery",
+        "str",
+        "chain",
+        NEVER,
+        "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder).",
+        choices=("chain", "roots"),
+    ),
+    _s(
+        "project_doc.max_bytes",
+        "int",
+        32 * 1024,
+        LOWER,
+        "One byte budget for the whole project doc; 0 disables project docs.",
+        range=(0, _TB),
+    ),
+    _s("project_doc.filename", "str", "AGENTS.md", NEVER, "The instruction file read in each directory.", names=True),
+    _s(
+        "project_doc.override_filename",
+        "str",
+        "AGENTS.override.md",
+        NEVER,
+        "A file that wins over `filename` in its directory; empty for none.",
+        names=True,
+    ),
+    _s(
+        "project_doc.fallback_filenames",
+        "list",
+        ["CLAUDE.md", ".cursorrules"],
+        NEVER,
+        "Names tried, in order, in a directory without `filename`.",
+        names=True,
+    ),
+    _s(
+        "project_doc.root_markers",
+        "list",
+        [".git"],
+        NEVER,
+        "Names (files or folders) marking the project root; `[]` searches the work dir alone.",
+    ),
+    _s(
+        "project_doc.instruction_dirs",
+        "list",
+        ["$CODEX_HOME"],
+        NEVER,
+        "Home instruction directories, read before the project doc.",
+    ),
+    _s(
+        "project_doc.sanitize",
+        "bool",
+        True,
+        NARROW,
+        "Pass the doc through the prompt sanitizer (hidden characters, HTML comments).",
+        narrow_to=True,
+    ),
+    _s("skills.enabled", "bool", True, NARROW, "Discover skills at all.", narrow_to=False),
+    _s(
+        "skills.dirs",
+        "list",
+        ["~/.agents/skills", "~/.codex/skills", "~/.claude/skills"],
+        NEVER,
+        "The user's skill directories (setting it replaces them, and turns plugins off by default).",
+    ),
+    _s(
+        "skills.include_plugins",
+        "bool",
+        None,
+        NARROW,
+        "Read Claude Code plugin skills; by default on unless `skills.dirs` is set.",
+        narrow_to=False,
+        nullable=True,
+    ),
+    _s("skills.plugin_cache", "str", "~/.claude/plugins/cache", NEVER, "Where Claude Code keeps installed plugins."),
+    _s(
+        "skills.containers",
+        "list",
+        [".agents/skills", ".codex/skills", ".claude/skills", "skills"],
+        INSIDE,
+        "Skill folders looked for in each project directory, in precedence order.",
+    ),
+    _s(
+        "skills.validation",
+        "str",
+        "lenient",
+        FREE,
+        "`lenient` (Codex), `spec` (skills-ref exactly) or `coder` (kebab-case names matching their folder).",
+        choices=("lenient", "spec", "coder"),
+    ),
+    _s(
+        "skills.max_depth",
+        "int",
+        1,
+        LOWER,
+        "How deep a skill container is searched: 1 = its immediate children, at most 6.",
+        range=(1, 6),
+    ),
+    _s(
+        "skills.max_dirs_per_root",
+        "int",
+        2000,
+        LOWER,
+        "Folders visited per skill container, at most.",
+        range=(1, 1_000_000),
+    ),
+    _s("skills.meta_file", "str", "SKILL.md", NEVER, "The file that makes a folder a skill.", names=True),
+    _s("skills.disabled", "list", [], FREE, "Skill names turned off, every copy of them."),
+    _s(
+        "snapshot.max_resource_bytes",
+        "int",
+        64 * 1024,
+        LOWER,
+        "Per-resource cap: a larger file is `oversize` and carries no content.",
+        range=(1, _TB),
+    ),
+    _s(
+        "snapshot.max_snapshot_bytes",
+        "int",
+        2 * 1024 * 1024,
+        LOWER,
+        "Content bytes of a whole snapshot; past it resources are `excluded`.",
+        range=(1, _TB),
+    ),
+    _s(
+        "snapshot.max_resources",
+        "int",
+        500,
+        LOWER,
+        "Resources in a snapshot; past it they are `excluded`.",
+        range=(1, 1_000_000),
+    ),
+    _s("mcp.config_files", "list", [".mcp.json"], INSIDE, "MCP config files of the work dir, in order."),
+    _s(
+        "mcp.unset_variables",
+        "str",
+        "strict",
+        NARROW,
+        "`strict`: a server whose `${VAR}` is unset is invalid; `lenient`: it gets an empty value.",
+        choices=("strict", "lenient"),
+        narrow_to="strict",
+    ),
+    _s(
+        "mcp.connect_timeout",
+        "float",
+        30.0,
+        LOWER,
+        "Seconds for an upstream MCP server's connect, initialize and first tool list.",
+        range=(0.0, 86_400.0),
+    ),
+    _s("mcp.call_timeout", "float", 60.0, LOWER, "Seconds for one upstream tool call.", range=(0.0, 86_400.0)),
+    _s(
+        "mcp.max_output_bytes",
+        "int",
+        1024 * 1024,
+        LOWER,
+        "An upstream tool result larger than this is cut, with a visible marker.",
+        range=(1, _TB),
+    ),
+    _s(
+        "mcp.trust",
+        "str",
+        "auto",
+        NEVER,
+        "`approve`: a project's MCP server starts only once `agentcontext mcp trust` approved its exact entry; "
+        "`auto`: every server starts.",
+        choices=("auto", "approve"),
+    ),
+    _s(
+        "mcp.max_concurrent_connects",
+        "int",
+        8,
+        LOWER,
+        "Upstream MCP servers connecting at once.",
+        range=(1, 1024),
+    ),
+    _s(
+        "agent.debounce_ms",
+        "int",
+        250,
+        FREE,
+        "Milliseconds the agent waits for file changes to settle before rescanning.",
+        range=(0, 60_000),
+    ),
+    _s(
+        "mcp_server.catalog_chars",
+        "int",
+        8_000,
+        LOWER,
+        "Characters of `agentcontext mcp`'s skill catalog (descriptions shorten before a skill is left out).",
+        range=(200, 1_000_000),
+    ),
+    _s(
+        "mcp_server.max_file_lines",
+        "int",
+        1_000,
+        LOWER,
+        "Lines of a skill file `skills_read` returns at once.",
+        range=(1, 1_000_000),
+    ),
+    _s(
+        "mcp_server.max_file_bytes",
+        "int",
+        128 * 1024,
+        LOWER,
+        "Bytes of a skill file `skills_read` returns at once.",
+        range=(1024, 64 * 1024 * 1024),
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
+KEYS: tuple[str, ...] = tuple(setting.key for setting in SETTINGS if setting.key != "profile")
+
+
+def check_name(value: str) -> str | None:
+    """Why ``value`` is not a plain file name (one path component), or None."""
+    if value in (".", "..") or "/" in value or "\\" in value or "\0" in value:
+        return f"{value!r} is not a file name (one path component)"
+    return None
+
+
+def outside_reason(entry: str) -> str | None:
+    """Why a configured path is not a relative path inside the repository, or None."""
+    text = entry.strip().replace("\\", "/")
+    if not text or text.startswith(("/", "~", "$")) or os.path.isabs(text) or (len(text) > 1 and text[1] == ":"):
+        return f"{entry!r} is not a path inside the repository"
+    if any(part == ".." for part in text.split("/")):
+        return f"{entry!r} leaves the repository"
+    return None
