@@ -25,8 +25,8 @@ from agentcontext.errors import ConfigError
 from agentcontext.paths import absolute, find_project_root
 from agentcontext.profiles import KEYS, PROFILES, profile_defaults
 
-Validation = Literal["lenient", "spec", "coder"]
-VALIDATIONS: tuple[str, ...] = ("lenient", "spec", "coder")
+Validation = Literal["lenient", "spec", "coder", "claude"]
+VALIDATIONS: tuple[str, ...] = ("lenient", "spec", "coder", "claude")
 
 CODER_ALIASES = {
     "CODER_AGENT_EXP_INSTRUCTIONS_DIRS": "project_doc.instruction_dirs",
@@ -37,13 +37,16 @@ CODER_ALIASES = {
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "project_doc.discovery": ("chain", "roots"),
+    "project_doc.discovery": ("chain", "roots", "claude"),
+    "skills.precedence": ("first", "user", "none"),
     "skills.validation": VALIDATIONS,
     "mcp.unset_variables": ("strict", "lenient"),
     "mcp.trust": ("auto", "approve"),
 }
 _INT_RANGES: dict[str, tuple[int, int]] = {
-    "project_doc.max_bytes": (0, 1 << 40),
+    "project_doc.max_bytes": (-1, 1 << 40),
+    "project_doc.import_depth": (1, 64),
+    "project_doc.nested_max_dirs": (0, 1_000_000),
     "skills.max_depth": (1, 6),
     "skills.max_dirs_per_root": (1, 1_000_000),
     "snapshot.max_resource_bytes": (1, 1 << 40),
@@ -65,14 +68,17 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots"]
-    max_bytes: int
+    discovery: Literal["chain", "roots", "claude"]
+    max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str
     fallback_filenames: tuple[str, ...]
     root_markers: tuple[str, ...]
     instruction_dirs: tuple[str, ...]
     sanitize: bool
+    keep_bytes: bool = False  # send files' bytes as they are: BOM and CRLF kept (Codex)
+    import_depth: int = 5  # ``@`` imports: a file this many imports deep is not loaded (Claude Code)
+    nested_max_dirs: int = 0  # folders below the work dir searched for on-demand files (0: none)
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -99,6 +105,8 @@ class SkillSettings:
     max_dirs_per_root: int
     meta_file: str
     disabled: tuple[str, ...]
+    precedence: Literal["first", "user", "none"] = "first"  # who wins a name: first root, user, nobody
+    system_dir: str = ""  # skills the agent ships itself (scope system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,8 +371,20 @@ def _codex_home(env: Mapping[str, str], home: str) -> str:
     return absolute(value) if value else os.path.join(home, ".codex")
 
 
-def _expand_codex_home(values: tuple[str, ...], codex_home: str) -> tuple[str, ...]:
-    return tuple(codex_home + item[len("$CODEX_HOME") :] if item.startswith("$CODEX_HOME") else item for item in values)
+def _claude_dir(env: Mapping[str, str], home: str) -> str:
+    value = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    return absolute(value) if value else os.path.join(home, ".claude")
+
+
+def _expand_homes(values: tuple[str, ...], env: Mapping[str, str], home: str) -> tuple[str, ...]:
+    """``$CODEX_HOME`` and ``$CLAUDE_CONFIG_DIR`` at the start of a path, as those agents resolve them."""
+    out: list[str] = []
+    for item in values:
+        for variable, resolve in (("$CODEX_HOME", _codex_home), ("$CLAUDE_CONFIG_DIR", _claude_dir)):
+            if item.startswith(variable):
+                item = resolve(env, home) + item[len(variable) :]
+        out.append(item)
+    return tuple(out)
 
 
 def _build(
@@ -375,7 +395,6 @@ def _build(
     origins: dict[str, str],
     path: str | None,
 ) -> Config:
-    codex_home = _codex_home(env, home)
     return Config(
         profile=profile,
         home=home,
@@ -387,12 +406,15 @@ def _build(
             override_filename=v["project_doc.override_filename"],
             fallback_filenames=v["project_doc.fallback_filenames"],
             root_markers=v["project_doc.root_markers"],
-            instruction_dirs=_expand_codex_home(v["project_doc.instruction_dirs"], codex_home),
+            instruction_dirs=_expand_homes(v["project_doc.instruction_dirs"], env, home),
             sanitize=v["project_doc.sanitize"],
+            keep_bytes=v["project_doc.keep_bytes"],
+            import_depth=v["project_doc.import_depth"],
+            nested_max_dirs=v["project_doc.nested_max_dirs"],
         ),
         skills=SkillSettings(
             enabled=v["skills.enabled"],
-            dirs=_expand_codex_home(v["skills.dirs"], codex_home),
+            dirs=_expand_homes(v["skills.dirs"], env, home),
             include_plugins=v["skills.include_plugins"],
             plugin_cache=v["skills.plugin_cache"],
             containers=v["skills.containers"],
@@ -401,6 +423,8 @@ def _build(
             max_dirs_per_root=v["skills.max_dirs_per_root"],
             meta_file=v["skills.meta_file"],
             disabled=v["skills.disabled"],
+            precedence=v["skills.precedence"],
+            system_dir=_expand_homes((v["skills.system_dir"],), env, home)[0],
         ),
         snapshot=SnapshotSettings(
             max_resource_bytes=v["snapshot.max_resource_bytes"],

@@ -5,6 +5,9 @@
              known container; Claude Code plugin skills.
 ``codex``    Codex's rules: the same chain without fallbacks, ``$CODEX_HOME``, the
              ``.codex/skills`` and ``.agents/skills`` containers scanned 6 levels deep.
+``claude``   Claude Code's rules (2.1.328 as observed): the CLAUDE.md family walked up to
+             ``/``, ``.claude/rules``, ``@`` imports, AGENTS.md only as a whole-walk
+             fallback, no doc budget, ``.claude/skills`` named by folder, user beats project.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-PROFILES = ("default", "codex", "coder")
+PROFILES = ("default", "codex", "coder", "claude")
 
 _COMMON: dict[str, Any] = {
     "sources": [],
@@ -30,6 +33,9 @@ _COMMON: dict[str, Any] = {
     "project_doc.root_markers": [".git"],
     "project_doc.instruction_dirs": ["$CODEX_HOME"],
     "project_doc.sanitize": True,
+    "project_doc.keep_bytes": False,
+    "project_doc.import_depth": 5,
+    "project_doc.nested_max_dirs": 0,
     "skills.enabled": True,
     "skills.dirs": ["~/.agents/skills", "~/.codex/skills", "~/.claude/skills"],
     "skills.include_plugins": None,
@@ -40,6 +46,8 @@ _COMMON: dict[str, Any] = {
     "skills.max_dirs_per_root": 2000,
     "skills.meta_file": "SKILL.md",
     "skills.disabled": [],
+    "skills.precedence": "first",
+    "skills.system_dir": "",
     "snapshot.max_resource_bytes": 64 * 1024,
     "snapshot.max_snapshot_bytes": 2 * 1024 * 1024,
     "snapshot.max_resources": 500,
@@ -61,10 +69,28 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
     "codex": {
         "project_doc.fallback_filenames": [],
         "project_doc.sanitize": False,
+        "project_doc.keep_bytes": True,
         "skills.dirs": ["$CODEX_HOME/skills", "~/.agents/skills"],
+        "skills.system_dir": "$CODEX_HOME/skills/.system",
+        "skills.precedence": "none",
         "skills.containers": [".codex/skills", ".agents/skills"],
         "skills.include_plugins": False,
         "skills.max_depth": 6,
+    },
+    "claude": {
+        "project_doc.discovery": "claude",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "CLAUDE.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["AGENTS.md", ".claude/AGENTS.md"],
+        "project_doc.instruction_dirs": ["$CLAUDE_CONFIG_DIR"],
+        "project_doc.sanitize": False,
+        "project_doc.nested_max_dirs": 2000,
+        "skills.dirs": ["$CLAUDE_CONFIG_DIR/skills"],
+        "skills.containers": [".claude/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "claude",
+        "skills.precedence": "user",
     },
     "coder": {
         "project_doc.discovery": "roots",
