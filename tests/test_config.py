@@ -143,8 +143,8 @@ def test_unknown_keys_and_bad_values_are_rejected_with_their_source(tmp_path: Pa
     with pytest.raises(ConfigError, match="skills.validation must be one of lenient, spec, coder"):
         overrides = {"skills.validation": "strict"}
         load_config(tmp_path, environ={"HOME": str(home)}, overrides=overrides, config_file="/dev/null")
-    with pytest.raises(ConfigError, match="unknown profile 'claude'"):
-        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "claude"}, config_file="/dev/null")
+    with pytest.raises(ConfigError, match="unknown profile 'cursor'"):
+        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "cursor"}, config_file="/dev/null")
 
 
 def test_a_broken_toml_file_is_a_config_error(tmp_path: Path, home: Path) -> None:
