@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
@@ -53,19 +54,19 @@ def test_the_load_travels_in_the_snapshot_json(tmp_path: Path, home: Path) -> No
     snapshot = claude(work, home).snapshot
     data = snapshot.to_dict()
     imported = next(r for r in data["resources"] if r["path"].endswith("a.md"))
-    assert imported["load"] == {"type": "import", "importer": str(work / "CLAUDE.md"), "chain": [str(work / "CLAUDE.md")]}
+    assert imported["load"] == {
+        "type": "import",
+        "importer": str(work / "CLAUDE.md"),
+        "chain": [str(work / "CLAUDE.md")],
+    }
     assert Snapshot.from_dict(data) == snapshot
 
 
 def test_the_load_never_enters_the_aggregate_hash() -> None:
     plain = Resource(Kind.INSTRUCTION_FILE, "/w/AGENTS.md", Scope.PROJECT, Status.OK, 3, "ab" * 32)
-    loaded = Resource(**{**_fields(plain), "load": Load(LoadType.STARTUP)})
+    loaded = replace(plain, load=Load(LoadType.STARTUP))
     assert aggregate_hash([plain]) == aggregate_hash([loaded])
     assert "load" not in plain.to_dict()
-
-
-def _fields(resource: Resource) -> dict[str, object]:
-    return {name: getattr(resource, name) for name in Resource.__dataclass_fields__}
 
 
 def test_there_is_no_doc_budget_and_hidden_text_is_still_reported(tmp_path: Path, home: Path) -> None:

@@ -227,10 +227,9 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     """Every candidate in Claude Code's order; doc positions go to what loads at startup."""
     walk = _Walk(layout, config, reader)
-    for directory in layout.home_dirs:
-        user = directory.path
-        walk.found += walk.load(os.path.join(user, "CLAUDE.md"), Scope.HOME, directory.boundary)
-        walk.found += walk.rules(os.path.join(user, "rules"), Scope.HOME, directory.boundary)
+    for user in layout.home_dirs:
+        walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
+        walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
     dirs = _upward(layout.work_dir)
     for directory in dirs:
         boundary = walk.boundary(directory)
@@ -306,8 +305,8 @@ def _insertion_index(found: list[Found], directory: str) -> int:
         if f.resource.scope in (Scope.PROJECT, Scope.LOCAL) and f.data is not None and f.resource.load is not None
     ]
     for i in project:
-        chain = found[i].resource.load.chain if found[i].resource.load else ()
-        origin = chain[0] if chain else found[i].resource.path
+        load = found[i].resource.load
+        origin = load.chain[0] if load is not None and load.chain else found[i].resource.path
         if is_within(_project_dir(origin), directory) and _project_dir(origin) != directory:
             return i
     return project[-1] + 1 if project else len(found)

@@ -4,8 +4,9 @@
   only rules); a ``paths:`` key (a string, comma separated, or a list) makes a rule
   path-scoped. A trailing ``/**`` is dropped from each glob; ``**`` alone means "always".
 * HTML comments: only when the text contains ``<!--``. The file is then rebuilt from its
-  Markdown blocks, which normalises line ends to LF, and every top-level HTML block that is a comment is removed with the blank lines after it
-  (text left on its line stays). Comments inside paragraphs, lists or code are kept.
+  Markdown blocks, which normalises line ends to LF, and every top-level HTML block that
+  is a comment is removed with the blank lines after it (text left on its line stays).
+  Comments inside paragraphs, lists or code are kept.
 * ``@`` imports: ``@path`` preceded by a line start or whitespace, in Markdown text only
   (never in code spans, fenced or indented code, images or HTML other than a comment's
   remainder); ``#`` ends the path, ``\\ `` is a space; only paths starting
@@ -27,9 +28,18 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 TEXT_EXTENSIONS = frozenset(
-    [".md", ".txt", ".text", ".json", ".yaml", ".yml", ".toml", ".xml", ".csv", ".html", ".htm", ".css", ".scss", ".sass", ".less", ".js", ".ts", ".tsx", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".py", ".pyi", ".pyw", ".rb", ".erb", ".rake", ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".c", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".hxx", ".cs", ".swift", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".bat", ".cmd", ".env", ".ini", ".cfg", ".conf", ".config", ".properties", ".sql", ".graphql", ".gql", ".proto", ".vue", ".svelte", ".astro", ".ejs", ".hbs", ".pug", ".jade", ".php", ".pl", ".pm", ".lua", ".r", ".dart", ".ex", ".exs", ".erl", ".hrl", ".clj", ".cljs", ".cljc", ".edn", ".hs", ".lhs", ".elm", ".ml", ".mli", ".f", ".f90", ".f95", ".for", ".cmake", ".make", ".makefile", ".gradle", ".sbt", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".latex", ".lock", ".log", ".diff", ".patch"]
+    (  # noqa: SIM905 - one readable block, as Claude Code lists them
+        ".md .txt .text .json .yaml .yml .toml .xml .csv .html .htm .css .scss .sass .less .js .ts .tsx .jsx "
+        ".mjs .cjs .mts .cts .py .pyi .pyw .rb .erb .rake .go .rs .java .kt .kts .scala .c .cpp .cc .cxx .h "
+        ".hpp .hxx .cs .swift .sh .bash .zsh .fish .ps1 .bat .cmd .env .ini .cfg .conf .config .properties "
+        ".sql .graphql .gql .proto .vue .svelte .astro .ejs .hbs .pug .jade .php .pl .pm .lua .r .dart .ex "
+        ".exs .erl .hrl .clj .cljs .cljc .edn .hs .lhs .elm .ml .mli .f .f90 .f95 .for .cmake .make .makefile "
+        ".gradle .sbt .rst .adoc .asciidoc .org .tex .latex .lock .log .diff .patch"
+    ).split()
 )
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _FRONTMATTER = re.compile(r"^---\s*\n([\s\S]*?)---\s*\n?")
 _IMPORT = re.compile(rf"(?:^|[{_JS_SPACE}])@((?:[^{_JS_SPACE}\\]|\\ )+)")
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")

@@ -85,7 +85,9 @@ def test_a_user_file_cannot_import_outside_home_and_project(tmp_path: Path, home
     work = make_workspace(tmp_path / "w", {".git/": ""})
     result = claude(work, home)
     refused = by_path(result)[str(secret)]
-    assert refused.status is Status.INVALID and refused.error is not None and "outside the allowed roots" in refused.error
+    assert (
+        refused.status is Status.INVALID and refused.error is not None and "outside the allowed roots" in refused.error
+    )
     assert loaded(result) == [str(home / ".claude" / "CLAUDE.md"), str(home / "mine.md")]
 
 

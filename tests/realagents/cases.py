@@ -27,7 +27,9 @@ def _chain(depth: int) -> dict[str, str | bytes]:
 
 
 CASES: tuple[Workspace, ...] = (
-    Workspace("basic", {**GIT, "w/repo/CLAUDE.md": "# Claude\nUse pnpm.\n", "w/repo/AGENTS.md": "# Agents\nUse npm.\n"}),
+    Workspace(
+        "basic", {**GIT, "w/repo/CLAUDE.md": "# Claude\nUse pnpm.\n", "w/repo/AGENTS.md": "# Agents\nUse npm.\n"}
+    ),
     Workspace(
         "chain_to_cwd",
         {
@@ -41,11 +43,22 @@ CASES: tuple[Workspace, ...] = (
     ),
     Workspace(
         "above_git_root",
-        {**GIT, "w/CLAUDE.md": "above\n", "w/AGENTS.md": "above\n", "w/repo/CLAUDE.md": "in\n", "w/repo/AGENTS.md": "in\n"},
+        {
+            **GIT,
+            "w/CLAUDE.md": "above\n",
+            "w/AGENTS.md": "above\n",
+            "w/repo/CLAUDE.md": "in\n",
+            "w/repo/AGENTS.md": "in\n",
+        },
     ),
     Workspace(
         "no_git",
-        {"w/x/CLAUDE.md": "x claude\n", "w/x/AGENTS.md": "x agents\n", "w/x/y/CLAUDE.md": "y\n", "w/x/y/AGENTS.md": "y\n"},
+        {
+            "w/x/CLAUDE.md": "x claude\n",
+            "w/x/AGENTS.md": "x agents\n",
+            "w/x/y/CLAUDE.md": "y\n",
+            "w/x/y/AGENTS.md": "y\n",
+        },
         cwd="w/x/y",
     ),
     Workspace(
@@ -80,7 +93,9 @@ CASES: tuple[Workspace, ...] = (
         },
         cwd="w/repo/sub",
     ),
-    Workspace("fallback_agents", {**GIT, "w/repo/AGENTS.md": "root\n", "w/repo/sub/AGENTS.md": "sub\n"}, cwd="w/repo/sub"),
+    Workspace(
+        "fallback_agents", {**GIT, "w/repo/AGENTS.md": "root\n", "w/repo/sub/AGENTS.md": "sub\n"}, cwd="w/repo/sub"
+    ),
     Workspace(
         "fallback_off_by_sub_claude",
         {**GIT, "w/repo/AGENTS.md": "root agents\n", "w/repo/sub/CLAUDE.md": "sub claude\n"},
@@ -194,7 +209,7 @@ CASES: tuple[Workspace, ...] = (
             "w/repo/.claude/rules/nested/deep/alpha.md": "alpha rule\n",
             "w/repo/.claude/rules/notes.txt": "not a rule\n",
             "w/repo/.claude/rules/py.md": "---\npaths:\n  - src/**/*.py\n---\npython rule\n",
-            "w/repo/.claude/rules/all.md": "---\npaths: \"**\"\n---\nalways rule\n",
+            "w/repo/.claude/rules/all.md": '---\npaths: "**"\n---\nalways rule\n',
             "w/repo/.claude/rules/meta.md": "---\ndescription: a rule with frontmatter\n---\nmeta rule\n",
             "w/repo/.claude/rules/scoped-import.md": "---\npaths: docs/**\n---\nscoped\n@../../shared.md\n",
             "w/repo/shared.md": "shared text\n",
@@ -242,7 +257,8 @@ CASES: tuple[Workspace, ...] = (
             **GIT,
             "w/repo/CLAUDE.md": (
                 "# Title\nvisible\n<!-- one line -->\nafter\n\n<!--\nmulti\nline\n-->\n\n\nnext\n"
-                "inline <!-- kept --> text\n<!-- c --> tail kept\n```\n<!-- in code -->\n```\n- item\n  <!-- in list -->\n"
+                "inline <!-- kept --> text\n<!-- c --> tail kept\n```\n<!-- in code -->\n```\n"
+                "- item\n  <!-- in list -->\n"
             ),
             "w/repo/AGENTS.md": "keep <!-- this -->\n",
             "w/repo/.claude/rules/only-comment.md": "<!-- nothing else -->\n",
@@ -250,7 +266,11 @@ CASES: tuple[Workspace, ...] = (
     ),
     Workspace(
         "frontmatter",
-        {**GIT, "w/repo/CLAUDE.md": "---\ntitle: x\npaths: src/**\n---\nbody after frontmatter\n", "w/repo/AGENTS.md": "---\na: b\n---\nkept\n"},
+        {
+            **GIT,
+            "w/repo/CLAUDE.md": "---\ntitle: x\npaths: src/**\n---\nbody after frontmatter\n",
+            "w/repo/AGENTS.md": "---\na: b\n---\nkept\n",
+        },
     ),
     Workspace(
         "bom_crlf",
@@ -271,7 +291,11 @@ CASES: tuple[Workspace, ...] = (
     ),
     Workspace(
         "whitespace_trim",
-        {**GIT, "w/repo/CLAUDE.md": "\n\n   indented start\ntrailing spaces   \n\n\n", "w/repo/AGENTS.md": "\n\n x \n\n"},
+        {
+            **GIT,
+            "w/repo/CLAUDE.md": "\n\n   indented start\ntrailing spaces   \n\n\n",
+            "w/repo/AGENTS.md": "\n\n x \n\n",
+        },
     ),
     Workspace(
         "big_files",

@@ -57,7 +57,7 @@ _RESPONSES_EVENTS: list[dict[str, Any]] = [
     },
 ]
 
-_MESSAGE = {
+_MESSAGE: dict[str, Any] = {
     "id": "msg_1",
     "type": "message",
     "role": "assistant",
@@ -72,7 +72,11 @@ _MESSAGES_EVENTS: list[dict[str, Any]] = [
     {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
     {"type": "content_block_stop", "index": 0},
-    {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 1},
+    },
     {"type": "message_stop"},
 ]
 
@@ -84,7 +88,7 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
 class _Recorder(BaseHTTPRequestHandler):
     server: _FakeApi
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class names it
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _record(self) -> Any:
@@ -190,7 +194,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
             code, stderr = -1, (exc.stderr or b"") + b"\n(timed out)"
         with server.lock:
             requests = list(server.requests)
-        return {"id": job["id"], "exit": code, "stderr": stderr.decode("utf-8", "replace")[-2000:], "requests": requests}
+        return {
+            "id": job["id"],
+            "exit": code,
+            "stderr": stderr.decode("utf-8", "replace")[-2000:],
+            "requests": requests,
+        }
     finally:
         server.shutdown()
         server.server_close()

@@ -91,7 +91,9 @@ def unavailable() -> str | None:
     """Why the real agents cannot run here, or None when they can."""
     for name in ("codex", "claude"):
         if not (BIN / name).exists():
-            return f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
+            return (
+                f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
+            )
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         return "unshare or ip is not installed: the real agents run only in a loopback-only network namespace"
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
@@ -125,7 +127,9 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
     )
     if done.returncode != 0:
-        raise AssertionError(f"the agent driver failed ({done.returncode}): {done.stdout[-2000:]!r} {done.stderr[-2000:]!r}")
+        raise AssertionError(
+            f"the agent driver failed ({done.returncode}): {done.stdout[-2000:]!r} {done.stderr[-2000:]!r}"
+        )
     output = json.loads(done.stdout)
     assert output["interfaces"] == ["lo"], output
     runs: dict[tuple[str, str], Run] = {}

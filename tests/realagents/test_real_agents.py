@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -64,7 +63,9 @@ def test_at_least_thirty_workspaces_are_checked() -> None:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "claude" in c.agents], ids=lambda c: c.name)
-def test_claude_profile_renders_what_claude_code_sent(case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]) -> None:
+def test_claude_profile_renders_what_claude_code_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
     run = runs[(case.name, "claude")]
     assert run.exit == 0, run.stderr
     body = run.model_request()
@@ -77,7 +78,9 @@ def test_claude_profile_renders_what_claude_code_sent(case: harness.Workspace, r
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if "codex" in c.agents], ids=lambda c: c.name)
-def test_codex_profile_renders_what_codex_sent(case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]) -> None:
+def test_codex_profile_renders_what_codex_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
     run = runs[(case.name, "codex")]
     assert run.exit == 0, run.stderr
     body = run.model_request()
@@ -95,5 +98,3 @@ def test_real_runs_stay_inside_the_namespace(runs: dict[tuple[str, str], harness
     """Each agent talked only to our fake API: its one model request reached the recorder."""
     for (name, agent), run in runs.items():
         assert run.model_request(), (name, agent)
-
-

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.table import Table
 from typer.core import TyperGroup
@@ -21,7 +20,7 @@ PROFILES = ("codex", "claude", "coder", "default")
 class ViewByDefault(TyperGroup):
     """``agents DIR`` shows the views; ``agents create|rotate`` still manage control-plane agents."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = ["show", *args]
         return super().parse_args(ctx, args)
@@ -47,7 +46,9 @@ def show(
         result = run_scan(work_dir, profile, config_file)
         views.append(AgentView(profile, result, tuple(opened(result, target)) if target else None))
     if as_json:
-        print_json({"work_dir": views[0].result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v in views]})
+        print_json(
+            {"work_dir": views[0].result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v in views]}
+        )
         return
     for view in views:
         _print(view, target)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from agentcontext.cli.agents_cmd import ViewByDefault
-
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
