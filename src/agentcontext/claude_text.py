@@ -122,8 +122,8 @@ def strip_comments(text: str) -> str:
 
 def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
     """The absolute paths ``@`` lines of ``text`` import, in order, each once."""
-    if "@" not in text:
-        return []
+    if "@" not in text or not _IMPORT.search(text):
+        return []  # a run of Markdown text is a piece of the source: no match in it, none in a run
     found: dict[str, None] = {}
     for run in _text_runs(_markdown().parse(text)):
         for match in _IMPORT.finditer(run):

@@ -158,11 +158,10 @@ def _skill_in(
         resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
     if container.note:
         resource = replace(resource, warnings=(*resource.warnings, container.note))
-    if (
-        config.profile == "codex"
-        and resource.status is Status.OK
-        and _hidden_from_codex(folder_path, container, reader)
-    ):
+    # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
+    # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
+    hidden = container.scope is Scope.SYSTEM and resource.status is Status.OK
+    if hidden and _hidden_from_codex(folder_path, container, reader):
         reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
         resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
