@@ -1,4 +1,8 @@
-"""The benchmark workspace: 1,000 skills with 3 supporting files each, a 12-level AGENTS.md chain, 50 MCP servers."""
+"""The benchmark workspace: 1,000 skills with 3 supporting files each, a 12-level AGENTS.md chain, 50 MCP servers.
+
+With ``claude=True`` the root also holds a CLAUDE.md importing 20 files and 30 rules in
+``.claude/rules`` (5 of them path-scoped), for the ``claude`` profile.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,13 @@ from pathlib import Path
 SKILLS = 1000
 CHAIN_LEVELS = 12
 MCP_SERVERS = 50
+CLAUDE_IMPORTS = 20
+CLAUDE_RULES = 30
 
 
-def build(root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, servers: int = MCP_SERVERS) -> Path:
+def build(
+    root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, servers: int = MCP_SERVERS, claude: bool = False
+) -> Path:
     """Write the workspace under ``root``; returns the work dir (the bottom of the chain)."""
     (root / ".git").mkdir(parents=True, exist_ok=True)
     container = root / ".agents" / "skills"
@@ -38,7 +46,23 @@ def build(root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, serve
         (work / "AGENTS.md").write_text(f"# Level {level}\n" + "Rule: keep it tidy.\n" * 30, encoding="utf-8")
     config = {"mcpServers": {f"server-{i:02d}": {"command": "mcp-server", "args": [str(i)]} for i in range(servers)}}
     (root / ".mcp.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    if claude:
+        _claude_files(root)
     return work
+
+
+def _claude_files(root: Path) -> None:
+    docs = root / "docs"
+    docs.mkdir(exist_ok=True)
+    imports = "".join(f"- @docs/part-{i:02d}.md\n" for i in range(CLAUDE_IMPORTS))
+    (root / "CLAUDE.md").write_text("# Project\n\n" + imports + "Keep it tidy.\n" * 20, encoding="utf-8")
+    for i in range(CLAUDE_IMPORTS):
+        (docs / f"part-{i:02d}.md").write_text(f"# Part {i}\n" + "Detail line.\n" * 30, encoding="utf-8")
+    rules = root / ".claude" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    for i in range(CLAUDE_RULES):
+        front = f"---\npaths: src/mod{i}/**/*.py\n---\n" if i % 6 == 0 else ""
+        (rules / f"rule-{i:02d}.md").write_text(front + f"# Rule {i}\n" + "Do it this way.\n" * 15, encoding="utf-8")
 
 
 def age(root: Path, seconds: float = 60.0) -> None:

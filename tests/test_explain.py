@@ -220,6 +220,7 @@ def test_a_skill_md_outside_every_container_says_where_skills_are_read(tmp_path:
         root / ".agents" / "skills",
         home / ".codex" / "skills",
         home / ".agents" / "skills",
+        home / ".codex" / "skills" / ".system",
     ]
     assert answer.details == (
         "containers: " + ", ".join(str(c) for c in containers),

@@ -29,8 +29,11 @@ def _widening(setting: Setting, default: Any) -> list[Any]:
     if setting.repo is RepoRule.NEVER:
         return [_other(setting, default)]
     if setting.repo is RepoRule.LOWER:
+        if setting.unbounded is not None and default == setting.unbounded:
+            return []  # nothing is wider than "no limit"
         high = setting.range[1] if setting.range else default * 4
-        return [min(default * 2 + 1, high)] if default < high else []
+        wider = [min(default * 2 + 1, high)] if default < high else []
+        return wider + ([setting.unbounded] if setting.unbounded is not None else [])
     if setting.repo is RepoRule.NARROW:
         wider = _other(setting, setting.narrow_to)
         return [wider] if wider != default else []  # the profile's own default is no widening

@@ -656,6 +656,7 @@ def test_codex_profile_reads_codex_and_agents_containers_six_levels_deep(tmp_pat
         str(tmp_path / ".agents/skills"),
         str(home / ".codex/skills"),
         str(home / ".agents/skills"),
+        str(home / ".codex/skills/.system"),  # the skills Codex writes there itself, scope system
     ]
 
 

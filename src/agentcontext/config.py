@@ -31,7 +31,7 @@ from agentcontext.paths import absolute, find_project_root
 from agentcontext.profiles import KEYS, PROFILES, profile_defaults
 from agentcontext.settings import BY_KEY, RepoRule, Setting, check_name, outside_reason
 
-Validation = Literal["lenient", "spec", "coder"]
+Validation = Literal["lenient", "spec", "coder", "claude"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {
@@ -50,14 +50,17 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots"]
-    max_bytes: int
+    discovery: Literal["chain", "roots", "claude"]
+    max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str
     fallback_filenames: tuple[str, ...]
     root_markers: tuple[str, ...]
     instruction_dirs: tuple[str, ...]
     sanitize: bool
+    keep_bytes: bool = False  # send files' bytes as they are: BOM and CRLF kept (Codex)
+    import_depth: int = 5  # ``@`` imports: a file this many imports deep is not loaded (Claude Code)
+    nested_max_dirs: int = 0  # folders below the work dir searched for on-demand files (0: none)
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -84,6 +87,8 @@ class SkillSettings:
     max_dirs_per_root: int
     meta_file: str
     disabled: tuple[str, ...]
+    precedence: Literal["first", "user", "none"] = "first"  # who wins a name: first root, user, nobody
+    system_dir: str = ""  # skills the agent ships itself (scope system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +320,7 @@ def repository_refusal(setting: Setting, value: Any, default: Any) -> str | None
     rule = setting.repo
     if rule is RepoRule.NEVER:
         return "a repository's config may not set it (only your own config, the environment or a flag)"
-    if rule is RepoRule.LOWER and value > default:
+    if rule is RepoRule.LOWER and _above(value, default, setting.unbounded):
         return f"a repository's config may lower it, not raise it above {default}"
     if rule is RepoRule.NARROW and value != setting.narrow_to and value != default:
         return f"a repository's config may only set it to {_shown(setting.narrow_to)}"
@@ -324,6 +329,12 @@ def repository_refusal(setting: Setting, value: Any, default: Any) -> str | None
         if reasons:
             return reasons[0]
     return None
+
+
+def _above(value: Any, default: Any, unbounded: int | None) -> bool:
+    if unbounded is not None and default == unbounded:
+        return False  # nothing is above "no limit"
+    return bool(value == unbounded or value > default) if unbounded is not None else bool(value > default)
 
 
 def _shown(value: Any) -> str:
@@ -443,8 +454,20 @@ def _codex_home(env: Mapping[str, str], home: str) -> str:
     return absolute(value) if value else os.path.join(home, ".codex")
 
 
-def _expand_codex_home(values: tuple[str, ...], codex_home: str) -> tuple[str, ...]:
-    return tuple(codex_home + item[len("$CODEX_HOME") :] if item.startswith("$CODEX_HOME") else item for item in values)
+def _claude_dir(env: Mapping[str, str], home: str) -> str:
+    value = env.get("CLAUDE_CONFIG_DIR", "").strip()
+    return absolute(value) if value else os.path.join(home, ".claude")
+
+
+def _expand_homes(values: tuple[str, ...], env: Mapping[str, str], home: str) -> tuple[str, ...]:
+    """``$CODEX_HOME`` and ``$CLAUDE_CONFIG_DIR`` at the start of a path, as those agents resolve them."""
+    out: list[str] = []
+    for item in values:
+        for variable, resolve in (("$CODEX_HOME", _codex_home), ("$CLAUDE_CONFIG_DIR", _claude_dir)):
+            if item.startswith(variable):
+                item = resolve(env, home) + item[len(variable) :]
+        out.append(item)
+    return tuple(out)
 
 
 def _build(
@@ -456,7 +479,6 @@ def _build(
     files: tuple[str | None, str | None],
     warnings: tuple[str, ...],
 ) -> Config:
-    codex_home = _codex_home(env, home)
     return Config(
         profile=profile,
         home=home,
@@ -468,12 +490,15 @@ def _build(
             override_filename=v["project_doc.override_filename"],
             fallback_filenames=v["project_doc.fallback_filenames"],
             root_markers=v["project_doc.root_markers"],
-            instruction_dirs=_expand_codex_home(v["project_doc.instruction_dirs"], codex_home),
+            instruction_dirs=_expand_homes(v["project_doc.instruction_dirs"], env, home),
             sanitize=v["project_doc.sanitize"],
+            keep_bytes=v["project_doc.keep_bytes"],
+            import_depth=v["project_doc.import_depth"],
+            nested_max_dirs=v["project_doc.nested_max_dirs"],
         ),
         skills=SkillSettings(
             enabled=v["skills.enabled"],
-            dirs=_expand_codex_home(v["skills.dirs"], codex_home),
+            dirs=_expand_homes(v["skills.dirs"], env, home),
             include_plugins=v["skills.include_plugins"],
             plugin_cache=v["skills.plugin_cache"],
             containers=v["skills.containers"],
@@ -482,6 +507,8 @@ def _build(
             max_dirs_per_root=v["skills.max_dirs_per_root"],
             meta_file=v["skills.meta_file"],
             disabled=v["skills.disabled"],
+            precedence=v["skills.precedence"],
+            system_dir=_expand_homes((v["skills.system_dir"],), env, home)[0],
         ),
         snapshot=SnapshotSettings(
             max_resource_bytes=v["snapshot.max_resource_bytes"],

@@ -29,7 +29,9 @@ from agentcontext.layout import Layout, Root
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
-from agentcontext.textdecode import decode, prepare
+from agentcontext.textdecode import UTF8_BOM, decode, prepare
+
+BOM_WARNING = "starts with a UTF-8 byte order mark"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +171,8 @@ def _read_file(entry: Entry, reader: Reader, cap: int, base: Resource) -> Found:
     if prepared.binary:
         return Found(replace(base, status=Status.INVALID, error="binary file (contains NUL bytes); ignored"))
     text, decode_warnings = decode(prepared.data, cut=len(raw) > cap)
-    warnings = (*prepared.warnings, *decode_warnings, *hidden_text_warnings(text))
+    bom = (BOM_WARNING,) if raw.startswith(UTF8_BOM) else ()
+    warnings = (*bom, *prepared.warnings, *decode_warnings, *hidden_text_warnings(text))
     resource = replace(base, warnings=tuple(warnings), description=_describe(text))
     if len(raw) > cap:
         resource = replace(

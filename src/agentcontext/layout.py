@@ -114,11 +114,12 @@ def plan(work_dir: str, config: Config) -> Layout:
         instruction_roots = top_roots
     else:
         repo_roots = tuple(Root(d, Scope.REPO, project) for d in dirs)
-        containers = (
-            _containers_of(repo_roots, skills.containers, shallow=False)
-            + _containers_of(sources, skills.containers, shallow=True)
-            + user_dirs
-        )
+        repo = _containers_of(repo_roots, skills.containers, shallow=False)
+        system = (Root(skills.system_dir, Scope.SYSTEM, skills.system_dir),) if skills.system_dir.strip() else ()
+        if doc.discovery == "claude":  # Claude Code: the user's skills first, then the work dir's upward
+            containers = user_dirs + tuple(reversed(repo)) + _containers_of(sources, skills.containers, shallow=True)
+        else:
+            containers = repo + _containers_of(sources, skills.containers, shallow=True) + user_dirs + system
         extra_mcp = tuple(
             McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source) for r in sources
         )
@@ -135,6 +136,8 @@ def plan(work_dir: str, config: Config) -> Layout:
     single_skills = tuple(r for r in source_files if os.path.basename(r.path) == skills.meta_file)
     if plugin_cache:
         allowed += (plugin_cache,)
+    if skills.system_dir.strip():
+        allowed += (absolute(skills.system_dir),)
     return Layout(
         work_dir=work_dir,
         project_root=root,

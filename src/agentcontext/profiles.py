@@ -5,6 +5,9 @@
              known container; Claude Code plugin skills.
 ``codex``    Codex's rules: the same chain without fallbacks, ``$CODEX_HOME``, the
              ``.codex/skills`` and ``.agents/skills`` containers scanned 6 levels deep.
+``claude``   Claude Code's rules (2.1.328 as observed): the CLAUDE.md family walked up to
+             ``/``, ``.claude/rules``, ``@`` imports, AGENTS.md only as a whole-walk
+             fallback, no doc budget, ``.claude/skills`` named by folder, user beats project.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -30,10 +33,28 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
     "codex": {
         "project_doc.fallback_filenames": [],
         "project_doc.sanitize": False,
+        "project_doc.keep_bytes": True,
         "skills.dirs": ["$CODEX_HOME/skills", "~/.agents/skills"],
+        "skills.system_dir": "$CODEX_HOME/skills/.system",
+        "skills.precedence": "none",
         "skills.containers": [".codex/skills", ".agents/skills"],
         "skills.include_plugins": False,
         "skills.max_depth": 6,
+    },
+    "claude": {
+        "project_doc.discovery": "claude",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "CLAUDE.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["AGENTS.md", ".claude/AGENTS.md"],
+        "project_doc.instruction_dirs": ["$CLAUDE_CONFIG_DIR"],
+        "project_doc.sanitize": False,
+        "project_doc.nested_max_dirs": 2000,
+        "skills.dirs": ["$CLAUDE_CONFIG_DIR/skills"],
+        "skills.containers": [".claude/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "claude",
+        "skills.precedence": "user",
     },
     "coder": {
         "project_doc.discovery": "roots",

@@ -8,6 +8,11 @@ untrimmed. A budget of 0 disables project docs. Home and source files are not bu
 their trimmed texts come first, and ``--- project-doc ---`` marks where project text
 begins.
 
+With ``project_doc.keep_bytes`` (Codex) a file's bytes are kept as they are: a BOM and
+CRLF line ends reach the doc. A budget of -1 (Claude Code) means no budget at all.
+Claude Code's doc (:func:`assemble_claude`) is one ``Contents of <path> (<kind>):``
+section per loaded file, in load order, each text trimmed.
+
 Unlike Codex, nothing is silent: the file that was cut is ``truncated`` and says how
 many bytes were kept, and every file left out by the budget is ``truncated`` too.
 """
@@ -17,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentcontext.instructions import Found
+from agentcontext.instructions import BOM_WARNING, Found
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.sanitize import sanitize
-from agentcontext.textdecode import decode
+from agentcontext.textdecode import UTF8_BOM, decode
 
 SEPARATOR = "\n\n--- project-doc ---\n\n"
 _GLOBAL_SCOPES = (Scope.HOME, Scope.SOURCE)
@@ -58,29 +63,39 @@ class ProjectDoc:
         return {"files": [f.to_dict() for f in self.files], "content": self.content}
 
 
-def apply_budget(found: list[Found], max_bytes: int) -> list[Resource]:
+def apply_budget(found: list[Found], max_bytes: int, *, keep_bytes: bool = False) -> list[Resource]:
     """Give each instruction resource its doc status and the content it contributes."""
     remaining = max_bytes
     out: list[Resource] = []
     for item in found:
         resource = item.resource
-        if item.data is None or resource.doc_order is None or resource.scope in _GLOBAL_SCOPES:
-            out.append(_whole(item))
+        if keep_bytes and item.data is not None:
+            item = Found(resource, _raw(item, resource))
+        if item.data is None or resource.doc_order is None or resource.scope in _GLOBAL_SCOPES or max_bytes < 0:
+            out.append(_whole(item, keep_line_ends=keep_bytes or max_bytes < 0))
             continue
         if max_bytes == 0:
             out.append(_disabled(resource))
             continue
-        budgeted, remaining = _cut(item, remaining, max_bytes)
+        budgeted, remaining = _cut(item, remaining, max_bytes, keep_line_ends=keep_bytes)
         out.append(budgeted)
     return out
 
 
-def _whole(item: Found) -> Resource:
+def _raw(item: Found, resource: Resource) -> bytes | None:
+    """The bytes as read (a UTF-8 BOM put back), for ``keep_bytes``."""
+    data = item.data
+    if data is None or any("UTF-16" in w for w in resource.warnings):
+        return data
+    return UTF8_BOM + data if BOM_WARNING in resource.warnings else data
+
+
+def _whole(item: Found, *, keep_line_ends: bool = False) -> Resource:
     """A file outside the budget keeps all its text (within the per-resource cap)."""
     resource = item.resource
     if item.data is None or resource.status is not Status.OK:
         return resource
-    text, _ = decode(item.data)
+    text, _ = decode(item.data, keep_line_ends=keep_line_ends)
     return replace(resource, content=text)
 
 
@@ -90,19 +105,19 @@ def _disabled(resource: Resource) -> Resource:
     )
 
 
-def _cut(item: Found, remaining: int, max_bytes: int) -> tuple[Resource, int]:
+def _cut(item: Found, remaining: int, max_bytes: int, *, keep_line_ends: bool = False) -> tuple[Resource, int]:
     resource = item.resource
     data = item.data or b""
     if resource.status is Status.OVERSIZE and remaining >= len(data):
         return resource, remaining  # the per-resource cap is the tighter limit: no content
-    if not decode(data)[0].strip():  # nothing to lose: skipped without spending budget
+    if not decode(data)[0].strip(" \t\n\r\ufeff"):  # nothing to lose: skipped without spending budget
         warning = "empty or whitespace only; skipped without spending the doc budget"
         return replace(resource, content="", warnings=(*resource.warnings, warning)), remaining
     if remaining == 0:
         error = f"left out: the project doc budget of {max_bytes} bytes was used up by earlier files"
         return replace(resource, status=Status.TRUNCATED, content="", error=error), 0
     kept = data[:remaining]
-    text, _ = decode(kept, cut=len(kept) < len(data))
+    text, _ = decode(kept, cut=len(kept) < len(data), keep_line_ends=keep_line_ends)
     if not text.strip():  # Codex skips a cut that is only whitespace, so the rest is lost
         error = f"left out: the {len(kept)} bytes that fit the project doc budget are whitespace only"
         return replace(resource, status=Status.TRUNCATED, content="", error=error), remaining
@@ -139,3 +154,40 @@ def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: boo
         else:
             project_parts.append(text)
     return ProjectDoc(tuple(files), "\n\n".join(global_parts), "\n\n".join(project_parts))
+
+
+CLAUDE_PREAMBLE = (
+    "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These "
+    "instructions OVERRIDE any default behavior and you MUST follow them exactly as written."
+)
+CLAUDE_KINDS = {
+    Scope.PROJECT: "project instructions, checked into the codebase",
+    Scope.LOCAL: "user's private project instructions, not checked in",
+    Scope.HOME: "user's private global instructions for all projects",
+}
+
+
+def assemble_claude(resources: tuple[Resource, ...] | list[Resource]) -> ProjectDoc:
+    """Claude Code's instruction text: one trimmed ``Contents of`` section per loaded file."""
+    from agentcontext.claude_text import js_trim  # the core's Markdown handling, loaded only here
+
+    ordered = sorted(
+        (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
+        key=lambda r: r.doc_order or 0,
+    )
+    files: list[DocFile] = []
+    sections: list[str] = []
+    for resource in ordered:
+        if resource.status is not Status.OK or resource.content is None:
+            continue
+        files.append(DocFile(resource.path, False, resource.scope))
+        kind = CLAUDE_KINDS.get(resource.scope, CLAUDE_KINDS[Scope.PROJECT])
+        sections.append(f"Contents of {resource.path} ({kind}):\n\n{js_trim(resource.content)}")
+    return ProjectDoc(tuple(files), "\n\n".join(sections), "")
+
+
+def claude_reminder(doc: ProjectDoc) -> str:
+    """The ``<system-reminder>`` block Claude Code sends its instruction files in ("" when none)."""
+    if not doc.global_text:
+        return ""
+    return f"<system-reminder>\n{CLAUDE_PREAMBLE}\n\n{doc.global_text}\n</system-reminder>"

@@ -158,7 +158,12 @@ TRUNCATED_WARNING = (
 )
 TRUNCATED_WARNING_PERCENT = TRUNCATED_WARNING.replace("skills context budget", "2% skills context budget")
 REMOVED_PREFIX = "Exceeded skills context budget. All skill descriptions were removed and"
-_PROMPT_RANK = {Scope.REPO: 2, Scope.SOURCE: 2, Scope.PROJECT: 2}  # System 0, Admin 1, Repo 2, User 3
+_PROMPT_RANK = {Scope.SYSTEM: 0, Scope.REPO: 2, Scope.SOURCE: 2, Scope.PROJECT: 2}  # System 0, Admin 1, Repo 2, User 3
+
+
+def prompt_rank(scope: Scope) -> int:
+    """Codex's scope order in its skills list: system, admin, repo, user."""
+    return _PROMPT_RANK.get(scope, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,11 +221,11 @@ class RenderedSkills:
         return "\n" + "\n".join(body) + "\n"
 
 
-def codex_skills(skills: Sequence[SkillLine], budget: Budget) -> RenderedSkills | None:
+def codex_skills(skills: Sequence[SkillLine], budget: Budget, *, presorted: bool = False) -> RenderedSkills | None:
     """Codex's budgeted skills list; None when there is nothing to offer."""
     if not skills:
         return None
-    ordered = sorted(skills, key=lambda s: (_PROMPT_RANK.get(s.scope, 3), s.name, s.path))
+    ordered = list(skills) if presorted else sorted(skills, key=lambda s: (prompt_rank(s.scope), s.name, s.path))
     full = sum(budget.cost(s.render() + "\n") for s in ordered)
     if full <= budget.limit:
         return RenderedSkills(tuple(s.render() for s in ordered), len(ordered), 0, 0, None)
@@ -284,9 +289,10 @@ def _minimum_until_budget(skills: Sequence[SkillLine], budget: Budget) -> Render
     return RenderedSkills(tuple(lines), len(lines), omitted, cut, warning)
 
 
-def codex_instructions(text: str, cwd: str) -> str:
-    """The user message Codex sends its AGENTS.md text in."""
-    return f"# AGENTS.md instructions for {cwd}\n\n<INSTRUCTIONS>\n{text}\n</INSTRUCTIONS>"
+def codex_instructions(text: str, cwd: str, *, project: bool = True) -> str:
+    """The user message Codex sends its AGENTS.md text in (no ``for <cwd>`` with home text alone)."""
+    title = f"# AGENTS.md instructions for {cwd}" if project else "# AGENTS.md instructions"
+    return f"{title}\n\n<INSTRUCTIONS>\n{text}\n</INSTRUCTIONS>"
 
 
 # --- Agent Skills (skills-ref to-prompt) -------------------------------------------

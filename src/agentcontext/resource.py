@@ -55,6 +55,51 @@ class Scope(StrEnum):
     USER = "user"  # skills in the user's skill dirs
     PLUGIN = "plugin"  # skills of installed Claude Code plugins
     PERSONAL = "personal"  # skills stored by the control plane for one user
+    LOCAL = "local"  # personal instruction files not checked in (CLAUDE.local.md and its imports)
+    SYSTEM = "system"  # skills an agent ships itself (Codex's $CODEX_HOME/skills/.system)
+
+
+class LoadType(StrEnum):
+    """How a resource reaches the model."""
+
+    STARTUP = "startup"  # in the prompt from the first turn
+    PATH_SCOPED = "path_scoped"  # when a file matching ``globs`` is read
+    IMPORT = "import"  # pulled in by an ``@path`` line of ``importer``
+    ON_DEMAND = "on_demand"  # nested below the work dir: when the agent works there
+    NOT_LOADED = "not_loaded"  # never, and ``reason`` says why
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """How (and whether) a resource is loaded, and for imports the chain that led to it."""
+
+    type: LoadType
+    globs: tuple[str, ...] = ()
+    importer: str | None = None
+    chain: tuple[str, ...] = ()  # the importing files, outermost first
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": str(self.type)}
+        if self.globs:
+            data["globs"] = list(self.globs)
+        if self.importer is not None:
+            data["importer"] = self.importer
+        if self.chain:
+            data["chain"] = list(self.chain)
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Load:
+        return cls(
+            LoadType(data["type"]),
+            tuple(str(g) for g in data.get("globs", ())),
+            data.get("importer"),
+            tuple(str(c) for c in data.get("chain", ())),
+            data.get("reason"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +139,7 @@ class Resource:
     servers: tuple[str, ...] = ()  # mcp_config: usable server names, in file order
     connect: bool = True  # mcp_config: whether the agent connects to its servers
     tools: tuple[Tool, ...] = ()  # mcp_server
+    load: Load | None = None  # instruction files and skills: how the model gets it
 
     @property
     def id(self) -> str:
@@ -125,6 +171,7 @@ class Resource:
             self.servers,
             self.connect,
             self.tools if keep_content else (),
+            self.load,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,6 +200,8 @@ class Resource:
             data["tools"] = [tool.to_dict() for tool in self.tools]
         if self.source is not None:
             data["source"] = self.source
+        if self.load is not None:
+            data["load"] = self.load.to_dict()
         return data
 
     @classmethod
@@ -178,4 +227,5 @@ class Resource:
                 Tool(str(t["name"]), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
                 for t in data.get("tools", ())
             ),
+            load=Load.from_dict(data["load"]) if data.get("load") else None,
         )

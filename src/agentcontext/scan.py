@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentcontext import instructions, mcp_discovery, project_doc, skills
+from agentcontext import claude_md, instructions, mcp_discovery, project_doc, skills
 from agentcontext import snapshot as snapshots
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
@@ -21,7 +21,7 @@ from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.paths import absolute
 from agentcontext.project_doc import ProjectDoc
-from agentcontext.resource import Resource
+from agentcontext.resource import Resource, Scope
 from agentcontext.skill_files import offered
 from agentcontext.snapshot import Snapshot
 
@@ -37,7 +37,10 @@ class ScanResult:
     skills: tuple[Resource, ...] = ()  # the offered skills (ok, named), by name
 
     def project_doc(self) -> ProjectDoc:
-        return project_doc.assemble(self.snapshot.resources, sanitized=self.config.project_doc.sanitize)
+        doc = self.config.project_doc
+        if doc.discovery == "claude":
+            return project_doc.assemble_claude(self.snapshot.resources)
+        return project_doc.assemble(self.snapshot.resources, sanitized=doc.sanitize)
 
 
 def resolve_work_dir(work_dir: str | os.PathLike[str]) -> str:
@@ -83,10 +86,13 @@ class Scanner:
         self.full_passes += 1
         layout = plan(self.work_dir, self.config)
         self._observe_markers(layout)
-        found = instructions.discover(layout, self.config, reader)
+        discover = claude_md.discover if self.config.project_doc.discovery == "claude" else instructions.discover
+        found = discover(layout, self.config, reader)
         skill_resources = skills.discover(layout, self.config, reader)
         mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
-        doc_resources = project_doc.apply_budget(found, self.config.project_doc.max_bytes)
+        doc_resources = project_doc.apply_budget(
+            found, self.config.project_doc.max_bytes, keep_bytes=self.config.project_doc.keep_bytes
+        )
         snapshot = snapshots.build(
             version=version,
             work_dir=self.work_dir,
@@ -126,7 +132,7 @@ class Scanner:
     def _observe_markers(self, layout: Layout) -> None:
         """A root marker appearing or vanishing above the work dir moves the project root."""
         markers = self.config.project_doc.root_markers
-        if self.config.project_doc.discovery != "chain" or not markers:
+        if self.config.project_doc.discovery == "roots" or not markers:
             return
         current = self.work_dir
         top = os.path.dirname(layout.project_root) if layout.project_root else None
@@ -137,6 +143,11 @@ class Scanner:
             if parent == current:
                 break
             current = parent
+
+
+def skill_roots(result: ScanResult) -> list[tuple[str, Scope]]:
+    """The skill containers of a scan, in precedence order, plugins included."""
+    return [(c.path, c.scope) for c in skills.containers(result.layout, Reader())]
 
 
 def scan(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -> Snapshot:

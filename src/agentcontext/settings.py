@@ -51,6 +51,7 @@ class Setting:
     names: bool = False  # file names: one path component each, checked in every layer
     narrow_to: Any = None
     nullable: bool = False  # ``None`` means "decided from other settings"
+    unbounded: int | None = None  # the value meaning "no limit" (above every other)
 
     @property
     def section(self) -> str:
@@ -78,7 +79,7 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder"),
+        choices=("default", "codex", "coder", "claude"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
     _s(
@@ -86,16 +87,18 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "chain",
         NEVER,
-        "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder).",
-        choices=("chain", "roots"),
+        "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
+        " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code).",
+        choices=("chain", "roots", "claude"),
     ),
     _s(
         "project_doc.max_bytes",
         "int",
         32 * 1024,
         LOWER,
-        "One byte budget for the whole project doc; 0 disables project docs.",
-        range=(0, _TB),
+        "One byte budget for the whole project doc; 0 disables project docs, -1 means no budget (claude).",
+        range=(-1, _TB),
+        unbounded=-1,
     ),
     _s("project_doc.filename", "str", "AGENTS.md", NEVER, "The instruction file read in each directory.", names=True),
     _s(
@@ -136,6 +139,29 @@ SETTINGS: tuple[Setting, ...] = (
         "Pass the doc through the prompt sanitizer (hidden characters, HTML comments).",
         narrow_to=True,
     ),
+    _s(
+        "project_doc.keep_bytes",
+        "bool",
+        False,
+        FREE,
+        "Send files' bytes as they are: a BOM and CRLF kept (Codex does).",
+    ),
+    _s(
+        "project_doc.import_depth",
+        "int",
+        5,
+        LOWER,
+        "`@` imports (claude): a file this many imports deep is not loaded; the importing file is 0.",
+        range=(1, 64),
+    ),
+    _s(
+        "project_doc.nested_max_dirs",
+        "int",
+        0,
+        LOWER,
+        "Folders below the work dir searched for instruction files that load on demand (0: none).",
+        range=(0, 1_000_000),
+    ),
     _s("skills.enabled", "bool", True, NARROW, "Discover skills at all.", narrow_to=False),
     _s(
         "skills.dirs",
@@ -166,8 +192,9 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "lenient",
         FREE,
-        "`lenient` (Codex), `spec` (skills-ref exactly) or `coder` (kebab-case names matching their folder).",
-        choices=("lenient", "spec", "coder"),
+        "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
+        " or `claude` (named by folder, first body line as a fallback description).",
+        choices=("lenient", "spec", "coder", "claude"),
     ),
     _s(
         "skills.max_depth",
@@ -187,6 +214,21 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _s("skills.meta_file", "str", "SKILL.md", NEVER, "The file that makes a folder a skill.", names=True),
     _s("skills.disabled", "list", [], FREE, "Skill names turned off, every copy of them."),
+    _s(
+        "skills.precedence",
+        "str",
+        "first",
+        NEVER,
+        "Who wins a skill name: `first` root in order, the `user`'s copy (claude), or `none` (codex: every copy).",
+        choices=("first", "user", "none"),
+    ),
+    _s(
+        "skills.system_dir",
+        "str",
+        "",
+        NEVER,
+        "Skills the agent ships itself, listed with scope `system` (codex: `$CODEX_HOME/skills/.system`).",
+    ),
     _s(
         "snapshot.max_resource_bytes",
         "int",
@@ -294,9 +336,10 @@ KEYS: tuple[str, ...] = tuple(setting.key for setting in SETTINGS if setting.key
 
 
 def check_name(value: str) -> str | None:
-    """Why ``value`` is not a plain file name (one path component), or None."""
-    if value in (".", "..") or "/" in value or "\\" in value or "\0" in value:
-        return f"{value!r} is not a file name (one path component)"
+    """Why ``value`` is not a file name relative to its folder (``CLAUDE.md``, ``.claude/AGENTS.md``), or None."""
+    parts = value.split("/")
+    if not value or value.startswith("/") or "\\" in value or "\0" in value or any(p in ("", ".", "..") for p in parts):
+        return f"{value!r} is not a file name inside its folder"
     return None
 
 

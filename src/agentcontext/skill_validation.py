@@ -11,6 +11,11 @@
 ``coder`` (Coder)
     YAML without repair; ``name`` is required, must equal the folder and be kebab-case;
     ``description`` is optional.
+``claude`` (Claude Code 2.1.328)
+    A skill is named by its folder; a different frontmatter name shows as ``folder (name)``.
+    No frontmatter is fine. A missing description falls back to the body's first non-empty
+    line (``#`` marks dropped, over 100 characters cut to 97 and ``...``); ``when_to_use``
+    is appended after `` - ``. ``disable-model-invocation: true`` keeps it out of the list.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
     """Validate SKILL.md ``text`` found in a folder named ``folder``."""
     if mode == "spec":
         return _check_spec(text, folder)
+    if mode == "claude":
+        return _check_claude(text, folder)
     try:
         front = parse(text) if mode == "lenient" else parse_coder(text)
     except FrontmatterError as exc:
@@ -77,6 +84,36 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
             warnings = (*result.warnings, "frontmatter YAML needed repair: quote values that contain ': '")
             result = result._replace(warnings=warnings)
     return result._replace(frontmatter=front.raw)
+
+
+def _check_claude(text: str, folder: str) -> SkillCheck:
+    try:
+        front = parse(text)
+        fields, body = front.fields, front.body
+    except FrontmatterError:
+        fields, body = {}, text
+    raw_name = _scalar(fields.get("name"))
+    name = folder if not raw_name or raw_name.strip() == folder else f"{folder} ({raw_name.strip()})"
+    description = collapse(_scalar(fields.get("description")) or "") or _first_line(body)
+    when = collapse(_scalar(fields.get("when_to_use")) or "")
+    if when:
+        description = f"{description} - {when}"
+    if fields.get("disable-model-invocation") in (True, "true"):
+        return SkillCheck(
+            name, description, errors=("disable-model-invocation: true (Claude Code lists it for the user only)",)
+        )
+    return SkillCheck(name, description)
+
+
+def _first_line(body: str) -> str:
+    """Claude Code's fallback description: the first non-empty line, without heading marks."""
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            heading = re.match(r"^#+\s+(\S.*)$", stripped)
+            text = heading.group(1) if heading else stripped
+            return text[:97] + "..." if len(text) > 100 else text
+    return "Skill"
 
 
 def _scalar(value: Any) -> str | None:

@@ -10,8 +10,10 @@ Symlinked folders are followed while their target stays inside the container's
 boundary; each folder is visited once, so cycles end; a SKILL.md reached twice is one
 skill, with a warning naming the second path.
 
-Precedence: the first container to offer a name wins it (names compared without case);
-later skills of that name are ``shadowed`` by the winner. Skills named in
+Precedence (``skills.precedence``): ``first``, the first container to offer a name wins it
+(names compared without case) and later skills of that name are ``shadowed``; ``user``
+(Claude Code), the same with names compared exactly, user folders coming first; ``none``
+(Codex), every copy is offered and says where the others are. Skills named in
 ``skills.disabled`` are ``disabled``, every copy of them.
 """
 
@@ -21,6 +23,8 @@ import hashlib
 import os
 from collections import deque
 from dataclasses import dataclass, replace
+
+import yaml
 
 from agentcontext.config import Config
 from agentcontext.files import Entry, Kind, Reader
@@ -81,7 +85,7 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
             if real is not None:
                 seen[real] = len(found)
             found.append(resource)
-    return _apply_precedence(found, config.skills.disabled)
+    return _apply_precedence(found, config.skills.disabled, config.skills.precedence)
 
 
 def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
@@ -108,6 +112,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
         except OSError as exc:  # a folder we may not list is reported, never passed over
             out.append((_unlistable(directory, exc, container), None))
             continue
+        note = _FOLLOWS.get(config.profile)
         real_directory = reader.real_root(directory)
         for child in listing:
             if child.name[0] == "." or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
@@ -118,7 +123,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 entry = reader.probe(path, container.boundary)
                 if entry.kind is not Kind.DIRECTORY:
                     if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
-                        out.append((_bad_link(entry, container), None))
+                        out.append((_bad_link(entry, container, note), None))
                     continue
                 real = entry.real_path
             if real in visited:
@@ -153,8 +158,27 @@ def _skill_in(
         resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
     if container.note:
         resource = replace(resource, warnings=(*resource.warnings, container.note))
+    # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
+    # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
+    hidden = container.scope is Scope.SYSTEM and resource.status is Status.OK
+    if hidden and _hidden_from_codex(folder_path, container, reader):
+        reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
+        resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
     return resource, meta.real_path if meta.is_link else f"{real_folder}{os.sep}{meta_file}"
+
+
+def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
+    """Codex's ``agents/openai.yaml`` policy: ``allow_implicit_invocation: false`` hides a skill."""
+    entry = reader.probe(os.path.join(folder, "agents", "openai.yaml"), container.boundary)
+    if entry.kind is not Kind.FILE:
+        return False
+    try:
+        data = yaml.safe_load(reader.read(entry, 64 * 1024))
+    except (OSError, yaml.YAMLError):
+        return False
+    policy = data.get("policy") if isinstance(data, dict) else None
+    return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
 
 
 def _read_skill(meta: Entry, folder: str, container: Container, config: Config, reader: Reader) -> Resource:
@@ -183,7 +207,7 @@ def _read_skill(meta: Entry, folder: str, container: Container, config: Config, 
             ResourceKind.SKILL,
             meta.path,
             scope,
-            Status.INVALID,
+            Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID,
             size,
             digest,
             None,
@@ -226,22 +250,30 @@ def _unlistable(directory: str, exc: OSError, container: Container) -> Resource:
     )
 
 
-def _bad_link(entry: Entry, container: Container) -> Resource:
+_FOLLOWS = {
+    "codex": "Codex would follow this link and offer the skill there; refused: nothing outside the roots is read"
+}
+
+
+def _bad_link(entry: Entry, container: Container, note: str | None = None) -> Resource:
     status = Status.INVALID if entry.kind is Kind.ESCAPE else Status.UNREADABLE
-    return Resource(ResourceKind.SKILL, entry.path, container.scope, status, error=entry.error, source=container.source)
+    error = f"{entry.error} ({note})" if note and entry.kind is Kind.ESCAPE else entry.error
+    return Resource(ResourceKind.SKILL, entry.path, container.scope, status, error=error, source=container.source)
 
 
-def _apply_precedence(found: list[Resource], disabled: tuple[str, ...]) -> list[Resource]:
-    """First name wins (case-insensitively); disabled names are disabled everywhere."""
+def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], precedence: str = "first") -> list[Resource]:
+    """First name wins (see the module docstring); disabled names are disabled everywhere."""
     off = {name.casefold() for name in disabled}
+    if precedence == "none":
+        return _every_copy(found, off)
     winners: dict[str, Resource] = {}
     out: list[Resource] = []
     for resource in found:
         if resource.status is not Status.OK or resource.name is None:
             out.append(resource)
             continue
-        key = resource.name.casefold()
-        if key in off:
+        key = resource.name.casefold() if precedence == "first" else resource.name
+        if resource.name.casefold() in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
             continue
         winner = winners.get(key)
@@ -251,6 +283,28 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...]) -> list[
             continue
         error = f"shadowed by the {winner.scope} skill at {winner.path}"
         out.append(replace(resource, status=Status.SHADOWED, content=None, error=error))
+    return out
+
+
+def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
+    """Codex offers every copy of a name; each copy says where the others are."""
+    paths: dict[str, list[str]] = {}
+    for resource in found:
+        if resource.status is Status.OK and resource.name is not None:
+            paths.setdefault(resource.name, []).append(resource.path)
+    out: list[Resource] = []
+    for resource in found:
+        name = resource.name
+        if resource.status is not Status.OK or name is None:
+            out.append(resource)
+        elif name.casefold() in off:
+            out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
+        elif len(paths[name]) > 1:
+            others = ", ".join(p for p in paths[name] if p != resource.path)
+            warning = f"also offered from {others} (every copy is listed: no de-duplication across scopes)"
+            out.append(replace(resource, warnings=(*resource.warnings, warning)))
+        else:
+            out.append(resource)
     return out
 
 

@@ -38,11 +38,12 @@ def prepare(raw: bytes) -> Prepared:
     return Prepared(raw)
 
 
-def decode(data: bytes, *, cut: bool = False) -> tuple[str, tuple[str, ...]]:
+def decode(data: bytes, *, cut: bool = False, keep_line_ends: bool = False) -> tuple[str, tuple[str, ...]]:
     """Decode prepared bytes as lossy UTF-8 and normalise line ends to LF.
 
     ``cut`` says the bytes were cut by a budget: a character split at the end is then
     replaced quietly (Codex does the same), since the file itself is not at fault.
+    ``keep_line_ends`` leaves CRLF and CR as they are (what Codex and Claude Code send).
     """
     try:
         text = data.decode("utf-8")
@@ -55,7 +56,7 @@ def decode(data: bytes, *, cut: bool = False) -> tuple[str, tuple[str, ...]]:
             if split_at_end
             else (f"contains invalid UTF-8 ({exc.reason} at byte {exc.start}); invalid sequences were replaced",)
         )
-    if "\r" in text:
+    if "\r" in text and not keep_line_ends:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text, warnings
 

@@ -176,7 +176,8 @@ def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: 
     xml = run("skills", "prompt", str(root), "--format", "xml", home=home).stdout
     assert "<name>\ngood\n</name>" in xml
     codex = run("skills", "prompt", str(root), "--format", "codex", home=home).stdout
-    assert f"- good: Does good things (file: {root / '.agents' / 'skills' / 'good' / 'SKILL.md'})" in codex
+    assert f"- `r0` = `{root / '.agents' / 'skills'}`\n" in codex
+    assert "- good: Does good things (file: r0/good/SKILL.md)\n</skills_instructions>" in codex
     catalog = run("skills", "prompt", str(root), home=home).stdout
     assert catalog == "## Skills\n- good (repo) — Does good things\n"
 

@@ -483,9 +483,54 @@ def test_stored_rows_read_back_as_the_pushed_resources(tmp_path: Path, home: Pat
     assert sorted(stored, key=lambda r: r.id) == sorted(snapshot.resources + extra, key=lambda r: r.id)
 
 
+def test_a_claude_profile_push_keeps_each_resources_load_through_the_store(
+    tmp_path: Path, home: Path, world: World
+) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            "CLAUDE.md": "Be brief.\n@notes.md\n@../outside.md\n",
+            "notes.md": "notes\n",
+            ".claude/rules/py.md": "---\npaths: src/**/*.py\n---\npython\n",
+            "pkg/CLAUDE.md": "nested\n",
+        },
+    )
+    snapshot = scan_tree(work, home=home, profile="claude").snapshot
+    loads = {r.path: r.load for r in snapshot.resources if r.load is not None}
+    assert {load.type for load in loads.values()} >= {"startup", "import", "path_scoped", "on_demand", "not_loaded"}
+
+    world.push(rehash({**snapshot.to_dict(), "resources": [r.to_dict() for r in snapshot.resources]}))
+
+    with world.db.read() as session:
+        stored = rows.snapshot_resources(session, world.agent_id)
+    assert {r.path: r.load for r in stored if r.load is not None} == loads
+
+
+@pytest.mark.parametrize(
+    ("load", "message"),
+    [
+        ("startup", "resources[0].load must be an object"),
+        ({"type": "sometimes"}, "resources[0].load.type 'sometimes' is not one of"),
+        ({"type": "import", "chain": "x"}, "resources[0].load.chain must be a list of at most 64 strings"),
+        ({"type": "path_scoped", "globs": [1]}, "resources[0].load.globs[] must be a string"),
+        ({"type": "import", "importer": "x" * 5000}, "resources[0].load.importer is longer than"),
+    ],
+)
+def test_a_malformed_load_is_refused_with_the_field_named(load: Any, message: str) -> None:
+    refused(edited(first("load", load)), message)
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("scope", "source"), ("source", "/w"), ("warnings", ["hidden text"]), ("doc_order", 3), ("size_bytes", 99)],
+    [
+        ("scope", "source"),
+        ("source", "/w"),
+        ("warnings", ["hidden text"]),
+        ("doc_order", 3),
+        ("size_bytes", 99),
+        ("load", {"type": "import", "importer": "/w/CLAUDE.md", "chain": ["/w/CLAUDE.md"]}),
+    ],
 )
 def test_a_change_of_any_stored_field_of_the_same_file_is_stored(world: World, field: str, value: Any) -> None:
     world.push(body(AGENTS, version=1))

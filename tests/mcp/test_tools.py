@@ -181,6 +181,15 @@ async def test_skills_read_refuses_resource_outside_skill(tmp_path: Path, home: 
     assert result.structured_content is None
 
 
+async def test_skills_read_refuses_an_empty_resource_as_codex_free_does(tmp_path: Path, home: Path) -> None:
+    project(tmp_path, {f"{SKILLS}/deploy/SKILL.md": DEPLOY})
+    server = serve(tmp_path, home)
+    result = await call(server, "skills_read", {"name": "deploy", "resource": ""})
+    assert (result.is_error, text(result)) == (True, "Resource must be a path inside the skill: ")
+    result = await call(server, "skills_read", {"name": "deploy"})  # absent still means SKILL.md
+    assert result.is_error is False
+
+
 async def test_skills_read_refuses_a_link_that_leaves_the_skill(tmp_path: Path, home: Path) -> None:
     project(tmp_path, {f"{SKILLS}/deploy/SKILL.md": DEPLOY, "secret.txt": "no-such-luck"})
     (tmp_path / SKILLS / "deploy" / "notes.md").symlink_to(tmp_path / "secret.txt")

@@ -14,6 +14,7 @@ import typer
 from agentcontext import __version__
 from agentcontext.cli import (
     agent_cmd,
+    agents_cmd,
     audit_cmd,
     chats_cmd,
     config_cmd,
@@ -50,6 +51,7 @@ app.command("server")(server_cmd.server)
 app.add_typer(server_cmd.db_app, name="db")
 app.add_typer(server_cmd.users_app, name="users")
 app.add_typer(server_cmd.tokens_app, name="tokens")
+server_cmd.agents_app.command("show")(agents_cmd.show)
 app.add_typer(server_cmd.agents_app, name="agents")
 app.add_typer(chats_cmd.app, name="chats")
 app.command("up")(up_cmd.up)

@@ -24,6 +24,7 @@ from agentcontext.cli.common import (
 )
 from agentcontext.explain import explain
 from agentcontext.findings import printable
+from agentcontext.project_doc import claude_reminder
 from agentcontext.render import codex_instructions
 from agentcontext.resource import Status
 from agentcontext.scan import ScanResult
@@ -146,12 +147,16 @@ def doc(
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
     wrap: bool = typer.Option(
-        False, "--wrap", help="Wrap it the way Codex sends it: `# AGENTS.md instructions for <cwd>`."
+        False,
+        "--wrap",
+        help="Wrap it the way the agent sends it: Codex's `# AGENTS.md instructions for <cwd>`, "
+        "or with `-p claude` Claude Code's `<system-reminder>` block.",
     ),
 ) -> None:
     """Print the exact project doc an agent gets: home instructions, `--- project-doc ---`, then the chain.
 
-    `--json` prints `{"files": [{"path", "truncated"}], "content"}`.
+    With `-p claude`: one `Contents of <path> (<kind>):` section per file Claude Code loads
+    at startup. `--json` prints `{"files": [{"path", "truncated"}], "content"}`.
     """
     result = run_scan(work_dir, profile, config_file)
     project_doc = result.project_doc()
@@ -162,4 +167,8 @@ def doc(
         typer.echo("No AGENTS.md found between the project root and the working directory.", err=True)
         return
     text = project_doc.content
-    typer.echo(codex_instructions(text, result.snapshot.work_dir) if wrap else text)
+    if wrap and result.config.project_doc.discovery == "claude":
+        text = claude_reminder(project_doc)
+    elif wrap:
+        text = codex_instructions(text, result.snapshot.work_dir, project=bool(project_doc.project_text))
+    typer.echo(text)

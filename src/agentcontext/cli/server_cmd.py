@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from agentcontext.cli.agents_cmd import ViewByDefault
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
@@ -196,7 +197,11 @@ def tokens_create(
     _print_issued("token for user", issued, as_json)
 
 
-agents_app = typer.Typer(help="Workspace agents: the tokens they push with.", no_args_is_help=True)
+agents_app = typer.Typer(
+    cls=ViewByDefault,
+    help="`agents [DIR]`: each coding agent's view of DIR side by side. "
+    "`agents create|rotate`: workspace agents and the tokens they push with.",
+)
 
 
 @agents_app.command("create")

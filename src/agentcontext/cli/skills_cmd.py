@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from agentcontext.agent_prompts import claude_skill_lines, codex_skills_block
 from agentcontext.cli.common import (
     STATUS_STYLE,
     ConfigOption,
@@ -24,14 +25,13 @@ from agentcontext.render import (
     Budget,
     CatalogEntry,
     IndexEntry,
-    SkillLine,
     XmlSkill,
     agent_skills_xml,
     available_skills,
-    codex_skills,
     skill_catalog,
 )
 from agentcontext.resource import Kind, Status
+from agentcontext.scan import skill_roots
 from agentcontext.skill_validation import Report, validate_path
 
 app = typer.Typer(
@@ -50,6 +50,7 @@ class Mode(StrEnum):
 class Format(StrEnum):
     coder = "coder"
     codex = "codex"
+    claude = "claude"
     xml = "xml"
     catalog = "catalog"
 
@@ -126,7 +127,7 @@ def _print_report(report: Report) -> None:
 @app.command("prompt")
 def prompt(
     work_dir: Path = DirArgument,
-    output: Format = typer.Option(Format.catalog, "--format", "-f", help="coder, codex, xml or catalog."),
+    output: Format = typer.Option(Format.catalog, "--format", "-f", help="coder, codex, claude, xml or catalog."),
     context_window: int | None = typer.Option(
         None, "--context-window", help="codex format: budget 2% of this many tokens (default 8,000 characters)."
     ),
@@ -136,7 +137,8 @@ def prompt(
     """Render the offered skills as a model would see them.
 
     **coder**: Coder's `<available-skills>` block. **codex**: Codex's `## Skills` section,
-    budgeted. **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
+    budgeted, with its skill roots table. **claude**: Claude Code's `- name: description`
+    lines (its built-in skills aside). **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
     **catalog**: the `## Skills` lines of our MCP server's instructions.
     """
     result = run_scan(work_dir, profile, config_file)
@@ -145,12 +147,12 @@ def prompt(
     if output is Format.coder:
         text = available_skills([IndexEntry(r.name or "", r.description or "") for r in offered])
     elif output is Format.codex:
-        lines = [SkillLine(r.name or "", r.description or "", r.path, r.scope) for r in offered]
-        rendered = codex_skills(lines, Budget.for_window(context_window))
-        if rendered is not None:
-            text = rendered.section()
-            if rendered.warning:
-                typer.echo(f"warning: {rendered.warning}", err=True)
+        roots = skill_roots(result)
+        text, warning = codex_skills_block(offered, roots, Budget.for_window(context_window))
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
+    elif output is Format.claude:
+        text = "\n".join(claude_skill_lines(offered, [path for path, _ in skill_roots(result)]))
     elif output is Format.xml:
         text = agent_skills_xml([XmlSkill(r.name or "", r.description or "", r.path) for r in offered])
     else:

@@ -28,7 +28,7 @@ from agentcontext.control import rows
 from agentcontext.control.events import Event, agent_topic, chat_topic
 from agentcontext.control.models import Agent, Chat, ChatResource, Snapshot, SnapshotResource
 from agentcontext.errors import InvalidRequestError
-from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.resource import Kind, LoadType, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 
 MAX_RESOURCES = 1000
@@ -97,7 +97,7 @@ def _integer(name: str, value: Any, *, minimum: int = 0) -> int:
     return value
 
 
-def _enum(name: str, value: Any, allowed: type[Kind] | type[Status] | type[Scope]) -> str:
+def _enum(name: str, value: Any, allowed: type[Kind] | type[Status] | type[Scope] | type[LoadType]) -> str:
     if not isinstance(value, str) or value not in {str(member) for member in allowed}:  # a list is not hashable
         raise InvalidRequestError(f"{name} {value!r} is not one of {', '.join(str(m) for m in allowed)}")
     return str(value)
@@ -137,10 +137,28 @@ def check_resource(index: int, raw: Any) -> Resource:
     if content_hash and not _HEX64.fullmatch(content_hash):  # the aggregate hash reads its 32 raw bytes
         raise InvalidRequestError(f"{where}.content_hash must be empty or 64 lowercase hex digits (a sha256)")
     _check_mcp_fields(where, raw)
+    _check_load(where, raw.get("load"))
     try:
         return Resource.from_dict(dict(raw))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InvalidRequestError(f"{where} is malformed: {exc}") from None
+
+
+def _check_load(where: str, load: Any) -> None:
+    """``load``: how the resource reaches the model; every field bounded and of its type."""
+    if load is None:
+        return
+    if not isinstance(load, Mapping):
+        raise InvalidRequestError(f"{where}.load must be an object")
+    _enum(f"{where}.load.type", load.get("type"), LoadType)
+    _bounded(f"{where}.load.importer", load.get("importer"), MAX_SOURCE_BYTES)
+    _bounded(f"{where}.load.reason", load.get("reason"), MAX_ERROR_BYTES)
+    for key in ("globs", "chain"):
+        items = load.get(key, [])
+        if not isinstance(items, list) or len(items) > 64:
+            raise InvalidRequestError(f"{where}.load.{key} must be a list of at most 64 strings")
+        for item in items:
+            _bounded(f"{where}.load.{key}[]", item, MAX_SOURCE_BYTES, optional=False)
 
 
 def _check_mcp_fields(where: str, raw: Mapping[str, Any]) -> None:

@@ -218,7 +218,8 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
         return Outcome("A skill name is required.", error=True)
     try:
         skill = skill_files.find(scan.skills, name)
-        resource = str(args.get("resource") or "").strip() or scan.config.skills.meta_file
+        given = args.get("resource")  # absent means SKILL.md; "" is refused, as Codex Free refuses it
+        resource = scan.config.skills.meta_file if given is None else str(given)
         folder = skill_files.skill_dir(skill)
         path = skill_files.resolve_resource(folder, resource)
     except AgentContextError as exc:

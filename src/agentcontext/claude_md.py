@@ -1,0 +1,376 @@
+"""Claude Code's instruction files (the ``claude`` profile), in the order its binary sends them.
+
+1. The user's files: ``~/.claude/CLAUDE.md`` then ``~/.claude/rules/**/*.md`` (scope ``home``).
+2. Every folder from ``/`` (excluded) down to the work dir, outermost first: ``CLAUDE.md``,
+   ``.claude/CLAUDE.md``, ``.claude/rules/**/*.md`` (in the folder's own listing order),
+   then ``CLAUDE.local.md`` (scope ``local``). Folders above the project root are read
+   for these names only, each file bounded by its own folder.
+3. Each file is followed by what it imports (``@path``, depth first); an import is loaded
+   once, at most ``project_doc.import_depth - 1`` imports deep, and from a project or
+   local file only inside the work dir (outside it Claude Code asks the user first; in
+   ``-p`` mode it never loads them). A user file may import from home or the project.
+4. A rule with ``paths:`` is ``path_scoped``; empty files are not loaded.
+5. Only when no folder of the walk has a non-empty CLAUDE.md, ``.claude/CLAUDE.md`` or
+   CLAUDE.local.md: ``AGENTS.md`` and ``.claude/AGENTS.md`` of each folder, placed among
+   the project files by folder.
+6. Below the work dir, up to ``project_doc.nested_max_dirs`` folders: the same names,
+   ``on_demand`` (Claude Code reads them when it works there).
+
+Every candidate that is not loaded is listed with its reason: nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
+from agentcontext.config import Config
+from agentcontext.files import Entry, Kind, Reader, is_within
+from agentcontext.instructions import Found
+from agentcontext.layout import Layout
+from agentcontext.resource import Kind as ResourceKind
+from agentcontext.resource import Load, LoadType, Resource, Scope, Status
+from agentcontext.sanitize import hidden_text_warnings
+
+CLAUDE_NAMES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
+RULES = os.path.join(".claude", "rules")
+_SKIPPED_DIRS = frozenset({"node_modules"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One file as Claude Code sees it (cached per file version)."""
+
+    resource: Resource
+    text: str | None = None  # what the model gets, before the final trim
+    globs: tuple[str, ...] | None = None
+    imports: tuple[str, ...] = ()
+
+
+@dataclass
+class _Walk:
+    layout: Layout
+    config: Config
+    reader: Reader
+    processed: set[str] = field(default_factory=set)
+    found: list[Found] = field(default_factory=list)
+
+    @property
+    def cwd(self) -> str:
+        return self.layout.work_dir
+
+    @property
+    def home(self) -> str:
+        return self.config.home
+
+    def boundary(self, directory: str) -> str:
+        root = self.layout.project_root or self.cwd
+        return root if is_within(directory, root) else directory
+
+    def load(self, path: str, scope: Scope, boundary: str, *, rule: bool = False) -> list[Found]:
+        """A file at depth 0 and everything it imports, in Claude Code's order."""
+        if path in self.processed:
+            return []
+        entry = self.reader.probe(path, boundary)
+        if entry.kind is Kind.MISSING:
+            return []
+        return self._visit(entry, scope, 0, (), rule=rule)
+
+    def _visit(self, entry: Entry, scope: Scope, depth: int, chain: tuple[str, ...], *, rule: bool) -> list[Found]:
+        self.processed.add(entry.path)
+        if entry.is_link:
+            self.processed.add(entry.real_path)
+        read = self._read(entry, scope)
+        importer = chain[-1] if chain else None
+        resource = read.resource
+        if read.text is None:
+            return [Found(replace(resource, load=_not_loaded(resource.error or "not readable", importer, chain)))]
+        if not js_trim(read.text):
+            reason = "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
+            return [Found(replace(resource, load=_not_loaded(reason, importer, chain)))]
+        if rule and read.globs:
+            load = Load(LoadType.PATH_SCOPED, globs=read.globs, reason="loaded when Claude reads a matching file")
+        elif importer is not None:
+            load = Load(LoadType.IMPORT, importer=importer, chain=chain)
+        else:
+            load = Load(LoadType.STARTUP)
+        out = [Found(replace(resource, load=load), read.text.encode("utf-8"))]
+        for target in read.imports:
+            out += self._import(target, scope, depth + 1, (*chain, entry.path), out[0])
+        return out
+
+    def _import(self, target: str, scope: Scope, depth: int, chain: tuple[str, ...], importer: Found) -> list[Found]:
+        if target in self.processed:
+            return []  # a cycle or a repeat: Claude Code loads every file once
+        base = Resource(ResourceKind.INSTRUCTION_FILE, target, scope, Status.DISABLED)
+        refused = self._refusal(target, scope, depth)
+        if refused is not None:
+            status, reason = refused
+            self.processed.add(target)
+            return [Found(replace(base, status=status, error=reason, load=_not_loaded(reason, chain[-1], chain)))]
+        boundary = self.cwd if scope is not Scope.HOME or not is_within(target, self.home) else self.home
+        entry = self.reader.probe(target, boundary)
+        if entry.kind is Kind.MISSING:
+            self.processed.add(target)
+            reason = "imported but does not exist (Claude Code skips it silently)"
+            return [
+                Found(replace(base, status=Status.UNREADABLE, error=reason, load=_not_loaded(reason, chain[-1], chain)))
+            ]
+        if entry.is_link and entry.real_path in self.processed:
+            return []
+        return self._visit(entry, scope, depth, chain, rule=False)
+
+    def _refusal(self, target: str, scope: Scope, depth: int) -> tuple[Status, str] | None:
+        limit = self.config.project_doc.import_depth
+        if depth >= limit:
+            return (
+                Status.DISABLED,
+                f"{depth} imports deep: past the import depth limit (project_doc.import_depth = {limit})",
+            )
+        if not loads_extension(target):
+            return Status.INVALID, "not a text file extension Claude Code imports"
+        if scope is Scope.HOME:
+            if is_within(target, self.home) or is_within(target, self.cwd):
+                return None
+            return Status.INVALID, (
+                "outside the allowed roots (home, work dir): Claude Code would load it from a user file; "
+                "refused, nothing outside the roots is read"
+            )
+        if not is_within(target, self.cwd):
+            return Status.DISABLED, (
+                "outside the work dir: Claude Code loads it only after the user approves external imports "
+                "(never in -p mode); not read"
+            )
+        return None
+
+    def _read(self, entry: Entry, scope: Scope) -> _Read:
+        cap = self.config.snapshot.max_resource_bytes
+        tag = f"claude:{cap}:{self.home}"
+        read: _Read = self.reader.cached(entry, tag, lambda: _read_file(entry, self.reader, cap, self.home))
+        resource = read.resource
+        if resource.scope is not scope or resource.path != entry.path:
+            read = replace(read, resource=replace(resource, scope=scope, path=entry.path))
+        return read
+
+    def rules(self, directory: str, scope: Scope, boundary: str) -> list[Found]:
+        """``.claude/rules/**/*.md`` of one folder, in listing order, each with its imports."""
+        out: list[Found] = []
+        for path in self._rule_files(directory, boundary, set()):
+            out += self.load(path, scope, boundary, rule=True)
+        return out
+
+    def _rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
+        real = self.reader.real_root(directory)
+        if real in seen:
+            return
+        seen.add(real)
+        listing = self.reader.list_dir(directory)
+        if not listing:
+            return
+        try:  # Claude Code keeps the folder's own order (getdents), not a sorted one
+            order = {name: i for i, name in enumerate(os.listdir(directory))}
+        except OSError:
+            order = {}
+        for item in sorted(listing, key=lambda e: order.get(e.name, len(order))):
+            path = os.path.join(directory, item.name)
+            if item.is_symlink:
+                entry = self.reader.probe(path, boundary)
+                is_dir, is_file = entry.kind is Kind.DIRECTORY, entry.kind is Kind.FILE
+            else:
+                is_dir, is_file = item.is_dir, not item.is_dir
+            if is_dir:
+                yield from self._rule_files(path, boundary, seen)
+            elif is_file and item.name.endswith(".md"):
+                yield path
+
+
+def _not_loaded(reason: str, importer: str | None, chain: tuple[str, ...]) -> Load:
+    return Load(LoadType.NOT_LOADED, importer=importer, chain=chain, reason=reason)
+
+
+def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
+    base = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.OK)
+    if entry.kind is Kind.DIRECTORY:
+        return _Read(replace(base, status=Status.INVALID, error="a directory, not a file; ignored"))
+    if entry.kind is Kind.SPECIAL:
+        return _Read(replace(base, status=Status.INVALID, error=f"{entry.special}, not a regular file; ignored"))
+    if entry.kind is Kind.ESCAPE:
+        return _Read(replace(base, status=Status.INVALID, error=entry.error))
+    if entry.kind is not Kind.FILE:
+        return _Read(replace(base, status=Status.UNREADABLE, error=entry.error))
+    try:
+        raw = reader.read(entry, cap + 1)
+    except OSError as exc:
+        return _Read(replace(base, status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)))
+    size = max(entry.size, len(raw))
+    base = replace(base, size_bytes=size, content_hash=hashlib.sha256(raw[:cap]).hexdigest())
+    if len(raw) > cap:
+        error = f"file size {size} exceeds per-resource cap of {cap} bytes (Claude Code reads files up to 4 MiB)"
+        return _Read(replace(base, status=Status.OVERSIZE, error=error))
+    if b"\x00" in raw:
+        error = "binary file (contains NUL bytes); not loaded (Claude Code would send it as text)"
+        return _Read(replace(base, status=Status.INVALID, error=error))
+    text = raw.decode("utf-8", errors="replace")
+    warnings = hidden_text_warnings(text)
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+        warnings = ("contains invalid UTF-8; invalid sequences were replaced", *warnings)
+    body, globs = split_frontmatter(text)
+    imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home)
+    shown = strip_comments(body)
+    return _Read(replace(base, warnings=warnings, content=None), shown, globs, tuple(imports))
+
+
+def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
+    """Every candidate in Claude Code's order; doc positions go to what loads at startup."""
+    walk = _Walk(layout, config, reader)
+    for user in layout.home_dirs:
+        walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
+        walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
+    dirs = _upward(layout.work_dir)
+    for directory in dirs:
+        boundary = walk.boundary(directory)
+        for name in CLAUDE_NAMES[:2]:
+            walk.found += walk.load(os.path.join(directory, name), Scope.PROJECT, boundary)
+        rules = os.path.join(directory, RULES)
+        walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
+        walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
+    _fallback(walk, dirs)
+    _nested(walk)
+    return _number(walk.found)
+
+
+def _upward(work_dir: str) -> list[str]:
+    """The work dir and its ancestors, ``/`` excluded, outermost first."""
+    dirs: list[str] = []
+    current = work_dir
+    while os.path.dirname(current) != current:
+        dirs.append(current)
+        current = os.path.dirname(current)
+    return list(reversed(dirs))
+
+
+def _is_claude_file(item: Found, dirs: list[str]) -> bool:
+    load = item.resource.load
+    path = item.resource.path
+    return (
+        load is not None
+        and load.type is LoadType.STARTUP
+        and item.resource.scope in (Scope.PROJECT, Scope.LOCAL)
+        and any(path == os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES if path.startswith(d))
+    )
+
+
+def _fallback(walk: _Walk, dirs: list[str]) -> None:
+    """AGENTS.md when the whole walk has no CLAUDE.md of its own; otherwise list why not."""
+    names = walk.config.project_doc.fallback_filenames
+    claude_files = [f.resource.path for f in walk.found if _is_claude_file(f, dirs)]
+    if claude_files:
+        for directory in dirs:
+            for name in names:
+                entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
+                if entry.kind is Kind.FILE:
+                    reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
+                    resource = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.SHADOWED)
+                    walk.found.append(Found(replace(resource, error=reason, load=_not_loaded(reason, None, ()))))
+        return
+    seen_text = {js_trim(f.data.decode()) for f in walk.found if f.data and f.resource.scope is not Scope.HOME}
+    for directory in dirs:
+        group: list[Found] = []
+        for name in names:
+            for item in walk.load(os.path.join(directory, name), Scope.PROJECT, walk.boundary(directory)):
+                if item.data is not None and js_trim(item.data.decode()) in seen_text:
+                    reason = "the same text is already loaded from another file"
+                    item = Found(replace(item.resource, load=_not_loaded(reason, None, ())))
+                group.append(item)
+        if group:
+            at = _insertion_index(walk.found, directory)
+            walk.found[at:at] = group
+
+
+def _project_dir(path: str) -> str:
+    marker = f"{os.sep}.claude{os.sep}"
+    cut = path.rfind(marker)
+    return path[:cut] if cut != -1 else os.path.dirname(path)
+
+
+def _insertion_index(found: list[Found], directory: str) -> int:
+    """Where Claude Code puts a folder's AGENTS.md files: before the first project file below it."""
+    project = [
+        i
+        for i, f in enumerate(found)
+        if f.resource.scope in (Scope.PROJECT, Scope.LOCAL) and f.data is not None and f.resource.load is not None
+    ]
+    for i in project:
+        load = found[i].resource.load
+        origin = load.chain[0] if load is not None and load.chain else found[i].resource.path
+        if is_within(_project_dir(origin), directory) and _project_dir(origin) != directory:
+            return i
+    return project[-1] + 1 if project else len(found)
+
+
+def _nested(walk: _Walk) -> None:
+    """Instruction files below the work dir: listed ``on_demand``, within a bounded walk."""
+    limit = walk.config.project_doc.nested_max_dirs
+    if limit <= 0:
+        return
+    queue: deque[str] = deque([walk.cwd])
+    visited = 0
+    while queue:
+        directory = queue.popleft()
+        for item in walk.reader.list_dir(directory):
+            if not item.is_dir or item.name.startswith(".") or item.name in _SKIPPED_DIRS:
+                continue
+            if visited >= limit:
+                reason = f"search below the work dir stopped after {limit} folders (project_doc.nested_max_dirs)"
+                walk.found.append(Found(_stopped(walk.cwd, reason)))
+                return
+            visited += 1
+            child = os.path.join(directory, item.name)
+            queue.append(child)
+            for found in _nested_files(walk, child):
+                walk.found.append(found)
+
+
+def _nested_files(walk: _Walk, directory: str) -> list[Found]:
+    out: list[Found] = []
+    boundary = walk.boundary(directory)
+    for name in CLAUDE_NAMES:
+        entry = walk.reader.probe(os.path.join(directory, name), boundary)
+        if entry.kind is Kind.MISSING:
+            continue
+        scope = Scope.LOCAL if name == CLAUDE_NAMES[2] else Scope.PROJECT
+        out.append(_on_demand(walk, entry, scope, None))
+    for path in walk._rule_files(os.path.join(directory, RULES), boundary, set()):
+        entry = walk.reader.probe(path, boundary)
+        out.append(_on_demand(walk, entry, Scope.PROJECT, directory))
+    return out
+
+
+def _on_demand(walk: _Walk, entry: Entry, scope: Scope, rules_of: str | None) -> Found:
+    read = walk._read(entry, scope)
+    folder = os.path.dirname(entry.path) if rules_of is None else rules_of
+    reason = f"loaded when Claude Code reads a file under {folder}"
+    load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
+    data = read.text.encode("utf-8") if read.text is not None else None
+    return Found(replace(read.resource, load=load), data)
+
+
+def _stopped(path: str, reason: str) -> Resource:
+    resource = Resource(ResourceKind.INSTRUCTION_FILE, path, Scope.PROJECT, Status.EXCLUDED, error=reason)
+    return replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))
+
+
+def _number(found: list[Found]) -> list[Found]:
+    """Doc positions for what loads at startup; nothing else joins the doc."""
+    out: list[Found] = []
+    order = 0
+    for item in found:
+        load = item.resource.load
+        starts = load is not None and load.type in (LoadType.STARTUP, LoadType.IMPORT) and item.data is not None
+        out.append(Found(replace(item.resource, doc_order=order if starts else None), item.data))
+        order += starts
+    return out

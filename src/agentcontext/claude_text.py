@@ -1,0 +1,197 @@
+"""Claude Code's handling of an instruction file's text (2.1.328, as its binary behaves).
+
+* Frontmatter: a file starting ``---`` loses its frontmatter block (any memory file, not
+  only rules); a ``paths:`` key (a string, comma separated, or a list) makes a rule
+  path-scoped. A trailing ``/**`` is dropped from each glob; ``**`` alone means "always".
+* HTML comments: only when the text contains ``<!--``. The file is then rebuilt from its
+  Markdown blocks, which normalises line ends to LF, and every top-level HTML block that
+  is a comment is removed with the blank lines after it (text left on its line stays).
+  Comments inside paragraphs, lists or code are kept.
+* ``@`` imports: ``@path`` preceded by a line start or whitespace, in Markdown text only
+  (never in code spans, fenced or indented code, images or HTML other than a comment's
+  remainder); ``#`` ends the path, ``\\ `` is a space; only paths starting
+  ``./``, ``~/``, ``/`` or a letter, digit, ``.``, ``_`` or ``-`` count. They resolve
+  against the importing file's folder (``~/`` against the home folder).
+* Only files whose extension is a known text one (or none) are loaded.
+* Rendering trims with JavaScript's ``trim`` (which takes a leading BOM too).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable, Iterator
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+TEXT_EXTENSIONS = frozenset(
+    (  # noqa: SIM905 - one readable block, as Claude Code lists them
+        ".md .txt .text .json .yaml .yml .toml .xml .csv .html .htm .css .scss .sass .less .js .ts .tsx .jsx "
+        ".mjs .cjs .mts .cts .py .pyi .pyw .rb .erb .rake .go .rs .java .kt .kts .scala .c .cpp .cc .cxx .h "
+        ".hpp .hxx .cs .swift .sh .bash .zsh .fish .ps1 .bat .cmd .env .ini .cfg .conf .config .properties "
+        ".sql .graphql .gql .proto .vue .svelte .astro .ejs .hbs .pug .jade .php .pl .pm .lua .r .dart .ex "
+        ".exs .erl .hrl .clj .cljs .cljc .edn .hs .lhs .elm .ml .mli .f .f90 .f95 .for .cmake .make .makefile "
+        ".gradle .sbt .rst .adoc .asciidoc .org .tex .latex .lock .log .diff .patch"
+    ).split()
+)
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_FRONTMATTER = re.compile(r"^---\s*\n([\s\S]*?)---\s*\n?")
+_IMPORT = re.compile(rf"(?:^|[{_JS_SPACE}])@((?:[^{_JS_SPACE}\\]|\\ )+)")
+_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+_NAME_START = re.compile(r"^[a-zA-Z0-9._-]")
+_SYMBOLS_ONLY = re.compile(r"^[#%^&*()]+")
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: JavaScript's whitespace set, which includes U+FEFF."""
+    return text.strip(_JS_SPACE)
+
+
+def loads_extension(path: str) -> bool:
+    """Whether Claude Code reads a file by this name (a known text extension, or none)."""
+    extension = os.path.splitext(os.path.basename(path))[1].lower()
+    return not extension or extension in TEXT_EXTENSIONS
+
+
+def split_frontmatter(text: str) -> tuple[str, tuple[str, ...] | None]:
+    """The text without its frontmatter, and the rule's globs (None: not path-scoped)."""
+    if text.find("---", 3) < 0:
+        return text, None
+    match = _FRONTMATTER.match(text)
+    if match is None:
+        return text, None
+    body = text[match.end() :]
+    try:
+        fields = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return body, None
+    paths = fields.get("paths") if isinstance(fields, dict) else None
+    if not paths:
+        return body, None
+    items = paths if isinstance(paths, list) else str(paths).split(",")
+    globs = [str(g).strip() for g in items if isinstance(g, str | int | float)]
+    globs = [g[:-3] if g.endswith("/**") else g for g in globs]
+    globs = [g for g in globs if g]
+    if not globs or all(g == "**" for g in globs):
+        return body, None
+    return body, tuple(globs)
+
+
+@functools.lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True})
+    md.disable("text_join")  # keep escapes apart, as marked does
+    return md
+
+
+def strip_comments(text: str) -> str:
+    """Remove top-level HTML comment blocks the way Claude Code does (see the module docstring)."""
+    if "<!--" not in text:
+        return text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    drops: list[tuple[int, int, str]] = []  # first line, line after, replacement
+    for token in _markdown().parse(text):
+        if token.type != "html_block" or token.level != 0 or token.map is None:
+            continue
+        if not (token.content.lstrip().startswith("<!--") and "-->" in token.content):
+            continue
+        start, end = token.map
+        while end < len(lines) - 1 and lines[end] == "":
+            end += 1  # marked's raw takes the empty lines after the block
+        raw = "\n".join(lines[start:end]) + ("\n" if end < len(lines) else "")
+        left = _COMMENT.sub("", raw)
+        drops.append((start, end, left if left.strip() else ""))
+    if not drops:
+        return text
+    out: list[str] = []
+    at = 0
+    for start, end, replacement in drops:
+        out.append("".join(line + "\n" for line in lines[at:start]))
+        out.append(replacement)
+        at = end
+    rest = lines[at:]
+    out.append("\n".join(rest))
+    return "".join(out)
+
+
+def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
+    """The absolute paths ``@`` lines of ``text`` import, in order, each once."""
+    if "@" not in text or not _IMPORT.search(text):
+        return []  # a run of Markdown text is a piece of the source: no match in it, none in a run
+    found: dict[str, None] = {}
+    for run in _text_runs(_markdown().parse(text)):
+        for match in _IMPORT.finditer(run):
+            spec = match.group(1)
+            cut = spec.find("#")
+            if cut != -1:
+                spec = spec[:cut]
+            spec = spec.replace("\\ ", " ")
+            if not spec or not _importable(spec):
+                continue
+            found.setdefault(resolve(spec, importer_dir, home), None)
+    return list(found)
+
+
+def _importable(spec: str) -> bool:
+    if spec.startswith(("./", "~/")) or (spec.startswith("/") and spec != "/"):
+        return True
+    return not spec.startswith("@") and not _SYMBOLS_ONLY.match(spec) and bool(_NAME_START.match(spec))
+
+
+def resolve(spec: str, importer_dir: str, home: str) -> str:
+    if spec.startswith("~/"):
+        return os.path.normpath(os.path.join(home, spec[2:]))
+    return os.path.normpath(os.path.join(importer_dir, spec))
+
+
+def _text_runs(tokens: Iterable[Token]) -> Iterator[str]:
+    """The stretches of Markdown text marked would hand to the import scan."""
+    in_item = 0
+    for token in tokens:
+        kind = token.type
+        if kind == "list_item_open":
+            in_item += 1
+        elif kind == "list_item_close":
+            in_item -= 1
+        if kind == "html_block":
+            yield from _comment_remainder(token.content)
+        elif kind == "inline":
+            if in_item:  # marked scans a list item's raw text as well as its pieces
+                yield token.content
+            yield from _inline_runs(token.children or [])
+
+
+def _comment_remainder(raw: str) -> Iterator[str]:
+    stripped = raw.lstrip()
+    if stripped.startswith("<!--") and "-->" in raw:
+        rest = _COMMENT.sub("", raw)
+        if rest.strip():
+            yield rest
+
+
+def _inline_runs(children: list[Token]) -> Iterator[str]:
+    run: list[str] = []
+    for child in children:  # an image keeps its alt text as its own children: never scanned
+        kind = child.type
+        if kind == "text":
+            run.append(child.content)
+            continue
+        if kind == "softbreak":
+            run.append("\n")
+            continue
+        if kind == "text_special" and (child.info == "entity" or child.content == child.markup):
+            run.append(child.markup)  # an entity, or a backslash marked does not treat as an escape
+            continue
+        if run:
+            yield "".join(run)
+            run = []
+        if kind == "html_inline":
+            yield from _comment_remainder(child.content)
+    if run:
+        yield "".join(run)

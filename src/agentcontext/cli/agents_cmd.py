@@ -1,0 +1,82 @@
+"""``agentcontext agents [DIR]``: every agent's own view of a work dir, side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from typer.core import TyperGroup
+
+from agentcontext.agent_views import AGENTS, VERIFIED, AgentView, opened, why
+from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
+from agentcontext.cli.common import stdout as console_out
+from agentcontext.paths import absolute
+
+PROFILES = ("codex", "claude", "coder", "default")
+
+
+class ViewByDefault(TyperGroup):
+    """``agents DIR`` shows the views; ``agents create|rotate`` still manage control-plane agents."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+def show(
+    work_dir: Path = DirArgument,
+    as_json: bool = JsonOption,
+    path: Path | None = typer.Option(
+        None, "--path", help="Also say what loads when the agent opens this file (relative to DIR or absolute)."
+    ),
+    config_file: Path | None = ConfigOption,
+) -> None:
+    """What each agent (Codex, Claude Code, Coder, our default) loads here, what it does not and why.
+
+    One scan per profile: the instruction files loaded (in order, with bytes against the
+    agent's doc budget), those not loaded with the reason, the skills offered and those
+    not. `--json` prints `{"work_dir", "path", "agents": [...]}`.
+    """
+    target = None if path is None else absolute(path if path.is_absolute() else work_dir / path)
+    views: list[AgentView] = []
+    for profile in PROFILES:
+        result = run_scan(work_dir, profile, config_file)
+        views.append(AgentView(profile, result, tuple(opened(result, target)) if target else None))
+    if as_json:
+        print_json(
+            {"work_dir": views[0].result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v in views]}
+        )
+        return
+    for view in views:
+        _print(view, target)
+
+
+def _print(view: AgentView, target: str | None) -> None:
+    console = console_out()
+    snapshot = view.result.snapshot
+    base = snapshot.project_root or snapshot.work_dir
+    version = VERIFIED.get(view.profile)
+    title = AGENTS[view.profile] + (f" {version} (verified)" if version else "")
+    budget = "no budget" if view.budget is None else f"budget {human_size(view.budget)}"
+    console.print(f"\n[bold]{title}[/] · profile {view.profile} · doc {human_size(view.doc_bytes())}, {budget}")
+    table = Table(header_style="bold", expand=False)
+    for column in ("", "path", "scope", "how / why"):
+        table.add_column(column, overflow="fold")
+    for resource in view.loads():
+        table.add_row("[green]loads[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+    for resource in view.not_loaded():
+        table.add_row("[yellow]not[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+    if view.opened is not None:
+        for resource in view.opened:
+            table.add_row("[cyan]opened[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+    if table.row_count:
+        console.print(table)
+    skills: list[Any] = [s.name for s in view.result.skills]
+    console.print(f"skills offered ({len(skills)}): {', '.join(skills) if skills else 'none'}")
+    for resource in view.skills_not_offered():
+        console.print(f"  [yellow]not offered[/] {shown_path(resource.path, base)}: {why(resource) or resource.status}")
+    if target is not None and not view.opened:
+        console.print(f"opening {target} loads nothing more")

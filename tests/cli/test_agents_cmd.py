@@ -1,0 +1,64 @@
+"""``agentcontext agents``: each agent's view side by side, and ``doc``/``skills prompt`` for Claude Code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcontext.testing import make_workspace, skill_md
+from tests.cli.test_commands import run
+
+
+def workspace(tmp_path: Path) -> Path:
+    return make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "CLAUDE.md": "claude rules\n@notes.md\n",
+            "notes.md": "notes\n",
+            "AGENTS.md": "agents rules\n",
+            ".claude/rules/py.md": "---\npaths: src/**/*.py\n---\npython rule\n",
+            "src/pkg/CLAUDE.md": "package rules\n",
+            ".claude/skills/deploy/SKILL.md": skill_md("deploy", "Ship it"),
+        },
+    )
+
+
+def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    done = run("agents", str(work), "--json", "--path", "src/pkg/x.py", home=home)
+    assert done.returncode == 0, done.stderr
+    views = {v["profile"]: v for v in json.loads(done.stdout)["agents"]}
+    assert list(views) == ["codex", "claude", "coder", "default"]
+    assert [r["path"] for r in views["codex"]["loads"]] == [str(work / "AGENTS.md")]
+    assert [r["path"] for r in views["claude"]["loads"]] == [str(work / "CLAUDE.md"), str(work / "notes.md")]
+    not_loaded = {r["path"]: r["reason"] for r in views["claude"]["not_loaded"]}
+    assert "only when no CLAUDE.md" in not_loaded[str(work / "AGENTS.md")]
+    assert views["claude"]["budget_bytes"] is None and views["codex"]["budget_bytes"] == 32768
+    assert [s["name"] for s in views["claude"]["skills"]] == ["deploy"]
+    assert views["codex"]["skills"] == []
+    assert {r["path"] for r in views["claude"]["when_opened"]} == {
+        str(work / ".claude/rules/py.md"),
+        str(work / "src/pkg/CLAUDE.md"),
+    }
+    assert views["codex"]["when_opened"] == []
+
+
+def test_agents_still_manages_control_plane_agents() -> None:
+    done = run("agents", "create", "--help")
+    assert done.returncode == 0 and "--workspace" in done.stdout
+
+
+def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    doc = run("doc", str(work), "--wrap", "-p", "claude", home=home).stdout
+    assert doc == (
+        "<system-reminder>\nCodebase and user instructions are shown below. Be sure to adhere to these instructions. "
+        "IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.\n\n"
+        f"Contents of {work / 'CLAUDE.md'} (project instructions, checked into the codebase):\n\n"
+        "claude rules\n@notes.md\n\n"
+        f"Contents of {work / 'notes.md'} (project instructions, checked into the codebase):\n\nnotes\n"
+        "</system-reminder>\n"
+    )
+    skills = run("skills", "prompt", str(work), "-f", "claude", "-p", "claude", home=home).stdout
+    assert skills == "- deploy: Ship it\n"

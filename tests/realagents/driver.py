@@ -1,0 +1,223 @@
+"""Run real agent binaries against a fake model API, inside a loopback-only network namespace.
+
+This file is a standalone script (standard library only). The test process starts it as
+``unshare -n python driver.py JOBS.json``; here, in the new namespace, it brings ``lo`` up,
+checks that ``/proc/net/dev`` lists nothing but ``lo`` (no route can leave the machine),
+then runs every job concurrently: each gets its own fake API server on a loopback port
+that records every request and answers with a minimal streaming reply, and one agent
+process (Codex ``exec`` against a Responses API, Claude Code ``-p`` against a Messages
+API) with a throwaway HOME and a minimal environment. It prints one JSON object per job:
+the requests the agent sent, its exit code and the tail of its stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+RUN_TIMEOUT = 60.0
+
+_RESPONSES_EVENTS: list[dict[str, Any]] = [
+    {
+        "type": "response.created",
+        "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []},
+    },
+    {
+        "type": "response.output_item.done",
+        "output_index": 0,
+        "item": {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+        },
+    },
+    {
+        "type": "response.completed",
+        "response": {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": [],
+            "usage": {
+                "input_tokens": 1,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 1,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 2,
+            },
+        },
+    },
+]
+
+_MESSAGE: dict[str, Any] = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [],
+    "stop_reason": None,
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+_MESSAGES_EVENTS: list[dict[str, Any]] = [
+    {"type": "message_start", "message": _MESSAGE},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 1},
+    },
+    {"type": "message_stop"},
+]
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    server: _FakeApi
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _record(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        with self.server.lock:
+            self.server.requests.append({"method": self.command, "path": self.path, "body": body})
+        return body
+
+    def do_GET(self) -> None:
+        self._record()
+        self._reply(404, b'{"error": "not found"}', "application/json")
+
+    def do_POST(self) -> None:
+        body = self._record()
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/responses"):
+            self._reply(200, _sse(_RESPONSES_EVENTS), "text/event-stream")
+        elif path.endswith("/messages") and isinstance(body, dict) and body.get("stream"):
+            self._reply(200, _sse(_MESSAGES_EVENTS), "text/event-stream")
+        elif path.endswith("/messages"):
+            message = {**_MESSAGE, "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}
+            self._reply(200, json.dumps(message).encode(), "application/json")
+        else:
+            self._reply(404, b'{"error": "not found"}', "application/json")
+
+    def _reply(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _FakeApi(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Recorder)
+        self.lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+
+
+def loopback_only() -> list[str]:
+    """Bring ``lo`` up and return the interfaces ``/proc/net/dev`` lists (must be ``lo`` alone)."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True, capture_output=True)
+    with open("/proc/net/dev") as fh:
+        lines = fh.read().splitlines()[2:]
+    return sorted(line.split(":", 1)[0].strip() for line in lines if ":" in line)
+
+
+def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]:
+    env = {
+        "HOME": job["home"],
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+    }
+    env.update(job.get("env", {}))
+    if job["agent"] == "codex":
+        provider = (
+            f'model_providers.capture={{ name="capture", base_url="http://127.0.0.1:{port}/v1", '
+            'wire_api="responses", env_key="CAPTURE_API_KEY", request_max_retries=0, stream_max_retries=0 }'
+        )
+        env["CAPTURE_API_KEY"] = "dummy"
+        command = [job["binary"], "exec", "--skip-git-repo-check", "-c", 'model_provider="capture"', "-c", provider]
+        return [*command, "hi"], env
+    env.update(
+        {
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "ANTHROPIC_API_KEY": "sk-ant-dummy",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+    )
+    return [job["binary"], "-p", "hi"], env
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    server = _FakeApi()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        command, env = _command(job, server.server_address[1])
+        try:
+            done = subprocess.run(
+                command,
+                cwd=job["cwd"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=RUN_TIMEOUT,
+            )
+            code, stderr = done.returncode, done.stderr
+        except subprocess.TimeoutExpired as exc:
+            code, stderr = -1, (exc.stderr or b"") + b"\n(timed out)"
+        with server.lock:
+            requests = list(server.requests)
+        return {
+            "id": job["id"],
+            "exit": code,
+            "stderr": stderr.decode("utf-8", "replace")[-2000:],
+            "requests": requests,
+        }
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> int:
+    with open(sys.argv[1]) as fh:
+        jobs: list[dict[str, Any]] = json.load(fh)
+    interfaces = loopback_only()
+    if interfaces != ["lo"]:
+        print(json.dumps({"error": f"refusing to run agents: interfaces besides lo: {interfaces}"}))
+        return 3
+    workers = int(os.environ.get("REALAGENTS_WORKERS", "6"))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(run_job, jobs))
+    print(json.dumps({"interfaces": interfaces, "results": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

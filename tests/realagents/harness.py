@@ -1,0 +1,213 @@
+"""Build workspaces, run the real agents on them (see ``driver.py``), and read what they sent.
+
+A workspace is a folder holding ``home/`` (the agent's throwaway HOME) and ``w/`` (where
+projects live). Each run gets its own copy of ``home`` so what an agent writes there
+(Codex's system skills, Claude Code's settings) never leaks into another run; our scan
+is given the same HOME afterwards, so paths and files agree byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "node_modules" / ".bin"
+DRIVER = Path(__file__).with_name("driver.py")
+FACTS = Path(__file__).with_name("facts.json")
+
+CLAUDE_SKILLS_HEADER = "The following skills are available for use with the Skill tool:\n\n"
+CODEX_DOC_PREFIX = "# AGENTS.md instructions"
+
+
+def facts() -> dict[str, Any]:
+    """What the goldens were recorded against: versions, built-in skills, markers."""
+    data: dict[str, Any] = json.loads(FACTS.read_text())
+    return data
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """One case: files (text or bytes), symlinks, empty dirs, where the agent starts."""
+
+    name: str
+    files: Mapping[str, str | bytes]
+    cwd: str = "w/repo"
+    links: Mapping[str, str] = field(default_factory=dict)
+    dirs: Sequence[str] = ()
+    agents: tuple[str, ...] = ("claude", "codex")
+
+    def build(self, base: Path) -> Path:
+        root = base / self.name
+        for relative, content in self.files.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_bytes(content.encode("utf-8"))
+        for relative in self.dirs:
+            (root / relative).mkdir(parents=True, exist_ok=True)
+        for relative, target in self.links.items():
+            path = root / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(target)
+        (root / "home").mkdir(parents=True, exist_ok=True)
+        (root / self.cwd).mkdir(parents=True, exist_ok=True)
+        return root
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one agent sent for one workspace."""
+
+    workspace: str
+    agent: str
+    cwd: str
+    home: str
+    exit: int
+    stderr: str
+    requests: tuple[dict[str, Any], ...]
+
+    def model_request(self) -> dict[str, Any]:
+        wanted = "/responses" if self.agent == "codex" else "/messages"
+        for request in self.requests:
+            if request["method"] == "POST" and request["path"].split("?")[0].endswith(wanted):
+                body = request["body"]
+                if self.agent == "codex" or (isinstance(body, dict) and body.get("stream")):
+                    return dict(body)
+        raise AssertionError(f"{self.agent} sent no model request for {self.workspace}: {self.stderr[-800:]}")
+
+
+def unavailable() -> str | None:
+    """Why the real agents cannot run here, or None when they can."""
+    for name in ("codex", "claude"):
+        if not (BIN / name).exists():
+            return (
+                f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
+            )
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return "unshare or ip is not installed: the real agents run only in a loopback-only network namespace"
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        return f"unshare -n is not permitted here ({probe.stderr.decode(errors='replace').strip()})"
+    return None
+
+
+def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[tuple[str, str], Run]:
+    """Run every agent of every built workspace, concurrently, inside one fresh network namespace."""
+    jobs: list[dict[str, Any]] = []
+    for workspace, root in cases:
+        for agent in workspace.agents:
+            home = scratch / f"{workspace.name}-{agent}-home"
+            shutil.copytree(root / "home", home, symlinks=True)
+            jobs.append(
+                {
+                    "id": f"{workspace.name}/{agent}",
+                    "agent": agent,
+                    "binary": str(BIN / agent),
+                    "cwd": str(root / workspace.cwd),
+                    "home": str(home),
+                }
+            )
+    job_file = scratch / "jobs.json"
+    job_file.write_text(json.dumps(jobs))
+    done = subprocess.run(
+        ["unshare", "-n", sys.executable, str(DRIVER), str(job_file)],
+        capture_output=True,
+        timeout=600,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+    )
+    if done.returncode != 0:
+        raise AssertionError(
+            f"the agent driver failed ({done.returncode}): {done.stdout[-2000:]!r} {done.stderr[-2000:]!r}"
+        )
+    output = json.loads(done.stdout)
+    assert output["interfaces"] == ["lo"], output
+    runs: dict[tuple[str, str], Run] = {}
+    by_id = {job["id"]: job for job in jobs}
+    for result in output["results"]:
+        job = by_id[result["id"]]
+        name = result["id"].rsplit("/", 1)[0]
+        runs[(name, job["agent"])] = Run(
+            name, job["agent"], job["cwd"], job["home"], result["exit"], result["stderr"], tuple(result["requests"])
+        )
+    return runs
+
+
+# --- what the agents sent --------------------------------------------------------------------
+
+
+def claude_reminder(body: Mapping[str, Any]) -> str | None:
+    """The ``<system-reminder>`` block holding the instruction files, or None when none loaded."""
+    first = body["messages"][0]
+    for part in first["content"]:
+        text = part.get("text", "")
+        if text.startswith("<system-reminder>\nCodebase and user instructions"):
+            return str(text)
+    return None
+
+
+def claude_skill_lines(body: Mapping[str, Any], builtin: Sequence[str]) -> list[str]:
+    """The ``- name: description`` lines of the Skill tool listing, built-in skills left out."""
+    text = ""
+    for message in body["messages"]:
+        if message.get("role") != "system":
+            continue
+        for part in message["content"]:
+            if CLAUDE_SKILLS_HEADER in part.get("text", ""):
+                text = part["text"]
+    if not text:
+        return []
+    block = text.split(CLAUDE_SKILLS_HEADER, 1)[1].split("\n\n", 1)[0]
+    entries: list[str] = []
+    for line in block.split("\n"):
+        if line.startswith("- ") or not entries:
+            entries.append(line)
+        else:  # a description running over several lines
+            entries[-1] += "\n" + line
+    names = set(builtin)
+    return [entry for entry in entries if _claude_name(entry) not in names]
+
+
+def _claude_name(entry: str) -> str:
+    return entry[2:].split(":", 1)[0]
+
+
+def codex_doc(body: Mapping[str, Any]) -> str | None:
+    """The ``# AGENTS.md instructions for <cwd>`` text, or None when Codex sent none."""
+    for item in body["input"]:
+        if item.get("role") != "user":
+            continue
+        for part in item.get("content", []):
+            if part.get("text", "").startswith(CODEX_DOC_PREFIX):
+                return str(part["text"])
+    return None
+
+
+def codex_skills_block(body: Mapping[str, Any]) -> str | None:
+    """The ``<skills_instructions>`` text, or None."""
+    for item in body["input"]:
+        if item.get("role") != "developer":
+            continue
+        for part in item.get("content", []):
+            if part.get("text", "").startswith("<skills_instructions>"):
+                return str(part["text"])
+    return None
+
+
+_CODEX_SKILL = re.compile(r"^- (?P<name>.*?): (?P<rest>.*) \(file: (?P<file>[^)]*)\)$")
+
+
+def codex_skill_names(block: str | None) -> list[str]:
+    if not block:
+        return []
+    return [m.group("name") for m in map(_CODEX_SKILL.match, block.split("\n")) if m]

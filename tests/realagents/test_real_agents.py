@@ -1,0 +1,100 @@
+"""Our ``codex`` and ``claude`` profiles against the real binaries, byte for byte.
+
+Every workspace of ``cases.py`` is run through the real Codex and Claude Code (pinned in
+package.json), inside a network namespace with loopback alone, against a fake model API
+that records what they send. Our renderers must produce the same bytes for the same
+work dir and HOME. ``facts.json`` names the versions the expectations come from: a failure
+after a version bump says which agent moved and which fact (doc or skills) changed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from agentcontext.agent_prompts import claude_skill_lines, codex_skills_block
+from agentcontext.config import load_config
+from agentcontext.project_doc import claude_reminder
+from agentcontext.render import Budget, codex_instructions
+from agentcontext.scan import ScanResult, scan_full, skill_roots
+from tests.realagents import harness
+from tests.realagents.cases import CASES
+
+pytestmark = pytest.mark.timeout(300)
+
+_SKIP = harness.unavailable()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], harness.Run]]:
+    if _SKIP:
+        pytest.skip(_SKIP)
+    base = tmp_path_factory.mktemp("realagents")
+    built = [(case, case.build(base / "cases")) for case in CASES]
+    scratch = base / "runs"
+    scratch.mkdir()
+    yield harness.run_agents(built, scratch)
+
+
+def _ours(run: harness.Run) -> ScanResult:
+    config = load_config(run.cwd, environ={"HOME": run.home}, overrides={"profile": run.agent})
+    return scan_full(run.cwd, config, environ={"HOME": run.home})
+
+
+def _moved(agent: str, what: str) -> str:
+    fact = harness.facts()[agent]
+    return f"{fact['package']}@{fact['version']} sent a different {what} than our profile renders"
+
+
+def test_the_pinned_binaries_are_the_recorded_versions() -> None:
+    if _SKIP:
+        pytest.skip(_SKIP)
+    facts = harness.facts()
+    for agent in ("codex", "claude"):
+        argv = ["unshare", "-n", str(harness.BIN / agent), "--version"]
+        line = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        assert line == facts[agent]["version_line"], f"{agent} is {line!r}; re-record facts.json and the cases"
+
+
+def test_at_least_thirty_workspaces_are_checked() -> None:
+    assert len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "claude" in c.agents], ids=lambda c: c.name)
+def test_claude_profile_renders_what_claude_code_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "claude")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    sent = harness.claude_reminder(body)
+    assert claude_reminder(ours.project_doc()) == (sent or ""), _moved("claude", "instruction block")
+    builtin = harness.facts()["claude"]["builtin_skills"]
+    lines = claude_skill_lines(ours.skills, [path for path, _ in skill_roots(ours)])
+    assert lines == harness.claude_skill_lines(body, builtin), _moved("claude", "skills list")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "codex" in c.agents], ids=lambda c: c.name)
+def test_codex_profile_renders_what_codex_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "codex")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    doc = ours.project_doc()
+    mine = None if doc.empty else codex_instructions(doc.content, run.cwd, project=bool(doc.project_text))
+    assert mine == harness.codex_doc(body), _moved("codex", "AGENTS.md message")
+    block, _ = codex_skills_block(ours.skills, skill_roots(ours), Budget.for_window(None))
+    assert block == (harness.codex_skills_block(body) or ""), _moved("codex", "skills block")
+    names = harness.codex_skill_names(harness.codex_skills_block(body))
+    assert set(harness.facts()["codex"]["system_skills"]) <= set(names), _moved("codex", "set of system skills")
+
+
+def test_real_runs_stay_inside_the_namespace(runs: dict[tuple[str, str], harness.Run]) -> None:
+    """Each agent talked only to our fake API: its one model request reached the recorder."""
+    for (name, agent), run in runs.items():
+        assert run.model_request(), (name, agent)

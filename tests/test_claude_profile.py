@@ -1,0 +1,130 @@
+"""The ``claude`` profile and the ``load`` field; the real binary checks are in tests/realagents."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
+from agentcontext.scan import ScanResult
+from agentcontext.snapshot import Snapshot, aggregate_hash
+from agentcontext.testing import make_workspace, scan_tree, skill_md
+
+
+def claude(work: Path, home: Path) -> ScanResult:
+    return scan_tree(work, home=home, profile="claude")
+
+
+def loads(result: ScanResult) -> dict[str, LoadType]:
+    return {r.path: r.load.type for r in result.snapshot.resources if r.load is not None}
+
+
+def test_every_resource_says_how_it_loads(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            "CLAUDE.md": "top\n@notes.md\n",
+            "notes.md": "notes\n",
+            ".claude/rules/py.md": "---\npaths:\n  - src/**/*.py\n  - lib/**\n---\npython\n",
+            "pkg/CLAUDE.md": "nested\n",
+            "AGENTS.md": "agents\n",
+        },
+    )
+    result = claude(work, home)
+    assert loads(result) == {
+        str(work / "CLAUDE.md"): LoadType.STARTUP,
+        str(work / "notes.md"): LoadType.IMPORT,
+        str(work / ".claude/rules/py.md"): LoadType.PATH_SCOPED,
+        str(work / "pkg/CLAUDE.md"): LoadType.ON_DEMAND,
+        str(work / "AGENTS.md"): LoadType.NOT_LOADED,
+    }
+    by_path = {r.path: r for r in result.snapshot.resources}
+    assert by_path[str(work / "notes.md")].load == Load(
+        LoadType.IMPORT, importer=str(work / "CLAUDE.md"), chain=(str(work / "CLAUDE.md"),)
+    )
+    rule = by_path[str(work / ".claude/rules/py.md")].load
+    assert rule is not None and rule.globs == ("src/**/*.py", "lib")
+    agents = by_path[str(work / "AGENTS.md")]
+    assert agents.status is Status.SHADOWED and "only when no CLAUDE.md" in (agents.error or "")
+
+
+def test_the_load_travels_in_the_snapshot_json(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w", {".git/": "", "CLAUDE.md": "@a.md\n", "a.md": "a\n"})
+    snapshot = claude(work, home).snapshot
+    data = snapshot.to_dict()
+    imported = next(r for r in data["resources"] if r["path"].endswith("a.md"))
+    assert imported["load"] == {
+        "type": "import",
+        "importer": str(work / "CLAUDE.md"),
+        "chain": [str(work / "CLAUDE.md")],
+    }
+    assert Snapshot.from_dict(data) == snapshot
+
+
+def test_the_load_never_enters_the_aggregate_hash() -> None:
+    plain = Resource(Kind.INSTRUCTION_FILE, "/w/AGENTS.md", Scope.PROJECT, Status.OK, 3, "ab" * 32)
+    loaded = replace(plain, load=Load(LoadType.STARTUP))
+    assert aggregate_hash([plain]) == aggregate_hash([loaded])
+    assert "load" not in plain.to_dict()
+
+
+def test_there_is_no_doc_budget_and_hidden_text_is_still_reported(tmp_path: Path, home: Path) -> None:
+    big = "x" * 50_000 + "\n<!-- hidden instruction -->\nzero\u200bwidth\n"
+    work = make_workspace(tmp_path / "w", {".git/": "", "CLAUDE.md": big})
+    result = claude(work, home)
+    resource = result.snapshot.resources[0]
+    assert resource.status is Status.OK and resource.content is not None
+    assert "hidden instruction" not in resource.content and "x" * 50_000 in resource.content
+    assert any("HTML comment" in w for w in resource.warnings)
+    assert any("invisible character" in w for w in resource.warnings)
+
+
+def test_agents_md_loads_only_when_the_whole_walk_has_no_claude_md(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "AGENTS.md": "agents\n"})
+    assert [f.path for f in claude(work, home).project_doc().files] == [str(work / "AGENTS.md")]
+    (work.parent / "CLAUDE.md").write_text("above the repo\n")
+    assert [f.path for f in claude(work, home).project_doc().files] == [str(work.parent / "CLAUDE.md")]
+
+
+def test_claude_skills_are_named_by_folder_and_the_users_copy_wins(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".claude/skills/dup/SKILL.md": skill_md("dup", "mine")})
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            ".claude/skills/dup/SKILL.md": skill_md("dup", "theirs"),
+            ".claude/skills/folder/SKILL.md": skill_md("other", "named differently"),
+        },
+    )
+    result = claude(work, home)
+    assert {(s.name, s.description, s.scope) for s in result.skills} == {
+        ("dup", "mine", Scope.USER),
+        ("folder (other)", "named differently", Scope.REPO),
+    }
+
+
+def test_codex_lists_every_copy_of_a_name_and_says_so(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".agents/skills/dup/SKILL.md": skill_md("dup", "user")})
+    work = make_workspace(tmp_path / "w", {".git/": "", ".agents/skills/dup/SKILL.md": skill_md("dup", "repo")})
+    result = scan_tree(work, home=home, profile="codex")
+    copies = [s for s in result.skills if s.name == "dup"]
+    assert len(copies) == 2
+    assert all(any("no de-duplication" in w for w in s.warnings) for s in copies)
+
+
+def test_codex_keeps_bytes_as_they_are(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w", {".git/": ""})
+    (work / "AGENTS.md").write_bytes(b"\xef\xbb\xbfline\r\nnext\r\n")
+    codex = scan_tree(work, home=home, profile="codex").project_doc().content
+    default = scan_tree(work, home=home).project_doc().content
+    assert (codex, default) == ("\ufeffline\r\nnext\r\n", "line\nnext")
+
+
+def test_a_codex_repo_skill_link_leaving_the_repo_names_what_codex_would_do(tmp_path: Path, home: Path) -> None:
+    elsewhere = make_workspace(tmp_path / "elsewhere", {"linked/SKILL.md": skill_md("linked", "x")})
+    work = make_workspace(tmp_path / "w", {".git/": "", ".agents/skills/.keep": ""})
+    (work / ".agents" / "skills" / "linked").symlink_to(elsewhere / "linked")
+    result = scan_tree(work, home=home, profile="codex")
+    link = next(r for r in result.snapshot.resources if r.path.endswith("linked"))
+    assert link.status is Status.INVALID and "Codex would follow this link" in (link.error or "")
