@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext import __version__, dashboard
 from agentcontext.control import chats
+from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
 from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
 from agentcontext.errors import (
@@ -708,12 +709,11 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if not background:
-            yield
-            return
         async with anyio.create_task_group() as group:
-            await group.start(plane.broker.run)
-            group.start_soon(plane.run_sweeper)
+            await group.start(chat_mcp.run)  # each chat's MCP sessions live as long as the server
+            if background:
+                await group.start(plane.broker.run)
+                group.start_soon(plane.run_sweeper)
             yield
             group.cancel_scope.cancel()
 
@@ -723,7 +723,9 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
         description="Snapshots pushed by workspace agents, chats that pin them, each turn's prompt and tools.",
         lifespan=lifespan,
     )
+    chat_mcp = ChatMcpEndpoint(plane)
     app.state.plane = plane
+    app.mount("/mcp", chat_mcp)
     app.add_exception_handler(AgentContextError, _known_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]

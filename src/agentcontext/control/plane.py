@@ -40,6 +40,7 @@ from agentcontext.control.models import (
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
+from agentcontext.snapshot import Diff, diff
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
@@ -194,6 +195,19 @@ class ControlPlane:
         data, events = await self._write(work)
         await self._publish(events)
         return data
+
+    async def pending_changes(self, chat_id: str) -> str:
+        """What a refresh of the chat would change, in words ("AGENTS.md changed, 1 added"); for notices."""
+
+        def work(session: Session) -> str:
+            chat = session.get(Chat, chat_id)
+            if chat is None or chat.agent_id is None:
+                return "the workspace changed"
+            pinned = rows.chat_resources(session, chat_id, with_content=False)
+            latest = rows.snapshot_resources(session, chat.agent_id, with_content=False)
+            return describe_diff(diff([r for r in pinned if r.kind.drifts], [r for r in latest if r.kind.drifts]))
+
+        return await self._read(work)
 
     async def _bound(self, user: identity.UserPrincipal, chat_id: str) -> None:
         """Bind and pin a chat that is not yet (its first turn), with a write only when needed."""
@@ -355,6 +369,16 @@ class ControlPlane:
     ) -> identity.Issued:
         _admin_only(caller)
         return await self._write(lambda s: identity.create_agent(s, workspace, name, parent=parent))
+
+
+def describe_diff(changes: Diff, *, limit: int = 5) -> str:
+    """``changed /w/AGENTS.md; added /w/.agents/skills/x/SKILL.md`` with at most ``limit`` paths named."""
+    parts = []
+    for label, paths in (("changed", changes.changed), ("added", changes.added), ("removed", changes.removed)):
+        if paths:
+            named = ", ".join(paths[:limit]) + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+            parts.append(f"{label} {named}")
+    return "; ".join(parts) or "the workspace changed"
 
 
 def _admin_only(caller: identity.UserPrincipal) -> None:

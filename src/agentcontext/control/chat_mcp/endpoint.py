@@ -1,0 +1,167 @@
+"""``/mcp/chats/{chat_id}`` and ``/mcp/workspaces/{name}``: authenticate, find the chat, hand over to the SDK.
+
+Every request is authenticated here with a user's API token (``Authorization: Bearer``),
+with the rights of the chat's owner: another user's chat is "not found", an agent token is
+refused. ``/mcp/workspaces/{name}`` resumes the caller's MCP chat of that workspace (the most
+recently updated one this endpoint created, unarchived) or creates one, and names it in the
+``X-Agentcontext-Chat`` response header. A handshake-era session belongs to the user and
+chat that opened it: the SDK refuses its id from anyone else, or for another chat. Host and
+Origin are checked for the whole server by its request guard; the SDK's own DNS-rebinding
+check is therefore off here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import Message, Receive, Scope, Send
+
+from agentcontext.control.chat_mcp.binding import OPENING, SCOPE_KEY, ChatBinding
+from agentcontext.control.chat_mcp.notices import ChatNotices
+from agentcontext.control.chat_mcp.server import ChatMcpServer
+from agentcontext.control.chats import NewChat
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.plane import ControlPlane
+from agentcontext.errors import AgentContextError, AuthError, NotFoundError
+
+MCP_CHAT_TITLE = "MCP session"
+CHAT_HEADER = b"x-agentcontext-chat"
+_ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
+_SESSIONS_REMEMBERED = 10_000
+
+
+class ChatMcpEndpoint:
+    """The pure ASGI app mounted at ``/mcp``; ``run`` must be running for it to serve."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.notices = ChatNotices(plane.broker, plane.pending_changes)
+        self.server = ChatMcpServer(plane, self.notices)
+        self.manager = StreamableHTTPSessionManager(app=self.server, security_settings=None)
+        self._running = False
+        self._workspace_sessions: OrderedDict[str, str] = OrderedDict()  # session id -> chat id
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as group:
+            await group.start(self.notices.run)
+            async with self.manager.run():
+                self._running = True
+                task_status.started()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    self._running = False
+                    group.cancel_scope.cancel()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        match = _ROUTE.match(_relative_path(scope))
+        if match is None:
+            await _error(send, 404, "not found: use /mcp/chats/{chat_id} or /mcp/workspaces/{name}")
+            return
+        if not self._running:
+            await _error(send, 503, "the MCP endpoint is not running")
+            return
+        try:
+            user = await self._user(scope)
+            chat_id = await self._chat(user, match.group(1), match.group(2), scope)
+        except AgentContextError as exc:
+            status = 401 if isinstance(exc, AuthError) else 404 if isinstance(exc, NotFoundError) else 403
+            await _error(send, status, str(exc))
+            return
+        await self._serve(scope, receive, send, user, chat_id, remember=match.group(1) == "workspaces")
+
+    async def _user(self, scope: Scope) -> UserPrincipal:
+        header = _header(scope, b"authorization")
+        token = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        if not token:
+            raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
+        principal = await self.plane.authenticate(token)
+        if not isinstance(principal, UserPrincipal):
+            raise AuthError("this endpoint needs a user's API token, not an agent token")
+        return principal
+
+    async def _chat(self, user: UserPrincipal, kind: str, key: str, scope: Scope) -> str:
+        if kind == "chats":
+            if not _header(scope, b"mcp-session-id"):  # a session's later requests are checked by the SDK
+                await self.plane.get_chat(user, key)
+            return key
+        session = _header(scope, b"mcp-session-id")
+        known = self._workspace_sessions.get(session) if session else None
+        return known or await self._workspace_chat(user, key)
+
+    async def _workspace_chat(self, user: UserPrincipal, name: str) -> str:
+        workspaces = await self.plane.list_workspaces(user)
+        workspace = next((w for w in workspaces if w["name"] == name or w["id"] == name), None)
+        if workspace is None:
+            raise NotFoundError(f"workspace {name!r} not found")
+        mine = [
+            chat
+            for chat in await self.plane.list_chats(user)
+            if chat["workspace_id"] == workspace["id"] and chat["title"] == MCP_CHAT_TITLE and chat["parent_id"] is None
+        ]
+        if mine:
+            return str(max(mine, key=lambda chat: chat["updated_at"])["id"])
+        created = await self.plane.create_chat(user, NewChat(workspace=workspace["id"], title=MCP_CHAT_TITLE))
+        return str(created["id"])
+
+    async def _serve(
+        self, scope: Scope, receive: Receive, send: Send, user: UserPrincipal, chat_id: str, *, remember: bool
+    ) -> None:
+        opening = not _header(scope, b"mcp-session-id") and scope["method"] == "POST"
+        instructions = None
+        if opening and _header(scope, b"mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS:
+            instructions = (await self.plane.prompt(user, chat_id)).system  # for the initialize answer
+        binding = ChatBinding(user, chat_id, instructions)
+        owner = AccessToken(token="", client_id=f"{user.user_id}:{chat_id}", scopes=[])
+        inner: dict[str, Any] = {**scope, SCOPE_KEY: binding, "user": AuthenticatedUser(owner)}
+        OPENING.set(binding)
+
+        async def send_with_chat(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (CHAT_HEADER, chat_id.encode())]
+                session = dict(headers).get(b"mcp-session-id")
+                if remember and session:
+                    self._remember(session.decode("latin-1"), chat_id)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.manager.handle_request(inner, receive, send_with_chat)
+
+    def _remember(self, session: str, chat_id: str) -> None:
+        self._workspace_sessions[session] = chat_id
+        self._workspace_sessions.move_to_end(session)
+        while len(self._workspace_sessions) > _SESSIONS_REMEMBERED:
+            self._workspace_sessions.popitem(last=False)
+
+
+def _relative_path(scope: Scope) -> str:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return ""
+
+
+async def _error(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"message": message, "detail": None}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="agentcontext"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
