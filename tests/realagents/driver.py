@@ -7,7 +7,10 @@ then runs every job concurrently: each gets its own fake API server on a loopbac
 that records every request and answers with a minimal streaming reply, and one agent
 process (Codex ``exec`` against a Responses API, Claude Code ``-p`` against a Messages
 API) with a throwaway HOME and a minimal environment. It prints one JSON object per job:
-the requests the agent sent, its exit code and the tail of its stderr.
+the requests the agent sent, its exit code and the tail of its stderr. A job may add
+``args`` to the agent's command line, ``env`` to its environment, and ``setup`` commands (the
+agent's own configuration commands, such as ``claude mcp add``) run first with the same
+environment.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
         )
         env["CAPTURE_API_KEY"] = "dummy"
         command = [job["binary"], "exec", "--skip-git-repo-check", "-c", 'model_provider="capture"', "-c", provider]
-        return [*command, "hi"], env
+        return [*command, *job.get("args", ()), "hi"], env
     env.update(
         {
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
@@ -171,7 +174,7 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
             "DISABLE_ERROR_REPORTING": "1",
         }
     )
-    return [job["binary"], "-p", "hi"], env
+    return [job["binary"], *job.get("args", ()), "-p", "hi"], env
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +183,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     thread.start()
     try:
         command, env = _command(job, server.server_address[1])
+        for setup in job.get("setup", ()):  # configuration commands of the agent itself (offline)
+            subprocess.run(setup, cwd=job["cwd"], env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         try:
             done = subprocess.run(
                 command,

@@ -1,0 +1,171 @@
+"""The real Claude Code and Codex, each pointed at a chat's MCP endpoint: run inside ``unshare -n``.
+
+The test process starts this script as ``unshare -n python chat_stack.py SCRATCH``. In the
+loopback-only namespace it starts ``agentcontext server`` (SQLite) and ``agentcontext agent``
+over a workspace whose AGENTS.md carries a marker, gives the administrator ("alice") a
+personal skill and a chat of that workspace, and a second user ("bob") a personal skill of
+his own and his own chat. Then it runs each agent (``driver.run_job``) configured with
+alice's ``/mcp/workspaces/ws`` endpoint and her token, and prints what each sent to its fake
+model API, with the markers, as one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+import driver  # a sibling script: run as a script, this folder is not a package on the path
+
+ALICE_RULE = "ALICE-RULE-7f3a: run the linters before committing."
+ALICE_SKILL = "alice-notes"
+BOB_SKILL = "bob-private"
+BOB_SECRET = "BOB-SECRET-91c2"
+BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} never answered")
+
+
+def skill_text(name: str, description: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n"
+
+
+def main() -> int:
+    scratch = Path(sys.argv[1])
+    interfaces = driver.loopback_only()
+    if interfaces != ["lo"]:
+        print(json.dumps({"error": f"interfaces besides lo: {interfaces}"}))
+        return 3
+    work = scratch / "work"
+    work.mkdir(parents=True)
+    (work / ".git").mkdir()
+    (work / "AGENTS.md").write_text(f"# Rules\n\n{ALICE_RULE}\n")
+    env = {**os.environ, "HOME": str(scratch / "server-home")}
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        log = scratch / "server.log"
+        command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{scratch / 'c.db'}"]
+        processes.append(
+            subprocess.Popen(
+                [*command, "--listen", f"127.0.0.1:{port}"], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
+            )
+        )
+        wait(f"{base}/healthz", processes[0], log)
+        alice = re.findall(r"acu_[A-Za-z0-9_-]+", log.read_text())[0]
+        as_alice = {"Authorization": f"Bearer {alice}"}
+        bob = httpx.post(f"{base}/api/v1/users", json={"name": "bob"}, headers=as_alice).json()["token"]
+        as_bob = {"Authorization": f"Bearer {bob}"}
+        agent_token = httpx.post(f"{base}/api/v1/workspaces/ws/agents", json={"name": "dev"}, headers=as_alice).json()
+        agent_port = free_port()
+        agent_log = scratch / "agent.log"
+        command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work)]
+        command += ["--listen", f"127.0.0.1:{agent_port}", "--control-plane", base, "--token", agent_token["token"]]
+        processes.append(subprocess.Popen(command, env=env, stdout=agent_log.open("wb"), stderr=subprocess.STDOUT))
+        skill = skill_text(ALICE_SKILL, "Alice's own notes")
+        httpx.post(f"{base}/api/v1/users/me/skills", json={"content": skill}, headers=as_alice).raise_for_status()
+        secret = skill_text(BOB_SKILL, f"Bob's {BOB_SECRET}")
+        httpx.post(f"{base}/api/v1/users/me/skills", json={"content": secret}, headers=as_bob).raise_for_status()
+        httpx.post(
+            f"{base}/api/v1/chats", json={"workspace": "ws", "title": "bob's"}, headers=as_bob
+        ).raise_for_status()
+        _wait_pinned(base, as_alice)
+        url = f"{base}/mcp/workspaces/ws"
+        jobs = [
+            {
+                "id": "claude",
+                "agent": "claude",
+                "binary": str(BIN / "claude"),
+                "cwd": str(work),
+                "home": _home(scratch, "claude"),
+                "env": {"MCP_TIMEOUT": "60000"},  # a loaded CI machine: give the connection time
+                "setup": [
+                    [
+                        str(BIN / "claude"),
+                        "mcp",
+                        "add",
+                        "--scope",
+                        "user",
+                        "--transport",
+                        "http",
+                        "agentcontext",
+                        url,
+                        "--header",
+                        f"Authorization: Bearer {alice}",
+                    ],
+                ],
+            },
+            {
+                "id": "codex",
+                "agent": "codex",
+                "binary": str(BIN / "codex"),
+                "cwd": str(work),
+                "home": _home(scratch, "codex"),
+                "env": {"AGENTCONTEXT_TOKEN": alice},
+                "args": [
+                    "-c",
+                    f'mcp_servers.agentcontext.url="{url}"',
+                    "-c",
+                    'mcp_servers.agentcontext.bearer_token_env_var="AGENTCONTEXT_TOKEN"',
+                ],
+            },
+        ]
+        results = [driver.run_job(job) for job in jobs]
+        chats = httpx.get(f"{base}/api/v1/chats", headers=as_alice).json()
+        print(json.dumps({"interfaces": interfaces, "results": results, "alice_chats": chats}))
+        return 0
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(30)
+
+
+def _home(scratch: Path, agent: str) -> str:
+    home = scratch / f"{agent}-home"
+    home.mkdir()
+    return str(home)
+
+
+def _wait_pinned(base: str, headers: dict[str, Any]) -> None:
+    """Until the agent's first snapshot reached the control plane (a chat created now is pinned at once)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        overview = httpx.get(f"{base}/api/v1/overview", headers=headers).json()
+        agents = [a for w in overview["workspaces"] for a in w["agents"]]
+        if agents and agents[0]["snapshot"] is not None:
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the agent never pushed a snapshot")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
