@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).parent))
-import driver  # a sibling script: run as a script, this folder is not a package on the path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: the repository's root
+from tests.realagents import driver  # noqa: E402
 
 ALICE_RULE = "ALICE-RULE-7f3a: run the linters before committing."
 ALICE_SKILL = "alice-notes"
