@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: the repository's root
-from tests.realagents import driver  # noqa: E402
+from tests.realagents import driver
 
 ALICE_RULE = "ALICE-RULE-7f3a: run the linters before committing."
 ALICE_SKILL = "alice-notes"
