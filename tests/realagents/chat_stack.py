@@ -100,7 +100,7 @@ def main() -> int:
         ).raise_for_status()
         _wait_pinned(base, as_alice)
         url = f"{base}/mcp/workspaces/ws"
-        jobs = [
+        jobs: list[dict[str, Any]] = [
             {
                 "id": "claude",
                 "agent": "claude",
