@@ -36,6 +36,7 @@ from tests.agent.conftest import serving
 from tests.control.conftest import (
     AGENT_INFO,
     AGENT_URL,
+    CONTROL_EDGE,
     NOTES,
     REVIEW,
     WORK,
@@ -98,7 +99,7 @@ async def open_world(db: Database, settings: ControlSettings | None = None) -> A
 
     tokens = db.write(setup)
     plane = ControlPlane(db, LocalBroker(), settings, AgentLink(transport=httpx.MockTransport(fake_agent)))
-    app = create_app(plane, background=False)
+    app = create_app(plane, background=False, edge=CONTROL_EDGE)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://control") as client:
             yield World(db, plane, client, tokens)
@@ -769,9 +770,9 @@ async def test_a_body_over_8_mib_is_413_with_content_length_and_chunked(world: W
     assert allowed.status_code == 400  # parsed and refused on its merits, not for its size
 
 
-async def test_a_large_body_without_a_token_is_refused_before_it_is_read(world: World) -> None:
+async def test_a_large_body_without_a_token_is_refused_401_before_it_is_read(world: World) -> None:
     response = await world.call("POST", "/api/v1/agent/context", content=b"x" * (MAX_BODY + 1))
-    assert response.status_code == 413
+    assert response.status_code == 401  # who asks comes first: a stranger learns nothing of the limits
 
 
 @pytest.mark.parametrize(

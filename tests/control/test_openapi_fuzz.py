@@ -37,7 +37,7 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.plane import ControlPlane
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
-from tests.control.conftest import AGENT_INFO, NOTES, fake_agent, first_push
+from tests.control.conftest import AGENT_INFO, CONTROL_EDGE, NOTES, fake_agent, first_push
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -79,7 +79,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
 
     user, agent = db.write(setup)
     plane = ControlPlane(db, LocalBroker(), link=AgentLink(transport=httpx.MockTransport(fake_agent)))
-    app = create_app(plane, background=False)
+    app = create_app(plane, background=False, edge=CONTROL_EDGE)
     with TestClient(app, base_url="http://control") as client:
         auth = {"Authorization": f"Bearer {user}"}
         pushed = client.post("/api/v1/agent/context", json=first_push(), headers={"Authorization": f"Bearer {agent}"})
