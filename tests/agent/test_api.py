@@ -45,7 +45,9 @@ LINT = skill_md("lint", "Lints the code", body="<!-- maintainers: keep it short 
 
 
 @contextlib.asynccontextmanager
-async def api(agent: ContextAgent, *, token: str = TOKEN, startup_wait: float = 35.0) -> AsyncIterator[httpx.AsyncClient]:
+async def api(
+    agent: ContextAgent, *, token: str = TOKEN, startup_wait: float = 35.0
+) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the agent's app, sending the token (the agent runs for the duration of the block)."""
     app = create_app(agent, token=token, startup_wait=startup_wait)
     headers = {"Authorization": f"Bearer {token}"}
