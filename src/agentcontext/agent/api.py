@@ -15,7 +15,7 @@ import json
 import os
 import platform
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any
 
 import anyio
@@ -24,7 +24,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, skill_files
@@ -186,7 +185,7 @@ def create_app(
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
 
-    async def authenticate(headers: Headers, path: str) -> Verdict | Refusal:
+    async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
         if path in PUBLIC_PATHS:
             return Verdict.PUBLIC
         return Verdict.AUTHENTICATED if _token_ok(tokens, headers.get("authorization")) else unauthorized(UNAUTHORIZED)

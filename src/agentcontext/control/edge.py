@@ -11,8 +11,8 @@ as the token it holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
 
 from agentcontext.control.plane import ControlPlane
@@ -27,13 +27,13 @@ def is_stream(path: str) -> bool:
     return _STREAMS.fullmatch(path) is not None
 
 
-def stream_key(headers: Headers) -> str:
+def stream_key(headers: Mapping[str, str]) -> str:
     """The token a stream is opened with: the bearer token, else the dashboard's login cookie."""
     return bearer_token(headers) or cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE, "")
 
 
 def authenticator(plane: ControlPlane) -> Authenticate:
-    async def authenticate(headers: Headers, path: str) -> Verdict | Refusal:
+    async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
         if not path.startswith("/api/"):
             return Verdict.PUBLIC
         token = bearer_token(headers)

@@ -12,11 +12,12 @@ closed and the process exits cleanly.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
+from dataclasses import replace
 
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp
 
 from agentcontext.errors import ConfigError
@@ -36,15 +37,13 @@ async def serve_stdio(server: ContextServer) -> None:
 
 def mcp_edge(edge: Edge | None = None) -> Edge:
     """``edge`` (default: loopback only) with the SDK's body cap."""
-    from dataclasses import replace
-
     return replace(edge or Edge(), max_body=DEFAULT_MAX_REQUEST_BODY_SIZE)
 
 
 def _bearer(token: str) -> Authenticate:
     expected = f"Bearer {token}".encode()
 
-    async def authenticate(headers: Headers, path: str) -> Verdict | Refusal:
+    async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
         given = headers.get("authorization", "").encode()
         if hmac.compare_digest(given, expected):
             return Verdict.AUTHENTICATED

@@ -27,12 +27,11 @@ import json
 import os
 import resource
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
 import anyio
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -77,8 +76,9 @@ class Refusal:
     detail: str
 
 
-# The headers and the path in; a Verdict, or the refusal to answer with (``unauthorized(...)``).
-Authenticate = Callable[[Headers, str], Awaitable[Verdict | Refusal]]
+# The request's headers (lowercase names, the first of each) and path in; a Verdict, or the refusal to
+# answer with (``unauthorized(...)``).
+Authenticate = Callable[[Mapping[str, str], str], Awaitable[Verdict | Refusal]]
 
 
 # A refusal as the body of the answer (JSON).
@@ -90,7 +90,7 @@ def coder_shape(refusal: Refusal) -> dict[str, object]:
     return {"message": refusal.message, "detail": refusal.detail}
 
 
-def bearer_token(headers: Headers) -> str:
+def bearer_token(headers: Mapping[str, str]) -> str:
     scheme, _, token = headers.get("authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
@@ -113,7 +113,7 @@ class RequestGuard:
         *,
         authenticate: Authenticate | None = None,
         streams: Callable[[str], bool] = _never,
-        stream_key: Callable[[Headers], str] = bearer_token,
+        stream_key: Callable[[Mapping[str, str]], str] = bearer_token,
         render: Render = coder_shape,
     ) -> None:
         self.app, self.edge, self.authenticate = app, edge, authenticate
@@ -124,7 +124,7 @@ class RequestGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
+        headers = _headers(scope)
         refusal = self.foreign(scope, headers)
         limit = self.edge.max_body
         if refusal is None and self.authenticate is not None:
@@ -140,9 +140,9 @@ class RequestGuard:
         elif scope["type"] == "http" and scope["method"] == "GET" and self.streams(scope["path"]):
             await self._stream(scope, receive, send, headers)
         else:
-            await self._limited(scope, receive, send, limit)
+            await self._limited(scope, receive, send, limit, _has_body(headers))
 
-    def foreign(self, scope: Scope, headers: Headers) -> Refusal | None:
+    def foreign(self, scope: Scope, headers: Mapping[str, str]) -> Refusal | None:
         """Why a request for another host, or from another site's page, is refused (None: it is ours)."""
         server = scope.get("server")
         port = server[1] if server else None
@@ -175,7 +175,7 @@ class RequestGuard:
         await send({"type": "http.response.start", "status": refusal.status, "headers": response_headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+    async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
         key = hashlib.sha256(self.stream_key(headers).encode()).hexdigest()
         cap = self.edge.streams_per_token
         if self.open_streams[key] >= cap:
@@ -184,14 +184,16 @@ class RequestGuard:
             return
         self.open_streams[key] += 1
         try:
-            await self._limited(scope, receive, send, self.edge.max_body)
+            await self._limited(scope, receive, send, self.edge.max_body, _has_body(headers))
         finally:
             self.open_streams[key] -= 1
             if self.open_streams[key] <= 0:
                 del self.open_streams[key]
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-        body = _Body(limit, self.edge.body_timeout, receive)
+    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int, has_body: bool) -> None:
+        # a request that declares no body gets no deadline (its one empty message is there at once), but
+        # whatever arrives is counted all the same
+        body = _Body(limit, self.edge.body_timeout if has_body else None, receive)
 
         async def guarded_send(message: Message) -> None:
             if body.refusal is None:
@@ -211,7 +213,19 @@ class RequestGuard:
             await self.refuse(scope, send, body.refusal)
 
 
-def _declared_too_large(headers: Headers, limit: int) -> Refusal | None:
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lowercase name; of a repeated one, the first."""
+    found: dict[str, str] = {}
+    for name, value in scope.get("headers") or ():
+        found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    return found
+
+
+def _has_body(headers: Mapping[str, str]) -> bool:
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+
+
+def _declared_too_large(headers: Mapping[str, str], limit: int) -> Refusal | None:
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         return _too_large(limit)
@@ -232,9 +246,9 @@ class _BodyRefused(HTTPException):
 class _Body:
     """The request body as the app reads it: counted, under a deadline, and cut at the first refusal."""
 
-    def __init__(self, limit: int, timeout: float, receive: Receive) -> None:
+    def __init__(self, limit: int, timeout: float | None, receive: Receive) -> None:
         self.limit, self.timeout, self._receive = limit, timeout, receive
-        self.deadline = anyio.current_time() + timeout
+        self.deadline = None if timeout is None else anyio.current_time() + timeout
         self.seen, self.complete, self.answered = 0, False, False
         self.refusal: Refusal | None = None
 
@@ -243,15 +257,19 @@ class _Body:
             return {"type": "http.disconnect"}
         if self.complete:
             return await self._receive()  # the body is in: what follows is the client going away
+        if self.deadline is None:
+            return self._counted(await self._receive())
         with anyio.move_on_after(self.deadline - anyio.current_time()):
-            message = await self._receive()
-            if message["type"] == "http.request":
-                self.seen += len(message.get("body", b""))
-                self.complete = not message.get("more_body", False)
-                if self.seen > self.limit:
-                    self.refusal = _too_large(self.limit)
-                    raise _BodyRefused(self.refusal)
-            return message
+            return self._counted(await self._receive())
         detail = f"the request body did not arrive within {self.timeout:g} seconds"
         self.refusal = Refusal(408, "request_timeout", "Request timeout.", detail)
         raise _BodyRefused(self.refusal)
+
+    def _counted(self, message: Message) -> Message:
+        if message["type"] == "http.request":
+            self.seen += len(message.get("body", b""))
+            self.complete = not message.get("more_body", False)
+            if self.seen > self.limit:
+                self.refusal = _too_large(self.limit)
+                raise _BodyRefused(self.refusal)
+        return message

@@ -10,6 +10,7 @@ unless given as ``name:port``. Names compare case-insensitively; IPv6 literals a
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
 from collections.abc import Iterable
@@ -63,13 +64,7 @@ class ServedHosts:
 
     def allows(self, host: str, server_port: int | None, default_port: int = 80) -> bool:
         """Whether a request's ``Host`` names this server (``server_port``: the port it listens on, if known)."""
-        parsed = split_authority(host, default_port)
-        if parsed is None:
-            return False
-        name, port = parsed
-        if is_loopback(name):
-            return server_port is None or port == server_port
-        return name in self.names or f"{name}:{port}" in self.names
+        return _allows(self.names, host, server_port, default_port)
 
     def allows_origin(self, origin: str, server_port: int | None) -> bool:
         """Whether a browser's ``Origin`` is a page of a name this server serves (``null`` never is)."""
@@ -86,6 +81,17 @@ class ServedHosts:
             hosts += [name] if _has_port(name) else [name, f"{name}:*"]
         origins = [f"{scheme}://{host}" for scheme in ("http", "https") for host in hosts]
         return hosts, origins
+
+
+@functools.lru_cache(maxsize=1024)  # a server sees the same few Host values again and again
+def _allows(names: frozenset[str], host: str, server_port: int | None, default_port: int) -> bool:
+    parsed = split_authority(host, default_port)
+    if parsed is None:
+        return False
+    name, port = parsed
+    if is_loopback(name):
+        return server_port is None or port == server_port
+    return name in names or f"{name}:{port}" in names
 
 
 def _has_port(name: str) -> bool:
