@@ -33,16 +33,11 @@ from pathlib import Path
 
 import httpx
 
+from control import free_port
+
 TOKEN = "bench-http-limits-token"
 HUGE = 200 * 1024 * 1024
 CHUNK = b"x" * (1024 * 1024)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _limit(nofile: int | None) -> Callable[[], None] | None:
@@ -79,11 +74,10 @@ def started(
         yield process, port
     finally:
         process.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.kill()  # nothing when it has ended
+        process.wait()
 
 
 def vm_kib(pid: int, field: str) -> int:

@@ -24,16 +24,14 @@ from starlette.types import ASGIApp, Message
 
 from agentcontext.agent.api import create_app as agent_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.control import migrate
 from agentcontext.control.api import create_app as control_app
-from agentcontext.control.db import Database
 from agentcontext.testing import make_workspace
 from agentcontext.web.guard import Edge
 from agentcontext.web.serving import GuardedConfig
 from tests.agent.conftest import make_agent, ready, running
 from tests.containment import outside_the_roots
 from tests.control.conftest import CONTROL_EDGE
-from tests.control.test_api import World, open_world
+from tests.control.test_api import ROUTES, World, fill, sqlite_world
 from tests.helpers import free_port, terminate
 from tests.mcp.conftest import agentcontext_command, wait_for_port
 
@@ -149,13 +147,29 @@ class ControlSurface:
 
 @contextlib.asynccontextmanager
 async def control_surface(tmp_path: Path) -> AsyncIterator[ControlSurface]:
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    migrate.upgrade(database)
-    try:
-        async with open_world(database) as world:
-            yield ControlSurface(world, control_app(world.plane, background=False, edge=CONTROL_EDGE))
-    finally:
-        database.dispose()
+    async with sqlite_world(tmp_path) as world:
+        yield ControlSurface(world, control_app(world.plane, background=False, edge=CONTROL_EDGE))
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: list[bytes]
+
+
+def every_api_request(world: World, headers: Mapping[str, str], *, token: bool = True) -> list[ApiRequest]:
+    """One request to each control plane API route (``ROUTES``), with the token it needs unless ``token`` is off."""
+    ids = {"chat_id": "c", "file_id": "f", "name": "notes", "workspace": "shared"}
+    requests = []
+    for method, template, body in ROUTES:
+        sent = {**headers, "Content-Type": "application/json"}
+        if token:
+            sent["Authorization"] = f"Bearer {world.tokens['agent' if '/agent/' in template else 'alice']}"
+        content = [json.dumps(body).encode()] if body is not None else []
+        requests.append(ApiRequest(method, fill(template, ids), sent, content))
+    return requests
 
 
 # --- the MCP server over HTTP ---------------------------------------------------------------------

@@ -26,9 +26,10 @@ from tests.attacks.http_surfaces import (
     agent_surface,
     call,
     control_surface,
+    every_api_request,
     mcp_process,
 )
-from tests.control.test_api import ROUTES, fill, state
+from tests.control.test_api import state
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -72,18 +73,12 @@ async def test_a_rebinding_page_gets_nothing_from_the_control_plane_or_its_dashb
     async with control_surface(tmp_path) as surface:
         world = surface.world
         before = state(world.db)
-        ids = {"chat_id": "c", "file_id": "f", "name": "notes", "workspace": "shared"}
         for host in REBINDING_HOSTS:
-            for method, template, body in ROUTES:
-                token = "agent" if "/agent/" in template else "alice"
-                for credential in ("", world.tokens[token]):
-                    headers = {"Host": host, "Content-Type": "application/json"}
-                    if credential:
-                        headers["Authorization"] = f"Bearer {credential}"
-                    content = [json.dumps(body).encode()] if body is not None else []
-                    answer = await call(surface.app, method, fill(template, ids), headers, content)
-                    assert misdirected(answer.status, answer.json(), answer.headers), (host, method, template)
-                    assert answer.pulled == 0
+            requests = every_api_request(world, {"Host": host}) + every_api_request(world, {"Host": host}, token=False)
+            for request in requests:
+                answer = await call(surface.app, request.method, request.target, request.headers, request.body)
+                assert misdirected(answer.status, answer.json(), answer.headers), (host, request)
+                assert answer.pulled == 0
             cookie = {"Host": host, "Cookie": f"agentcontext_session={world.tokens['alice']}"}
             for method, target in (("GET", "/"), ("GET", "/ui/chats"), ("GET", "/ui/events"), ("GET", "/healthz")):
                 answer = await call(surface.app, method, target, cookie)

@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -23,7 +24,7 @@ import sqlalchemy as sa
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from agentcontext.control import identity
+from agentcontext.control import identity, migrate
 from agentcontext.control.agent_link import AgentLink
 from agentcontext.control.api import MAX_BODY, create_app
 from agentcontext.control.db import Database
@@ -105,6 +106,18 @@ async def open_world(db: Database, settings: ControlSettings | None = None) -> A
             yield World(db, plane, client, tokens)
     finally:
         await plane.aclose()
+
+
+@contextlib.asynccontextmanager
+async def sqlite_world(tmp_path: Path) -> AsyncIterator[World]:
+    """``open_world`` over a fresh SQLite file in ``tmp_path``."""
+    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
+    migrate.upgrade(database)
+    try:
+        async with open_world(database) as opened:
+            yield opened
+    finally:
+        database.dispose()
 
 
 @pytest.fixture

@@ -553,6 +553,7 @@ def _disposition(name: str) -> str:
     summary="Server-sent events: state, pinned, out_of_date, up_to_date, refreshed, agent_online, agent_offline",
     tags=["chats"],
     response_class=EventSourceResponse,
+    responses={429: {"model": ErrorBody, "description": "Too many event streams open with this token."}},
 )
 async def chat_events(plane: Plane, user: User, chat_id: str) -> EventSourceResponse:
     topics, _ = await plane.event_topics(user, chat_id)  # a 404 must come before the stream starts
