@@ -157,3 +157,13 @@ def test_an_agent_given_a_token_file_keeps_it_off_its_command_line(tmp_path: Pat
         process.terminate()
         _, stderr = process.communicate(timeout=30)
     assert b"warning" not in stderr
+
+
+def test_a_database_password_on_the_command_line_is_warned_about(tmp_path: Path) -> None:
+    url = f"postgresql://user:{SECRET}@127.0.0.1:{free_port()}/control"  # nothing listens: the command fails
+    flag = agentcontext("db", "current", "--db", url)
+    env = agentcontext("db", "current", env={"AGENTCONTEXT_DB": url})
+    warning = "agentcontext: warning: --db shows the database password to every local user (`ps`)"
+    assert flag.returncode == env.returncode == 2
+    assert flag.stderr.startswith(warning) and warning not in env.stderr
+    assert SECRET not in flag.stderr + env.stderr

@@ -18,6 +18,7 @@ import typer
 
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
+from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
 
@@ -35,8 +36,10 @@ DbOption = typer.Option(
     None,
     "--db",
     envvar="AGENTCONTEXT_DB",
-    help="Database URL: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/NAME. Default: control.db in the data dir.",
+    help="Database URL: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/NAME. Default: control.db in the data dir."
+    " A password shows in `ps`: prefer AGENTCONTEXT_DB.",
     show_default=False,
+    callback=warn_password_in_argv,
 )
 JsonFlag = typer.Option(False, "--json", help="Print JSON for scripts.")
 

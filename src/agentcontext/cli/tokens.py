@@ -4,7 +4,8 @@ Every local user can read any process's command line (``ps``, ``/proc/PID/cmdlin
 token given as ``--token`` is shown to all of them: it still works, and says so on stderr.
 ``--token-file FILE`` reads the token from a file (surrounding whitespace dropped; a file
 others may read is used, with a warning); the command's environment variable is read
-otherwise. Giving both ``--token`` and ``--token-file`` is an error.
+otherwise. Giving both ``--token`` and ``--token-file`` is an error. A ``--db`` URL with a
+password on the command line is warned about the same way (``AGENTCONTEXT_DB`` is private).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 
@@ -69,3 +71,18 @@ def resolve_token(
     if token_file is not None:
         return read_token_file(token_file)
     return env.get(envvar, "").strip() or None
+
+
+def warn_password_in_argv(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:
+    """An option callback: a database URL with a password given on the command line is shown by ``ps``."""
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    if value and source is not None and source.name == "COMMANDLINE" and _password(value):
+        warn("--db shows the database password to every local user (`ps`); set AGENTCONTEXT_DB instead")
+    return value
+
+
+def _password(url: str) -> bool:
+    try:
+        return bool(urlsplit(url).password)
+    except ValueError:
+        return False
