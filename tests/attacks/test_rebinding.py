@@ -16,7 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agentcontext.testing import make_workspace
 from tests.agent.test_api import api_routes
+from tests.agent.test_service import agent_process
 from tests.attacks.http_surfaces import (
     AGENT_HOST,
     AGENT_TOKEN,
@@ -105,3 +107,16 @@ def test_a_rebinding_page_gets_nothing_from_the_mcp_server(tmp_path: Path) -> No
                 assert stream.status_code == 421
         served = httpx.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, **auth}, timeout=10)
         assert served.status_code == 200 and "mcp-session-id" in served.headers
+
+
+def test_a_name_given_with_allow_host_is_served_and_no_other(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    with agent_process(work, home, "--allow-host", "agent.internal") as agent:
+        port = agent.url.rpartition(":")[2]
+        named = httpx.get(agent.url + "/api/v0/context", headers={**agent.auth, "Host": f"agent.internal:{port}"})
+        other = httpx.get(agent.url + "/api/v0/context", headers={**agent.auth, "Host": f"other.internal:{port}"})
+    assert named.status_code == 200
+    assert other.status_code == 421
+    assert other.json()["detail"] == (
+        f"this server does not answer to the host 'other.internal:{port}'; serve another name with --allow-host NAME"
+    )
