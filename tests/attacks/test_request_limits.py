@@ -236,3 +236,30 @@ async def _send_a_slow_body(port: int) -> None:
             answer = await stream.receive()
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"did not arrive within 0.5 seconds" in answer
+
+
+@pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])
+async def test_a_request_head_over_64_kib_is_refused_before_it_is_kept(tmp_path: Path, home: Path, h11: bool) -> None:
+    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, Edge(), h11=h11) as served:
+        line = f"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n".encode()
+        stream = await anyio.connect_tcp("127.0.0.1", served.port)
+        async with stream:
+            await stream.send(line + b"X-Big: " + b"a" * (70 * KiB) + b"\r\n")  # and the head goes on
+            with anyio.fail_after(10):
+                answer = await stream.receive()
+        assert answer.startswith(b"HTTP/1.1 431 " if not h11 else b"HTTP/1.1 400 "), answer[:100]
+        sent, flood = 0, await anyio.connect_tcp("127.0.0.1", served.port)
+        with anyio.fail_after(10):
+            try:
+                await flood.send(line)
+                while sent < 512 * MiB:  # a head that never ends: the server closes long before
+                    await flood.send(b"X-More: " + b"a" * (64 * KiB) + b"\r\n")
+                    sent += 64 * KiB
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+                pass
+            finally:
+                await flood.aclose()
+        assert sent < 64 * MiB  # what the socket buffers took before the server had closed
+        headers = {"Authorization": f"Bearer {AGENT_TOKEN}", "X-Fine": "a" * (32 * KiB)}
+        async with httpx.AsyncClient(base_url=served.url, headers=headers) as client:
+            assert (await client.get("/api/v0/context")).status_code == 200

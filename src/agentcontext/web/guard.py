@@ -61,6 +61,7 @@ class Edge:
     streams_per_token: int = 16  # open event streams per token
     max_connections: int = field(default_factory=default_max_connections)
     header_timeout: float = 10.0  # seconds a connection may stay without a request in progress
+    max_head: int = 64 * KiB  # a request's line and headers
 
 
 class Verdict(Enum):

@@ -6,8 +6,10 @@ thousands of those exhaust the process's file descriptors. Here a connection wit
 request in progress is closed ``Edge.header_timeout`` seconds after it became so, whatever
 it trickles meanwhile; and with ``Edge.max_connections`` open, each new connection closes the
 one idle the longest (with none idle, the new one is closed), so a fresh client is served
-while nobody can hold the sockets. A request in progress is never cut here: its body has
-the guard's deadline, and event streams its cap per token.
+while nobody can hold the sockets. A request's head (its line and headers) may be at most
+``Edge.max_head`` bytes, else 431 and the connection closes: h11 has such a cap of its own,
+httptools (uvicorn's default) none. A request in progress is never cut here: its body has the
+guard's deadline, and event streams its cap per token.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ class GuardedConfig(uvicorn.Config):
     """``uvicorn.Config`` with the idle guard in its HTTP protocol (httptools; h11 on request) and the edge's limits."""
 
     def __init__(self, app: Any, edge: Edge, *, h11: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("h11_max_incomplete_event_size", edge.max_head)
         super().__init__(app, http=GuardedH11 if h11 else GuardedHttpTools, **kwargs)
         self.max_connections = edge.max_connections
         self.header_timeout = edge.header_timeout
+        self.max_head = edge.max_head
 
 
 class _IdleGuard(asyncio.Protocol):
@@ -97,7 +101,37 @@ class _IdleGuard(asyncio.Protocol):
 
 
 class GuardedHttpTools(_IdleGuard, HttpToolsProtocol):
-    """uvicorn's httptools protocol (its default) with the idle guard."""
+    """uvicorn's httptools protocol (its default) with the idle guard and a cap on a request's head.
+
+    httptools keeps a header's bytes until the header ends, so the bytes that arrive while a
+    head is read are counted as they come, before the parser sees them grow past the cap.
+    """
+
+    _reading_head = True
+    _head_bytes = 0
+
+    def data_received(self, data: bytes) -> None:
+        reading = self._reading_head
+        super().data_received(data)
+        if reading and self._reading_head:  # still in the same head: all of this chunk belonged to it
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head and not self.transport.is_closing():
+                self._refuse_head()
+
+    def on_headers_complete(self) -> None:
+        self._reading_head, self._head_bytes = False, 0
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._reading_head = True  # what comes next is the next request's head
+        super().on_message_complete()
+
+    def _refuse_head(self) -> None:
+        message = f"a request's line and headers may be at most {self.limits.max_head} bytes".encode()
+        head = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        length = f"content-length: {len(message)}\r\nconnection: close\r\n\r\n".encode()
+        self.transport.write(head + length + message)
+        self.transport.close()
 
 
 class GuardedH11(_IdleGuard, H11Protocol):
