@@ -41,6 +41,8 @@ sys.path.insert(0, str(HERE))
 from workspace import age, build  # noqa: E402
 
 ECHO = [sys.executable, str(HERE / "echo_server.py")]
+TOKEN = "bench-agent-token"  # the agent's API always needs one; given in its environment
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def free_port() -> int:
@@ -118,7 +120,8 @@ async def via_client(target: Any, tool: str, calls: int, mode: str = "auto") -> 
 
 async def via_agent(port: int, calls: int) -> dict[str, float]:
     url = f"http://127.0.0.1:{port}/api/v0/mcp/call-tool"
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_keepalive_connections=16)) as http:
+    limits = httpx.Limits(max_keepalive_connections=16)
+    async with httpx.AsyncClient(timeout=60, limits=limits, headers=AUTH) as http:
 
         async def call(i: int) -> None:
             response = await http.post(url, json={"tool_name": "echo__echo", "arguments": {"text": f"m{i}"}})
@@ -130,7 +133,7 @@ async def via_agent(port: int, calls: int) -> dict[str, float]:
 
 def start_agent(work: Path, home: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    env = {**os.environ, "HOME": str(home)}
+    env = {**os.environ, "HOME": str(home), "AGENTCONTEXT_AGENT_TOKEN": TOKEN}
     command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]
     process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     wait_port(port)
@@ -140,7 +143,7 @@ def start_agent(work: Path, home: Path, log: Path) -> tuple[subprocess.Popen[byt
 def wait_tools(port: int, name: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        tools = httpx.get(f"http://127.0.0.1:{port}/api/v0/mcp/tools", timeout=10).json()["tools"]
+        tools = httpx.get(f"http://127.0.0.1:{port}/api/v0/mcp/tools", headers=AUTH, timeout=10).json()["tools"]
         if any(t["name"] == name for t in tools):
             return
         time.sleep(0.1)
@@ -196,7 +199,7 @@ def proxy_figures(calls: int, skip_peers: bool, tmp: Path) -> dict[str, dict[str
 async def publish_latency(port: int, agents_md: Path, edits: int) -> list[float]:
     latencies: list[float] = []
     async with (
-        httpx.AsyncClient(timeout=None) as http,
+        httpx.AsyncClient(timeout=None, headers=AUTH) as http,
         http.stream("GET", f"http://127.0.0.1:{port}/api/v0/events") as stream,
     ):
         lines = stream.aiter_lines()

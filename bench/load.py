@@ -629,7 +629,8 @@ def upstream_agent(tmp: Path, *, enabled: bool) -> Iterator[None]:
     url = f"http://127.0.0.1:{port}"
     log = (tmp / "upstream-agent.log").open("wb")
     args = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]
-    process = subprocess.Popen([*args, "--token", AGENT_TOKEN], stdout=log, stderr=log)
+    env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": AGENT_TOKEN}  # not --token: `ps` would show it
+    process = subprocess.Popen(args, stdout=log, stderr=log, env=env)
     try:
         deadline = time.monotonic() + 60
         headers = {"Authorization": f"Bearer {AGENT_TOKEN}"}

@@ -159,8 +159,9 @@ async def _through_every_surface(work: Path, home: Path, db_path: Path) -> Surfa
     agent = make_agent(work, home)
     async with running(agent):
         snapshot = await ready(agent)
-        transport = httpx.ASGITransport(app=agent_app(agent))
-        async with httpx.AsyncClient(transport=transport, base_url="http://agent") as agent_client:
+        transport = httpx.ASGITransport(app=agent_app(agent, token="corpus-token"))
+        auth = {"Authorization": "Bearer corpus-token"}
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=auth) as agent_client:
             config = await agent_client.get("/api/v0/context-config")
             assert config.status_code == 200, config.text
     db = Database(f"sqlite:///{db_path}")

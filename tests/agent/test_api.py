@@ -40,19 +40,20 @@ from tests.agent.conftest import (
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 TOKEN = "api-token-1234"
+AGENT_URL = "http://127.0.0.1:8766"  # a name the agent serves: the request guard refuses any other
 LINT = skill_md("lint", "Lints the code", body="<!-- maintainers: keep it short -->\n# Lint\n\nRun ruff.\n")
 
 
 @contextlib.asynccontextmanager
 async def api(
-    agent: ContextAgent, *, token: str | None = None, startup_wait: float = 35.0
+    agent: ContextAgent, *, token: str = TOKEN, startup_wait: float = 35.0
 ) -> AsyncIterator[httpx.AsyncClient]:
-    """A client of the agent's app (the agent runs for the duration of the block)."""
+    """A client of the agent's app, sending the token (the agent runs for the duration of the block)."""
     app = create_app(agent, token=token, startup_wait=startup_wait)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = {"Authorization": f"Bearer {token}"}
     async with (
         running(agent),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agent", headers=headers) as client,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT_URL, headers=headers) as client,
     ):
         yield client
 
@@ -434,7 +435,7 @@ async def test_every_route_requires_the_token(tmp_path: Path, home: Path) -> Non
         ("POST", "/api/v0/ready"),
     ]
     app = create_app(agent, token=TOKEN)
-    async with running(agent), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://a") as client:
+    async with running(agent), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT_URL) as client:
         await ready(agent)
         for method, path, _ in routes:
             for headers in (
@@ -453,10 +454,11 @@ async def test_every_route_requires_the_token(tmp_path: Path, home: Path) -> Non
             assert allowed.status_code != 401, (method, path)
 
 
-async def test_the_api_without_a_token_needs_no_header(tmp_path: Path, home: Path) -> None:
+async def test_the_api_cannot_be_built_without_a_token(tmp_path: Path, home: Path) -> None:
     agent = make_agent(make_workspace(tmp_path / "work", {"AGENTS.md": "rules"}), home)
-    async with api(agent) as client:
-        assert (await client.get("/api/v0/context")).status_code == 200
+    for peer in (None, PEER_TOKEN):
+        with pytest.raises(ValueError, match="needs a token"):
+            create_app(agent, token="", peer_token=peer)
 
 
 async def test_openapi_lists_every_route(tmp_path: Path, home: Path) -> None:
@@ -623,7 +625,7 @@ async def test_plan_file_refuses_a_fifo_without_hanging_and_a_directory(tmp_path
 async def test_the_peer_token_is_accepted_alongside_the_main_token_and_nothing_else(tmp_path: Path, home: Path) -> None:
     agent = make_agent(skills_workspace(tmp_path), home)
     app = create_app(agent, token=TOKEN, peer_token=PEER_TOKEN)
-    async with running(agent), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://a") as client:
+    async with running(agent), httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT_URL) as client:
         await ready(agent)
         for method, path, _ in api_routes(agent):
             if path == "/api/v0/events":
@@ -645,18 +647,11 @@ async def test_the_peer_token_is_accepted_alongside_the_main_token_and_nothing_e
                 assert error(refused) == (401, "Unauthorized.", "A valid bearer token is required."), (path, value)
 
 
-async def test_a_peer_token_alone_or_an_empty_one_opens_nothing(tmp_path: Path, home: Path) -> None:
+async def test_an_empty_peer_token_opens_nothing(tmp_path: Path, home: Path) -> None:
     agent = make_agent(make_workspace(tmp_path / "work", {"AGENTS.md": "rules"}), home)
-    only_peer = create_app(agent, peer_token=PEER_TOKEN)
     empty_peer = create_app(agent, token=TOKEN, peer_token="")
-    async with (
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=only_peer), base_url="http://a") as peer_client,
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=empty_peer), base_url="http://a") as main_client,
-    ):
-        assert (await peer_client.get("/api/v0/workspace")).status_code == 401
-        assert (await peer_client.get("/api/v0/workspace", headers={"Authorization": "Bearer "})).status_code == 401
-        ok = await peer_client.get("/api/v0/workspace", headers={"Authorization": f"Bearer {PEER_TOKEN}"})
-        assert ok.status_code == 200
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=empty_peer), base_url=AGENT_URL) as main_client:
+        assert (await main_client.get("/api/v0/workspace")).status_code == 401
         assert (await main_client.get("/api/v0/workspace", headers={"Authorization": "Bearer "})).status_code == 401
         ok = await main_client.get("/api/v0/workspace", headers={"Authorization": f"Bearer {TOKEN}"})
         assert ok.status_code == 200

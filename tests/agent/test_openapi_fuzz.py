@@ -7,14 +7,17 @@ by uvicorn on loopback in a thread of its own, so the agent's loop is the app's 
 No answer is a 5xx except the one docs/agent.md promises: 502 ``MCP tool call failed.`` when
 the upstream MCP server refuses a call. Each operation gets schema-conforming and
 schema-violating requests. Each is sent without a token and with a wrong one (both must be
-401), then with the token as generated (random names and paths: the not-found and refused
-answers), once more with its path pointed at things that exist (the skill, one of its files
-or a path that escapes it, the declared source, the plan file, the MCP tool), so 200s are
-fuzzed too, and once with hostile text in those places (NUL, traversal, newlines, lone
-surrogates, tag characters). Every answer is checked for a status the document lists, its
-content type and its body's schema.
+401), with a foreign ``Host`` (a DNS-rebinding page) and the token (421), with
+a body over the limit (401 without the token, 413 with it: never read), then with the token
+as generated (random names and paths: the not-found and refused answers), once more with its
+path pointed at things that exist (the skill, one of its files or a path that escapes it,
+the declared source, the plan file, the MCP tool), so 200s are fuzzed too, and once with
+hostile text in those places (NUL, traversal, newlines, lone surrogates, tag characters).
+Every answer is checked for a status the document lists, its content type and its body's
+schema.
 
-The event stream never ends for an authorized client; it is fuzzed without credentials only.
+The event stream never ends for an authorized client; it is fuzzed without credentials, and
+with them only where the guard refuses it first.
 """
 
 from __future__ import annotations
@@ -40,11 +43,13 @@ from schemathesis.specs.openapi.checks import (
 
 from agentcontext.agent.api import create_app
 from agentcontext.testing import make_workspace, skill_md
+from agentcontext.web.guard import Edge
 from tests.agent.conftest import make_agent, ready, running, serving, time_server_config
 
 pytestmark = pytest.mark.timeout(600)
 
 TOKEN = "agent-fuzz-token"
+MAX_BODY = 32 * 1024  # small, so an oversized body costs little; no generated body comes near it
 MAX_EXAMPLES = 20
 CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
 # The one 5xx the docs promise (docs/agent.md): the upstream MCP server refused the call (here: an unknown tool).
@@ -93,7 +98,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home.mkdir()
     work = _workspace(root)
     agent = make_agent(work, home)
-    app = create_app(agent, token=TOKEN, startup_wait=1.0)
+    app = create_app(agent, token=TOKEN, startup_wait=1.0, edge=Edge(max_body=MAX_BODY))
     started: list[str] = []
     up, stop, failed = threading.Event(), threading.Event(), []
 
@@ -215,14 +220,16 @@ def test_no_request_makes_the_agent_answer_5xx_or_off_its_schema(
         if response.status_code >= 500:  # no 5xx but the documented upstream failure
             assert path == "/api/v0/mcp/call-tool", response.text
             assert (response.status_code, response.json()["message"]) == UPSTREAM_FAILED, response.text
-        if unauthorized and response.status_code != 401:  # only a path no route matches (a newline) gets past
-            assert (response.status_code, response.json()["message"]) == (404, "Not Found."), response.text
+        if unauthorized:  # the guard asks for the token before any route is matched
+            assert response.status_code == 401, response.text
 
     @hypothesis.given(case=cases)
     @hypothesis.settings(FUZZ_SETTINGS, max_examples=MAX_EXAMPLES)
     def no_server_error(case: schemathesis.Case[Any]) -> None:
         call(case, None, unauthorized=True)
         call(case, {"Authorization": "Bearer wrong"}, unauthorized=True)
+        nonlocal calls
+        calls += _refused_before_any_work(case, served)
         if path == "/api/v0/events":
             return  # an authorized stream never ends
         if method == "DELETE":  # a random delete may find nothing; make sure the declared source is there
@@ -245,6 +252,26 @@ def test_no_request_makes_the_agent_answer_5xx_or_off_its_schema(
     no_server_error()
     request.node.user_properties.append(("api_calls", calls))  # in --junitxml with junit_family=xunit1
     print(f"\n{method} {path}: {calls} API calls")
+
+
+def _refused_before_any_work(case: schemathesis.Case[Any], served: Served) -> int:
+    """The case from a DNS-rebinding page (even with the token: 421; without it, tests/attacks/test_rebinding.py)
+    and with a body over the limit (401 without the token, 413 with it); the number of requests sent."""
+    authorized = {"Authorization": f"Bearer {TOKEN}"}
+    attempts = [
+        ({**authorized, "Host": "attacker.example"}, None, 421),
+        ({}, b"x" * (MAX_BODY + 1), 401),
+        (authorized, b"x" * (MAX_BODY + 1), 413),
+    ]
+    for headers, body, status in attempts:
+        sent = case.as_transport_kwargs(base_url=served.url, headers=headers)
+        response = httpx.request(
+            sent["method"], sent["url"], params=sent["params"], headers=sent["headers"], content=body, timeout=30
+        )
+        case.validate_response(response, checks=CHECKS)
+        assert response.status_code == status, response.text
+        assert response.headers["connection"] == "close"
+    return len(attempts)
 
 
 def _with(schema: schemathesis.BaseSchema, method: str, path: str, **parts: Any) -> schemathesis.Case[Any]:

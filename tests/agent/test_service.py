@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from agentcontext.agent.token_file import token_path
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import time_server_config
 from tests.helpers import alive, descendants, free_port, poll, terminate
@@ -31,14 +32,19 @@ class AgentProcess:
     process: subprocess.Popen[bytes]
     url: str
     log: Path
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
 
     def get(self, path: str, **params: str) -> Any:
-        response = httpx.get(self.url + path, params=params, timeout=10)
+        response = httpx.get(self.url + path, params=params, headers=self.auth, timeout=10)
         response.raise_for_status()
         return response.json()
 
     def post(self, path: str) -> httpx.Response:
-        return httpx.post(self.url + path, timeout=60)
+        return httpx.post(self.url + path, headers=self.auth, timeout=60)
 
     def snapshot(self) -> dict[str, Any]:
         snapshot: dict[str, Any] = self.get("/api/v0/context", payloads="true")
@@ -59,7 +65,10 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> Non
 
 @contextlib.contextmanager
 def agent_process(work: Path, home: Path, *args: str) -> Iterator[AgentProcess]:
-    """``python -m agentcontext agent`` over ``work`` on a free loopback port, with ``home`` as HOME."""
+    """``python -m agentcontext agent`` over ``work`` on a free loopback port, with ``home`` as HOME.
+
+    No token is given: the agent makes one and keeps it in the data dir, where the test reads it.
+    """
     port = free_port()
     log = work.parent / f"agent-{port}.log"
     command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work)]
@@ -68,7 +77,8 @@ def agent_process(work: Path, home: Path, *args: str) -> Iterator[AgentProcess]:
         process = subprocess.Popen(command, env={**os.environ, "HOME": str(home)}, stdout=sink, stderr=sink)
     try:
         wait_for_port(port, process, log)
-        yield AgentProcess(process, f"http://127.0.0.1:{port}", log)
+        token = token_path(port, {"HOME": str(home)}).read_text(encoding="utf-8").strip()
+        yield AgentProcess(process, f"http://127.0.0.1:{port}", log, token)
     finally:
         terminate(process)
 

@@ -447,7 +447,12 @@ def test_each_commands_help_says_what_it_does(command: list[str], teaches: str) 
         assert "--server" in result.output and "AGENTCONTEXT_SERVER" in result.output
 
 
-@pytest.mark.parametrize("group", ["db", "users", "tokens", "agents", "chats"])
+@pytest.mark.parametrize("group", ["db", "users", "tokens", "chats"])
 def test_each_command_group_lists_its_commands(group: str) -> None:
     result = runner.invoke(app, [group], env={"COLUMNS": "200"})
     assert "create" in result.output or "upgrade" in result.output
+
+
+def test_agents_shows_each_agents_view_and_its_help_lists_the_control_plane_commands() -> None:
+    result = runner.invoke(app, ["agents", "--help"], env={"COLUMNS": "200"})
+    assert "create" in result.output and "rotate" in result.output

@@ -18,12 +18,17 @@ import httpx
 import pytest
 
 from agentcontext.control import migrate
+from agentcontext.control.api import MAX_BODY
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster, find_binaries
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
+from agentcontext.web.guard import Edge
+from agentcontext.web.hosts import ServedHosts
 
+# In-process clients reach the app as http://control: a name it serves, as behind a proxy (--allow-host control)
+CONTROL_EDGE = Edge(hosts=ServedHosts(frozenset({"control"})), max_body=MAX_BODY)
 NO_POSTGRES = "PostgreSQL is not installed here (no initdb/pg_ctl/postgres found; apt-get install postgresql)"
 
 

@@ -155,9 +155,10 @@ def agent(
     port = free_port()
     log = logs / f"{name}-{port}-{time.monotonic_ns()}.log"
     command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work)]
-    command += ["--listen", f"127.0.0.1:{port}", "--control-plane", control_plane, "--token", token, *extra]
+    command += ["--listen", f"127.0.0.1:{port}", "--control-plane", control_plane, *extra]
+    env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": token}  # not --token: it would show in `ps`
     with log.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=sink)
+        process = subprocess.Popen(command, stdout=sink, stderr=sink, env=env)
     proc = Process(name, process, log, f"http://127.0.0.1:{port}")
     with _running(proc, "/api/v0/context"):
         yield proc

@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -23,7 +24,7 @@ import sqlalchemy as sa
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from agentcontext.control import identity
+from agentcontext.control import identity, migrate
 from agentcontext.control.agent_link import AgentLink
 from agentcontext.control.api import MAX_BODY, create_app
 from agentcontext.control.db import Database
@@ -36,6 +37,7 @@ from tests.agent.conftest import serving
 from tests.control.conftest import (
     AGENT_INFO,
     AGENT_URL,
+    CONTROL_EDGE,
     NOTES,
     REVIEW,
     WORK,
@@ -98,12 +100,24 @@ async def open_world(db: Database, settings: ControlSettings | None = None) -> A
 
     tokens = db.write(setup)
     plane = ControlPlane(db, LocalBroker(), settings, AgentLink(transport=httpx.MockTransport(fake_agent)))
-    app = create_app(plane, background=False)
+    app = create_app(plane, background=False, edge=CONTROL_EDGE)
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://control") as client:
             yield World(db, plane, client, tokens)
     finally:
         await plane.aclose()
+
+
+@contextlib.asynccontextmanager
+async def sqlite_world(tmp_path: Path) -> AsyncIterator[World]:
+    """``open_world`` over a fresh SQLite file in ``tmp_path``."""
+    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
+    migrate.upgrade(database)
+    try:
+        async with open_world(database) as opened:
+            yield opened
+    finally:
+        database.dispose()
 
 
 @pytest.fixture
@@ -769,9 +783,9 @@ async def test_a_body_over_8_mib_is_413_with_content_length_and_chunked(world: W
     assert allowed.status_code == 400  # parsed and refused on its merits, not for its size
 
 
-async def test_a_large_body_without_a_token_is_refused_before_it_is_read(world: World) -> None:
+async def test_a_large_body_without_a_token_is_refused_401_before_it_is_read(world: World) -> None:
     response = await world.call("POST", "/api/v1/agent/context", content=b"x" * (MAX_BODY + 1))
-    assert response.status_code == 413
+    assert response.status_code == 401  # who asks comes first: a stranger learns nothing of the limits
 
 
 @pytest.mark.parametrize(

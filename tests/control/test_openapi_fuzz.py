@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -37,11 +37,14 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.plane import ControlPlane
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
-from tests.control.conftest import AGENT_INFO, NOTES, fake_agent, first_push
+from agentcontext.web.hosts import ServedHosts
+from tests.control.conftest import AGENT_INFO, CONTROL_EDGE, NOTES, fake_agent, first_push
 
 pytestmark = pytest.mark.timeout(300)
 
 MAX_EXAMPLES = 30
+# schemathesis reaches an ASGI app as http://testserver: a name served here, as --allow-host would
+FUZZ_EDGE = replace(CONTROL_EDGE, hosts=ServedHosts(CONTROL_EDGE.hosts.names | {"testserver"}))
 TOOLS = ("read_skill", "read_skill_file", "propose_plan", "docs__search", "nothing")
 FUZZ_SETTINGS = hypothesis.settings(
     deadline=None,
@@ -79,7 +82,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
 
     user, agent = db.write(setup)
     plane = ControlPlane(db, LocalBroker(), link=AgentLink(transport=httpx.MockTransport(fake_agent)))
-    app = create_app(plane, background=False)
+    app = create_app(plane, background=False, edge=FUZZ_EDGE)
     with TestClient(app, base_url="http://control") as client:
         auth = {"Authorization": f"Bearer {user}"}
         pushed = client.post("/api/v1/agent/context", json=first_push(), headers={"Authorization": f"Bearer {agent}"})

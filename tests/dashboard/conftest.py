@@ -9,9 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agentcontext.control import migrate
-from agentcontext.control.db import Database
-from tests.control.test_api import World, open_world
+from tests.control.test_api import World, sqlite_world
 
 ORIGIN = {"Origin": "http://control"}
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
@@ -19,13 +17,8 @@ _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    migrate.upgrade(database)
-    try:
-        async with open_world(database) as opened:
-            yield opened
-    finally:
-        database.dispose()
+    async with sqlite_world(tmp_path) as opened:
+        yield opened
 
 
 async def log_in(world: World, who: str) -> httpx.Response:

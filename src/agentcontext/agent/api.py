@@ -1,9 +1,10 @@
 """The workspace agent's HTTP API under ``/api/v0/`` (coder.md 6.1-6.2), with its OpenAPI document.
 
-Errors have Coder's shape, ``{"message": ..., "detail": ...}``. When the agent has a token,
-every route needs ``Authorization: Bearer <token>`` (the agent refuses to listen on a
-non-loopback address without one); the per-run secret it gives its control plane is
-accepted as well, since the control plane keeps only a hash of the agent's token.
+Errors have Coder's shape, ``{"message": ..., "detail": ...}``. The agent always has a token
+(generated when none is given): every route needs ``Authorization: Bearer <token>``; the
+per-run secret it gives its control plane is accepted as well, since the control plane keeps
+only a hash of the agent's token. The request guard (``web.guard``) checks Host, Origin, the
+token and the body's size before any route runs, so nothing is read for a caller without one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 import platform
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated, Any
 
 import anyio
@@ -33,6 +34,7 @@ from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
 from agentcontext.snapshot import Snapshot
 from agentcontext.tool_names import InvalidToolName, UnknownServer
+from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
 
 
 class ApiError(Exception):
@@ -115,7 +117,10 @@ class ContextConfigResponse(BaseModel):
     working_dir: str
 
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 500, 502, 503, 504)}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 408, 413, 421, 500, 502, 503, 504)
+}
+PUBLIC_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})  # no data in them
 
 
 def snapshot_json(snapshot: Snapshot, *, payloads: bool) -> dict[str, Any]:
@@ -132,23 +137,20 @@ async def _agent(request: Request) -> ContextAgent:
     return agent
 
 
-def _token_ok(request: Request, authorization: str | None) -> bool:
-    tokens: tuple[str, ...] = request.app.state.tokens
-    if not tokens:
-        return True
+UNAUTHORIZED = "A valid bearer token is required."
+
+
+def _token_ok(tokens: tuple[str, ...], authorization: str | None) -> bool:
     presented = (authorization or "").encode()
     # every candidate compared, so the time taken does not tell which one nearly matched
     matches = [hmac.compare_digest(presented, f"Bearer {token}".encode()) for token in tokens]
     return any(matches)
 
 
-def _unauthorized() -> ApiError:
-    return ApiError(401, "Unauthorized.", "A valid bearer token is required.")
-
-
 async def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-    if not _token_ok(request, authorization):
-        raise _unauthorized()
+    """The guard checked already; the route checks again, so a router mounted without it is not open."""
+    if not _token_ok(request.app.state.tokens, authorization):
+        raise ApiError(401, "Unauthorized.", UNAUTHORIZED)
 
 
 Agent = Annotated[ContextAgent, Depends(_agent)]
@@ -156,21 +158,41 @@ router = APIRouter(prefix="/api/v0", dependencies=[Depends(_authorized)], respon
 
 
 def create_app(
-    agent: ContextAgent, *, token: str | None = None, peer_token: str | None = None, startup_wait: float = 35.0
+    agent: ContextAgent,
+    *,
+    token: str,
+    peer_token: str | None = None,
+    startup_wait: float = 35.0,
+    edge: Edge | None = None,
 ) -> FastAPI:
-    """The agent's API over ``agent``; ``token`` and ``peer_token`` make every route require one of them."""
+    """The agent's API over ``agent``: every route requires ``token`` or ``peer_token``, behind the request guard.
+
+    Raises:
+        ValueError: an empty ``token``: it must never let ``Bearer `` in.
+    """
+    if not token:
+        raise ValueError("the agent's API needs a token")
     app = FastAPI(
         title="agentcontext workspace agent",
         version=__version__,
         description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
     )
     app.state.agent, app.state.startup_wait = agent, startup_wait
-    # an empty token is no token: it must never let "Bearer " in
-    app.state.tokens = tuple(t for t in (token, peer_token) if t)
+    # an empty peer token is no token: it must never let "Bearer " in
+    tokens = app.state.tokens = tuple(t for t in (token, peer_token) if t)
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
+
+    async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
+        if path in PUBLIC_PATHS:
+            return Verdict.PUBLIC
+        return Verdict.AUTHENTICATED if _token_ok(tokens, headers.get("authorization")) else unauthorized(UNAUTHORIZED)
+
+    app.add_middleware(
+        RequestGuard, edge=edge or Edge(), authenticate=authenticate, streams=lambda path: path == "/api/v0/events"
+    )
     return app
 
 
@@ -181,8 +203,6 @@ async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
     """Starlette's own errors (no such route, wrong method, a body it cannot parse) in the same shape as ours."""
-    if exc.status_code not in (404, 405) and not _token_ok(request, request.headers.get("authorization")):
-        return await _api_error(request, _unauthorized())  # a route matched: its body is nobody's business
     detail = f"{request.method} {request.url.path}: {exc.detail}"
     return JSONResponse(
         {"message": f"{exc.detail}.", "detail": detail}, status_code=exc.status_code, headers=exc.headers
@@ -190,8 +210,6 @@ async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 
 async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-    if not _token_ok(request, request.headers.get("authorization")):  # a body that is not JSON fails before auth
-        return await _api_error(request, _unauthorized())
     detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
     return JSONResponse({"message": "Invalid request.", "detail": detail}, status_code=400)
 
@@ -369,7 +387,11 @@ async def call_tool(agent: Agent, body: CallToolBody) -> Response:
     return JSONResponse(outcome.to_dict())  # already in the response's shape: skip a second validation
 
 
-@router.get("/events", summary="Server-sent events: each published snapshot and MCP catalog change")
+@router.get(
+    "/events",
+    summary="Server-sent events: each published snapshot and MCP catalog change",
+    responses={429: {"model": ErrorBody, "description": "Too many event streams open with this token."}},
+)
 async def events(agent: Agent, request: Request) -> EventSourceResponse:
     return EventSourceResponse(_event_stream(agent, request))
 

@@ -3,7 +3,8 @@
 Readiness: with ``--startup CMD`` the agent is ready when the command ends (whatever its
 exit status); with ``--wait-ready`` when ``POST /api/v0/ready`` arrives; otherwise at once.
 SIGINT and SIGTERM stop the HTTP server, close every MCP session (killing each stdio
-server's whole process group) and exit 0.
+server's whole process group) and exit 0. The API always has a token (the command makes one
+when none is given) and runs behind the request guard, with the edge's connection limits.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from agentcontext.agent.push import AgentInfo, Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.config import Config
 from agentcontext.errors import ConfigError
-from agentcontext.mcp.transports import is_loopback
 from agentcontext.trust import TrustStore
+from agentcontext.web.guard import Edge
+from agentcontext.web.hosts import is_loopback
+from agentcontext.web.serving import GuardedConfig
 
 log = logging.getLogger("agentcontext.agent")
 DEFAULT_LISTEN = "127.0.0.1:8766"
@@ -48,6 +51,7 @@ class AgentOptions:
     control_plane: str | None = None
     advertise_url: str | None = None
     heartbeat: float = 15.0
+    edge: Edge | None = None  # the names served and the limits (default: loopback only)
 
 
 class _Server(uvicorn.Server):
@@ -59,7 +63,7 @@ class _Server(uvicorn.Server):
 
 
 def check_options(options: AgentOptions) -> None:
-    """Raises: ConfigError for a non-loopback listen address without a token, or a push without one."""
+    """Raises: ConfigError for a non-loopback listen address without a token given, or a push without one."""
     if options.token is None and not is_loopback(options.host):
         raise ConfigError(f"refusing to listen on {options.host} without --token: only loopback may go without one")
     if options.control_plane and not options.token:
@@ -69,13 +73,22 @@ def check_options(options: AgentOptions) -> None:
 async def serve(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> ContextAgent:
     """Run until SIGINT or SIGTERM; returns the agent after everything is closed."""
     check_options(options)
+    if not options.token:
+        raise ConfigError("the agent's API needs a token")
     agent = ContextAgent(work_dir, config, environ=environ, trust=TrustStore.default(environ))
     # the control plane keeps only a hash of our token, so it reaches our API with a per-run secret
     peer_token = secrets.token_urlsafe(32) if options.control_plane else None
-    app = create_app(agent, token=options.token, peer_token=peer_token)
-    server = _Server(
-        uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="off", access_log=False)
+    app = create_app(agent, token=options.token, peer_token=peer_token, edge=options.edge)
+    served = GuardedConfig(
+        app,
+        options.edge or Edge(),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
     )
+    server = _Server(served)
     watcher = Watcher(
         agent.trigger,
         debounce_ms=config.agent.debounce_ms,

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 
-from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, run
+from agentcontext.agent import token_file as token_file_of_run
+from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, check_options, run
 from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
+from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.findings import printable
 
@@ -27,10 +31,12 @@ def agent(
     token: str | None = typer.Option(
         None,
         "--token",
-        envvar="AGENTCONTEXT_AGENT_TOKEN",
         help="The agent's token: its HTTP API requires it, and it authenticates pushes to the control plane"
-        " (`agentcontext agents create` prints one).",
+        " (`agentcontext agents create` prints one). Shows in `ps`: prefer --token-file or"
+        " AGENTCONTEXT_AGENT_TOKEN. None given: one is made and kept in the data dir.",
+        show_default=False,
     ),
+    token_file: Path | None = TokenFileOption,
     startup: str | None = typer.Option(
         None, "--startup", help="Shell command to run first; the workspace is ready when it ends."
     ),
@@ -54,6 +60,8 @@ def agent(
         hidden=True,
         help="Seconds between heartbeats to the control plane (for tests of online and offline).",
     ),
+    allow_hosts: list[str] = AllowHostOption,
+    max_connections: int | None = MaxConnectionsOption,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
@@ -67,11 +75,22 @@ def agent(
     `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane URL --token TOKEN`,
     every snapshot is pushed there, and the control plane calls back at --advertise-url for
     skill files, plan files and MCP tool calls.
+
+    The API always needs the token. Without one, a new token is made for the run and kept in
+    `agent-tokens/PORT` in the data dir (mode 0600); the agent says where. It answers only to
+    loopback names, its listen address, the --advertise-url host and --allow-host names.
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
+    secret = resolve_token(token, token_file, "AGENTCONTEXT_AGENT_TOKEN")
+    served = edge(host, allow_hosts, max_connections, advertised=[advertise_url] if advertise_url else [])
     config = configure(work_dir, profile, config_file)
     for warning in config.warnings:  # the repository's config asked for something it may not have
         typer.echo(f"agentcontext agent: config: {printable(warning)}", err=True)
-    options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url, heartbeat)
+    options = AgentOptions(host, port, secret, startup, wait_ready, control_plane, advertise_url, heartbeat, served)
+    check_options(options)
+    if secret is None:
+        secret, path = token_file_of_run.issue(port)
+        typer.echo(f"agentcontext: no token given: this run's API token is in {path} (mode 0600)", err=True)
+        options = replace(options, token=secret)
     run(os.fspath(work_dir), config, options, dict(os.environ))

@@ -1,31 +1,38 @@
 """``agentcontext chats``: create, show, refresh and prompt chats on a control plane.
 
-The server and token come from ``--server``/``--token`` or ``AGENTCONTEXT_SERVER`` /
-``AGENTCONTEXT_TOKEN``. Every command takes ``--json`` and then prints exactly what the
-API returned.
+The server and token come from ``--server`` and ``--token-file`` (or ``--token``, which shows
+in ``ps``), else ``AGENTCONTEXT_SERVER`` / ``AGENTCONTEXT_TOKEN``. Every command takes
+``--json`` and then prints exactly what the API returned.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
 
 from agentcontext.cli.common import STATUS_STYLE, stdout
+from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.control.client import ControlClient, from_environment
 from agentcontext.errors import InvalidRequestError
 
 app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
 
 ServerOption = typer.Option(None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER).", show_default=False)
-TokenOption = typer.Option(None, "--token", help="Your API token (or AGENTCONTEXT_TOKEN).", show_default=False)
+TokenOption = typer.Option(
+    None,
+    "--token",
+    help="Your API token; shows in `ps`: prefer --token-file or AGENTCONTEXT_TOKEN.",
+    show_default=False,
+)
 JsonFlag = typer.Option(False, "--json", help="Print the API's JSON.")
 
 
-def _client(server: str | None, token: str | None) -> ControlClient:
-    return ControlClient(*from_environment(server, token))
+def _client(server: str | None, token: str | None, token_file: Path | None) -> ControlClient:
+    return ControlClient(*from_environment(server, resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")))
 
 
 def _show_chat(chat: dict[str, Any]) -> None:
@@ -64,12 +71,13 @@ def create(
     plan_mode: bool = typer.Option(False, "--plan-mode", help="propose_plan applies the plan-turn rules."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """Create a chat bound to the workspace's chat agent and pinned to its latest snapshot."""
     if workspace is None and parent is None:
         raise InvalidRequestError("give --workspace (or --parent for a child chat)")
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         chat = client.create_chat(workspace, status=status, parent_id=parent, title=title, plan_mode=plan_mode)
     typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
 
@@ -79,10 +87,11 @@ def list_chats(
     archived: bool = typer.Option(False, "--archived", help="List archived chats instead."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """Your chats, newest first."""
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         found = client.chats(archived=archived)
     if as_json:
         typer.echo(json.dumps(found, indent=2))
@@ -101,10 +110,11 @@ def show(
     chat_id: str = typer.Argument(..., help="The chat's id."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """A chat and its pinned context: what it uses, and whether that is out of date."""
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         chat = client.chat(chat_id)
     typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
 
@@ -114,10 +124,11 @@ def refresh(
     chat_id: str = typer.Argument(..., help="The chat's id."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """Re-pin the chat to the workspace's latest snapshot and show what changed."""
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         chat = client.refresh(chat_id)
     if as_json:
         typer.echo(json.dumps(chat, indent=2))
@@ -136,10 +147,11 @@ def prompt(
     chat_id: str = typer.Argument(..., help="The chat's id."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """The system prompt and tool list the chat's next model call gets."""
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         turn = client.prompt(chat_id)
     if as_json:
         typer.echo(json.dumps(turn, indent=2))
@@ -156,6 +168,7 @@ def tool(
     arguments: str = typer.Option("{}", "--args", help="The tool's arguments as a JSON object."),
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = JsonFlag,
 ) -> None:
     """Run a chat tool as the model would; exits 1 when the result is an error."""
@@ -165,7 +178,7 @@ def tool(
         raise InvalidRequestError(f"--args is not JSON: {exc}") from None
     if not isinstance(parsed, dict):
         raise InvalidRequestError(f"--args must be a JSON object of the tool's arguments, not {type(parsed).__name__}")
-    with _client(server, token) as client:
+    with _client(server, token, token_file) as client:
         result = client.call_tool(chat_id, name, parsed)
     typer.echo(json.dumps(result, indent=2) if as_json else result["content"])
     if result["is_error"]:

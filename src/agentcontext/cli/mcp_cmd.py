@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
+from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.tools import Limits
@@ -36,8 +38,14 @@ def serve(
     work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The project to serve (default: here)."),
     http: str | None = typer.Option(None, "--http", help="Serve streamable HTTP at HOST:PORT/mcp instead of stdio."),
     token: str | None = typer.Option(
-        None, "--token", envvar="AGENTCONTEXT_MCP_TOKEN", help="Bearer token HTTP clients must send."
+        None,
+        "--token",
+        help="Bearer token HTTP clients must send. Shows in `ps`: prefer --token-file or AGENTCONTEXT_MCP_TOKEN.",
+        show_default=False,
     ),
+    token_file: Path | None = TokenFileOption,
+    allow_hosts: list[str] = AllowHostOption,
+    max_connections: int | None = MaxConnectionsOption,
     multi_project: Path | None = typer.Option(
         None, "--multi-project", help="Serve every project folder under this access root; each session picks one."
     ),
@@ -52,7 +60,9 @@ def serve(
     prompts, and the `io.modelcontextprotocol/skills` extension.
 
     `--http 127.0.0.1:8765` serves streamable HTTP at `/mcp`; a non-loopback address needs
-    `--token` (or `AGENTCONTEXT_MCP_TOKEN`), and requests without it get 401.
+    a token (`--token-file FILE` or `AGENTCONTEXT_MCP_TOKEN`), and requests without it get 401.
+    It answers only to loopback names, its listen address and `--allow-host` names, and
+    refuses requests from other sites' web pages.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -65,7 +75,8 @@ def serve(
         run_stdio(server)
         return
     host, port = _address(http)
-    serve_http(server, host, port, token)
+    secret = resolve_token(token, token_file, "AGENTCONTEXT_MCP_TOKEN")
+    serve_http(server, host, port, secret, edge(host, allow_hosts, max_connections))
 
 
 @app.command("trust")

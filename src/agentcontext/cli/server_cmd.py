@@ -18,6 +18,8 @@ import typer
 
 from agentcontext.cli.agents_cmd import ViewByDefault
 from agentcontext.cli.common import stderr, stdout
+from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
+from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
 
@@ -35,8 +37,10 @@ DbOption = typer.Option(
     None,
     "--db",
     envvar="AGENTCONTEXT_DB",
-    help="Database URL: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/NAME. Default: control.db in the data dir.",
+    help="Database URL: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/NAME. Default: control.db in the data dir."
+    " A password shows in `ps`: prefer AGENTCONTEXT_DB.",
     show_default=False,
+    callback=warn_password_in_argv,
 )
 JsonFlag = typer.Option(False, "--json", help="Print JSON for scripts.")
 
@@ -101,6 +105,8 @@ def server(
     offline_after: float = typer.Option(
         45.0, "--offline-after", help="Seconds without a push or heartbeat before an agent counts as offline."
     ),
+    allow_hosts: list[str] = AllowHostOption,
+    max_connections: int | None = MaxConnectionsOption,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the server does."),
 ) -> None:
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
@@ -108,13 +114,18 @@ def server(
     The first start on an empty database creates the user `admin` and prints its API token
     once. Give agents tokens with `agentcontext agents create`, users with `agentcontext
     users create`. Several servers may share one PostgreSQL database.
+
+    It answers only to loopback names, its --listen address and --allow-host names: behind a
+    proxy or in a container network, name the host its clients and agents use.
     """
+    from agentcontext.control.api import MAX_BODY
     from agentcontext.control.db import default_url
     from agentcontext.control.plane import ControlSettings
     from agentcontext.control.service import ServerOptions, prepare, run
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
+    served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
     url = db or default_url()
     err = stderr()
     opening = err.status("Opening the database and applying migrations …") if os.isatty(2) else contextlib.nullcontext()
@@ -128,7 +139,7 @@ def server(
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")
 
-    run(database, ServerOptions(host, port, settings), on_ready=ready)
+    run(database, ServerOptions(host, port, settings, served), on_ready=ready)
 
 
 db_app = typer.Typer(help="The control plane's database.", no_args_is_help=True)

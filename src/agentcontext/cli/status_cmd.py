@@ -1,8 +1,8 @@
 """``agentcontext status``: the control plane on one screen, from ``GET /api/v1/overview``.
 
-Where to ask: ``--server``/``--token``, else ``AGENTCONTEXT_SERVER``/``AGENTCONTEXT_TOKEN``,
-else what ``agentcontext up`` stored (its server and your user's token). The stored token is
-only ever sent to the stored server.
+Where to ask: ``--server``/``--token-file`` (or ``--token``, which shows in ``ps``), else
+``AGENTCONTEXT_SERVER``/``AGENTCONTEXT_TOKEN``, else what ``agentcontext up`` stored (its
+server and your user's token). The stored token is only ever sent to the stored server.
 """
 
 from __future__ import annotations
@@ -17,13 +17,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.cli.common import STATUS_STYLE, print_json, stdout
+from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError, UnavailableError
 
 ServerOption = typer.Option(
     None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER; default: `up`'s).", show_default=False
 )
 TokenOption = typer.Option(
-    None, "--token", help="Your API token (or AGENTCONTEXT_TOKEN; default: `up`'s).", show_default=False
+    None,
+    "--token",
+    help="Your API token (or AGENTCONTEXT_TOKEN; default: `up`'s). Shows in `ps`: prefer --token-file.",
+    show_default=False,
 )
 
 
@@ -55,6 +59,7 @@ def credentials(server: str | None, token: str | None, environ: Mapping[str, str
 def status(
     server: str | None = ServerOption,
     token: str | None = TokenOption,
+    token_file: Path | None = TokenFileOption,
     as_json: bool = typer.Option(False, "--json", help="Print the overview's JSON."),
 ) -> None:
     """Show the control plane on one screen: server, agents, snapshots, chats, problems.
@@ -65,7 +70,8 @@ def status(
     from agentcontext.control.client import ControlClient
     from agentcontext.local.state import default_path
 
-    url, secret = credentials(server, token, os.environ, default_path())
+    given = resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")
+    url, secret = credentials(server, given, os.environ, default_path())
     try:
         with ControlClient(url, secret, timeout=10.0) as client:
             overview = client.overview()

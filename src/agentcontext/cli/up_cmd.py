@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from agentcontext.cli.common import DirArgument, stderr, stdout
+from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.errors import ConfigError
 
 
@@ -27,8 +28,10 @@ def up(
         None,
         "--db",
         envvar="AGENTCONTEXT_DB",
-        help="Database URL. Default: control.db (SQLite) in the data dir.",
+        help="Database URL. Default: control.db (SQLite) in the data dir. A password shows in `ps`: prefer"
+        " AGENTCONTEXT_DB.",
         show_default=False,
+        callback=warn_password_in_argv,
     ),
 ) -> None:
     """Run the control plane and a workspace agent for DIR; print the dashboard's login link; Ctrl-C stops both.

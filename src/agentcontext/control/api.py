@@ -4,7 +4,9 @@ Every route but ``/healthz`` needs ``Authorization: Bearer <token>``: a user's A
 for chats, skills and workspaces, an agent's token for ``/api/v1/agent/*``. Errors are
 ``{"message", "detail"}``: 400 invalid, 401 no or unknown token, 403 the wrong kind of
 token or not an administrator, 404 not found (another user's chat is not found either),
-409 a conflict, 413 a body over 8 MiB, 501 context sync disabled, 503 unreachable.
+409 a conflict, 413 a body over 8 MiB, 501 context sync disabled, 503 unreachable; the request guard
+(``control.edge``) answers 421 for a Host this server does not serve, 403 for another site's page,
+401 before the body is read, 408 for a body that takes too long and 429 for too many event streams.
 Chat tools answer 200 with ``is_error`` for their own failures, as a model expects.
 """
 
@@ -29,10 +31,10 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext import __version__, dashboard
 from agentcontext.control import chats
+from agentcontext.control import edge as control_edge
 from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
 from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
@@ -47,6 +49,7 @@ from agentcontext.errors import (
 )
 from agentcontext.resource import Kind, Status
 from agentcontext.resource import Scope as ResourceScope
+from agentcontext.web.guard import Edge, RequestGuard
 
 log = logging.getLogger("agentcontext.control.api")
 MAX_BODY = 8 * 1024 * 1024
@@ -375,7 +378,7 @@ User = Annotated[UserPrincipal, Depends(_user)]
 Admin = Annotated[UserPrincipal, Depends(_admin)]
 AgentToken = Annotated[AgentPrincipal, Depends(_agent)]
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 500, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 500, 503)
 }
 
 
@@ -551,6 +554,7 @@ def _disposition(name: str) -> str:
     summary="Server-sent events: state, pinned, out_of_date, up_to_date, refreshed, agent_online, agent_offline",
     tags=["chats"],
     response_class=EventSourceResponse,
+    responses={429: {"model": ErrorBody, "description": "Too many event streams open with this token."}},
 )
 async def chat_events(plane: Plane, user: User, chat_id: str) -> EventSourceResponse:
     topics, _ = await plane.event_topics(user, chat_id)  # a 404 must come before the stream starts
@@ -652,60 +656,9 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
     return JSONResponse({"message": "Invalid request.", "detail": detail}, status_code=400)
 
 
-class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before anything parses them."""
-
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(send, self.limit)
-            return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise _TooLarge(self.limit)
-            return message
-
-        started = False
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited, sending)
-        except _TooLarge:
-            if started:
-                raise
-            await _too_large(send, self.limit)
-
-
-class _TooLarge(HTTPException):
-    """Raised from ``receive``: an HTTPException, so the route's body parsing lets it through to ``_http_error``."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"at most {limit} bytes")
-
-
-async def _too_large(send: Send, limit: int) -> None:
-    body = json.dumps({"message": "Request body too large.", "detail": f"at most {limit} bytes"}).encode()
-    await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json")]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
-    """The API over ``plane``; with ``background``, the event broker and the offline sweeper run alongside."""
+def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | None = None) -> FastAPI:
+    """The API over ``plane`` behind the request guard (``control.edge``; ``edge``: the names served and the
+    limits, default loopback only); with ``background``, the event broker and the offline sweeper run alongside."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -739,7 +692,13 @@ def create_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
 
     dashboard.install(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    app.add_middleware(BodyLimit)
+    app.add_middleware(
+        RequestGuard,
+        edge=edge or Edge(max_body=MAX_BODY),
+        authenticate=control_edge.authenticator(plane),
+        streams=control_edge.is_stream,
+        stream_key=control_edge.stream_key,
+    )
     return app
 
 

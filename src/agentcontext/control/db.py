@@ -26,6 +26,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from agentcontext.control.sqlite_file import create_private
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.trust import data_dir
 
@@ -167,8 +168,8 @@ def _create_engine(url: URL, *, echo: bool) -> Engine:
     if url.get_backend_name() == "postgresql":
         return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
     database = url.database or ""
-    if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if database and database != ":memory:" and not database.startswith("file:"):
+        create_private(Path(database))
     engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
     _sqlite_transactions(engine)
     return engine

@@ -1,7 +1,8 @@
 """Running the control plane: migrate, bootstrap the first administrator, serve until a signal.
 
 SQLite (the default) delivers events in-process; PostgreSQL through LISTEN/NOTIFY, so any
-number of replicas can share one database. The first start on an empty database creates
+number of replicas can share one database. uvicorn runs with the edge's connection limits
+(``web.serving``) and the app behind its request guard. The first start on an empty database creates
 the user ``admin`` and prints its token once; it is never shown again.
 """
 
@@ -20,10 +21,12 @@ import uvicorn
 from sqlalchemy.orm import Session
 
 from agentcontext.control import identity, migrate
-from agentcontext.control.api import create_app
+from agentcontext.control.api import MAX_BODY, create_app
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, LocalBroker, PostgresBroker
 from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.web.guard import Edge
+from agentcontext.web.serving import GuardedConfig
 
 log = logging.getLogger("agentcontext.control")
 DEFAULT_LISTEN = "127.0.0.1:8765"
@@ -59,6 +62,7 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     settings: ControlSettings = ControlSettings()
+    edge: Edge | None = None  # the names served and the limits (default: loopback only)
 
 
 class _Server(uvicorn.Server):
@@ -71,8 +75,10 @@ class _Server(uvicorn.Server):
 
 async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], None] | None = None) -> None:
     plane = ControlPlane(db, broker_for(db), options.settings)
-    config = uvicorn.Config(
-        create_app(plane),
+    edge = options.edge or Edge(max_body=MAX_BODY)
+    config = GuardedConfig(
+        create_app(plane, edge=edge),
+        edge,
         host=options.host,
         port=options.port,
         log_level="warning",

@@ -15,11 +15,12 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
+from agentcontext.control.edge import SESSION_COOKIE
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import AuthError
 
-COOKIE = "agentcontext_session"
+COOKIE = SESSION_COOKIE  # the request guard counts event streams by the token it holds
 MAX_AGE = 30 * 24 * 3600
 
 

@@ -1,0 +1,146 @@
+"""uvicorn as every server of ours runs it: a cap on open connections and a deadline for each request's head.
+
+uvicorn closes a connection left idle after a response (keep-alive, 5 s), but never one that
+has not sent a request yet, nor one that trickles a request's head a byte at a time:
+thousands of those exhaust the process's file descriptors. Here a connection without a
+request in progress is closed ``Edge.header_timeout`` seconds after it became so, whatever
+it trickles meanwhile; and with ``Edge.max_connections`` open, each new connection closes the
+one idle the longest (with none idle, the new one is closed), so a fresh client is served
+while nobody can hold the sockets. A request's head (its line and headers) may be at most
+``Edge.max_head`` bytes, else 431 and the connection closes: h11 has such a cap of its own,
+httptools (uvicorn's default) none. A request in progress is never cut here: its body has the
+guard's deadline, and event streams its cap per token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, cast
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from agentcontext.web.guard import Edge
+
+STARTUP_FAILURE = 3  # uvicorn's exit status when it could not start (the port is taken)
+
+
+class GuardedConfig(uvicorn.Config):
+    """``uvicorn.Config`` with the idle guard in its HTTP protocol (httptools; h11 on request) and the edge's limits."""
+
+    def __init__(self, app: Any, edge: Edge, *, h11: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("h11_max_incomplete_event_size", edge.max_head)
+        super().__init__(app, http=GuardedH11 if h11 else GuardedHttpTools, **kwargs)
+        self.max_connections = edge.max_connections
+        self.header_timeout = edge.header_timeout
+        self.max_head = edge.max_head
+
+
+class _IdleGuard(asyncio.Protocol):
+    """Mixed into uvicorn's HTTP protocol: the attributes below are uvicorn's own."""
+
+    config: uvicorn.Config
+    connections: set[Any]
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    cycle: Any
+    idle_since: float = 0.0
+    _idle_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def limits(self) -> GuardedConfig:
+        return cast(GuardedConfig, self.config)  # uvicorn hands every protocol the config it serves with
+
+    def idle(self) -> bool:
+        """No request in progress: none yet, or the last one answered (and none queued behind it)."""
+        return (self.cycle is None or self.cycle.response_complete) and not getattr(self, "pipeline", None)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.idle_since = self.loop.time()
+        self._arm(self.limits.header_timeout)
+        if sum(1 for c in self.connections if not c.transport.is_closing()) > self.limits.max_connections:
+            self._make_room()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols define it
+        self.idle_since = self.loop.time()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        super().connection_lost(exc)
+
+    def _make_room(self) -> None:
+        """Close the connection idle the longest; this one if every other has a request in progress."""
+        idle = [
+            c
+            for c in self.connections
+            if c is not self and isinstance(c, _IdleGuard) and c.idle() and not c.transport.is_closing()
+        ]
+        victim = min(idle, key=lambda c: c.idle_since) if idle else self
+        victim.transport.close()
+
+    def _arm(self, delay: float) -> None:
+        self._idle_timer = self.loop.call_later(delay, self._check_idle)
+
+    def _check_idle(self) -> None:
+        self._idle_timer = None
+        if self.transport.is_closing() or self not in self.connections:  # closed, or upgraded away
+            return
+        waited = self.loop.time() - self.idle_since
+        if not self.idle():
+            self._arm(self.limits.header_timeout)
+        elif waited >= self.limits.header_timeout:
+            self.transport.close()
+        else:
+            self._arm(self.limits.header_timeout - waited)
+
+
+class GuardedHttpTools(_IdleGuard, HttpToolsProtocol):
+    """uvicorn's httptools protocol (its default) with the idle guard and a cap on a request's head.
+
+    httptools keeps a header's bytes until the header ends, so the bytes that arrive while a
+    head is read are counted as they come, before the parser sees them grow past the cap.
+    """
+
+    _reading_head = True
+    _head_bytes = 0
+
+    def data_received(self, data: bytes) -> None:
+        reading = self._reading_head
+        super().data_received(data)
+        if reading and self._reading_head:  # still in the same head: all of this chunk belonged to it
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.max_head and not self.transport.is_closing():
+                self._refuse_head()
+
+    def on_headers_complete(self) -> None:
+        self._reading_head, self._head_bytes = False, 0
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._reading_head = True  # what comes next is the next request's head
+        super().on_message_complete()
+
+    def _refuse_head(self) -> None:
+        message = f"a request's line and headers may be at most {self.limits.max_head} bytes".encode()
+        head = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        length = f"content-length: {len(message)}\r\nconnection: close\r\n\r\n".encode()
+        self.transport.write(head + length + message)
+        self.transport.close()
+
+
+class GuardedH11(_IdleGuard, H11Protocol):
+    """uvicorn's h11 protocol with the idle guard."""
+
+
+def run(config: GuardedConfig) -> None:
+    """Serve until SIGINT or SIGTERM (uvicorn's own handlers); exit 3 when the server could not start."""
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
