@@ -48,7 +48,7 @@ _COMMON: dict[str, Any] = {
     "mcp.connect_timeout": 30.0,
     "mcp.call_timeout": 60.0,
     "mcp.max_output_bytes": 1024 * 1024,
-    "mcp.trust": "auto",
+    "mcp.trust": "approve",
     "mcp.max_concurrent_connects": 8,
     "agent.debounce_ms": 250,
     "mcp_server.catalog_chars": 8_000,

@@ -1,0 +1,80 @@
+"""An MCP server's tool text, checked and sanitised for a prompt as instruction files are.
+
+A server writes the text a model reads as tool descriptions, so the same rules apply as
+for AGENTS.md (:mod:`agentcontext.sanitize`), each with a warning naming the tool:
+
+* a tool whose name holds hidden characters (invisible, bidirectional, tag characters)
+  is not offered at all: a name is what a call routes by, so it cannot be cleaned;
+* the description is sanitised (HTML comments and hidden code points removed, whitespace
+  tidied) and cut at :data:`MAX_DESCRIPTION_BYTES` (2 KiB) with a visible marker;
+* in the input schema, every ``description`` and ``title`` string is sanitised the same
+  way; hidden text elsewhere (property names, enum values) is warned about and left, since
+  changing it would change what the tool accepts.
+
+At most :data:`MAX_WARNINGS` warnings are listed per tool; one more counts the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentcontext.resource import Tool
+from agentcontext.sanitize import hidden_text_warnings, sanitize
+from agentcontext.tool_pins import Definition
+
+MAX_DESCRIPTION_BYTES = 2048
+MAX_WARNINGS = 10
+_SANITISED_KEYS = frozenset({"description", "title"})
+
+
+def cut(text: str, limit: int = MAX_DESCRIPTION_BYTES) -> str:
+    """``text`` within ``limit`` bytes of UTF-8, with a visible marker when it was longer."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", errors="ignore")
+    return f"{kept}… [description cut at {limit} bytes of {len(data)}]"
+
+
+def _hidden(where: str, text: str, what: str) -> list[str]:
+    return [f"{where}: {warning.removeprefix('hidden text: ')} in {what}" for warning in hidden_text_warnings(text)]
+
+
+def _schema(value: Any, where: str, path: str, warnings: list[str]) -> Any:
+    """``value`` with its description and title strings sanitised; hidden text anywhere noted."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            key_text = str(key)
+            warnings += _hidden(where, key_text, f"the input schema key {path}/{key_text!r}")
+            at = f"{path}/{key_text}"
+            if key_text in _SANITISED_KEYS and isinstance(item, str):
+                warnings += _hidden(where, item, f"the input schema's {at} (removed)")
+                out[key_text] = cut(sanitize(item))
+            else:
+                out[key_text] = _schema(item, where, at, warnings)
+        return out
+    if isinstance(value, list):
+        return [_schema(item, where, f"{path}/{index}", warnings) for index, item in enumerate(value)]
+    if isinstance(value, str):
+        warnings += _hidden(where, value, f"the input schema value at {path} (kept: it is data)")
+    return value
+
+
+def clean(tool: Definition) -> tuple[Tool | None, tuple[str, ...]]:
+    """The tool as offered (None: not offered), and the warnings about it."""
+    name = str(tool.get("name") or "")
+    where = f'tool "{name.encode("ascii", "backslashreplace").decode()}"'
+    if hidden_text_warnings(name):
+        return None, (f"{where}: not offered: its name holds hidden characters",)
+    warnings: list[str] = []
+    description = str(tool.get("description") or "")
+    warnings += _hidden(where, description, "its description (removed)")
+    description = cut(sanitize(description))
+    schema = _schema(tool.get("input_schema") or {}, where, "", warnings)
+    annotations = tool.get("annotations")
+    notes = _schema(annotations, where, "annotations", warnings) if isinstance(annotations, Mapping) else {}
+    if len(warnings) > MAX_WARNINGS:
+        warnings = [*warnings[: MAX_WARNINGS - 1], f"{where}: {len(warnings) - MAX_WARNINGS + 1} more hidden texts"]
+    return Tool(name, description, schema, dict(notes)), tuple(warnings)
