@@ -3,8 +3,9 @@
 A server writes the text a model reads as tool descriptions, so the same rules apply as
 for AGENTS.md (:mod:`agentcontext.sanitize`), each with a warning naming the tool:
 
-* a tool whose name holds hidden characters (invisible, bidirectional, tag characters)
-  is not offered at all: a name is what a call routes by, so it cannot be cleaned;
+* a tool whose name holds hidden characters (invisible, bidirectional, tag characters),
+  is empty or longer than :data:`MAX_NAME` (128, as SEP-986 allows) is not offered at
+  all: a name is what a call routes by, so it cannot be cleaned;
 * the description is sanitised (HTML comments and hidden code points removed, whitespace
   tidied) and cut at :data:`MAX_DESCRIPTION_BYTES` (2 KiB) with a visible marker;
 * in the input schema, every ``description`` and ``title`` string is sanitised the same
@@ -24,7 +25,9 @@ from agentcontext.sanitize import hidden_text_warnings, sanitize
 from agentcontext.tool_pins import Definition
 
 MAX_DESCRIPTION_BYTES = 2048
+MAX_NAME = 128
 MAX_WARNINGS = 10
+MAX_WARNING_CHARS = 300
 _SANITISED_KEYS = frozenset({"description", "title"})
 
 
@@ -38,7 +41,8 @@ def cut(text: str, limit: int = MAX_DESCRIPTION_BYTES) -> str:
 
 
 def _hidden(where: str, text: str, what: str) -> list[str]:
-    return [f"{where}: {warning.removeprefix('hidden text: ')} in {what}" for warning in hidden_text_warnings(text)]
+    found = hidden_text_warnings(text)
+    return [f"{where}: {w.removeprefix('hidden text: ')} in {what}"[:MAX_WARNING_CHARS] for w in found]
 
 
 def _schema(value: Any, where: str, path: str, warnings: list[str]) -> Any:
@@ -47,8 +51,8 @@ def _schema(value: Any, where: str, path: str, warnings: list[str]) -> Any:
         out: dict[str, Any] = {}
         for key, item in value.items():
             key_text = str(key)
-            warnings += _hidden(where, key_text, f"the input schema key {path}/{key_text!r}")
-            at = f"{path}/{key_text}"
+            warnings += _hidden(where, key_text, f"the input schema key at {path}")
+            at = f"{path}/{key_text[:64]}"
             if key_text in _SANITISED_KEYS and isinstance(item, str):
                 warnings += _hidden(where, item, f"the input schema's {at} (removed)")
                 out[key_text] = cut(sanitize(item))
@@ -65,9 +69,11 @@ def _schema(value: Any, where: str, path: str, warnings: list[str]) -> Any:
 def clean(tool: Definition) -> tuple[Tool | None, tuple[str, ...]]:
     """The tool as offered (None: not offered), and the warnings about it."""
     name = str(tool.get("name") or "")
-    where = f'tool "{name.encode("ascii", "backslashreplace").decode()}"'
+    where = f'tool "{name[:MAX_NAME].encode("ascii", "backslashreplace").decode()}"'
     if hidden_text_warnings(name):
         return None, (f"{where}: not offered: its name holds hidden characters",)
+    if not name or len(name) > MAX_NAME:
+        return None, (f"{where}: not offered: a tool name must have 1 to {MAX_NAME} characters",)
     warnings: list[str] = []
     description = str(tool.get("description") or "")
     warnings += _hidden(where, description, "its description (removed)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, run
-from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.cli.common import ConfigOption, ProfileOption, TrustOption, configure
 from agentcontext.errors import ConfigError
 
 
@@ -54,6 +54,7 @@ def agent(
         help="Seconds between heartbeats to the control plane (for tests of online and offline).",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
+    mcp_trust: str | None = TrustOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
 ) -> None:
@@ -62,13 +63,16 @@ def agent(
     It publishes nothing until the workspace is ready (`--startup` finished, `--wait-ready`
     and `POST /api/v0/ready`, or at once). Edits to AGENTS.md, skills and `.mcp.json` publish
     a new snapshot within the debounce (`[agent] debounce_ms`, 250 ms). The servers of the
-    work dir's `.mcp.json` are connected and their tools served as `server__tool` at
-    `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane URL --token TOKEN`,
+    work dir's `.mcp.json` that you approved (`agentcontext mcp trust`, the dashboard) are
+    connected and their tools served as `server__tool` at `/api/v0/mcp/tools` and
+    `/api/v0/mcp/call-tool`; the others wait, listed as pending with what they would run.
+    A server whose tools change after approval keeps only its unchanged tools until you
+    approve the new ones. With `--control-plane URL --token TOKEN`,
     every snapshot is pushed there, and the control plane calls back at --advertise-url for
     skill files, plan files and MCP tool calls.
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
-    config = configure(work_dir, profile, config_file)
+    config = configure(work_dir, profile, config_file, mcp_trust)
     options = AgentOptions(host, port, token, startup, wait_ready, control_plane, advertise_url, heartbeat)
     run(os.fspath(work_dir), config, options, dict(os.environ))

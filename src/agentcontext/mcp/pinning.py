@@ -22,6 +22,8 @@ from agentcontext.tool_pins import Definition, as_pins, compare, definition, set
 from agentcontext.tool_text import clean
 from agentcontext.trust import TrustStore
 
+MAX_SERVER_WARNINGS = 50
+
 
 @dataclass(frozen=True, slots=True)
 class Judged:
@@ -60,6 +62,9 @@ def judge(spec: ServerSpec, store: TrustStore, listed: Sequence[Definition]) -> 
             offered.append(
                 Tool(cleaned.name, cleaned.description, input_schema(cleaned.input_schema), cleaned.annotations)
             )
+    if len(warnings) > MAX_SERVER_WARNINGS:
+        more = len(warnings) - MAX_SERVER_WARNINGS + 1
+        warnings = [*warnings[: MAX_SERVER_WARNINGS - 1], f"{more} more warnings about this server's tools"]
     return Judged(
         tuple(sorted(offered, key=lambda t: t.name)),
         check.withheld,

@@ -58,7 +58,7 @@ from agentcontext.mcp.results import CallOutcome, convert_result, input_schema
 from agentcontext.mcp.stdio_transport import StdioCommand, StdioTransport
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.redact import redact, secret_values
-from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status, Tool
+from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status, Tool, ToolChange
 from agentcontext.tool_names import ToolNames, UnknownServer, assign
 from agentcontext.tool_pins import Definition, as_pins
 from agentcontext.trust import TrustStore
@@ -76,6 +76,7 @@ __all__ = [
 State = Literal["connecting", "connected", "changed", "failed", "pending"]
 _SECRET_PREFIXES = ("AGENTCONTEXT_", "CODER_AGENT_EXP_")
 _SSE_EVENT_LIMIT = 1024 * 1024 - 4096  # below the SDK's own 1 MiB SSE limit, so our cut comes first
+MAX_REPORTED_CHANGES = 32  # tool diffs in one snapshot resource (each at most 4,096 characters)
 
 
 class UpstreamError(AgentContextError):
@@ -94,6 +95,7 @@ class ServerStatus:
     stderr_tail: str = ""
     warnings: tuple[str, ...] = ()
     approval: McpApproval | None = None
+    changes: tuple[ToolChange, ...] = ()  # all of them; the approval reports the first MAX_REPORTED_CHANGES
 
     def resource(self) -> Resource:
         """The ``mcp_server`` snapshot resource (never drift-hashed)."""
@@ -109,8 +111,8 @@ class ServerStatus:
         warnings = self.warnings
         if serving and not self.tools and not (self.approval and self.approval.changes):
             warnings = ("connected; the server offers no tools", *warnings)
-        if self.state == "changed" and self.approval is not None:
-            warnings = (_changed_warning(self.name, self.approval), *warnings)
+        if self.state == "changed":
+            warnings = (_changed_warning(self.name, self.changes), *warnings)
         if serving and self.error:  # a failed reconnect or re-list: still serving
             warnings += (self.error,)
         if self.stderr_tail and self.state == "failed":
@@ -130,10 +132,11 @@ class ServerStatus:
         )
 
 
-def _changed_warning(name: str, approval: McpApproval) -> str:
-    listed = ", ".join(f"{c.tool} ({c.change})" for c in approval.changes)
+def _changed_warning(name: str, changes: Sequence[ToolChange]) -> str:
+    listed = ", ".join(f"{c.tool[:64]} ({c.change})" for c in changes[:10])
+    more = f" and {len(changes) - 10} more" if len(changes) > 10 else ""
     return (
-        f"tools changed since they were approved: {listed}; changed and added tools are not offered until you"
+        f"tools changed since they were approved: {listed}{more}; changed and added tools are not offered until you"
         f" approve them again (the dashboard, or agentcontext mcp trust {name})"
     )
 
@@ -188,8 +191,9 @@ class Upstream:
         error = redact(self.error, self._secrets) if self.error else self.error
         state: State = "changed" if self.state == "connected" and self.judged.changes else self.state
         approval = approval_of(self.spec, self.settings.trust, state, self.judged)
+        changes = self.judged.changes if state == "changed" else ()
         return ServerStatus(
-            self.spec.name, state, self.spec.transport, self.tools, error, tail, self.judged.warnings, approval
+            self.spec.name, state, self.spec.transport, self.tools, error, tail, self.judged.warnings, approval, changes
         )
 
     async def run(self) -> None:
@@ -352,7 +356,7 @@ def approval_of(spec: ServerSpec, trust: str, state: State, judged: Judged) -> M
         label = "changed"
     else:
         label = "auto" if trust == "auto" else "approved"
-    changes = judged.changes if state == "changed" else ()
+    changes = judged.changes[:MAX_REPORTED_CHANGES] if state == "changed" else ()
     tool_set = judged.tool_set if state == "changed" else ""
     return McpApproval(label, spec.config_path, spec.digest, spec.shown, changes, tool_set)
 
@@ -502,6 +506,7 @@ class UpstreamManager:
                     entry.extra_error,
                     warnings=status.warnings,
                     approval=status.approval,
+                    changes=status.changes,
                 )
             out.append(status)
         for name, spec in self._pending.items():
