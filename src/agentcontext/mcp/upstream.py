@@ -521,6 +521,10 @@ class UpstreamManager:
     def resources(self) -> list[Resource]:
         return [status.resource() for status in self.statuses()]
 
+    def listings(self) -> dict[str, tuple[Definition, ...]]:
+        """Each connected server's last tool listing, as the server sent it (before any cleaning)."""
+        return {name: e.upstream.listed for name, e in self._entries.items() if e.upstream.state == "connected"}
+
     @property
     def names(self) -> ToolNames:
         return self._names
