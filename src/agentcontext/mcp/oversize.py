@@ -35,7 +35,7 @@ _TAIL_ID = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0
 _ANSWER = re.compile(
     rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?(?:"id"\s*:\s*' + _ID + rb'\s*,\s*)?"(?:result|error)"\s*:'
 )
-_TEXT = re.compile(r'"text"\s*:\s*"((?:[^"\\]|\\.)*)', re.DOTALL)
+_TEXT_KEY = re.compile(r'"text"\s*:\s*"')
 _ERROR_FLAG = re.compile(rb'"isError"\s*:\s*true')
 
 
@@ -100,11 +100,11 @@ def _request_id(overflow: Overflow) -> types.RequestId | None:
 
 def partial_text(head: bytes, budget: int) -> str:
     """The first ``text`` string in a cut JSON message, decoded, within ``budget`` bytes."""
-    match = _TEXT.search(head.decode("utf-8", errors="ignore"))
+    decoded = head.decode("utf-8", errors="ignore")
+    match = _TEXT_KEY.search(decoded)
     if match is None:
         return ""
-    fragment = match.group(1)
-    fragment = re.sub(r"\\(?:u[0-9a-fA-F]{0,3})?$", "", fragment)  # an escape the cut split
+    fragment = _whole_escapes(_string_body(decoded, match.end()))
     try:
         text = str(json.loads(f'"{fragment}"'))
     except ValueError:
@@ -112,6 +112,37 @@ def partial_text(head: bytes, budget: int) -> str:
     if text and "\ud800" <= text[-1] <= "\udbff":  # half a surrogate pair
         text = text[:-1]
     return text.encode("utf-8", errors="replace")[:budget].decode("utf-8", errors="ignore")
+
+
+def _backslashes_before(text: str, at: int, start: int = 0) -> int:
+    before = at - 1
+    while before >= start and text[before] == "\\":
+        before -= 1
+    return at - 1 - before
+
+
+def _whole_escapes(fragment: str) -> str:
+    """``fragment`` without an escape the cut split (a lone trailing backslash, a short ``\\u``)."""
+    partial = re.search(r"\\u[0-9a-fA-F]{0,3}$", fragment)
+    if partial is not None and _backslashes_before(fragment, partial.start()) % 2 == 0:
+        fragment = fragment[: partial.start()]
+    if _backslashes_before(fragment, len(fragment)) % 2:
+        fragment = fragment[:-1]
+    return fragment
+
+
+def _string_body(text: str, start: int) -> str:
+    """The JSON string starting at ``start`` up to its closing quote (or the end), escapes left as they are.
+
+    A scan with ``str.find`` rather than a regular expression: a repeated group over a
+    megabyte of text costs the regex engine memory per character.
+    """
+    at = start
+    while (quote := text.find('"', at)) >= 0:
+        if _backslashes_before(text, quote, start) % 2 == 0:  # not escaped
+            return text[start:quote]
+        at = quote + 1
+    return text[start:]
 
 
 def replacement(overflow: Overflow, cap: int, requests: Requests, output_budget: int) -> types.JSONRPCMessage | None:
