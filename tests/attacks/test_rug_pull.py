@@ -163,11 +163,11 @@ async def test_an_added_tool_is_withheld_while_the_unchanged_ones_keep_working(t
 async def test_an_approval_of_what_is_no_longer_shown_is_refused(tmp_path: Path, home: Path) -> None:
     async with approved_rug(tmp_path, home) as rug:
         shown = await rug.pull({**ADD, "description": "v2"})
+        assert shown.approval is not None
+        first_set = shown.approval.tool_set
         rug.tools.write_text(json.dumps([{**ADD, "description": LURE}]), encoding="utf-8")
         await rug.manager.call_tool("rug__poke", {})
-        await rug.until(
-            lambda status: status.approval is not None and status.approval.tool_set != shown.approval.tool_set
-        )
+        await rug.until(lambda status: status.approval is not None and status.approval.tool_set != first_set)
         with pytest.raises(ConflictError, match="changed again since they were shown"):
             await rug.approve(shown)
         assert "rug__add" not in rug.offered()
