@@ -16,7 +16,7 @@ import json
 import shlex
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,6 @@ import httpx
 import pytest
 
 from agentcontext.audit import audit
-from agentcontext.control import migrate
-from agentcontext.control.db import Database
 from agentcontext.findings import Severity
 from agentcontext.mcp_config import parse
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status
@@ -33,8 +31,8 @@ from agentcontext.testing import isolated_environ, make_workspace, scan_tree
 from agentcontext.trust import TrustStore
 from tests.agent.conftest import make_agent, ready, running, wait_snapshot
 from tests.control.conftest import AGENT_INFO, push_body
-from tests.control.test_api import World, open_world
-from tests.dashboard.conftest import ORIGIN, csrf_of, log_in
+from tests.control.test_api import World
+from tests.dashboard.conftest import ORIGIN, csrf_of, dashboard_world, log_in
 from tests.helpers import free_port, poll, terminate
 from tests.local.running import environment, start
 
@@ -192,6 +190,19 @@ def test_audit_calls_a_server_that_starts_unapproved_an_error_and_a_pending_one_
     assert severity is Severity.INFO and "; approved (entry " in message and message.endswith("): starts")
 
 
+def test_what_a_pending_server_would_run_is_shown_as_written_with_literal_credentials_masked() -> None:
+    token = "ghp_R4nd0mT0kenValue9f8e7d6c5b4a3210ZYX"
+    servers = {
+        "gh": {"command": "gh-mcp", "args": ["--token", token, "--org", "${ORG}"], "env": {"GH_TOKEN": token}},
+        "api": {"type": "sse", "url": f"https://user:{token}@mcp.example.com/sse?api_key={token}&region=eu"},
+    }
+    specs = {
+        s.name: s for s in parse(json.dumps({"mcpServers": servers}).encode(), "/w/.mcp.json", {"ORG": "x"}).servers
+    }
+    assert specs["gh"].shown == "gh-mcp --token *** --org '${ORG}'"
+    assert specs["api"].shown == "https://***@mcp.example.com/sse?api_key=***&region=eu (sse)"
+
+
 def _state(snapshot: Any, name: str) -> str | None:
     found = [r for r in snapshot.resources if r.kind is Kind.MCP_SERVER and r.path == name and r.approval]
     return found[0].approval.state if found else None
@@ -211,7 +222,12 @@ def pending_server(name: str) -> Resource:
 
 
 @pytest.mark.anyio
-async def test_the_approve_form_needs_this_origin_the_csrf_token_and_the_workspaces_owner(world: World) -> None:
+async def test_the_approve_form_needs_this_origin_the_csrf_token_and_the_workspaces_owner(tmp_path: Path) -> None:
+    async with dashboard_world(tmp_path) as world:
+        await _approve_form_refusals(world)
+
+
+async def _approve_form_refusals(world: World) -> None:
     pushed = await world.push(push_body([pending_server("evil")], agent=AGENT_INFO), token="bobs_agent")
     assert pushed.status_code == 200, pushed.text
     box = next(w for w in (await world.call("GET", "/api/v1/workspaces", "bob")).json() if w["name"] == "bobs-box")
@@ -232,14 +248,3 @@ async def test_the_approve_form_needs_this_origin_the_csrf_token_and_the_workspa
     await log_in(world, "alice")  # not bob's workspace: she cannot even see it
     other = csrf_of(await world.client.get("/"))
     assert (await world.client.post(approve, data={**form, "csrf": other}, headers=ORIGIN)).status_code == 404
-
-
-@pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    migrate.upgrade(database)
-    try:
-        async with open_world(database) as opened:
-            yield opened
-    finally:
-        database.dispose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,8 +18,9 @@ ORIGIN = {"Origin": "http://control"}
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 
-@pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
+@contextlib.asynccontextmanager
+async def dashboard_world(tmp_path: Path) -> AsyncIterator[World]:
+    """The control plane's app (dashboard included) over a fresh SQLite database, with open_world's users."""
     database = Database(f"sqlite:///{tmp_path / 'control.db'}")
     migrate.upgrade(database)
     try:
@@ -26,6 +28,12 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
             yield opened
     finally:
         database.dispose()
+
+
+@pytest.fixture
+async def world(tmp_path: Path) -> AsyncIterator[World]:
+    async with dashboard_world(tmp_path) as opened:
+        yield opened
 
 
 async def log_in(world: World, who: str) -> httpx.Response:
