@@ -2,7 +2,8 @@
 
 Each server of the work dir's ``.mcp.json`` gets one persistent session (the SDK
 ``Client``, 2025 handshake era so ``tools/list_changed`` arrives as a notification), in its
-own task (:mod:`agentcontext.mcp.connection`); this module is the manager of all of them. Rules (coder.md 3.2-3.4, plus approval and pinning):
+own task (:mod:`agentcontext.mcp.connection`); this module manages all of them. Rules
+(coder.md 3.2-3.4, plus approval and pinning):
 
 * a server starts only when the user approved its exact entry (``mcp.trust = approve``,
   the default; :mod:`agentcontext.trust`) or the operator set ``mcp.trust = auto``; until
