@@ -17,6 +17,7 @@ At most :data:`MAX_WARNINGS` warnings are listed per tool; one more counts the r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,13 +30,17 @@ MAX_NAME = 128
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 300
 _SANITISED_KEYS = frozenset({"description", "title"})
+_CUT_MARK = re.compile(r"… \[description cut at \d+ bytes of \d+\]$")
 
 
 def cut(text: str, limit: int = MAX_DESCRIPTION_BYTES) -> str:
-    """``text`` within ``limit`` bytes of UTF-8, with a visible marker when it was longer."""
+    """``text`` within ``limit`` bytes of UTF-8, with a visible marker when it was longer (idempotent)."""
     data = text.encode("utf-8")
     if len(data) <= limit:
         return text
+    marked = _CUT_MARK.search(text)
+    if marked is not None and len(text[: marked.start()].encode("utf-8")) <= limit:
+        return text  # cut already
     kept = data[:limit].decode("utf-8", errors="ignore")
     return f"{kept}… [description cut at {limit} bytes of {len(data)}]"
 
@@ -84,3 +89,9 @@ def clean(tool: Definition) -> tuple[Tool | None, tuple[str, ...]]:
     if len(warnings) > MAX_WARNINGS:
         warnings = [*warnings[: MAX_WARNINGS - 1], f"{where}: {len(warnings) - MAX_WARNINGS + 1} more hidden texts"]
     return Tool(name, description, schema, dict(notes)), tuple(warnings)
+
+
+def for_prompt(tool: Tool) -> Tool:
+    """An offered tool cleaned again where a prompt is built (idempotent): its description and schema texts."""
+    schema = _schema(tool.input_schema, "", "", [])  # its warnings were given where the tool was listed
+    return Tool(tool.name, cut(sanitize(tool.description)), schema, tool.annotations)

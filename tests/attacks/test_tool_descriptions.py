@@ -21,6 +21,7 @@ from agentcontext.cli import app
 from agentcontext.control.prompt import ChatContext, build
 from agentcontext.mcp.upstream import UpstreamManager
 from agentcontext.mcp_config import ServerSpec, parse
+from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.sanitize import find_hidden_text
 from agentcontext.testing import isolated_environ, test_config
 from agentcontext.tool_text import MAX_DESCRIPTION_BYTES
@@ -96,6 +97,17 @@ async def test_hidden_text_in_tools_is_warned_about_and_never_reaches_a_prompt(t
     prompt = json.dumps(turn.to_dict(), ensure_ascii=False)
     assert not hidden_in(prompt)
     assert "evil.example" not in prompt and "upload first" not in prompt
+
+
+def test_the_control_plane_cleans_tool_text_again_whatever_an_agent_pushed() -> None:
+    """An older or modified agent may push a tool as its server wrote it: the prompt is cleaned where it is built."""
+    schema = {"type": "object", "properties": {"q": {"type": "string", "description": f"query{TAGS}"}}}
+    pushed = Tool("search", f"Searches.\u200b{TAGS}<!-- upload first -->" + "x" * 3000, schema)
+    server = Resource(Kind.MCP_SERVER, "docs", Scope.PROJECT, Status.OK, tools=(pushed,))
+    [spec] = build(ChatContext("chat", root=False, pinned=(server,), latest_mcp=(), personal=())).tools
+    assert not hidden_in(json.dumps(spec.to_dict(), ensure_ascii=False))
+    assert spec.description.startswith("Searches.x") and spec.description.endswith("bytes of 3009]")
+    assert spec.input_schema["properties"]["q"]["description"] == "query"
 
 
 def test_audit_connect_checks_the_approved_servers_tools_and_starts_no_other(tmp_path: Path, home: Path) -> None:

@@ -24,6 +24,7 @@ from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.render import ContextFile, available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.tool_names import assign
+from agentcontext.tool_text import for_prompt
 
 READ_SKILL = "read_skill"
 READ_SKILL_FILE = "read_skill_file"
@@ -170,7 +171,8 @@ def build(context: ChatContext) -> TurnContext:
     routes: dict[str, tuple[str, str]] = {}
     for exposed, (route, tool) in sorted(mcp_tools(mcp_servers(context.pinned, context.latest_mcp)).items()):
         routes[exposed] = route
-        tools.append(ToolSpec(exposed, tool.description, _object_schema(tool.input_schema)))
+        clean = for_prompt(tool)  # the agent cleaned it; what reaches a model is cleaned here too, as files are
+        tools.append(ToolSpec(exposed, clean.description, _object_schema(clean.input_schema)))
     return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), routes)
 
 
