@@ -12,6 +12,7 @@ origin, the session's CSRF token and the workspace's owner.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import shlex
 import subprocess
@@ -22,12 +23,14 @@ from typing import Any
 
 import httpx
 import pytest
+from rich.console import Console
 
 from agentcontext.audit import audit
 from agentcontext.findings import Severity
+from agentcontext.local import approval
 from agentcontext.mcp_config import parse
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status
-from agentcontext.testing import isolated_environ, make_workspace, scan_tree
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
 from agentcontext.trust import TrustStore
 from tests.agent.conftest import make_agent, ready, running, wait_snapshot
 from tests.control.conftest import AGENT_INFO, push_body
@@ -123,6 +126,28 @@ def test_up_shows_what_would_run_says_how_to_approve_it_and_starts_nothing(tmp_p
     finally:
         up.stop()
     assert up.left_behind(within=10) == []
+
+
+@pytest.mark.parametrize("answer", [True, False], ids=["yes", "no"])
+def test_ups_question_shows_each_server_and_approves_only_on_yes(tmp_path: Path, home: Path, answer: bool) -> None:
+    work = hostile_repo(tmp_path / "repo", tmp_path / "ran")
+    store = TrustStore.default(isolated_environ(home))
+    config = test_config(work, home=home)
+    waiting = approval.pending(work, config, store)
+    out = io.StringIO()
+    asked: list[str] = []
+
+    def confirm(question: str) -> bool:
+        asked.append(question)
+        return answer
+
+    approved = approval.ask(waiting, work, store, Console(file=out, width=300), confirm)
+    assert approved is answer and asked == ["Approve and start it?"]
+    assert f"evil: sh -c 'touch {tmp_path / 'ran'};" in out.getvalue()
+    assert approval.pending(work, config, store) == ([] if answer else waiting)
+    if not answer:
+        assert f"agentcontext mcp trust --work-dir {work} evil" in out.getvalue()
+    assert approval.pending(work, test_config(work, home=home, settings={"mcp.trust": "auto"}), store) == []
 
 
 @pytest.mark.anyio
