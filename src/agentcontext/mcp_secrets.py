@@ -34,7 +34,9 @@ _PLAIN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "no
 
 def literal(value: str) -> str:
     """What a value holds besides ``${VAR}`` references and an auth scheme word."""
-    return _SCHEME.sub("", _VAR.sub(lambda m: m.group(1) or "", value)).strip()
+    # every reference ends with "}": searching only up to the last one keeps this linear on "${A:-${A:-..."
+    end = value.rfind("}") + 1
+    return _SCHEME.sub("", _VAR.sub(lambda m: m.group(1) or "", value[:end]) + value[end:]).strip()
 
 
 def secret_name(key: str) -> bool:
