@@ -135,6 +135,7 @@ def start_agent(work: Path, home: Path, log: Path) -> tuple[subprocess.Popen[byt
     port = free_port()
     env = {**os.environ, "HOME": str(home), "AGENTCONTEXT_AGENT_TOKEN": TOKEN}
     command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]
+    command += ["--mcp-trust", "auto"]  # the bench's own echo server: the operator vouches for it
     process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     wait_port(port)
     return process, port

@@ -629,6 +629,7 @@ def upstream_agent(tmp: Path, *, enabled: bool) -> Iterator[None]:
     url = f"http://127.0.0.1:{port}"
     log = (tmp / "upstream-agent.log").open("wb")
     args = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work), "--listen", f"127.0.0.1:{port}"]
+    args += ["--mcp-trust", "auto"]  # mcp-server-time of this virtualenv: the operator vouches for it
     env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": AGENT_TOKEN}  # not --token: `ps` would show it
     process = subprocess.Popen(args, stdout=log, stderr=log, env=env)
     try:

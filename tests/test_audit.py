@@ -188,12 +188,13 @@ def test_an_unusable_entry_is_a_finding_and_its_siblings_still_count(tmp_path: P
 def test_a_spawned_server_shows_command_cwd_and_env_keys_but_no_values(tmp_path: Path, home: Path) -> None:
     entry = {"command": "srv", "args": ["--api-key", TOKEN, "--port", "${PORT}"], "cwd": "tools", "env": {"A": "x"}}
     root = make_workspace(tmp_path / "repo", {".git/": "", ".mcp.json": json.dumps({"mcpServers": {"s": entry}})})
-    report = run_audit(root, home)
+    report = run_audit(root, home, **{"mcp.trust": "auto"})
     [spawn] = only(report, "mcp-spawn")
     assert spawn.message == (
-        "server \"s\" runs `srv --api-key *** --port '${PORT}'` in tools; env keys: A; starts without asking "
+        "server \"s\" runs `srv --api-key *** --port '${PORT}'` in tools; env keys: A; starts without approval "
         "(mcp.trust = auto)"
     )
+    assert spawn.severity is Severity.ERROR
     assert [f.message.split(":")[0] for f in only(report, "mcp-secret-inline")] == [
         'argument 2 of server "s" is a literal credential'
     ]
@@ -207,8 +208,10 @@ def test_a_remote_server_shows_its_url_with_credentials_masked(tmp_path: Path, h
     report = run_audit(root, home)
     [remote] = only(report, "mcp-remote")
     assert remote.message == (
-        'server "r" connects to https://mcp.example.com/***/sse?api_key=***&region=eu (sse); header keys: X-Trace'
+        'server "r" connects to https://mcp.example.com/***/sse?api_key=***&region=eu (sse); header keys: X-Trace;'
+        f" pending: not started until you approve it (`agentcontext mcp trust --work-dir {root} r` or the dashboard)"
     )
+    assert remote.severity is Severity.INFO
     [secret] = only(report, "mcp-secret-inline")
     assert "(path, api_key)" in secret.message and TOKEN not in json.dumps(report.to_dict())
 

@@ -66,7 +66,7 @@ def test_the_store_is_written_with_mode_0600_in_a_private_dir(store: TrustStore)
     assert stat.S_IMODE(store.path.parent.stat().st_mode) == 0o700
     store.revoke([spec("time", {"command": "mcp-server-time"})])
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
-    assert [p.name for p in store.path.parent.iterdir()] == ["trust.json"]  # no temporary file left behind
+    assert sorted(p.name for p in store.path.parent.iterdir()) == ["trust.json", "trust.json.lock"]  # no temp file
 
 
 def test_write_private_replaces_a_file_that_was_readable_by_others(tmp_path: Path) -> None:
@@ -111,16 +111,14 @@ async def test_an_unapproved_server_is_disabled_and_never_started(
     parsed = parse(json.dumps({"mcpServers": servers}).encode(), str(work / ".mcp.json"), {})
     store.approve([s for s in parsed.servers if s.name == "approved"])
     settings = test_config(work, home=home, settings={"mcp.connect_timeout": 3, "mcp.call_timeout": 2}).mcp
-    async with UpstreamManager(
-        settings, work_dir=str(work), environ=isolated_environ(home), approved=store.approved
-    ) as manager:
+    async with UpstreamManager(settings, work_dir=str(work), environ=isolated_environ(home), store=store) as manager:
         with anyio.fail_after(10):
             await manager.reload(parsed.servers)
         statuses = {s.name: s for s in manager.statuses()}
         assert [name for name, _, _ in manager.tools()] == ["approved__echo", "approved__env", "approved__pid"]
     stranger = statuses["stranger"]
-    assert stranger.state == "disabled"
-    assert stranger.error and stranger.error.startswith('not approved: run "agentcontext mcp trust"')
+    assert stranger.state == "pending"
+    assert stranger.error and stranger.error.startswith('not approved: approve "stranger" in the dashboard or run')
     assert stranger.resource().status is Status.DISABLED
     assert statuses["approved"].state == "connected"
     assert not marker.exists()

@@ -20,6 +20,12 @@ finding code (severity in brackets):
   that starts an interpreter (``Bash(python:*)``).
 * ``skill-scripts`` [warning]: executable files and scripts (``*.sh``, ``*.py``...) in a
   skill folder, which an agent following the skill may run.
+* ``skill-beyond-scan`` [warning]: a ``SKILL.md`` the scan did not reach (past
+  ``skills.max_dirs_per_root`` folders, or deeper than ``skills.max_depth``), found by the
+  audit's own walk (:mod:`agentcontext.audit_skills`); agents with other limits load it,
+  so it gets every skill rule above as well.
+* ``audit-incomplete`` [error]: the time limit ran out before the walk or the checks were
+  done; the report is marked incomplete (and the CLI exits 1 whatever ``--fail-on`` says).
 * MCP rules live in :mod:`agentcontext.audit_mcp`.
 * ``config-ignored`` [warning]: a key of the repository's ``agentcontext.toml`` that was
   ignored: one a repository may not set (trust, directories, caps above the default...),
@@ -44,7 +50,8 @@ import unicodedata
 from collections.abc import Iterator
 from itertools import groupby
 
-from agentcontext import audit_mcp
+from agentcontext import audit_mcp, audit_skills
+from agentcontext.audit_skills import DEFAULT_SECONDS, Budget
 from agentcontext.config import Config
 from agentcontext.errors import FrontmatterError
 from agentcontext.files import Kind as FileKind
@@ -56,6 +63,7 @@ from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_RANGES, TAG_RANGE
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.skill_files import package_files
 from agentcontext.textdecode import decode, prepare
+from agentcontext.trust import TrustStore
 
 _EXTRA_RANGES = ((0xE0100, 0xE01EF),)  # variation selectors 17-256: a channel for smuggled bytes
 _CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in (*HIDDEN_RANGES, *_EXTRA_RANGES))
@@ -93,9 +101,20 @@ MAX_SKILL_FILES = 200
 MAX_PER_RULE = 50  # findings of one text rule in one file; the rest are counted in one more
 
 
-def audit(result: ScanResult, reader: Reader | None = None) -> Report:
-    """Audit what a scan found; every finding sorted by path, line and column."""
+def audit(
+    result: ScanResult,
+    reader: Reader | None = None,
+    *,
+    budget: Budget | None = None,
+    store: TrustStore | None = None,
+) -> Report:
+    """Audit what a scan found, and every skill the scan's caps left out, within ``budget``.
+
+    ``store`` holds the user's MCP approvals (default: the user's own). Findings are sorted
+    by path, line and column; the report is incomplete when the budget ran out.
+    """
     reader = reader or Reader()
+    budget = budget or Budget(DEFAULT_SECONDS)
     snapshot = result.snapshot
     found: list[Finding] = []
     seen: set[str] = set()
@@ -104,13 +123,15 @@ def audit(result: ScanResult, reader: Reader | None = None) -> Report:
         if resource.kind in (Kind.INSTRUCTION_FILE, Kind.SKILL) and resource.path not in seen:
             seen.add(resource.path)
             found += _file_findings(resource, result, reader)
-    found += audit_mcp.findings(result, reader)
+    complete = _beyond_scan(result, reader, budget, found)
+    found += audit_mcp.findings(result, reader, store)
     found += _config_findings(result.config)
     if snapshot.error:
         found.append(
             Finding("scan-error", Severity.ERROR, snapshot.work_dir, printable(f"snapshot error: {snapshot.error}"))
         )
-    return Report(snapshot.work_dir, snapshot.project_root, tuple(sorted(found, key=lambda f: f.sort_key)))
+    ordered = tuple(sorted(found, key=lambda f: f.sort_key))
+    return Report(snapshot.work_dir, snapshot.project_root, ordered, complete)
 
 
 def _config_findings(config: Config) -> list[Finding]:
@@ -119,7 +140,9 @@ def _config_findings(config: Config) -> list[Finding]:
     return [Finding("config-ignored", Severity.WARNING, path, printable(warning)) for warning in config.warnings]
 
 
-def audit_dir(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -> Report:
+def audit_dir(
+    work_dir: str | os.PathLike[str] = ".", config: Config | None = None, *, budget: Budget | None = None
+) -> Report:
     """Scan ``work_dir`` once and audit it.
 
     Raises:
@@ -127,7 +150,49 @@ def audit_dir(work_dir: str | os.PathLike[str] = ".", config: Config | None = No
         ConfigError: the configuration is unusable.
     """
     scanner = Scanner(work_dir, config)
-    return audit(scanner.run(), scanner.reader)
+    return audit(scanner.run(), scanner.reader, budget=budget)
+
+
+def _beyond_scan(result: ScanResult, reader: Reader, budget: Budget, found: list[Finding]) -> bool:
+    """Findings for the skills only the audit's own walk reached; False when the time ran out."""
+    walked = audit_skills.walk(result, reader, budget)
+    settings = result.config.skills
+    limits = f"skills.max_dirs_per_root = {settings.max_dirs_per_root}, skills.max_depth = {settings.max_depth}"
+    for number, skill in enumerate(walked.found):
+        if budget.spent():
+            left = len(walked.found) - number
+            found.append(_incomplete(skill.path, f"{left} skills found beyond the scan were not checked"))
+            return False
+        message = (
+            f"a skill the scan did not reach ({limits}): agents with other limits load it, so the audit checked it"
+        )
+        found.append(Finding("skill-beyond-scan", Severity.WARNING, skill.path, message))
+        found += _unscanned_skill(skill, result, reader)
+    if walked.stopped_in is not None:
+        found.append(_incomplete(walked.stopped_in, f"{walked.left} folders below it were not looked at"))
+        return False
+    return True
+
+
+def _incomplete(path: str, what: str) -> Finding:
+    message = (
+        f"the audit ran out of time ({what}): skills there may hide anything; run it again with a larger --time-limit"
+    )
+    return Finding("audit-incomplete", Severity.ERROR, path, printable(message))
+
+
+def _unscanned_skill(skill: audit_skills.Unscanned, result: ScanResult, reader: Reader) -> list[Finding]:
+    cap = result.config.snapshot.max_resource_bytes
+    meta_file = result.config.skills.meta_file
+    folder = os.path.dirname(skill.path)
+    out: list[Finding] = []
+    text = _read_text(skill.path, [skill.boundary], cap, reader)
+    if text is not None:
+        out += hidden_characters(skill.path, text) + html_comments(skill.path, text)
+        out += allowed_tools(skill.path, text, os.path.basename(folder))
+    out += skill_scripts(folder, os.path.basename(folder), meta_file)
+    out += skill_texts(folder, meta_file, cap, reader)
+    return out
 
 
 def _status(resource: Resource) -> list[Finding]:

@@ -57,6 +57,7 @@ class Report:
     dir: str
     project_root: str | None
     findings: tuple[Finding, ...]
+    complete: bool = True  # False: the audit ran out of time before it looked at everything
 
     def counts(self) -> dict[str, int]:
         counts = {str(severity): 0 for severity in Severity}
@@ -74,6 +75,7 @@ class Report:
             "project_root": self.project_root,
             "findings": [f.to_dict() for f in self.findings],
             "counts": self.counts(),
+            "complete": self.complete,
         }
 
 

@@ -15,6 +15,10 @@ with ``_`` (they would break ``server__tool`` routing), entries that are not obj
 and entries with neither ``command`` nor ``url`` are reported per name. The file as a
 whole fails only when it is not JSON or not an object.
 
+At most :data:`MAX_SERVERS` (64) entries are taken from one file, in file order; the rest
+are listed as ``excluded`` and never started, so a generated 64 KiB config can start
+neither hundreds of processes nor fill the inventory with errors.
+
 Entries may hold tokens. Nothing here ends up in a snapshot except server names;
 messages name variables and fields, never their values.
 """
@@ -29,10 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcontext.errors import McpConfigError
+from agentcontext.mcp_secrets import shown
 
 Transport = Literal["stdio", "http", "sse"]
 _TRANSPORTS: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+MAX_SERVERS = 64  # usable servers taken from one config file; the rest are excluded
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,7 @@ class ServerSpec:
     cwd: str | None = None
     config_path: str = ""
     digest: str = field(default="", compare=False)  # sha256 of the entry as written, for trust
+    shown: str = field(default="", compare=False)  # what it runs or reaches, as written, credentials masked
 
     def __repr__(self) -> str:  # keep env and header values out of tracebacks and logs
         return f"ServerSpec(name={self.name!r}, transport={self.transport!r}, config_path={self.config_path!r})"
@@ -61,6 +68,18 @@ class ParsedConfig:
     servers: tuple[ServerSpec, ...]
     entry_errors: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()  # entries past MAX_SERVERS, in file order
+
+    def excluded_warning(self) -> str | None:
+        """The reason the excluded servers are not started, naming the first few."""
+        if not self.excluded:
+            return None
+        names = ", ".join(_shown(n) for n in self.excluded[:10])
+        more = f" and {len(self.excluded) - 10} more" if len(self.excluded) > 10 else ""
+        return (
+            f"{len(self.excluded)} servers excluded: at most {MAX_SERVERS} servers of one MCP config are used,"
+            f" the rest are never started: {names}{more}"
+        )
 
 
 def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = True) -> ParsedConfig:
@@ -81,7 +100,11 @@ def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = 
     servers: list[ServerSpec] = []
     errors: list[tuple[str, str]] = []
     warnings: list[str] = []
-    for name in sorted(entries):
+    excluded: list[str] = []
+    for index, name in enumerate(entries):  # file order: the first MAX_SERVERS entries are taken
+        if index >= MAX_SERVERS:
+            excluded.append(name)
+            continue
         try:
             spec, entry_warnings = _entry(name, entries[name], path, environ, strict)
         except McpConfigError as exc:
@@ -89,7 +112,9 @@ def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = 
             continue
         servers.append(spec)
         warnings += entry_warnings
-    return ParsedConfig(tuple(servers), tuple(errors), tuple(warnings))
+    servers.sort(key=lambda spec: spec.name)
+    errors.sort()
+    return ParsedConfig(tuple(servers), tuple(errors), tuple(warnings), tuple(excluded))
 
 
 def server_map(document: dict[str, Any]) -> dict[str, Any]:
@@ -155,6 +180,7 @@ def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: b
         cwd=raw.get("cwd") if isinstance(raw.get("cwd"), str) else None,
         config_path=path,
         digest=hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest(),
+        shown=shown(raw),
     )
     if transport == "stdio" and not spec.command:
         raise McpConfigError(f'server "{name}" has no command')

@@ -84,12 +84,14 @@ def _read(
             parsed = parse(raw, item.path, environ, strict=strict)
         except McpConfigError as exc:
             return replace(done, status=Status.INVALID, error=str(exc)), None
+        excluded = parsed.excluded_warning()
         warnings = (
             tuple(
                 f"{name}: {message}" if not message.startswith("server") else message
                 for name, message in parsed.entry_errors
             )
             + parsed.warnings
+            + ((excluded,) if excluded else ())
         )
         return replace(done, warnings=warnings), parsed
 

@@ -104,14 +104,80 @@ class Load:
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """One tool of a connected MCP server, as the server described it."""
+    """One tool of a connected MCP server, as offered (sanitised; see :mod:`agentcontext.tool_text`)."""
 
     name: str
     description: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+    annotations: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        data = {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        if self.annotations:
+            data["annotations"] = self.annotations
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tool:
+        annotations = data.get("annotations")
+        return cls(
+            str(data["name"]),
+            str(data.get("description") or ""),
+            dict(data.get("input_schema") or {}),
+            dict(annotations) if isinstance(annotations, dict) else {},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChange:
+    """A tool whose definition differs from the one approved: ``added``, ``changed`` or ``removed``."""
+
+    tool: str
+    change: str
+    diff: str  # unified diff of the approved and the current definition
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "change": self.change, "diff": self.diff}
+
+
+@dataclass(frozen=True, slots=True)
+class McpApproval:
+    """Where an ``mcp_server`` stands with the user's approval, and what approving it would allow.
+
+    ``state``: ``pending`` (never started: the entry is not approved), ``approved``, ``auto``
+    (the operator set ``mcp.trust = auto``), ``changed`` (its tools differ from those approved:
+    the changed and added ones are withheld until approved again).
+    """
+
+    state: str
+    config_path: str
+    digest: str  # sha256 of the entry as written: what an approval binds to
+    command: str  # what it runs or reaches, as written, credentials masked
+    changes: tuple[ToolChange, ...] = ()
+    tool_set: str = ""  # fingerprint of the tools as listed now (for ``changed``: what re-approval pins)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "config_path": self.config_path,
+            "digest": self.digest,
+            "command": self.command,
+            "changes": [c.to_dict() for c in self.changes],
+            "tool_set": self.tool_set,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> McpApproval:
+        return cls(
+            str(data["state"]),
+            str(data.get("config_path") or ""),
+            str(data.get("digest") or ""),
+            str(data.get("command") or ""),
+            tuple(
+                ToolChange(str(c["tool"]), str(c["change"]), str(c.get("diff") or "")) for c in data.get("changes", ())
+            ),
+            str(data.get("tool_set") or ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +206,7 @@ class Resource:
     connect: bool = True  # mcp_config: whether the agent connects to its servers
     tools: tuple[Tool, ...] = ()  # mcp_server
     load: Load | None = None  # instruction files and skills: how the model gets it
+    approval: McpApproval | None = None  # mcp_server
 
     @property
     def id(self) -> str:
@@ -172,6 +239,7 @@ class Resource:
             self.connect,
             self.tools if keep_content else (),
             self.load,
+            self.approval,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -198,6 +266,8 @@ class Resource:
             data["connect"] = self.connect
         if self.kind is Kind.MCP_SERVER:
             data["tools"] = [tool.to_dict() for tool in self.tools]
+            if self.approval is not None:
+                data["approval"] = self.approval.to_dict()
         if self.source is not None:
             data["source"] = self.source
         if self.load is not None:
@@ -223,9 +293,7 @@ class Resource:
             source=data.get("source"),
             servers=tuple(data.get("servers", ())),
             connect=bool(data.get("connect", True)),
-            tools=tuple(
-                Tool(str(t["name"]), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
-                for t in data.get("tools", ())
-            ),
+            tools=tuple(Tool.from_dict(t) for t in data.get("tools", ())),
             load=Load.from_dict(data["load"]) if data.get("load") else None,
+            approval=McpApproval.from_dict(data["approval"]) if data.get("approval") else None,
         )

@@ -283,10 +283,11 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "mcp.trust",
         "str",
-        "auto",
+        "approve",
         NEVER,
-        "`approve`: a project's MCP server starts only once `agentcontext mcp trust` approved its exact entry; "
-        "`auto`: every server starts.",
+        "`approve`: a project's MCP server starts only once you approved its exact entry (`agentcontext mcp trust`,"
+        " the dashboard, or `up`'s question); `auto`: every server starts (for environments whose operator vouches"
+        " for the repository).",
         choices=("auto", "approve"),
     ),
     _s(

@@ -21,6 +21,7 @@ from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, test_config
 
 WAIT = 20.0  # seconds any single wait in these tests may take before it fails
+AUTO_TRUST = {"mcp.trust": "auto"}  # the operator's choice: the work dir's MCP servers start unasked
 
 
 class _QuietServer(uvicorn.Server):

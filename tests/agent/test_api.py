@@ -27,6 +27,7 @@ from agentcontext.agent.context import ContextAgent
 from agentcontext.resource import Kind, Status
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import (
+    AUTO_TRUST,
     make_agent,
     of_kind,
     ready,
@@ -333,7 +334,7 @@ async def test_load_skill_file(tmp_path: Path, home: Path) -> None:
 async def test_mcp_tools_and_call_tool_through_a_real_server(tmp_path: Path, home: Path) -> None:
     broken = json.dumps({"command": str(tmp_path / "no-such-server")})
     config = time_server_config().replace('"time":', f'"broken": {broken}, "time":')
-    agent = make_agent(make_workspace(tmp_path / "work", {".mcp.json": config}), home)
+    agent = make_agent(make_workspace(tmp_path / "work", {".mcp.json": config}), home, settings=AUTO_TRUST)
     async with api(agent) as client:
         agent.set_ready()
         await wait_snapshot(
@@ -431,6 +432,7 @@ async def test_every_route_requires_the_token(tmp_path: Path, home: Path) -> Non
         ("GET", "/api/v0/workspace"),
         ("POST", "/api/v0/context/resync"),
         ("POST", "/api/v0/context/sources"),
+        ("POST", "/api/v0/mcp/approve"),
         ("POST", "/api/v0/mcp/call-tool"),
         ("POST", "/api/v0/ready"),
     ]

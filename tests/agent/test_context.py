@@ -17,6 +17,7 @@ from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind, Status
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import (
+    AUTO_TRUST,
     make_agent,
     of_kind,
     paths,
@@ -260,7 +261,7 @@ async def test_manager_publishes_only_on_change(tmp_path: Path, home: Path) -> N
 
 async def test_manager_mcp_only_change_keeps_aggregate_hash(tmp_path: Path, home: Path) -> None:
     work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules", ".mcp.json": time_server_config()})
-    agent = make_agent(work, home)
+    agent = make_agent(work, home, settings=AUTO_TRUST)
     async with running(agent):
         agent.set_ready()
         first = await wait_snapshot(agent, lambda s: s.version >= 1)

@@ -44,7 +44,7 @@ from schemathesis.specs.openapi.checks import (
 from agentcontext.agent.api import create_app
 from agentcontext.testing import make_workspace, skill_md
 from agentcontext.web.guard import Edge
-from tests.agent.conftest import make_agent, ready, running, serving, time_server_config
+from tests.agent.conftest import AUTO_TRUST, make_agent, ready, running, serving, time_server_config
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -97,7 +97,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = root / "home"
     home.mkdir()
     work = _workspace(root)
-    agent = make_agent(work, home)
+    agent = make_agent(work, home, settings=AUTO_TRUST)
     app = create_app(agent, token=TOKEN, startup_wait=1.0, edge=Edge(max_body=MAX_BODY))
     started: list[str] = []
     up, stop, failed = threading.Event(), threading.Event(), []
@@ -145,7 +145,7 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 15
+    assert len(OPERATIONS) == 16
     assert ("GET", "/api/v0/skills/{name}/files/{path}") in OPERATIONS and ("GET", "/api/v0/events") in OPERATIONS
 
 
@@ -172,6 +172,8 @@ def _existing(case: schemathesis.Case[Any], served: Served) -> dict[str, Any] | 
         return {"body": {"path": _pick(case, (served.source, str(served.work), "/etc", "~/", "relative"))}}
     if case.path == "/api/v0/mcp/call-tool" and isinstance(case.body, dict):
         return {"body": {**case.body, "tool_name": _pick(case, TOOLS)}}
+    if case.path == "/api/v0/mcp/approve" and isinstance(case.body, dict):  # a real server, a digest not its own
+        return {"body": {**case.body, "server": "time"}}
     return None
 
 
@@ -193,6 +195,8 @@ def _hostile(case: schemathesis.Case[Any], served: Served) -> dict[str, Any] | N
     if case.path == "/api/v0/mcp/call-tool":
         tool = _pick(case, (*HOSTILE_BODY, *TOOLS))
         return {"body": {"tool_name": tool, "arguments": {"timezone": _pick(case, HOSTILE_BODY)}}}
+    if case.path == "/api/v0/mcp/approve":
+        return {"body": {"server": _pick(case, HOSTILE_BODY), "digest": _pick(case, HOSTILE_BODY)}}
     return None
 
 

@@ -123,7 +123,7 @@ def test_edits_on_disk_reach_the_live_snapshot(tmp_path: Path, home: Path) -> No
 
 def test_mcp_json_add_change_and_remove_reach_the_catalog(tmp_path: Path, home: Path) -> None:
     work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
-    with agent_process(work, home) as agent:
+    with agent_process(work, home, "--mcp-trust", "auto") as agent:  # the operator's flag: servers start unasked
         first = poll(agent.snapshot, lambda s: s["version"] >= 1, "the first snapshot")
         assert tool_names(agent) == []
 
@@ -194,7 +194,7 @@ def test_startup_sleep_keeps_version_zero_until_it_ends(tmp_path: Path, home: Pa
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_the_agent_and_its_mcp_servers(tmp_path: Path, home: Path, sig: signal.Signals) -> None:
     work = make_workspace(tmp_path / "work", {".mcp.json": time_server_config()})
-    with agent_process(work, home) as agent:
+    with agent_process(work, home, "--mcp-trust", "auto") as agent:
         poll(lambda: tool_names(agent), lambda names: "time__get_current_time" in names, "the time server")
         children = descendants(agent.process.pid)
         assert children, "the time server runs as a child of the agent"

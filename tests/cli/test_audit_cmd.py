@@ -61,7 +61,7 @@ def test_json_lists_every_finding_with_code_severity_path_line_column_and_messag
     result = run(str(root), "--json", home=home)
     assert result.returncode == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"dir", "project_root", "findings", "counts"}
+    assert set(data) == {"dir", "project_root", "findings", "counts", "complete"}
     assert data["dir"] == str(root) and data["counts"] == {"info": 2, "warning": 4, "error": 5}
     assert all(set(f) == {"code", "severity", "path", "line", "column", "message"} for f in data["findings"])
     spawn = next(f for f in data["findings"] if f["code"] == "mcp-spawn")

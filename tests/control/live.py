@@ -28,6 +28,7 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.ingest import Outcome
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.tools import ToolResult
+from agentcontext.scan import scan_full
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import make_workspace
 from tests.agent.conftest import make_agent, ready, running, serving, wait_snapshot
@@ -118,14 +119,16 @@ def frozen_url() -> Iterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def control_plane(tmp_path: Path, *, quick_timeout: float = 10.0) -> AsyncIterator[Control]:
+async def control_plane(tmp_path: Path, *, quick_timeout: float = 10.0, owned: bool = False) -> AsyncIterator[Control]:
+    """``owned``: the workspace is the user's own (else nobody's), as ``agentcontext up`` makes it."""
     db = Database(f"sqlite:///{tmp_path / 'c.db'}")
     migrate.upgrade(db)
     link = AgentLink(connect_timeout=5.0, call_timeout=30.0, quick_timeout=quick_timeout)
     plane = ControlPlane(db, LocalBroker(), link=link)
     try:
         user = db.write(lambda s: identity.create_user(s, "alice"))
-        agent = db.write(lambda s: identity.create_agent(s, WORKSPACE, "dev"))
+        owner = db.write(lambda s: identity.user_id(s, "alice")) if owned else None
+        agent = db.write(lambda s: identity.create_agent(s, WORKSPACE, "dev", owner_id=owner))
         principal = await plane.authenticate(agent.token)
         person = await plane.authenticate(user.token)
         assert isinstance(principal, identity.AgentPrincipal) and isinstance(person, identity.UserPrincipal)
@@ -158,6 +161,12 @@ class Workspace:
         return self.agent.snapshot
 
 
+def approve_servers(agent: ContextAgent) -> None:
+    """Approve every MCP server of the agent's work dir in its user's trust store (``agentcontext mcp trust``)."""
+    servers = scan_full(agent.work_dir, agent.config, environ=agent.environ).servers
+    agent.trust.approve(list(servers))
+
+
 @contextlib.asynccontextmanager
 async def workspace(
     control: Control,
@@ -176,11 +185,12 @@ async def workspace(
 
     ``serve=False`` runs no API at all: the pushed URL is a closed port (or ``advertise``).
     ``accept`` waits for a snapshot it holds for (MCP servers connect in the background)
-    before the push.
+    before the push. The workspace's MCP servers are approved first, as the user would.
     """
     make_workspace(root, files)
     work = root / work_dir if work_dir else root
     agent = make_agent(work, home, profile=profile, settings=settings)
+    approve_servers(agent)
     app = create_app(agent, token=AGENT_TOKEN, peer_token=PEER_TOKEN)
     async with running(agent), contextlib.AsyncExitStack() as stack:
         url = await stack.enter_async_context(serving(app)) if serve else advertise or closed_url()

@@ -381,20 +381,30 @@ async def test_a_failed_server_contributes_no_tools(tmp_path: Path, home: Path) 
 # --- MCP: the pin overlaid by the agent's latest catalog ----------------------------------------
 
 
-async def test_a_servers_latest_catalog_replaces_its_pinned_tools_without_a_refresh(tmp_path: Path, home: Path) -> None:
+async def test_a_servers_latest_catalog_replaces_its_pinned_tools_without_a_refresh_once_approved(
+    tmp_path: Path, home: Path
+) -> None:
     files = {"AGENTS.md": "Rules.", ".mcp.json": mcp_json({"live": misbehaving("changing")})}
     async with (
-        control_plane(tmp_path) as control,
+        control_plane(tmp_path, owned=True) as control,
         workspace(control, tmp_path / "w", files, home=home, accept=mcp_ready("live")) as live,
     ):
         chat = await control.chat()
         before = await control.tool_names(chat)
         added = await control.call(chat, "live__add")
         assert (added.content, added.is_error) == ("added a tool", False)
+        changed = await live.rescan(lambda s: any(r.approval and r.approval.state == "changed" for r in s.resources))
+        waiting = await control.tool_names(chat)  # the added tool waits for the user
+        [server] = [r for r in changed.resources if r.path == "live"]
+        assert server.approval is not None
+        message = await control.plane.approve_mcp(
+            control.user, control.principal.agent_id, "live", server.approval.digest, server.approval.tool_set
+        )
         await live.rescan(server_state("live", Status.OK, {"echo", "pid", "add", "added"}))
         after = await control.tool_names(chat)
         summary = await control.plane.get_chat(control.user, chat)
-    assert before == ["propose_plan", "live__add", "live__echo", "live__pid"]
+    assert before == waiting == ["propose_plan", "live__add", "live__echo", "live__pid"]
+    assert message == 'approved the current tools of "live"'
     assert after == ["propose_plan", "live__add", "live__added", "live__echo", "live__pid"]
     assert summary["context"]["dirty"] is False  # an MCP-only change never marks a chat out of date
 

@@ -89,7 +89,8 @@ def test_secrets_of_mcp_json_appear_in_no_snapshot_response_event_page_log_or_da
     with server(db_url, logs) as control:
         admin = admin_token(control)
         token = create_agent(db_url, "ws", "dev")
-        with agent(work, logs, control.url, token) as workspace_agent:
+        # the servers must run for their stderr and errors to be reported: the operator's flag starts them
+        with agent(work, logs, control.url, token, "--mcp-trust", "auto") as workspace_agent:
             auth = {"Authorization": f"Bearer {token}"}
 
             def snapshot() -> dict[str, Any]:

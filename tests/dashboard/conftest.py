@@ -15,9 +15,12 @@ ORIGIN = {"Origin": "http://control"}
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 
+dashboard_world = sqlite_world  # the control plane's app (dashboard included) over a fresh SQLite database
+
+
 @pytest.fixture
 async def world(tmp_path: Path) -> AsyncIterator[World]:
-    async with sqlite_world(tmp_path) as opened:
+    async with dashboard_world(tmp_path) as opened:
         yield opened
 
 

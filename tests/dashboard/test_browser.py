@@ -1,7 +1,8 @@
 """The dashboard in Debian's Chromium against a real ``agentcontext up`` stack (issue 6's scenario).
 
 Log in through the login link; the inventory lists the fixture's files with their statuses;
-the invalid skill shows its reason; the MCP page shows the failing server's stderr; then a
+the invalid skill shows its reason; the MCP page lists the repository's server as pending with
+the command it would run, its Approve button starts it, and the page shows its stderr; then a
 chat: AGENTS.md edited on disk marks it "out of date" within 2 s without a reload, and
 Refresh clears the badge and names the file in the diff.
 """
@@ -44,15 +45,15 @@ def api(stack: Stack, method: str, path: str, **kwargs: Any) -> Any:
 
 
 def settled(stack: Stack) -> dict[str, Any]:
-    """The agent's overview entry once its snapshot lists the fixture and the failing MCP server."""
+    """The agent's overview entry once its snapshot lists the fixture and the MCP server waiting for approval."""
 
     def agents() -> list[dict[str, Any]]:
         return [a for w in api(stack, "GET", "/api/v1/overview")["workspaces"] for a in w["agents"]]
 
     def ready(found: list[dict[str, Any]]) -> bool:
-        return bool(found and found[0]["snapshot"] and [m["status"] for m in found[0]["mcp"]] == ["unreadable"])
+        return bool(found and found[0]["snapshot"] and [m["status"] for m in found[0]["mcp"]] == ["disabled"])
 
-    [agent] = poll(agents, ready, "the agent's first snapshot with its MCP server failed")
+    [agent] = poll(agents, ready, "the agent's first snapshot with its MCP server pending")
     return agent
 
 
@@ -86,7 +87,7 @@ def test_the_dashboard_shows_the_workspace_and_a_chat_goes_out_of_date_and_back_
             str(work / ".agents/skills/review/SKILL.md"): "ok",
             str(work / ".agents/skills/broken/SKILL.md"): "invalid",
             str(work / ".mcp.json"): "ok",
-            "flaky": "unreadable",
+            "flaky": "disabled",  # nothing of the repository runs before the user approves it
         }
         expect(page.locator(f"tr[data-path='{work / 'CLAUDE.md'}']")).to_contain_text("shadowed by")
         camera.shoot(page, "02-inventory")
@@ -111,8 +112,15 @@ def test_the_dashboard_shows_the_workspace_and_a_chat_goes_out_of_date_and_back_
         camera.shoot(page, "06-instruction-file")
 
         page.goto(f"{stack.url}/ui/agents/{agent['id']}/mcp")
-        expect(page.locator("section[data-server='flaky'] pre.stderr")).to_contain_text("missing FLAKY_KEY")
-        camera.shoot(page, "07-mcp")
+        flaky = page.locator("section[data-server='flaky']")
+        expect(flaky).to_have_attribute("data-approval", "pending")
+        expect(flaky.locator("code.command")).to_contain_text("sh -c ")
+        expect(flaky.locator("code.command")).to_contain_text("missing FLAKY_KEY")
+        camera.shoot(page, "07-mcp-pending")
+        flaky.get_by_role("button", name="Approve and start").click()
+        expect(page.locator("p.notice")).to_contain_text('approved "flaky"')
+        expect(flaky.locator("pre.stderr")).to_contain_text("missing FLAKY_KEY", timeout=20_000)  # it ran, and failed
+        camera.shoot(page, "07-mcp-approved")
 
         chat = api(stack, "POST", "/api/v1/chats", json={"workspace": "app", "title": "browser chat"})
         page.goto(f"{stack.url}/ui/chats/{chat['id']}")

@@ -93,9 +93,17 @@ class Up:
             time.sleep(0.1)
 
 
-def start(repo: Path, home: Path, logs: Path, *args: str, listen: bool = True) -> Up:
-    """``up`` on a free port of its own (``listen``), else on what ``up`` chooses."""
+def approve(repo: Path, home: Path) -> None:
+    """Approve the repository's MCP servers as a user does, with ``agentcontext mcp trust``."""
+    command = [sys.executable, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(repo)]
+    subprocess.run(command, env=environment(home), check=True, capture_output=True, timeout=WAIT)
+
+
+def start(repo: Path, home: Path, logs: Path, *args: str, listen: bool = True, approved: bool = True) -> Up:
+    """``up`` on a free port of its own (``listen``), else on what ``up`` chooses; its MCP servers approved first."""
     logs.mkdir(parents=True, exist_ok=True)
+    if approved and (repo / ".mcp.json").exists():
+        approve(repo, home)
     stamp = time.monotonic_ns()
     out, err = logs / f"up-{stamp}.out", logs / f"up-{stamp}.err"
     address = ["--listen", f"127.0.0.1:{free_port()}"] if listen and "--listen" not in args else []

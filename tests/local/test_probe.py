@@ -19,20 +19,22 @@ def _context(*resources: dict[str, Any]) -> dict[str, Any]:
     return {"version": 3, "aggregate_hash": "ab" * 32, "error": None, "resources": list(resources)}
 
 
-def test_mcp_servers_are_connected_connecting_failed_or_disabled() -> None:
+def test_mcp_servers_are_connected_changed_connecting_failed_or_pending() -> None:
     context = _context(
         {"kind": "instruction_file", "path": "/r/AGENTS.md", "status": "ok"},
         {"kind": "mcp_server", "path": "a", "name": "a", "status": "ok"},
         {"kind": "mcp_server", "path": "b", "name": "b", "status": "unreadable", "error": None},
         {"kind": "mcp_server", "path": "c", "name": "c", "status": "unreadable", "error": "exit 3"},
         {"kind": "mcp_server", "path": "d", "name": "d", "status": "disabled", "error": "not approved"},
+        {"kind": "mcp_server", "path": "e", "name": "e", "status": "ok", "approval": {"state": "changed"}},
     )
     status = from_answers(HEALTH, _workspaces(True), context, "app", "local")
     assert status.mcp == (
         McpServer("a", "connected"),
         McpServer("b", "connecting"),
         McpServer("c", "failed", "exit 3"),
-        McpServer("d", "disabled", "not approved"),
+        McpServer("d", "pending", "not approved"),
+        McpServer("e", "changed"),
     )
     assert status.statuses == (("ok", 1),)
 

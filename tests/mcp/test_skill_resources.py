@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from agentcontext.mcp import skills_ext
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.workspace import Workspace
+from agentcontext.skill_json import EXTENSION_ID
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
 
 pytestmark = pytest.mark.anyio
@@ -372,10 +372,10 @@ async def test_skills_get_refuses_anything_but_an_offered_skill_md(
 async def test_the_server_announces_the_skills_extension(tmp_path: Path, home: Path) -> None:
     deploy_project(tmp_path)
     server = serve(tmp_path, home)
-    assert skills_ext.EXTENSION_ID in server.extensions
+    assert EXTENSION_ID in server.extensions
     async with Client(server, mode="auto") as client:
         capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
-    assert skills_ext.EXTENSION_ID in capabilities.get("extensions", {})
+    assert EXTENSION_ID in capabilities.get("extensions", {})
 
 
 async def test_with_skills_disabled_nothing_is_listed_anywhere(tmp_path: Path, home: Path) -> None:

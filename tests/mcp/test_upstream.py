@@ -93,6 +93,7 @@ class Workspace:
 
     def settings(self, **overrides: Any) -> McpSettings:
         values = {
+            "mcp.trust": "auto",  # these tests are about connections; approval has its own (tests/attacks)
             "mcp.connect_timeout": CONNECT_TIMEOUT,
             "mcp.call_timeout": CALL_TIMEOUT,
             "mcp.max_output_bytes": MAX_OUTPUT,
@@ -423,26 +424,46 @@ async def test_a_server_that_prints_garbage_on_stdout_connects_and_answers(space
 
 
 async def test_tool_output_over_the_limit_is_cut_with_a_marker(space: Workspace) -> None:
+    size = MAX_OUTPUT + 20_000  # over the output limit, under the message cap (limit + 64 KiB)
     async with space.manager() as manager:
         await manager.reload(space.specs({"huge": peer("huge")}))
-        outcome = await manager.call_tool("huge__flood", {})
-    over = misbehaving.FLOOD_BYTES - MAX_OUTPUT
+        outcome = await manager.call_tool("huge__flood", {"bytes": size})
     assert [block["type"] for block in outcome.content] == ["text", "text"]
     assert outcome.content[0]["text"] == "x" * MAX_OUTPUT
-    assert outcome.content[1]["text"] == f"[output truncated: {over} bytes over the {MAX_OUTPUT}-byte limit]"
+    assert outcome.content[1]["text"] == f"[output truncated: 20000 bytes over the {MAX_OUTPUT}-byte limit]"
     assert outcome.is_error is False
 
 
-async def test_tools_list_changed_updates_the_catalog_without_a_reload(space: Workspace) -> None:
+async def test_a_message_over_the_cap_is_cut_as_it_is_read_with_a_marker(space: Workspace) -> None:
+    async with space.manager() as manager:
+        await manager.reload(space.specs({"huge": peer("huge")}))
+        outcome = await manager.call_tool("huge__flood", {})  # 3 MB in one message
+        assert text_of(await manager.call_tool("huge__echo", {"text": "still here"})) == "still here"
+    [block] = outcome.content
+    text = block["text"]
+    cap = MAX_OUTPUT + 64 * 1024
+    assert text.startswith("x" * (MAX_OUTPUT - 1000)) and len(text.encode()) <= MAX_OUTPUT
+    assert text.endswith(f"is over the {cap}-byte message limit; cut as it was read]")
+    assert "[output truncated: the server's answer of 30000" in text
+    assert outcome.is_error is False
+
+
+async def test_tools_list_changed_is_noticed_without_a_reload_and_an_added_tool_waits_for_approval(
+    space: Workspace,
+) -> None:
     changes = Changes()
     async with space.manager(on_change=changes) as manager:
         await manager.reload(space.specs({"changing": peer("changing")}))
         assert "changing__added" not in {name for name, _, _ in manager.tools()}
         generation = manager.generation
         await manager.call_tool("changing__add", {})
-        await changes.until(lambda: "changing__added" in {name for name, _, _ in manager.tools()})
+        await changes.until(lambda: status(manager, "changing").state == "changed")
         assert manager.generation > generation
-        assert "added" in tool_names(status(manager, "changing"))
+        assert "added" not in tool_names(status(manager, "changing"))
+        approval = status(manager, "changing").approval
+        assert approval is not None and [(c.tool, c.change) for c in approval.changes] == [("added", "added")]
+        await manager.approve("changing", approval.digest, approval.tool_set)
+        assert status(manager, "changing").state == "connected"
         assert text_of(await manager.call_tool("changing__added", {})) == "added"
 
 
@@ -528,9 +549,8 @@ async def test_tools_are_exposed_as_server__tool_and_route_at_the_first_separato
         await manager.reload(space.specs({"ours": peer("fine")}))
         assert [name for name, _, _ in manager.tools()] == ["ours__echo", "ours__env", "ours__pid"]
         assert text_of(await manager.call_tool("ours__echo", {"text": "routed"})) == "routed"
-        missing = await manager.call_tool("ours__echo__x", {})  # tool "echo__x", which the server lacks
-        assert missing.is_error is True
-        assert text_of(missing) == "no tool echo__x"
+        with pytest.raises(UpstreamError, match='^MCP server "ours" offers no tool "echo__x"$'):
+            await manager.call_tool("ours__echo__x", {})  # tool "echo__x", which it never listed: not passed on
         with pytest.raises(UnknownServer, match='^unknown MCP server: "nosuch"$'):
             await manager.call_tool("nosuch__echo", {})
         with pytest.raises(InvalidToolName):

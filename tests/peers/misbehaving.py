@@ -4,7 +4,7 @@ Modes: ``fine`` (tools ``echo``, ``env``, ``pid``), ``empty`` (no tools at all),
 ``crash-on-start`` (a line on stderr, exit 3 before speaking MCP), ``hang-initialize``
 (reads stdin, never answers), ``hang-call`` (``slow`` never returns), ``exit-mid-call``
 (``die`` exits the process mid-call), ``garbage`` (non-JSON lines on stdout before and
-between messages), ``huge`` (``flood`` returns ~3 MB of text), ``changing`` (``add``
+between messages), ``huge`` (``flood`` returns ~3 MB of text, or ``bytes`` of it), ``changing`` (``add``
 registers ``added`` and sends ``notifications/tools/list_changed``), ``spawn-child``
 (starts a ``sleep 300`` grandchild; ``child`` returns its pid), ``long-names`` (tools
 whose ``server__tool`` names are over 64 characters and share a long prefix), ``content``
@@ -80,7 +80,7 @@ async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolR
     if name == "die":
         os._exit(1)
     if name == "flood":
-        return text("x" * FLOOD_BYTES)
+        return text("x" * int(arguments.get("bytes", FLOOD_BYTES)))
     if name == "add":
         tools.append("added")
         await ctx.session.send_tool_list_changed()

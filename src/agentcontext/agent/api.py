@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, skill_files
 from agentcontext.agent.context import ContextAgent, SourceError
-from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
+from agentcontext.errors import AgentContextError, ConflictError, NotFoundError, UnsafePathError
 from agentcontext.mcp.upstream import UpstreamError
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
@@ -57,6 +57,18 @@ class SourceBody(BaseModel):
 class CallToolBody(BaseModel):
     tool_name: str = Field(max_length=1024)
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApproveBody(BaseModel):
+    server: str = Field(max_length=1024)
+    digest: str = Field(max_length=64, description="sha256 of the entry as shown (approval.digest)")
+    tool_set: str = Field(
+        default="", max_length=64, description="for a changed server: the listing's fingerprint as shown"
+    )
+
+
+class ApproveResponse(BaseModel):
+    message: str
 
 
 class ContentBlock(BaseModel):
@@ -118,7 +130,7 @@ class ContextConfigResponse(BaseModel):
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 408, 413, 421, 500, 502, 503, 504)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 500, 502, 503, 504)
 }
 PUBLIC_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})  # no data in them
 
@@ -385,6 +397,18 @@ async def call_tool(agent: Agent, body: CallToolBody) -> Response:
     except UpstreamError as exc:
         raise ApiError(502, "MCP tool call failed.", str(exc)) from None
     return JSONResponse(outcome.to_dict())  # already in the response's shape: skip a second validation
+
+
+@router.post("/mcp/approve", summary="Approve a pending MCP server, or a changed one's tools, as shown")
+async def approve_mcp(agent: Agent, body: ApproveBody) -> ApproveResponse:
+    """The approval is written to the trust store of the user the agent runs as; it binds to the entry's
+    digest (and for a changed server to the listing's fingerprint), so a change since it was shown is refused."""
+    try:
+        return ApproveResponse(message=await agent.approve_mcp(body.server, body.digest, body.tool_set))
+    except NotFoundError as exc:
+        raise ApiError(404, "Unknown MCP server.", str(exc)) from None
+    except ConflictError as exc:
+        raise ApiError(409, "Nothing to approve as shown.", str(exc)) from None
 
 
 @router.get(

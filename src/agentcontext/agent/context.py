@@ -96,13 +96,10 @@ class ContextAgent:
         self._scan_lock = anyio.Lock()
         self._subscribers: set[MemoryObjectSendStream[Event]] = set()
         self._specs: tuple[ServerSpec, ...] | None = None
-        self._trust = trust
+        self.trust = trust or TrustStore.default(self.environ)
+        self._trust_stamp = self.trust.stamp()
         self.mcp = UpstreamManager(
-            config.mcp,
-            work_dir=self.work_dir,
-            environ=self.environ,
-            on_change=self._mcp_changed,
-            approved=self._approved,
+            config.mcp, work_dir=self.work_dir, environ=self.environ, on_change=self._mcp_changed, store=self.trust
         )
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -143,8 +140,9 @@ class ContextAgent:
                 self.snapshot = result.snapshot.with_version(self.snapshot.version + 1)
                 self._publish(Event("snapshot", _summary(self.snapshot)))
             specs = tuple(result.servers)
-            if specs != self._specs:
-                self._specs = specs
+            stamp = self.trust.stamp()  # approvals given elsewhere (agentcontext mcp trust) apply at once
+            if specs != self._specs or stamp != self._trust_stamp:
+                self._specs, self._trust_stamp = specs, stamp
                 self._reload_mcp(specs)
         return self.snapshot
 
@@ -243,10 +241,18 @@ class ContextAgent:
 
     # --- MCP ------------------------------------------------------------------------------
 
-    def _approved(self, spec: ServerSpec) -> bool:
-        if self.config.mcp.trust == "auto":
-            return True
-        return self._trust is not None and self._trust.approved(spec)
+    async def approve_mcp(self, name: str, digest: str, tool_set: str = "") -> str:
+        """Approve a server as shown (see :meth:`UpstreamManager.approve`); the user's trust store records it."""
+        message = await self.mcp.approve(name, digest, tool_set)
+        self._trust_stamp = self.trust.stamp()
+        return message
+
+    async def follow_trust(self, interval: float = 1.0) -> None:
+        """Notice approvals given elsewhere (``agentcontext mcp trust``): the store's stamp, checked each interval."""
+        while True:
+            await anyio.sleep(interval)
+            if self.trust.stamp() != self._trust_stamp:
+                self.trigger()
 
     def _mcp_changed(self) -> None:
         self._publish(Event("mcp", {"generation": self.mcp.generation}))

@@ -99,6 +99,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         group.start_soon(agent.run)
         group.start_soon(watcher.run)
         group.start_soon(_follow_watch_dirs, agent, watcher)
+        group.start_soon(agent.follow_trust)
         group.start_soon(_stop_on_signal, server)
         if options.startup:
             group.start_soon(_startup, agent, options.startup)

@@ -11,7 +11,7 @@ import typer
 
 from agentcontext.agent import token_file as token_file_of_run
 from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, check_options, run
-from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.cli.common import ConfigOption, ProfileOption, TrustOption, configure
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
@@ -63,6 +63,7 @@ def agent(
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the agent does."),
+    mcp_trust: str | None = TrustOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
 ) -> None:
@@ -71,8 +72,11 @@ def agent(
     It publishes nothing until the workspace is ready (`--startup` finished, `--wait-ready`
     and `POST /api/v0/ready`, or at once). Edits to AGENTS.md, skills and `.mcp.json` publish
     a new snapshot within the debounce (`[agent] debounce_ms`, 250 ms). The servers of the
-    work dir's `.mcp.json` are connected and their tools served as `server__tool` at
-    `/api/v0/mcp/tools` and `/api/v0/mcp/call-tool`. With `--control-plane URL --token TOKEN`,
+    work dir's `.mcp.json` that you approved (`agentcontext mcp trust`, the dashboard) are
+    connected and their tools served as `server__tool` at `/api/v0/mcp/tools` and
+    `/api/v0/mcp/call-tool`; the others wait, listed as pending with what they would run.
+    A server whose tools change after approval keeps only its unchanged tools until you
+    approve the new ones. With `--control-plane URL --token TOKEN`,
     every snapshot is pushed there, and the control plane calls back at --advertise-url for
     skill files, plan files and MCP tool calls.
 
@@ -84,7 +88,7 @@ def agent(
     host, port = _address(listen)
     secret = resolve_token(token, token_file, "AGENTCONTEXT_AGENT_TOKEN")
     served = edge(host, allow_hosts, max_connections, advertised=[advertise_url] if advertise_url else [])
-    config = configure(work_dir, profile, config_file)
+    config = configure(work_dir, profile, config_file, mcp_trust)
     for warning in config.warnings:  # the repository's config asked for something it may not have
         typer.echo(f"agentcontext agent: config: {printable(warning)}", err=True)
     options = AgentOptions(host, port, secret, startup, wait_ready, control_plane, advertise_url, heartbeat, served)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import StrEnum
 from itertools import groupby
 from pathlib import Path
@@ -11,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.audit import audit as run_audit
+from agentcontext.audit_skills import DEFAULT_SECONDS, Budget
 from agentcontext.cli.common import (
     ConfigOption,
     DirArgument,
@@ -19,9 +22,12 @@ from agentcontext.cli.common import (
     print_json,
     run_scan,
     shown_path,
+    stderr,
     stdout,
 )
-from agentcontext.findings import Report, Severity, printable
+from agentcontext.findings import Finding, Report, Severity, printable
+from agentcontext.scan import ScanResult
+from agentcontext.trust import TrustStore
 
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -41,24 +47,66 @@ def audit(
     fail_on: FailOn = typer.Option(
         FailOn.ERROR, "--fail-on", help="Exit with 1 when a finding is at or above this severity.", case_sensitive=False
     ),
+    time_limit: float = typer.Option(
+        DEFAULT_SECONDS,
+        "--time-limit",
+        min=0.0,
+        help="Seconds the audit may spend walking skill folders; when they run out it says so and exits 1.",
+    ),
+    connect: bool = typer.Option(
+        False,
+        "--connect",
+        help="Also start the MCP servers you approved (only those), list their tools and check them.",
+    ),
 ) -> None:
     """Audit the agent context: hidden text, HTML comments, sizes, broad skills, MCP servers and secrets.
 
     Every finding has a severity (**error**, **warning**, **info**), a stable code, the file,
     the line and column where they apply, and a message. Secret values are never printed.
+    Every SKILL.md below the skill folders is checked, also those past the scan's folder cap
+    or depth, within `--time-limit`; MCP servers that would start without your approval are
+    errors. `--connect` starts the servers you approved and checks their tools (hidden text,
+    long descriptions, changes since approval).
 
     `--json` prints `{"dir", "project_root", "findings": [{"code", "severity", "path", "line",
-    "column", "message"}], "counts"}`. Exits with 1 when a finding is at or above `--fail-on`
-    (default `error`), 2 when the audit cannot run.
+    "column", "message"}], "counts", "complete"}`. Exits with 1 when a finding is at or above
+    `--fail-on` (default `error`) or when the time ran out before everything was looked at
+    (`complete: false`, whatever `--fail-on` says), 2 when the audit cannot run.
     """
     result = run_scan(work_dir, profile, config_file)
-    report = run_audit(result)
+    report = run_audit(result, budget=Budget(time_limit))
+    if connect:
+        report = _with_tools(report, result)
     if as_json:
         print_json(report.to_dict())
     else:
         _print(report, fail_on)
-    if report.fails(None if fail_on is FailOn.NEVER else Severity(fail_on.value)):
+    if not report.complete or report.fails(None if fail_on is FailOn.NEVER else Severity(fail_on.value)):
         raise typer.Exit(1)
+
+
+def _with_tools(report: Report, result: ScanResult) -> Report:
+    """The report with the approved MCP servers' tool findings (``--connect``)."""
+    import anyio
+
+    from agentcontext.mcp.audit_tools import tool_findings
+
+    async def run() -> list[Finding]:
+        return await tool_findings(
+            result.servers,
+            result.config.mcp,
+            work_dir=result.snapshot.work_dir,
+            environ=os.environ,
+            store=TrustStore.default(),
+        )
+
+    if sys.stderr.isatty():
+        with stderr().status("Connecting to the approved MCP servers …"):
+            found = anyio.run(run)
+    else:
+        found = anyio.run(run)
+    findings = tuple(sorted((*report.findings, *found), key=lambda f: f.sort_key))
+    return Report(report.dir, report.project_root, findings, report.complete)
 
 
 def _print(report: Report, fail_on: FailOn) -> None:
@@ -97,6 +145,8 @@ def _print(report: Report, fail_on: FailOn) -> None:
     summary = f"{_count(errors, 'error')}, {_count(warnings, 'warning')}, {infos} info"
     total = _count(len(report.findings), "finding")
     console.print(f"{total} in {_count(files, 'file')}: {summary} (failing on {fail_on})")
+    if not report.complete:
+        console.print("[red]The audit is incomplete:[/] it ran out of time (see audit-incomplete above).")
 
 
 def _count(n: int, noun: str) -> str:

@@ -24,6 +24,13 @@ ConfigOption = typer.Option(
     None, "--config", "-c", help="Config file to use instead of agentcontext.toml / the user config.", dir_okay=False
 )
 JsonOption = typer.Option(False, "--json", help="Print JSON for other programs instead of a table.")
+TrustOption = typer.Option(
+    None,
+    "--mcp-trust",
+    help="`approve` (the default): the work dir's MCP servers start once you approve each entry"
+    " (`agentcontext mcp trust`); `auto`: they start unasked, for environments whose operator vouches for them.",
+    show_default=False,
+)
 
 STATUS_STYLE = {
     "ok": "green",
@@ -45,8 +52,10 @@ def stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def configure(work_dir: Path, profile: str | None, config_file: Path | None) -> Config:
+def configure(work_dir: Path, profile: str | None, config_file: Path | None, trust: str | None = None) -> Config:
     overrides: dict[str, Any] = {"profile": profile} if profile else {}
+    if trust:
+        overrides["mcp.trust"] = trust
     return load_config(resolve_work_dir(work_dir), config_file=config_file, overrides=overrides)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from agentcontext.cli.common import ConfigOption, ProfileOption, configure
+from agentcontext.cli.common import ConfigOption, JsonOption, ProfileOption, configure, print_json
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
@@ -15,7 +16,9 @@ from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.tools import Limits
 from agentcontext.mcp.transports import run_stdio, serve_http
 from agentcontext.mcp.workspace import Workspace
+from agentcontext.mcp_config import ServerSpec
 from agentcontext.scan import scan_full
+from agentcontext.tool_pins import compare
 from agentcontext.trust import TrustStore
 
 app = typer.Typer(
@@ -84,14 +87,23 @@ def trust(
     names: list[str] = typer.Argument(None, help="Servers to approve (default: every server of the work dir)."),
     work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The workspace whose .mcp.json to approve."),
     revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval instead."),
-    show: bool = typer.Option(False, "--list", help="Only show each server and whether it is approved."),
+    show: bool = typer.Option(False, "--list", help="Only show each server, what it runs and where it stands."),
+    as_json: bool = JsonOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
 ) -> None:
-    """Approve the exact configuration of the work dir's MCP servers (for `[mcp] trust = "approve"`).
+    """Approve the work dir's MCP servers, each by its exact entry in `.mcp.json`.
 
-    The approval is bound to the sha256 of each entry as written: any change to an entry
-    needs approval again.
+    A repository's servers start only once you approve them (unless the operator set
+    `[mcp] trust = "auto"`). The approval binds to the sha256 of each entry as written, so
+    any change to an entry needs approval again; it is kept in your data dir, never in the
+    repository. The tools a server lists first are pinned with it: when they change, the
+    changed and added tools wait until you run this command again (it approves the tools
+    the agent last reported), or press Approve in the dashboard.
+
+    `--list` shows each server's state (`pending`, `approved`, `changed`), what it runs and
+    what changed; with `--json`, as `[{"name", "state", "digest", "runs", "config",
+    "changes": [{"tool", "change", "diff"}]}]`.
     """
     config = configure(work_dir, profile, config_file)
     specs = scan_full(work_dir, config).servers
@@ -101,11 +113,36 @@ def trust(
         raise ConfigError(f"no MCP server named {', '.join(unknown)} in the work dir's config")
     store = TrustStore.default()
     if show:
-        for spec in specs:
-            state = "approved" if store.approved(spec) else "not approved"
-            typer.echo(f"{spec.name}\t{state}\t{spec.digest[:12]}\t{spec.config_path}")
+        _show([_standing(spec, store) for spec in specs], as_json)
         return
     (store.revoke if revoke else store.approve)(chosen)
     verb = "Revoked" if revoke else "Approved"
     for spec in chosen:
-        typer.echo(f"{verb} {spec.name} ({spec.digest[:12]}) from {spec.config_path}")
+        typer.echo(f"{verb} {spec.name} ({spec.digest[:12]}) from {spec.config_path}: {spec.shown}")
+
+
+def _standing(spec: ServerSpec, store: TrustStore) -> dict[str, Any]:
+    record = store.record(spec)
+    changes: list[dict[str, str]] = []
+    if record is not None and record.seen is not None and record.tools is not None:
+        changes = [c.to_dict() for c in compare(record.tools, list(record.seen.values())).changes]
+    state = "changed" if changes else "approved" if record is not None and record.approved else "pending"
+    return {
+        "name": spec.name,
+        "state": state,
+        "digest": spec.digest,
+        "runs": spec.shown,
+        "config": spec.config_path,
+        "changes": changes,
+    }
+
+
+def _show(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        typer.echo(f"{row['name']}\t{row['state']}\t{row['digest'][:12]}\t{row['runs']}\t{row['config']}")
+        for change in row["changes"]:
+            typer.echo(f"  {change['tool']}: {change['change']}")
+            typer.echo("    " + change["diff"].replace("\n", "\n    "))

@@ -136,5 +136,5 @@ def _mcp(servers: list[dict[str, Any]]) -> str:
     ok = sum(1 for s in servers if s["status"] == "ok")
     failed = sum(1 for s in servers if s["status"] == "unreadable")
     other = len(servers) - ok - failed
-    parts = [f"{ok} connected", f"[red]{failed} failed[/]" if failed else "", f"{other} disabled" if other else ""]
+    parts = [f"{ok} connected", f"[red]{failed} failed[/]" if failed else "", f"{other} pending" if other else ""]
     return ", ".join(part for part in parts if part)

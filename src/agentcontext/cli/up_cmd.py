@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from agentcontext.cli.common import DirArgument, stderr, stdout
+from agentcontext.cli.common import DirArgument, TrustOption, configure, stderr, stdout
 from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.errors import ConfigError
 
@@ -33,6 +33,7 @@ def up(
         show_default=False,
         callback=warn_password_in_argv,
     ),
+    mcp_trust: str | None = TrustOption,
 ) -> None:
     """Run the control plane and a workspace agent for DIR; print the dashboard's login link; Ctrl-C stops both.
 
@@ -41,14 +42,24 @@ def up(
     (mode 0600); later runs reuse them, so `agentcontext status` works without flags. The
     status (agent online, snapshot, resources, MCP servers) updates live; the processes'
     logs are in `logs/` in the data dir.
+
+    The repository's MCP servers (`.mcp.json`) run only once you approve them: `up` lists
+    those not approved yet with what they would run and, on a terminal, asks; otherwise it
+    prints the `agentcontext mcp trust` command that approves them (the dashboard has an
+    Approve button too). `--mcp-trust auto` starts them unasked.
     """
     from agentcontext.control.db import default_url
-    from agentcontext.local import stack, state
-    from agentcontext.trust import data_dir
+    from agentcontext.local import approval, stack, state
+    from agentcontext.trust import TrustStore, data_dir
 
     resolved = work_dir.expanduser().resolve()
     if not resolved.is_dir():
         raise ConfigError(f"the work dir {work_dir} is not a directory")
+    store = TrustStore.default()
+    waiting = approval.pending(resolved, configure(resolved, None, None, mcp_trust), store)
+    if waiting:
+        interactive = sys.stdin.isatty() and sys.stderr.isatty()
+        approval.ask(waiting, resolved, store, stderr(), _confirm if interactive else None)
     options = stack.UpOptions(
         work_dir=resolved,
         db_url=db or default_url(),
@@ -56,7 +67,12 @@ def up(
         logs=data_dir() / "logs",
         listen=listen,
         agent_listen=agent_listen,
+        mcp_trust=mcp_trust,
     )
     code = stack.run(options, stdout(), stderr())
     sys.stdout.flush()
     raise typer.Exit(code)
+
+
+def _confirm(question: str) -> bool:
+    return typer.confirm(question, default=False, err=True)

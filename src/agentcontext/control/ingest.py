@@ -38,6 +38,8 @@ MAX_SOURCE_BYTES = 1024
 MAX_ERROR_BYTES = 4096
 MAX_HASH_CHARS = 64
 MAX_INT64 = 2**63 - 1
+MAX_CHANGES = 512  # tool changes reported for one MCP server
+MAX_DIFF_BYTES = 16 * 1024  # one tool's diff (the agent cuts them at 4,096 characters)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 ACTIVE_STATUSES = ("waiting", "running", "paused", "pending", "requires_action")
 
@@ -179,6 +181,33 @@ def _check_mcp_fields(where: str, raw: Mapping[str, Any]) -> None:
         _bounded(f"{at}.description", tool.get("description"), MAX_BODY_BYTES)
         if not isinstance(tool.get("input_schema") or {}, Mapping):
             raise InvalidRequestError(f"{at}.input_schema must be an object")
+        if not isinstance(tool.get("annotations") or {}, Mapping):
+            raise InvalidRequestError(f"{at}.annotations must be an object")
+    if raw.get("approval") is not None:
+        _check_approval(f"{where}.approval", raw["approval"])
+
+
+def _check_approval(where: str, approval: Any) -> None:
+    """An MCP server's approval: its state, what it runs, and what changed (each diff bounded)."""
+    if not isinstance(approval, Mapping):
+        raise InvalidRequestError(f"{where} must be an object")
+    if approval.get("state") not in ("pending", "approved", "auto", "changed"):
+        raise InvalidRequestError(f"{where}.state must be one of pending, approved, auto, changed")
+    for key, limit in (("config_path", MAX_SOURCE_BYTES), ("command", MAX_ERROR_BYTES)):
+        _bounded(f"{where}.{key}", approval.get(key, ""), limit, optional=False)
+    for key in ("digest", "tool_set"):
+        value = approval.get(key, "")
+        if not isinstance(value, str) or (value and not _HEX64.fullmatch(value)):
+            raise InvalidRequestError(f"{where}.{key} must be empty or 64 lowercase hex digits (a sha256)")
+    changes = approval.get("changes", [])
+    if not isinstance(changes, list) or len(changes) > MAX_CHANGES:
+        raise InvalidRequestError(f"{where}.changes must be a list of at most {MAX_CHANGES} changes")
+    for number, change in enumerate(changes):
+        at = f"{where}.changes[{number}]"
+        if not isinstance(change, Mapping) or change.get("change") not in ("added", "changed", "removed"):
+            raise InvalidRequestError(f"{at} must be an object whose change is added, changed or removed")
+        _bounded(f"{at}.tool", change.get("tool"), MAX_SOURCE_BYTES, optional=False)
+        _bounded(f"{at}.diff", change.get("diff", ""), MAX_DIFF_BYTES, optional=False)
 
 
 def check_push(raw: Any) -> Push:

@@ -370,6 +370,37 @@ class ControlPlane:
         _admin_only(caller)
         return await self._write(lambda s: identity.create_agent(s, workspace, name, parent=parent))
 
+    # --- MCP approvals -------------------------------------------------------------------
+
+    async def approve_mcp(
+        self, user: identity.UserPrincipal, agent_id: str, server: str, digest: str, tool_set: str = ""
+    ) -> str:
+        """Relay an approval to the agent, which records it in its own user's trust store.
+
+        Approving runs code on the workspace's machine, so only the workspace's owner may (an
+        administrator, for a workspace nobody owns). The agent checks that the entry (``digest``)
+        and, for a changed server, the tools (``tool_set``) are still what the user was shown.
+
+        Raises:
+            NotFoundError: no such agent for this user. ForbiddenError: not the workspace's owner.
+            UnavailableError: the agent cannot be reached. AgentReplyError: the agent refused (changed since).
+        """
+        address = await self._read(lambda s: _approver_address(s, user, agent_id))
+        return await self.link.approve_mcp(address, server, digest, tool_set)
+
+
+def _approver_address(session: Session, user: identity.UserPrincipal, agent_id: str) -> AgentAddress:
+    query = sa.select(Agent, Workspace.owner_id).join(Workspace, Workspace.id == Agent.workspace_id)
+    row = session.execute(query.where(Agent.id == agent_id)).first()
+    if row is None or not (user.is_admin or row.owner_id in (None, user.user_id)):
+        raise NotFoundError(f'agent "{agent_id}" not found')
+    if row.owner_id != user.user_id and not (row.owner_id is None and user.is_admin):
+        raise ForbiddenError("only the workspace's owner may approve its MCP servers")
+    agent: Agent = row[0]
+    if not agent.url:
+        raise UnavailableError("the workspace agent has not said where to reach it")
+    return AgentAddress(agent.url, agent.api_token)
+
 
 def describe_diff(changes: Diff, *, limit: int = 5) -> str:
     """``changed /w/AGENTS.md; added /w/.agents/skills/x/SKILL.md`` with at most ``limit`` paths named."""

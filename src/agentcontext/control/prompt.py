@@ -5,7 +5,11 @@ The prompt is the ``<workspace-context>`` block of the pinned, sanitised instruc
 user's personal skills, and the chat's plan path. The tools are the built-in chat tools
 plus the workspace's MCP tools: the pinned servers overlaid, server by server, by the
 agent's latest catalog, so MCP tools converge without a refresh while instructions and
-skills stay pinned. Nothing here needs the workspace to be reachable.
+skills stay pinned. The agent's catalog offers only tools the user approved; a tool whose
+definition changed since (its server ``changed``) keeps, in a chat pinned before, the
+definition it was pinned with: the model never sees the new text before the user approves
+it (a call is refused by the agent until then). Nothing here needs the workspace to be
+reachable.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.render import ContextFile, available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.tool_names import assign
+from agentcontext.tool_text import for_prompt
 
 READ_SKILL = "read_skill"
 READ_SKILL_FILE = "read_skill_file"
@@ -125,8 +130,19 @@ def mcp_servers(pinned: Sequence[Resource], latest: Sequence[Resource]) -> list[
     servers = {r.path: r for r in pinned if r.kind is Kind.MCP_SERVER}
     for r in latest:
         if r.kind is Kind.MCP_SERVER:
-            servers[r.path] = r
+            before = servers.get(r.path)
+            servers[r.path] = _keep_changed_tools(before, r) if before is not None else r
     return [servers[name] for name in sorted(servers) if servers[name].status is Status.OK]
+
+
+def _keep_changed_tools(before: Resource, after: Resource) -> Resource:
+    """``after``, with the pinned definitions of the tools it withholds as changed since approval."""
+    if after.approval is None or after.approval.state != "changed" or before.status is not Status.OK:
+        return after
+    changed = {c.tool for c in after.approval.changes if c.change == "changed"}
+    offered = {t.name for t in after.tools}
+    kept = [t for t in before.tools if t.name in changed and t.name not in offered]
+    return replace(after, tools=tuple(sorted((*after.tools, *kept), key=lambda t: t.name))) if kept else after
 
 
 def skill_refs(context: ChatContext) -> list[SkillRef]:
@@ -155,7 +171,8 @@ def build(context: ChatContext) -> TurnContext:
     routes: dict[str, tuple[str, str]] = {}
     for exposed, (route, tool) in sorted(mcp_tools(mcp_servers(context.pinned, context.latest_mcp)).items()):
         routes[exposed] = route
-        tools.append(ToolSpec(exposed, tool.description, _object_schema(tool.input_schema)))
+        clean = for_prompt(tool)  # the agent cleaned it; what reaches a model is cleaned here too, as files are
+        tools.append(ToolSpec(exposed, clean.description, _object_schema(clean.input_schema)))
     return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), routes)
 
 

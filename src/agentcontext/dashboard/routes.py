@@ -18,12 +18,12 @@ from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from agentcontext import skill_files
-from agentcontext.control.agent_link import AgentAddress, AgentLink
+from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
 from agentcontext.control.events import agent_topic, snapshot_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.dashboard import markdown, session, views
 from agentcontext.dashboard.render import HERE, page
-from agentcontext.errors import AgentContextError, AuthError, NotFoundError
+from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
 
 router = APIRouter(include_in_schema=False)
@@ -104,8 +104,36 @@ async def _skill_files(link: AgentLink, agent: views.AgentInfo, name: str) -> tu
 
 @router.get("/ui/agents/{agent_id}/mcp")
 async def mcp(request: Request, user: Viewer, agent_id: str) -> HTMLResponse:
+    return await _mcp_page(request, user, agent_id, None)
+
+
+@router.post("/ui/agents/{agent_id}/mcp/approve")
+async def approve_mcp(request: Request, user: Viewer, agent_id: str) -> HTMLResponse:
+    """The Approve button: the agent records the approval, bound to the entry and tools the page showed."""
+    await session.check_form(request)
+    form = await request.form()
+    server, digest, tool_set = (str(form.get(key) or "") for key in ("server", "digest", "tool_set"))
+    try:
+        notice = (await session.plane_of(request).approve_mcp(user, agent_id, server, digest, tool_set), False)
+    except (AgentReplyError, UnavailableError) as exc:
+        notice = (exc.detail or exc.message if isinstance(exc, AgentReplyError) else str(exc), True)
+    return await _mcp_page(request, user, agent_id, notice)
+
+
+async def _mcp_page(
+    request: Request, user: UserPrincipal, agent_id: str, notice: tuple[str, bool] | None
+) -> HTMLResponse:
     agent, servers = await session.plane_of(request).read(lambda s: views.mcp_servers(s, user, agent_id))
-    return page(request, "mcp.html", user, agent=agent, servers=servers, events=f"/ui/events?agent={agent_id}")
+    return page(
+        request,
+        "mcp.html",
+        user,
+        agent=agent,
+        servers=servers,
+        notice=notice,
+        events=f"/ui/events?agent={agent_id}",
+        page_url=f"/ui/agents/{agent_id}/mcp",
+    )
 
 
 @router.get("/ui/chats")

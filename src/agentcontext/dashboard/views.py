@@ -15,7 +15,7 @@ from agentcontext.control import overview, rows
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.models import Agent, Snapshot, SnapshotResource, Workspace
 from agentcontext.errors import NotFoundError
-from agentcontext.resource import Kind, Resource, Status
+from agentcontext.resource import Kind, McpApproval, Resource, Status
 
 STDERR_WARNING = "stderr (last lines): "  # how the workspace agent reports a failed server's stderr tail
 
@@ -57,6 +57,11 @@ class McpServer:
     tools: tuple[tuple[str, str], ...]  # (name, description)
     warnings: tuple[str, ...]
     stderr_tail: str
+    approval: McpApproval | None = None  # pending or changed: what the Approve button approves
+
+    @property
+    def awaits_approval(self) -> bool:
+        return self.approval is not None and self.approval.state in ("pending", "changed")
 
 
 def visible_agent(session: Session, user: UserPrincipal, agent_id: str) -> AgentInfo:
@@ -128,6 +133,7 @@ def _server(resource: Resource) -> McpServer:
         tools=tuple((t.name, t.description) for t in resource.tools),
         warnings=others,
         stderr_tail="\n".join(tails),
+        approval=resource.approval,
     )
 
 

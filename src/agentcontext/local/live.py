@@ -21,6 +21,8 @@ _STYLE = {
     "down": "red",
     "offline": "red",
     "failed": "red",
+    "changed": "red",
+    "pending": "yellow",
     "disabled": "bright_black",
 }
 
@@ -53,7 +55,7 @@ def resources_text(status: StackStatus) -> str:
 def mcp_text(status: StackStatus) -> str:
     if not status.mcp:
         return "none configured"
-    states = ("connected", "connecting", "failed", "disabled")
+    states = ("connected", "changed", "connecting", "failed", "pending")
     return ", ".join(f"{status.mcp_count(s)} {s}" for s in states if status.mcp_count(s))
 
 
@@ -66,7 +68,7 @@ def plain(status: StackStatus) -> str:
         f"resources {resources_text(status)}",
         f"MCP {mcp_text(status)}",
     ]
-    failed = [f"{s.name}: {s.error}" for s in status.mcp if s.state == "failed"]
+    failed = [f"{s.name}: {s.error}" for s in status.mcp if s.state in ("failed", "pending")]
     return " · ".join(parts) + "".join(f"\n  MCP server {line}" for line in failed)
 
 

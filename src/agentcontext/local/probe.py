@@ -4,8 +4,9 @@ One reading asks the server's ``/healthz`` and ``/api/v1/workspaces`` (the agent
 last push) and the agent's ``/api/v0/context`` (the snapshot it serves, MCP servers
 included). A part that does not answer is reported as such; a reading never raises.
 
-An MCP server's resource tells its state: ``ok`` connected, ``disabled`` not started (trust),
-``unreadable`` with an error failed, ``unreadable`` without one still connecting.
+An MCP server's resource tells its state: ``ok`` connected (``changed`` when its approval
+says its tools changed since), ``disabled`` pending approval, ``unreadable`` with an error
+failed, ``unreadable`` without one still connecting.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ TIMEOUT = 2.0
 @dataclass(frozen=True, slots=True)
 class McpServer:
     name: str
-    state: str  # connected | connecting | failed | disabled
+    state: str  # connected | changed | connecting | failed | pending
     error: str | None = None
 
 
@@ -44,7 +45,10 @@ class StackStatus:
 
 def mcp_state(resource: dict[str, Any]) -> McpServer:
     status, error = resource.get("status"), resource.get("error")
-    state = {"ok": "connected", "disabled": "disabled"}.get(str(status), "failed" if error else "connecting")
+    approval = resource.get("approval")
+    state = {"ok": "connected", "disabled": "pending"}.get(str(status), "failed" if error else "connecting")
+    if isinstance(approval, dict) and approval.get("state") == "changed" and state == "connected":
+        state = "changed"
     return McpServer(str(resource.get("name") or resource.get("path")), state, error)
 
 

@@ -69,6 +69,7 @@ class UpOptions:
     logs: Path
     listen: str | None = None
     agent_listen: str | None = None
+    mcp_trust: str | None = None
 
 
 def parse_address(value: str, option: str) -> Address:
@@ -162,6 +163,8 @@ def server_command(options: UpOptions, server: Address) -> Command:
 
 def agent_command(options: UpOptions, agent: Address, server_url: str, binding: Binding) -> Command:
     argv = [*_CLI, "agent", "--work-dir", str(options.work_dir), "--listen", str(agent), "--control-plane", server_url]
+    if options.mcp_trust:
+        argv += ["--mcp-trust", options.mcp_trust]
     env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": binding.token}
     return Command("agent", argv, env, options.logs / f"agent-{binding.workspace}.log")
 

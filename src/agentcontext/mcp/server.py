@@ -27,6 +27,7 @@ from agentcontext.mcp import skills_ext
 from agentcontext.mcp.tools import HANDLERS, SPECS, Limits, Outcome
 from agentcontext.mcp.workspace import Project, Workspace, session_key
 from agentcontext.scan import ScanResult
+from agentcontext.skill_json import EXTENSION_ID
 
 
 class SkillsListParams(types.RequestParams):
@@ -59,7 +60,7 @@ class ContextServer(Server[Any]):
         )
         self.add_request_handler("skills/list", SkillsListParams, self._skills_list)
         self.add_request_handler("skills/get", SkillsGetParams, self._skills_get)
-        self.extensions[skills_ext.EXTENSION_ID] = {}
+        self.extensions[EXTENSION_ID] = {}
 
     # --- instructions, computed for each session ---------------------------------------
 

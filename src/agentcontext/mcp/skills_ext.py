@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import datetime
 import hashlib
 import mimetypes
 import os
@@ -26,8 +25,8 @@ from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundErr
 from agentcontext.frontmatter import parse
 from agentcontext.resource import Resource
 from agentcontext.scan import ScanResult
+from agentcontext.skill_json import frontmatter_json
 
-EXTENSION_ID = "io.modelcontextprotocol/skills"
 SCHEME = "skill://"
 MAX_FILES_PER_SKILL = 500
 MAX_RESOURCE_BYTES = skill_files.MAX_FILE_BYTES
@@ -94,31 +93,6 @@ def servable(skill: Resource) -> bool:
         return skill.content is not None and not parse(skill.content).repaired
     except FrontmatterError:
         return False
-
-
-def frontmatter_json(skill: Resource) -> dict[str, Any]:
-    """The SKILL.md frontmatter rendered as JSON; ``name`` and ``description`` always present."""
-    fields: dict[str, Any] = {}
-    if skill.content is not None:
-        try:
-            fields = {str(k): _json_safe(v) for k, v in parse(skill.content).fields.items()}
-        except FrontmatterError:
-            fields = {}
-    fields["name"] = (skill.name or "").split(":")[-1]
-    fields.setdefault("description", skill.description or "")
-    return fields
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, datetime.date | datetime.datetime):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
 
 
 def find(scan: ScanResult, uri: str) -> tuple[Resource, str]:

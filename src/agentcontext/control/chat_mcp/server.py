@@ -33,8 +33,8 @@ from agentcontext.control.chat_mcp.binding import OPENING, ChatBinding, from_req
 from agentcontext.control.chat_mcp.notices import ChatNotices
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.prompt import READ_SKILL, READ_SKILL_FILE, ToolSpec
-from agentcontext.mcp.skills_ext import EXTENSION_ID, frontmatter_json
 from agentcontext.resource import Kind, Resource, Status
+from agentcontext.skill_json import EXTENSION_ID, frontmatter_json
 
 REFRESH = "refresh_context"
 INSTRUCTIONS_SCHEME = "agentcontext://instructions"
