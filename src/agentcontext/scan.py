@@ -83,9 +83,12 @@ class Scanner:
         self.full_passes += 1
         layout = plan(self.work_dir, self.config)
         self._observe_markers(layout)
-        found = instructions.discover(layout, self.config, reader)
-        skill_resources = skills.discover(layout, self.config, reader)
-        mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+        try:
+            found = instructions.discover(layout, self.config, reader)
+            skill_resources = skills.discover(layout, self.config, reader)
+            mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+        finally:
+            reader.release()  # no directory stays open between passes
         doc_resources = project_doc.apply_budget(found, self.config.project_doc.max_bytes)
         snapshot = snapshots.build(
             version=version,

@@ -104,7 +104,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     while queue:
         directory, depth = queue.popleft()
         try:
-            listing = reader.list_dir(directory, strict=True)
+            listing = reader.list_dir(directory, strict=True, boundary=container.boundary)
         except OSError as exc:  # a folder we may not list is reported, never passed over
             out.append((_unlistable(directory, exc, container), None))
             continue
