@@ -79,6 +79,18 @@ def is_within(path: str, root: str) -> bool:
     return path.startswith(prefix)
 
 
+def realpath(path: str) -> str:
+    """``os.path.realpath``, which can raise while a component changes (a link becoming a
+    folder between its ``lstat`` and ``readlink``): then a retry, then the path itself, which
+    a walk then refuses at the component that is still a link."""
+    for _ in range(3):
+        try:
+            return os.path.realpath(path)
+        except OSError:
+            continue
+    return os.path.abspath(path)
+
+
 def _child(parent: str, name: str) -> str:
     return f"{parent}/{name}" if parent != "/" else f"/{name}"
 
@@ -173,7 +185,7 @@ class Walker:
         if is_within(path, root):
             parts = _parts(path[len(root) :])
         else:
-            hint = os.path.realpath(path)
+            hint = realpath(path)
             if not is_within(hint, real_root):
                 raise EscapeError(hint, real_root)
             parts = _parts(hint[len(real_root) :])

@@ -37,6 +37,7 @@ from agentcontext.beneath import (
     Walker,
     is_within,
     read_at_most,
+    realpath,
 )
 
 __all__ = ["Entry", "Kind", "ListedEntry", "Reader", "StatKey", "is_within", "stat_key"]
@@ -136,7 +137,7 @@ class Reader:
     def _root(self, boundary: str) -> _Root:
         root = self._roots.get(boundary)  # about one boundary per root: a dict lookup per probe
         if root is None:
-            real = os.path.realpath(boundary)
+            real = realpath(boundary)
             root = _Root(real, real if real.endswith(os.sep) else real + os.sep, real != boundary)
             self._roots[boundary] = root
         return root

@@ -18,7 +18,7 @@ import posixpath
 import stat
 from collections.abc import Sequence
 
-from agentcontext.beneath import MAX_HOPS, EscapeError, Walker, is_within
+from agentcontext.beneath import MAX_HOPS, EscapeError, Walker, is_within, realpath
 from agentcontext.errors import UnsafePathError
 
 PLAN_DIR = ".agentcontext/plans"
@@ -40,7 +40,7 @@ def read_plan(path: str, roots: Sequence[str]) -> tuple[str, bytes]:
         ValueError: the path holds a NUL byte.
     """
     current = posixpath.normpath(path)
-    real_roots = {root: os.path.realpath(root) for root in roots}
+    real_roots = {root: realpath(root) for root in roots}
     with Walker(limit=32) as walker:
         for _ in range(MAX_HOPS):
             root = _holder(current, real_roots)

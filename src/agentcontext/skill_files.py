@@ -106,10 +106,12 @@ def resolve_resource(folder: str, resource: str) -> str:
     """
     path = os.path.join(folder, *resource_parts(resource))
     try:
-        real = os.path.realpath(path)
+        inside = is_within(os.path.realpath(path), os.path.realpath(folder))
     except ValueError:  # a name the file system cannot encode (a lone surrogate)
         raise _outside(resource) from None
-    if not is_within(real, os.path.realpath(folder)):
+    except OSError:  # a component changed while it was resolved: the read decides
+        inside = True
+    if not inside:
         raise _outside(resource)
     return path
 

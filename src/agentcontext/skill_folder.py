@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from agentcontext.beneath import EscapeError, Found, Walker, read_at_most
+from agentcontext.beneath import EscapeError, Found, Walker, read_at_most, realpath
 from agentcontext.errors import UnsafePathError
 from agentcontext.textdecode import decode_file
 
@@ -189,7 +189,7 @@ def open_folder(folder: str, boundary: str | None) -> Iterator[SkillFolder]:
         raise LeavesFolderError("the skill folder is outside every root the scan used")
     with Walker(limit=64) as walker:
         try:
-            found = walker.resolve(folder, boundary, os.path.realpath(boundary))
+            found = walker.resolve(folder, boundary, realpath(boundary))
         except EscapeError:
             raise LeavesFolderError("the skill folder now leads outside its root") from None
         if not stat.S_ISDIR(found.st.st_mode):
