@@ -24,6 +24,7 @@ import errno
 import os
 import stat
 import time
+from stat import S_ISLNK, S_ISREG
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, NamedTuple, TypeVar
@@ -47,7 +48,6 @@ T = TypeVar("T")
 StatKey = tuple[int, int, int, int, int]
 
 RACY_SECONDS = 2.0
-_NOT_NAMES = frozenset(("", ".", ".."))
 
 
 class Kind(Enum):
@@ -148,33 +148,35 @@ class Reader:
 
     def probe(self, path: str, boundary: str) -> Entry:
         """Classify ``path``; symlinks are resolved and must stay inside ``boundary``."""
-        root = self._root(boundary)
-        located = path
-        if root.aliased and is_within(path, boundary):
-            located = root.real + path[len(boundary) :]
-        parent, _, name = located.rpartition(os.sep)
-        # The common case: a path straight below its real boundary, no symlink: one fstatat.
-        if (parent == root.real or parent.startswith(root.prefix)) and name not in _NOT_NAMES:
+        root = self._roots.get(boundary) or self._root(boundary)
+        real, prefix, aliased = root
+        located = real + path[len(boundary) :] if aliased and is_within(path, boundary) else path
+        parent, _, name = located.rpartition("/")
+        # The hot path of every scan: a path straight below its real boundary, no symlink on the way.
+        if (parent.startswith(prefix) or parent == real) and name and name != "..":
             fds = self._fds
+            dfd = fds.get(parent)
             try:
-                dfd = fds.get(parent)
-                if dfd is None:  # most often a new folder in a listed one: one openat
-                    above, _, folder = parent.rpartition(os.sep)
+                if dfd is None:  # most often a folder just listed: one openat from its parent
+                    above, _, folder = parent.rpartition("/")
                     dfd = fds.get(above)
-                    if dfd is not None and folder not in _NOT_NAMES and len(fds) < self._walker.limit:
-                        dfd = fds[parent] = os.open(folder, DIR_FLAGS, dir_fd=dfd)
-                    else:
+                    if dfd is None or folder == ".." or len(fds) >= self._walker.limit:
                         self._walker.trim()
                         dfd = self._walker.dir_fd(parent)
+                    else:
+                        dfd = fds[parent] = os.open(folder, DIR_FLAGS, dir_fd=dfd)
                 st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:  # every component was looked up without following a link
                 self.observed.append((path, None, False))
                 return Entry(path, Kind.MISSING)
             except OSError:  # a symlink on the way (ENOTDIR), or an error the walk will name
                 return self._probe_walk(path, boundary, root)
-            if not stat.S_ISLNK(st.st_mode):
-                key = stat_key(st)
+            mode = st.st_mode
+            if not S_ISLNK(mode):
+                key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, mode)
                 self.observed.append((path, key, False))
+                if S_ISREG(mode):
+                    return Entry(path, Kind.FILE, located, st.st_size, key)
                 return self._classify(path, located, st, key, is_link=False)
         return self._probe_walk(path, boundary, root)
 
