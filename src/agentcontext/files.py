@@ -24,13 +24,16 @@ import errno
 import os
 import stat
 import time
-from stat import S_ISLNK, S_ISREG
 from collections.abc import Callable
 from enum import Enum
+from stat import S_ISLNK, S_ISREG
+from sys import audit
 from typing import Any, NamedTuple, TypeVar
 
 from agentcontext.beneath import (
+    AUDIT_EVENT,
     DIR_FLAGS,
+    FILE_FLAGS,
     BrokenLinkError,
     EscapeError,
     Found,
@@ -48,6 +51,7 @@ T = TypeVar("T")
 StatKey = tuple[int, int, int, int, int]
 
 RACY_SECONDS = 2.0
+_CHANGED = "file changed while it was being read"
 
 
 class Kind(Enum):
@@ -114,6 +118,7 @@ class Reader:
         self._roots: dict[str, _Root] = {}
         self._walker = Walker()
         self._fds = self._walker.fds  # the directories open in this pass, by real path
+        self._probed = ("", "", "")  # (real path, its folder, its name) of the last probe's file
         # (path, key, followed): every stat this pass depended on, for the unchanged-tree check
         self.observed: list[tuple[str, StatKey | None, bool]] = []
         self.misses = 0
@@ -148,23 +153,31 @@ class Reader:
 
     def probe(self, path: str, boundary: str) -> Entry:
         """Classify ``path``; symlinks are resolved and must stay inside ``boundary``."""
+        folder, _, name = path.rpartition("/")
+        return self.probe_in(folder or "/", name, boundary, path)
+
+    def probe_in(self, folder: str, name: str, boundary: str, path: str | None = None) -> Entry:
+        """Classify ``name`` in ``folder`` (a caller that has both saves splitting the path)."""
+        if path is None:
+            path = f"{folder}/{name}" if folder != "/" else f"/{name}"
         root = self._roots.get(boundary) or self._root(boundary)
         real, prefix, aliased = root
-        located = real + path[len(boundary) :] if aliased and is_within(path, boundary) else path
-        parent, _, name = located.rpartition("/")
+        translated = aliased and is_within(folder, boundary)
+        if translated:  # the boundary as written goes through a symlink: look where it leads
+            folder = real + folder[len(boundary) :]
         # The hot path of every scan: a path straight below its real boundary, no symlink on the way.
-        if (parent.startswith(prefix) or parent == real) and name and name != "..":
+        if (folder.startswith(prefix) or folder == real) and name and name != "..":
             fds = self._fds
-            dfd = fds.get(parent)
+            dfd = fds.get(folder)
             try:
                 if dfd is None:  # most often a folder just listed: one openat from its parent
-                    above, _, folder = parent.rpartition("/")
+                    above, _, leaf = folder.rpartition("/")
                     dfd = fds.get(above)
-                    if dfd is None or folder == ".." or len(fds) >= self._walker.limit:
+                    if dfd is None or leaf == ".." or len(fds) >= self._walker.limit:
                         self._walker.trim()
-                        dfd = self._walker.dir_fd(parent)
+                        dfd = self._walker.dir_fd(folder)
                     else:
-                        dfd = fds[parent] = os.open(folder, DIR_FLAGS, dir_fd=dfd)
+                        dfd = fds[folder] = os.open(leaf, DIR_FLAGS, dir_fd=dfd)
                 st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:  # every component was looked up without following a link
                 self.observed.append((path, None, False))
@@ -175,6 +188,8 @@ class Reader:
             if not S_ISLNK(mode):
                 key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, mode)
                 self.observed.append((path, key, False))
+                located = f"{folder}/{name}" if translated else path
+                self._probed = (located, folder, name)  # read() of this entry needs no splitting
                 if S_ISREG(mode):
                     return Entry(path, Kind.FILE, located, st.st_size, key)
                 return self._classify(path, located, st, key, is_link=False)
@@ -226,11 +241,20 @@ class Reader:
         Raises:
             OSError: the file vanished, became something else, or cannot be read.
         """
-        key = entry.key
-        if key is None or not entry.real_path:
-            raise OSError(errno.ESTALE, "file changed while it was being read")
-        fd, st = self._walker.open_file(entry.real_path, (key[2], key[3]))
+        key, real = entry.key, entry.real_path
+        if key is None or not real:
+            raise OSError(errno.ESTALE, _CHANGED)
+        located, parent, name = self._probed
+        if real is not located:
+            parent, _, name = real.rpartition("/")
+        dfd = self._fds.get(parent)
+        # the hot path of every scan, so Walker.open_file's steps are inlined here
+        fd = os.open(name, FILE_FLAGS, dir_fd=self._walker.dir_fd(parent or "/") if dfd is None else dfd)
         try:
+            st = os.fstat(fd)
+            if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
+                raise OSError(errno.ESTALE, _CHANGED)
+            audit(AUDIT_EVENT, fd)
             return read_at_most(fd, limit, st.st_size)
         finally:
             os.close(fd)

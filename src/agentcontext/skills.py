@@ -139,7 +139,7 @@ def _skill_in(
     folder_path: str, real_folder: str, folder: str, container: Container, config: Config, reader: Reader
 ) -> tuple[Resource, str | None] | None:
     meta_file = config.skills.meta_file
-    meta = reader.probe(f"{folder_path}{os.sep}{meta_file}", container.boundary)
+    meta = reader.probe_in(folder_path, meta_file, container.boundary)
     if meta.kind is Kind.MISSING or meta.kind is Kind.DIRECTORY:
         return None
     if meta.kind is not Kind.FILE:
