@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import anyio
 
 _SCRIPT = r"""
 import ctypes, os, sys
@@ -98,3 +100,44 @@ class Tally:
         )
         assert self.served > 0, "no read got the legitimate file: the race was never lost by the swapper"
         assert self.refused > 0, "no read met the link: the race was never won by the swapper"
+
+
+Answer = str | bytes
+
+
+def race(pair: tuple[Path, Path], reads: int, read: Callable[[], Answer], *, secret: str, legit: str) -> None:
+    """``reads`` calls of ``read`` while ``pair`` is swapped; an exception is a crash."""
+    tally = Tally(secret, legit)
+    with swapping(pair):
+        for _ in range(reads):
+            try:
+                tally.add(read())
+            except Exception as exc:
+                tally.crash(exc)
+    tally.check(reads)
+
+
+async def race_async(
+    pair: tuple[Path, Path],
+    reads: int,
+    read: Callable[[], Awaitable[Answer]],
+    *,
+    secret: str,
+    legit: str,
+    in_flight: int = 1,
+) -> None:
+    """As :func:`race`, with ``in_flight`` calls at a time."""
+    tally = Tally(secret, legit)
+
+    async def worker(share: int) -> None:
+        for _ in range(share):
+            try:
+                tally.add(await read())
+            except Exception as exc:
+                tally.crash(exc)
+
+    with swapping(pair):
+        async with anyio.create_task_group() as group:
+            for index in range(in_flight):
+                group.start_soon(worker, reads // in_flight + (index < reads % in_flight))
+    tally.check(reads)

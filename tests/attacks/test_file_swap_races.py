@@ -14,11 +14,11 @@ import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-import anyio
 import mcp.types as types
 import pytest
 from mcp.client import Client
@@ -33,7 +33,7 @@ from agentcontext.mcp.workspace import Workspace
 from agentcontext.scan import Scanner, scan_full
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
 from tests.agent.conftest import make_agent, ready, running
-from tests.attacks.file_swapper import Tally, plant, swapping
+from tests.attacks.file_swapper import Answer, plant, race, race_async
 from tests.containment import outside_the_roots
 from tests.control.live import control_plane, workspace
 
@@ -144,16 +144,17 @@ def test_the_reader_never_reads_a_file_swapped_for_a_link_out(tmp_path: Path, sw
         pair, path = plant(repo / "AGENTS.md", outside / "secret.md"), repo / "AGENTS.md"
     else:
         pair, path = plant(repo / "docs", outside / "docs"), repo / "docs" / "AGENTS.md"
-    reader, tally = Reader(), Tally(SECRET, LEGIT)
-    with swapping(pair):
-        for _ in range(READS):
-            reader.begin()
-            entry = reader.probe(str(path), str(repo))
-            try:
-                tally.add(reader.read(entry, 1024) if entry.is_file else entry.error or "")
-            except OSError as exc:  # the file changed between the probe and the read: refused
-                tally.add(str(exc))
-    tally.check(READS)
+    reader = Reader()
+
+    def read() -> Answer:
+        reader.begin()
+        entry = reader.probe(str(path), str(repo))
+        try:
+            return reader.read(entry, 1024) if entry.is_file else entry.error or ""
+        except OSError as exc:  # the file changed between the probe and the read: refused
+            return str(exc)
+
+    race(pair, READS, read, secret=SECRET, legit=LEGIT)
 
 
 @SCENARIOS
@@ -166,15 +167,9 @@ def test_a_scan_never_puts_a_swapped_in_outside_file_in_the_snapshot(tmp_path: P
         make_workspace(outside, {".agents/skills/s/SKILL.md": skill_md("s", SECRET)})
         pair = plant(repo / ".agents", outside / ".agents")
     scanner = Scanner(repo, test_config(repo, home=home), environ=isolated_environ(home))
-    tally = Tally(SECRET, LEGIT if swapped == "file" else "does a thing")
     scans = READS // 5  # a scan reads several files: 2,000 scans are 10,000 reads and more
-    with swapping(pair):
-        for _ in range(scans):
-            try:
-                tally.add(scanner.run().snapshot.to_json())
-            except OSError as exc:
-                tally.crash(exc)
-    tally.check(scans)
+    legit = LEGIT if swapped == "file" else "does a thing"
+    race(pair, scans, lambda: scanner.run().snapshot.to_json(), secret=SECRET, legit=legit)
 
 
 # --- skills_read's path rules, called directly -----------------------------------------------
@@ -184,14 +179,14 @@ def test_a_scan_never_puts_a_swapped_in_outside_file_in_the_snapshot(tmp_path: P
 def test_skills_read_never_reads_through_a_swapped_link(tmp_path: Path, home: Path, swapped: str) -> None:
     repo = hostile_repo(tmp_path)
     result = scan_full(repo, test_config(repo, home=home), environ=isolated_environ(home))
-    tally = Tally(SECRET, LEGIT)
-    with swapping(skill_pair(repo, swapped)):
-        for _ in range(READS):
-            try:
-                tally.add(tools.skills_read(result, {"name": "s", "resource": "notes.md"}, tools.Limits()).text)
-            except OSError as exc:
-                tally.crash(exc)
-    tally.check(READS)
+    arguments = {"name": "s", "resource": "notes.md"}
+    race(
+        skill_pair(repo, swapped),
+        READS,
+        lambda: tools.skills_read(result, arguments, tools.Limits()).text,
+        secret=SECRET,
+        legit=LEGIT,
+    )
 
 
 # --- the agent's HTTP API --------------------------------------------------------------------
@@ -202,25 +197,18 @@ async def test_the_agent_skill_file_route_never_serves_a_swapped_in_file(
     tmp_path: Path, home: Path, swapped: str
 ) -> None:
     repo = hostile_repo(tmp_path)
-    tally = Tally(SECRET, LEGIT)
     async with agent_app(make_agent(repo, home)) as get:
-        with swapping(skill_pair(repo, swapped)):
-            for _ in range(SDK_READS):
-                tally.add(await get("/api/v0/skills/s/files/notes.md"))
-    tally.check(SDK_READS)
+        read = partial(get, "/api/v0/skills/s/files/notes.md")
+        await race_async(skill_pair(repo, swapped), SDK_READS, read, secret=SECRET, legit=LEGIT)
 
 
 @SCENARIOS
 async def test_the_plan_file_route_never_reads_a_swapped_in_file(tmp_path: Path, home: Path, swapped: str) -> None:
     repo = hostile_repo(tmp_path)
     pair, path = plan_pair(repo, swapped)
-    tally = Tally(SECRET, LEGIT)
-    query = urlencode({"path": str(path)})
     async with agent_app(make_agent(repo, home)) as get:
-        with swapping(pair):
-            for _ in range(SDK_READS):
-                tally.add(await get("/api/v0/plan-file", query))
-    tally.check(SDK_READS)
+        read = partial(get, "/api/v0/plan-file", urlencode({"path": str(path)}))
+        await race_async(pair, SDK_READS, read, secret=SECRET, legit=LEGIT)
 
 
 async def test_a_planted_plan_link_to_a_private_key_is_refused(tmp_path: Path, home: Path) -> None:
@@ -253,63 +241,40 @@ def _text(result: types.CallToolResult | types.ReadResourceResult) -> str:
     """Everything an answer carries, base64 blobs decoded."""
     if isinstance(result, types.CallToolResult):
         return json.dumps(result.model_dump(mode="json"))
-    return json.dumps([c.model_dump(mode="json") for c in result.contents]) + _decoded(result)
-
-
-def _decoded(result: types.ReadResourceResult) -> str:
     blobs = [c.blob for c in result.contents if isinstance(c, types.BlobResourceContents)]
-    return "".join(base64.b64decode(b).decode("utf-8", errors="replace") for b in blobs)
-
-
-async def in_flight(count: int, call: Callable[[], Awaitable[None]]) -> None:
-    """``count`` calls, ``IN_FLIGHT`` at a time."""
-
-    async def worker(share: int) -> None:
-        for _ in range(share):
-            await call()
-
-    async with anyio.create_task_group() as group:
-        for share in (count // IN_FLIGHT + (i < count % IN_FLIGHT) for i in range(IN_FLIGHT)):
-            group.start_soon(worker, share)
+    decoded = "".join(base64.b64decode(b).decode("utf-8", errors="replace") for b in blobs)
+    return json.dumps([c.model_dump(mode="json") for c in result.contents]) + decoded
 
 
 @SCENARIOS
 async def test_mcp_skills_read_never_returns_a_swapped_in_file(tmp_path: Path, home: Path, swapped: str) -> None:
     repo = hostile_repo(tmp_path)
-    tally = Tally(SECRET, LEGIT)
     async with Client(mcp_server(repo, home), mode="legacy") as client:
         await client.list_tools()
 
-        async def read() -> None:
-            try:
-                tally.add(_text(await client.call_tool("skills_read", {"name": "s", "resource": "notes.md"})))
-            except MCPError as exc:  # a tool answers with isError; a protocol error is a crash
-                tally.crash(exc)
+        async def read() -> Answer:  # a tool answers with isError; a protocol error is a crash
+            return _text(await client.call_tool("skills_read", {"name": "s", "resource": "notes.md"}))
 
-        with swapping(skill_pair(repo, swapped)):
-            await in_flight(SDK_READS, read)
-    tally.check(SDK_READS)
+        pair = skill_pair(repo, swapped)
+        await race_async(pair, SDK_READS, read, secret=SECRET, legit=LEGIT, in_flight=IN_FLIGHT)
 
 
 @SCENARIOS
 async def test_mcp_resources_read_never_returns_a_swapped_in_file(tmp_path: Path, home: Path, swapped: str) -> None:
     repo = hostile_repo(tmp_path)
-    tally = Tally(SECRET, LEGIT)
     async with Client(mcp_server(repo, home), mode="legacy") as client:
         await client.list_resources()
 
-        async def read() -> None:
+        async def read() -> Answer:
             try:
-                tally.add(_text(await client.read_resource("skill://s/notes.md")))
+                return _text(await client.read_resource("skill://s/notes.md"))
             except MCPError as exc:  # resources/read refuses with INVALID_PARAMS; anything else is a crash
-                if exc.error.code == types.INVALID_PARAMS:
-                    tally.add(exc.error.message)
-                else:
-                    tally.crash(exc)
+                if exc.error.code != types.INVALID_PARAMS:
+                    raise
+                return exc.error.message
 
-        with swapping(skill_pair(repo, swapped)):
-            await in_flight(SDK_READS, read)
-    tally.check(SDK_READS)
+        pair = skill_pair(repo, swapped)
+        await race_async(pair, SDK_READS, read, secret=SECRET, legit=LEGIT, in_flight=IN_FLIGHT)
 
 
 # --- the control plane, end to end through a real agent ---------------------------------------
@@ -320,29 +285,26 @@ async def test_read_skill_file_through_the_control_plane_never_returns_a_swapped
     tmp_path: Path, home: Path, swapped: str
 ) -> None:
     repo = hostile_repo(tmp_path)
-    tally = Tally(SECRET, LEGIT)
     async with control_plane(tmp_path) as control, workspace(control, repo, {}, home=home):
         chat = await control.chat()
-        with swapping(skill_pair(repo, swapped)):
-            for _ in range(END_TO_END_READS):
-                result = await control.call(chat, "read_skill_file", {"name": "s", "path": "notes.md"})
-                tally.add(result.content)
-    tally.check(END_TO_END_READS)
+
+        async def read() -> Answer:
+            return (await control.call(chat, "read_skill_file", {"name": "s", "path": "notes.md"})).content
+
+        await race_async(skill_pair(repo, swapped), END_TO_END_READS, read, secret=SECRET, legit=LEGIT)
 
 
 @SCENARIOS
 async def test_propose_plan_never_stores_a_swapped_in_file(tmp_path: Path, home: Path, swapped: str) -> None:
     repo = hostile_repo(tmp_path)
     pair, path = plan_pair(repo, swapped)
-    tally = Tally(SECRET, LEGIT)
     async with control_plane(tmp_path) as control, workspace(control, repo, {}, home=home):
         chat = await control.chat()
-        with swapping(pair):
-            for _ in range(END_TO_END_READS):
-                result = await control.call(chat, "propose_plan", {"path": str(path)})
-                if result.is_error:
-                    tally.add(result.content)
-                else:  # the plan is stored, not echoed: what was stored is what was read
-                    stored = await control.plane.chat_file(control.user, chat, json.loads(result.content)["file_id"])
-                    tally.add(stored[1])
-    tally.check(END_TO_END_READS)
+
+        async def read() -> Answer:  # the plan is stored, not echoed: what was stored is what was read
+            result = await control.call(chat, "propose_plan", {"path": str(path)})
+            if result.is_error:
+                return result.content
+            return (await control.plane.chat_file(control.user, chat, json.loads(result.content)["file_id"]))[1]
+
+        await race_async(pair, END_TO_END_READS, read, secret=SECRET, legit=LEGIT)
