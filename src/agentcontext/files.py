@@ -118,6 +118,7 @@ class Reader:
         self._roots: dict[str, _Root] = {}
         self._walker = Walker()
         self._fds = self._walker.fds  # the directories open in this pass, by real path
+        self._limit = self._walker.limit
         self._probed = ("", "", "")  # (real path, its folder, its name) of the last probe's file
         # (path, key, followed): every stat this pass depended on, for the unchanged-tree check
         self.observed: list[tuple[str, StatKey | None, bool]] = []
@@ -173,7 +174,7 @@ class Reader:
                 if dfd is None:  # most often a folder just listed: one openat from its parent
                     above, _, leaf = folder.rpartition("/")
                     dfd = fds.get(above)
-                    if dfd is None or leaf == ".." or len(fds) >= self._walker.limit:
+                    if dfd is None or leaf == ".." or len(fds) >= self._limit:
                         self._walker.trim()
                         dfd = self._walker.dir_fd(folder)
                     else:
@@ -255,7 +256,11 @@ class Reader:
             if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
                 raise OSError(errno.ESTALE, _CHANGED)
             audit(AUDIT_EVENT, fd)
-            return read_at_most(fd, limit, st.st_size)
+            size = st.st_size
+            data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
+            if len(data) >= limit or len(data) >= size:
+                return data
+            return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
         finally:
             os.close(fd)
 
