@@ -88,15 +88,8 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     top = reader.probe(container.path, container.boundary)
     if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
-        skill = _skill_in(
-            folder,
-            reader.real_root(folder),
-            os.path.basename(folder),
-            container,
-            config,
-            reader,
-            _tag(container, config),
-        )
+        real, name, tag = reader.real_root(folder), os.path.basename(folder), _tag(container, config)
+        skill = _skill_in(folder, real, name, container, config, reader, tag)
         return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
