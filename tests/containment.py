@@ -2,10 +2,12 @@
 
 Tests that build escapes (symlinks, ``..`` paths, absolute paths) point them into a folder
 named ``OUTSIDE`` (``outside_the_roots(tmp_path)``). An audit hook (PEP 578) watches every
-read-mode ``open`` and every directory listing in this process; one whose real path lies in
-such a folder fails the test that made it, naming the path. The agent, the server and MCP
-servers started as other processes are not watched here: their containment is checked
-through what they answer.
+read-mode ``open`` and every directory listing in this process, and every descriptor the
+engine opens to read beneath a root (event ``agentcontext.open``, whose path is known only
+from the descriptor: its name is relative to a directory descriptor); one whose real path
+lies in such a folder fails the test that made it, naming the path. The agent, the server
+and MCP servers started as other processes are not watched here: their containment is
+checked through what they answer.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from agentcontext.beneath import AUDIT_EVENT
 
 OUTSIDE = "outside-the-roots"
 _READ_ONLY = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -54,7 +58,20 @@ def _check(path: Any) -> None:
             _violations.append(absolute)
 
 
+def _check_descriptor(fd: Any) -> None:
+    try:
+        where = os.readlink(f"/proc/self/fd/{int(fd)}")
+    except (OSError, TypeError, ValueError):
+        return
+    if OUTSIDE in where.split(os.sep):
+        with _lock:
+            _violations.append(where)
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event == AUDIT_EVENT and args:
+        _check_descriptor(args[0])
+        return
     reading = event == "open" and len(args) >= 3 and _reads(args[1], args[2])
     listing = event in ("os.listdir", "os.scandir") and bool(args)
     if reading or listing:

@@ -12,6 +12,7 @@ import pytest
 from agentcontext.audit import allowed_tools, audit, audit_dir, hidden_characters, html_comments, skill_scripts
 from agentcontext.audit_mcp import is_secret, secret_args, url_credentials
 from agentcontext.findings import Finding, Report, Severity
+from agentcontext.skill_folder import open_folder
 from agentcontext.testing import make_workspace, scan_tree, skill_md
 
 TOKEN = "ghp_R4nd0mT0kenValue9f8e7d6c5b4a3210ZYX"
@@ -282,7 +283,9 @@ def test_scripts_are_found_by_name_or_executable_bit_without_opening_them(tmp_pa
         {"SKILL.md": skill_md("s"), "tool.py": "print()", "bin/helper": "x", "README.md": "r", ".hidden.sh": "x"},
     )
     os.chmod(folder / "bin/helper", 0o755)
-    found = skill_scripts(str(folder), "s", "SKILL.md")
+    with open_folder(str(folder), str(tmp_path)) as opened:
+        files, more = opened.files()
+    found = skill_scripts(str(folder), "s", files, more)
     assert [(os.path.relpath(f.path, folder), f.message.split(" shipped")[0]) for f in found] == [
         ("bin/helper", "an executable file"),
         ("tool.py", "a script"),

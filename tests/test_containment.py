@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcontext.beneath import Walker
 from tests import containment
 
 
@@ -24,3 +25,13 @@ def test_reads_elsewhere_are_not_reported(tmp_path: Path) -> None:
     (tmp_path / "inside.txt").write_text("fine")
     assert (tmp_path / "inside.txt").read_text() == "fine"
     assert containment.take() == []
+
+
+def test_a_descriptor_the_engine_opens_in_an_outside_folder_is_caught(tmp_path: Path) -> None:
+    secret = containment.outside_the_roots(tmp_path) / "secret.txt"
+    secret.write_text("hunter2")
+    walker = Walker()
+    fd, _ = walker.open_file(str(secret))  # a read the engine announces by descriptor, named relative to it
+    os.close(fd)
+    walker.close()
+    assert containment.take() == [str(secret)]

@@ -130,9 +130,23 @@ def test_the_snapshot_does_not_depend_on_listing_or_creation_order(
 # --- containment -------------------------------------------------------------------
 
 
+def _opened_path(path: Any, dir_fd: Any) -> str:
+    """The absolute path an open names, relative names resolved against their directory descriptor."""
+    target = os.fsdecode(path) if isinstance(path, str | bytes | os.PathLike) else ""
+    if isinstance(path, int):  # os.scandir(fd)
+        return os.readlink(f"/proc/self/fd/{path}")
+    if isinstance(dir_fd, int) and not os.path.isabs(target):
+        return os.path.normpath(os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), target))
+    return os.path.abspath(target)
+
+
 @contextmanager
 def recorded_opens() -> Iterator[list[str]]:
-    """Record every path opened or listed through the usual Python and os entry points."""
+    """Record every path opened or listed through the usual Python and os entry points.
+
+    Descriptors opened with ``O_PATH`` only name a directory to walk from (nothing can be
+    read through one), so they are not counted as opens.
+    """
     opened: list[str] = []
     originals: dict[tuple[Any, str], Callable[..., Any]] = {
         (os, "open"): os.open,
@@ -142,10 +156,14 @@ def recorded_opens() -> Iterator[list[str]]:
         (io, "open"): io.open,
     }
 
+    lookup_only = getattr(os, "O_PATH", 0)
+    os_open = os.open
+
     def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
         def recording(path: Any = ".", *args: Any, **kwargs: Any) -> Any:
-            if isinstance(path, str | bytes | os.PathLike):
-                opened.append(os.path.abspath(os.fsdecode(path)))
+            flags = (args[0] if args else kwargs.get("flags", 0)) if original is os_open else 0
+            if not (isinstance(flags, int) and flags & lookup_only):
+                opened.append(_opened_path(path, kwargs.get("dir_fd")))
             return original(path, *args, **kwargs)
 
         return recording

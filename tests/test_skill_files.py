@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,10 @@ from agentcontext.skill_files import (
     check_file_path,
     find,
     offered,
-    package_files,
-    read_text,
     resolve_resource,
     window,
 )
+from agentcontext.skill_folder import LeavesFolderError, SkillFile, open_folder
 from agentcontext.testing import make_workspace, scan_tree, skill_md
 
 
@@ -36,6 +36,19 @@ def skill_folder(root: Path, files: dict[str, str | bytes] | None = None) -> Pat
     folder = root / "skills" / "alpha"
     make_workspace(folder, {"SKILL.md": skill_md("alpha"), **(files or {})})
     return folder
+
+
+def package_files(folder: str, *, limit: int | None = None) -> tuple[list[SkillFile], int]:
+    """The folder's files, the folder read beneath its own parent."""
+    with open_folder(folder, os.path.dirname(folder)) as opened:
+        return opened.files(limit=limit)
+
+
+def read_text(path: str, *, limit: int = 4 * 1024 * 1024) -> tuple[str, bool]:
+    """A file's text, read through its folder."""
+    folder, name = os.path.split(path)
+    with open_folder(folder, folder) as opened:
+        return opened.read_text([name], limit)
 
 
 # Lookup by name.
@@ -238,8 +251,39 @@ def test_package_files_does_not_loop_on_a_symlink_cycle(tmp_path: Path) -> None:
 
 def test_package_files_digest_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
     folder = skill_folder(tmp_path, {"data.bin": b"\x00\x01\x02"})
-    (item,) = package_files(str(folder))[0]
-    assert item.digest() == "sha256:" + hashlib.sha256(b"\x00\x01\x02").hexdigest()
+    with open_folder(str(folder), str(tmp_path)) as opened:
+        (item,) = opened.files()[0]
+        assert opened.digest([item.path]) == "sha256:" + hashlib.sha256(b"\x00\x01\x02").hexdigest()
+
+
+def test_package_files_mark_executables_without_opening_them(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path, {"run.sh": "echo", "notes.md": "n"})
+    os.chmod(folder / "run.sh", 0o755)
+    files, _ = package_files(str(folder))
+    assert [(f.path, f.executable) for f in files] == [("notes.md", False), ("run.sh", True)]
+
+
+def test_a_skill_folder_swapped_for_a_link_out_of_its_boundary_is_refused(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path)
+    outside = make_workspace(tmp_path / "outside-the-roots", {"SKILL.md": "secret", "id_rsa": "KEY"})
+    shutil.rmtree(folder)
+    folder.symlink_to(outside)
+    with pytest.raises(LeavesFolderError), open_folder(str(folder), str(tmp_path / "skills")):
+        pass
+    with pytest.raises(LeavesFolderError), open_folder(str(folder), None):
+        pass
+
+
+def test_a_file_inside_the_skill_read_through_a_link_out_is_refused(tmp_path: Path) -> None:
+    folder = skill_folder(tmp_path, {"refs/api.md": "api"})
+    make_workspace(tmp_path / "outside-the-roots", {"secret.txt": "secret"})
+    (folder / "leak.txt").symlink_to(tmp_path / "outside-the-roots" / "secret.txt")
+    (folder / "alias").symlink_to("refs")
+    with open_folder(str(folder), str(tmp_path)) as opened:
+        with pytest.raises(LeavesFolderError, match="path escapes the skill directory"):
+            opened.read(["leak.txt"], 100)
+        assert opened.read(["alias", "api.md"], 100) == b"api"
+        assert opened.listing("SKILL.md") == ["alias/", "leak.txt", "refs/"]
 
 
 # Bounded reads.

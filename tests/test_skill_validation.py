@@ -25,6 +25,7 @@ from agentcontext.errors import FrontmatterError
 from agentcontext.frontmatter import parse_strict, strict_body
 from agentcontext.skill_validation import ALLOWED_FIELDS, Report, check, find_skill_md, validate_path
 from agentcontext.testing import make_workspace, skill_md
+from tests.containment import outside_the_roots
 
 ALLOWED = "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
 REPAIRED = "frontmatter YAML needed repair: quote values that contain ': '"
@@ -322,6 +323,17 @@ def test_validate_path_warns_about_an_oversized_skill_md(tmp_path: Path) -> None
     report = validate_path(folder, "lenient", max_bytes=64)
     assert report.valid
     assert report.warnings == (f"SKILL.md is {len(text)} bytes, over the 64-byte cap: most agents will not load it",)
+
+
+def test_validate_path_does_not_read_a_skill_md_linked_out_of_its_folder(tmp_path: Path) -> None:
+    key = outside_the_roots(tmp_path) / "id_rsa"
+    key.write_text(frontmatter("name: leaked-secret", "description: d"))
+    folder = tmp_path / "my-skill"
+    folder.mkdir()
+    (folder / "SKILL.md").symlink_to(key)
+    report = validate_path(folder, "spec")
+    assert report.errors == ("failed to read file: path escapes the skill directory",)
+    assert "leaked-secret" not in str(report.to_dict())
 
 
 def test_report_to_dict_lists_errors_and_warnings(tmp_path: Path) -> None:

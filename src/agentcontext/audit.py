@@ -35,9 +35,10 @@ finding code (severity in brackets):
   reason; ``scan-warning`` [info] carries the scan's other warnings; ``scan-error``
   [error] a snapshot error.
 
-Files are read again through :class:`~agentcontext.files.Reader`, bounded by the
-per-file cap and confined to the scan's allowed roots (a skill's files to its folder),
-so the audit reads nothing the scan could not. At most 50 findings of one code are
+Files are read again through :class:`~agentcontext.files.Reader` (a skill's other files
+through :func:`~agentcontext.skill_folder.open_folder`), bounded by the per-file cap and
+walked from the boundary the scan read each from (a skill's files from its folder), so
+the audit reads nothing the scan could not, even while files are swapped. At most 50 findings of one code are
 listed per file; one more counts the rest.
 """
 
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import unicodedata
 from collections.abc import Iterator
 from itertools import groupby
@@ -53,15 +53,15 @@ from itertools import groupby
 from agentcontext import audit_mcp, audit_skills
 from agentcontext.audit_skills import DEFAULT_SECONDS, Budget
 from agentcontext.config import Config
-from agentcontext.errors import FrontmatterError
+from agentcontext.errors import FrontmatterError, UnsafePathError
 from agentcontext.files import Kind as FileKind
-from agentcontext.files import Reader, is_within
+from agentcontext.files import Reader
 from agentcontext.findings import Finding, Report, Severity, printable
 from agentcontext.frontmatter import parse as parse_frontmatter
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_RANGES, TAG_RANGE
 from agentcontext.scan import Scanner, ScanResult
-from agentcontext.skill_files import package_files
+from agentcontext.skill_folder import SkillFile, SkillFolder, open_folder
 from agentcontext.textdecode import decode, prepare
 from agentcontext.trust import TrustStore
 
@@ -118,13 +118,16 @@ def audit(
     snapshot = result.snapshot
     found: list[Finding] = []
     seen: set[str] = set()
-    for resource in snapshot.resources:
-        found += _status(resource)
-        if resource.kind in (Kind.INSTRUCTION_FILE, Kind.SKILL) and resource.path not in seen:
-            seen.add(resource.path)
-            found += _file_findings(resource, result, reader)
-    complete = _beyond_scan(result, reader, budget, found)
-    found += audit_mcp.findings(result, reader, store)
+    try:
+        for resource in snapshot.resources:
+            found += _status(resource)
+            if resource.kind in (Kind.INSTRUCTION_FILE, Kind.SKILL) and resource.path not in seen:
+                seen.add(resource.path)
+                found += _file_findings(resource, result, reader)
+        complete = _beyond_scan(result, reader, budget, found)
+        found += audit_mcp.findings(result, reader, store)
+    finally:
+        reader.release()
     found += _config_findings(result.config)
     if snapshot.error:
         found.append(
@@ -183,16 +186,13 @@ def _incomplete(path: str, what: str) -> Finding:
 
 def _unscanned_skill(skill: audit_skills.Unscanned, result: ScanResult, reader: Reader) -> list[Finding]:
     cap = result.config.snapshot.max_resource_bytes
-    meta_file = result.config.skills.meta_file
     folder = os.path.dirname(skill.path)
     out: list[Finding] = []
-    text = _read_text(skill.path, [skill.boundary], cap, reader)
+    text = _read_text(skill.path, skill.boundary, cap, reader)
     if text is not None:
         out += hidden_characters(skill.path, text) + html_comments(skill.path, text)
         out += allowed_tools(skill.path, text, os.path.basename(folder))
-    out += skill_scripts(folder, os.path.basename(folder), meta_file)
-    out += skill_texts(folder, meta_file, cap, reader)
-    return out
+    return out + _skill_folder(folder, os.path.basename(folder), result, cap, boundary=skill.boundary)
 
 
 def _status(resource: Resource) -> list[Finding]:
@@ -219,34 +219,48 @@ def _file_findings(resource: Resource, result: ScanResult, reader: Reader) -> li
     if resource.kind is Kind.SKILL and os.path.basename(path) != meta_file:
         return out  # a folder the skill scan could not list: its status says why
     cap = result.config.snapshot.max_resource_bytes
-    roots = sorted((r for r in result.layout.allowed_roots if is_within(path, r)), key=len, reverse=True)
-    text = _read_text(path, roots, cap, reader)
+    text = _read_text(path, result.layout.boundary_of(path), cap, reader)
     if text is not None:
         out += hidden_characters(path, text) + html_comments(path, text)
         if resource.kind is Kind.SKILL:
             out += allowed_tools(path, text, resource.name)
     if resource.kind is Kind.SKILL:
         folder = os.path.dirname(path)
-        out += skill_scripts(folder, resource.name or os.path.basename(folder), meta_file)
-        out += skill_texts(folder, meta_file, cap, reader)
+        out += _skill_folder(folder, resource.name or os.path.basename(folder), result, cap)
     return out
 
 
-def _read_text(path: str, roots: list[str], cap: int, reader: Reader) -> str | None:
-    """The file's text within ``cap`` bytes, read inside the first of ``roots`` its links stay in."""
-    for root in roots:
-        entry = reader.probe(path, root)
-        if entry.kind is FileKind.ESCAPE:
-            continue
-        if entry.kind is not FileKind.FILE:
-            return None
-        try:
-            raw = reader.read(entry, cap + 1)
-        except OSError:
-            return None
-        prepared = prepare(raw[:cap])
-        return None if prepared.binary else decode(prepared.data, cut=len(raw) > cap)[0]
-    return None
+def _read_text(path: str, boundary: str | None, cap: int, reader: Reader) -> str | None:
+    """The file's text within ``cap`` bytes, read beneath the boundary the scan read it from."""
+    if boundary is None:
+        return None
+    entry = reader.probe(path, boundary)
+    if entry.kind is not FileKind.FILE:
+        return None
+    try:
+        raw = reader.read(entry, cap + 1)
+    except OSError:
+        return None
+    return _text(raw, cap)
+
+
+def _text(raw: bytes, cap: int) -> str | None:
+    prepared = prepare(raw[:cap])
+    return None if prepared.binary else decode(prepared.data, cut=len(raw) > cap)[0]
+
+
+def _skill_folder(
+    folder: str, skill: str, result: ScanResult, cap: int, *, boundary: str | None = None
+) -> list[Finding]:
+    """Findings in a skill's other files, read through its folder beneath the scan's boundary (or ``boundary``)."""
+    try:
+        with open_folder(folder, boundary or result.layout.boundary_of(folder)) as opened:
+            files, more = opened.files(limit=MAX_SKILL_FILES, meta_file=result.config.skills.meta_file)
+            return skill_scripts(folder, skill, files, more) + skill_texts(opened, files, cap)
+    except (OSError, UnsafePathError) as exc:  # gone, or swapped for a link out since the scan
+        reason = printable(exc.strerror or str(exc)) if isinstance(exc, OSError) else printable(str(exc))
+        message = f'the other files of skill "{printable(skill)}" could not be checked: {reason}'
+        return [Finding("skill-scripts", Severity.WARNING, folder, message)]
 
 
 def _kib(size: int) -> str:
@@ -463,19 +477,14 @@ def allowed_tools(path: str, text: str, skill: str | None) -> list[Finding]:
     return out
 
 
-def skill_scripts(folder: str, skill: str, meta_file: str) -> list[Finding]:
-    """Executable files and scripts in a skill folder (stat only; nothing is opened)."""
-    files, more = package_files(folder, limit=MAX_SKILL_FILES, meta_file=meta_file)
+def skill_scripts(folder: str, skill: str, files: list[SkillFile], more: int) -> list[Finding]:
+    """Executable files and scripts among a skill's files (by name and mode; nothing is opened)."""
     out: list[Finding] = []
     for item in files:
-        try:
-            executable = bool(os.stat(item.absolute).st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
-        except OSError:
-            continue
         suffix = os.path.splitext(item.path)[1].casefold()
-        if not executable and suffix not in _SCRIPT_SUFFIXES:
+        if not item.executable and suffix not in _SCRIPT_SUFFIXES:
             continue
-        what = ("an executable " if executable else "a ") + ("script" if suffix in _SCRIPT_SUFFIXES else "file")
+        what = ("an executable " if item.executable else "a ") + ("script" if suffix in _SCRIPT_SUFFIXES else "file")
         message = (
             f'{what} shipped with skill "{printable(skill)}": an agent following the skill may run it; '
             "read it before trusting the skill"
@@ -487,15 +496,16 @@ def skill_scripts(folder: str, skill: str, meta_file: str) -> list[Finding]:
     return out
 
 
-def skill_texts(folder: str, meta_file: str, cap: int, reader: Reader) -> list[Finding]:
+def skill_texts(opened: SkillFolder, files: list[SkillFile], cap: int) -> list[Finding]:
     """Hidden text in a skill's other files (models read them too); HTML comments in its Markdown."""
-    files, _ = package_files(folder, limit=MAX_SKILL_FILES, meta_file=meta_file)
-    boundary = [os.path.realpath(folder)]
     out: list[Finding] = []
     for item in files:
-        text = _read_text(item.absolute, boundary, cap, reader)
+        try:
+            text = _text(opened.read(item.path.split("/"), cap + 1), cap)
+        except (OSError, UnsafePathError):
+            continue  # gone, or swapped for a link out since it was listed
         if text is None:
-            continue  # binary, unreadable, or gone
+            continue  # binary
         out += hidden_characters(item.absolute, text)
         if os.path.splitext(item.path)[1].casefold() in _MARKDOWN_SUFFIXES:
             out += html_comments(item.absolute, text)

@@ -168,7 +168,7 @@ class _Walk:
         if real in seen:
             return
         seen.add(real)
-        listing = self.reader.list_dir(directory)
+        listing = self.reader.list_dir(directory, boundary=boundary)
         if not listing:
             return
         try:  # Claude Code keeps the folder's own order (getdents), not a sorted one

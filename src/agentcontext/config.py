@@ -20,6 +20,7 @@ from, for ``agentcontext config show``. Whitespace-only variables count as unset
 
 from __future__ import annotations
 
+import errno
 import os
 import tomllib
 from collections.abc import Mapping
@@ -27,9 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcontext.errors import ConfigError
+from agentcontext.files import Kind as FileKind
+from agentcontext.files import Reader
 from agentcontext.paths import absolute, find_project_root
 from agentcontext.profiles import KEYS, PROFILES, profile_defaults
 from agentcontext.settings import BY_KEY, RepoRule, Setting, check_name, outside_reason
+
+MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a huge one is not read whole
 
 Validation = Literal["lenient", "spec", "coder", "claude"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
@@ -271,10 +276,10 @@ def _project_file(
     markers = _markers_hint(env, user_values)
     root = find_project_root(work, markers) or work
     candidate = os.path.join(root, "agentcontext.toml")
-    if not os.path.isfile(candidate) or absolute(candidate) == user_path:
+    if not os.path.lexists(candidate) or absolute(candidate) == user_path:
         return None, {}
     try:
-        return absolute(candidate), _read_toml(candidate)
+        return absolute(candidate), _read_toml(candidate, root=root)
     except ConfigError as exc:
         warnings.append(f"{candidate}: ignored: {exc.message}")
         return None, {}
@@ -343,11 +348,22 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+def _read_toml(path: str, *, root: str | None = None) -> dict[str, Any]:
+    """A TOML file flattened to dotted keys; with ``root``, read beneath it (a repository's file).
+
+    Raises:
+        ConfigError: it cannot be read, is too large or is not TOML.
+    """
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        if root is None:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)
+        else:
+            raw = _read_beneath(path, root)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"cannot read config: larger than {MAX_CONFIG_BYTES} bytes", source=path)
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config: {exc}", source=path) from exc
     flat: dict[str, Any] = {}
     for key, value in data.items():
@@ -357,6 +373,18 @@ def _read_toml(path: str) -> dict[str, Any]:
         else:
             flat[key] = value
     return flat
+
+
+def _read_beneath(path: str, root: str) -> bytes:
+    """The repository's file, walked to from its root without following a link out (it is hostile input)."""
+    reader = Reader()
+    try:
+        entry = reader.probe(path, root)
+        if entry.kind is not FileKind.FILE:
+            raise OSError(errno.EINVAL, entry.error or f"not a regular file ({entry.kind.value})")
+        return reader.read(entry, MAX_CONFIG_BYTES + 1)
+    finally:
+        reader.release()
 
 
 def _coder_aliases(env: Mapping[str, str]) -> dict[str, Any]:

@@ -1,18 +1,21 @@
 """Safe, bounded and cached access to the filesystem.
 
-Every byte the engine reads goes through :class:`Reader`, which enforces three rules:
+Every byte the scan reads goes through :class:`Reader`, which enforces three rules:
 
-* a path is classified with ``lstat`` before it is opened, so FIFOs, sockets and
-  devices are never opened (an open of a FIFO would hang the scan);
-* a symlink is followed only when its target stays inside the boundary the caller
-  names (the scan root it was found in); the target is opened with ``O_NOFOLLOW``
-  and checked with ``fstat`` so a swap between the check and the read is refused;
+* a path is classified before it is opened (``fstatat`` without following it), so FIFOs,
+  sockets and devices are never opened (an open of a FIFO would hang the scan);
+* a path is walked from its boundary (the scan root it was found in) by a
+  :class:`~agentcontext.beneath.Walker`: no component is followed by the kernel, a symlink
+  is followed only when its target stays inside the boundary, and the file is opened with
+  ``O_NOFOLLOW`` from its directory's descriptor and checked with ``fstat`` to be the inode
+  the probe saw, so a file or directory swapped for a link at any moment is refused;
 * reads are bounded: at most the bytes the caller asks for, never the whole file.
 
 Results are cached by path and ``(mtime_ns, size, inode, device, mode)``, so a rescan
 of an unchanged tree costs about one ``stat`` per file. Files changed in the last two
 seconds are never trusted to the cache, because two writes within one timestamp tick
-can leave the same key behind (git's "racy clean" problem).
+can leave the same key behind (git's "racy clean" problem). Directory descriptors are
+held for one pass: :meth:`Reader.release` closes them.
 """
 
 from __future__ import annotations
@@ -23,14 +26,32 @@ import stat
 import time
 from collections.abc import Callable
 from enum import Enum
+from stat import S_ISLNK, S_ISREG
+from sys import audit
 from typing import Any, NamedTuple, TypeVar
+
+from agentcontext.beneath import (
+    AUDIT_EVENT,
+    DIR_FLAGS,
+    FILE_FLAGS,
+    BrokenLinkError,
+    EscapeError,
+    Found,
+    ListedEntry,
+    Walker,
+    is_within,
+    read_at_most,
+    realpath,
+)
+
+__all__ = ["Entry", "Kind", "ListedEntry", "Reader", "StatKey", "is_within", "stat_key"]
 
 T = TypeVar("T")
 
 StatKey = tuple[int, int, int, int, int]
 
 RACY_SECONDS = 2.0
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CHANGED = "file changed while it was being read"
 
 
 class Kind(Enum):
@@ -44,14 +65,14 @@ class Kind(Enum):
 
 
 class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 3x cheaper than a frozen dataclass
-    """One classified path. ``real_path`` is the symlink-resolved target to open."""
+    """One classified path. ``real_path`` is where it really is: the file a read opens."""
 
     path: str
     kind: Kind
     real_path: str = ""
     size: int = 0
     key: StatKey | None = None
-    is_link: bool = False
+    is_link: bool = False  # the path itself is a symlink
     error: str | None = None
     special: str = ""  # what kind of special file, for messages
 
@@ -64,22 +85,8 @@ class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 
         return self.kind is Kind.DIRECTORY
 
 
-class ListedEntry(NamedTuple):  # immutable, built per directory entry
-    name: str
-    is_dir: bool  # a real directory (not a symlink)
-    is_symlink: bool
-
-
 def stat_key(st: os.stat_result) -> StatKey:
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
-
-
-def is_within(path: str, root: str) -> bool:
-    """Whether ``path`` equals ``root`` or lies under it (both absolute and normalised)."""
-    if path == root:
-        return True
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    return path.startswith(prefix)
 
 
 def _describe_special(mode: int) -> str:
@@ -96,13 +103,23 @@ def _os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+class _Root(NamedTuple):
+    real: str  # the boundary's real path
+    prefix: str  # ``real`` with a trailing separator
+    aliased: bool  # the boundary as written is not its real path
+
+
 class Reader:
     """Classifies, lists and reads paths; remembers what it saw for cheap rescans."""
 
     def __init__(self) -> None:
         self._values: dict[tuple[str, str], tuple[StatKey, Any]] = {}
         self._listings: dict[str, tuple[StatKey, tuple[ListedEntry, ...]]] = {}
-        self._real_roots: dict[str, str] = {}
+        self._roots: dict[str, _Root] = {}
+        self._walker = Walker()
+        self._fds = self._walker.fds  # the directories open in this pass, by real path
+        self._limit = self._walker.limit
+        self._probed = ("", "", "")  # (real path, its folder, its name) of the last probe's file
         # (path, key, followed): every stat this pass depended on, for the unchanged-tree check
         self.observed: list[tuple[str, StatKey | None, bool]] = []
         self.misses = 0
@@ -113,56 +130,103 @@ class Reader:
         self.observed = []
         self.misses = 0
         self._now = time.time()
-        self._real_roots = {}
+        self._roots = {}
+        self._walker.close()
+
+    def release(self) -> None:
+        """Close the directory descriptors the pass holds (reading again reopens them)."""
+        self._walker.close()
 
     def _fresh(self, key: StatKey) -> bool:
         return self._now - key[0] / 1e9 >= RACY_SECONDS
 
+    def _root(self, boundary: str) -> _Root:
+        root = self._roots.get(boundary)  # about one boundary per root: a dict lookup per probe
+        if root is None:
+            real = realpath(boundary)
+            root = _Root(real, real if real.endswith(os.sep) else real + os.sep, real != boundary)
+            self._roots[boundary] = root
+        return root
+
     def real_root(self, root: str) -> str:
         """The symlink-resolved form of a boundary, computed once per pass."""
-        real = self._real_roots.get(root)
-        if real is None:
-            real = os.path.realpath(root)
-            self._real_roots[root] = real
-        return real
+        return self._root(root).real
 
     def probe(self, path: str, boundary: str) -> Entry:
         """Classify ``path``; symlinks are resolved and must stay inside ``boundary``."""
+        folder, _, name = path.rpartition("/")
+        return self.probe_in(folder or "/", name, boundary, path)
+
+    def probe_in(self, folder: str, name: str, boundary: str, path: str | None = None) -> Entry:
+        """Classify ``name`` in ``folder`` (a caller that has both saves splitting the path)."""
+        if path is None:
+            path = f"{folder}/{name}" if folder != "/" else f"/{name}"
+        root = self._roots.get(boundary) or self._root(boundary)
+        real, prefix, aliased = root
+        translated = aliased and is_within(folder, boundary)
+        if translated:  # the boundary as written goes through a symlink: look where it leads
+            folder = real + folder[len(boundary) :]
+        # The hot path of every scan: a path straight below its real boundary, no symlink on the way.
+        if (folder.startswith(prefix) or folder == real) and name and name != "..":
+            fds = self._fds
+            dfd = fds.get(folder)
+            try:
+                if dfd is None:  # most often a folder just listed: one openat from its parent
+                    above, _, leaf = folder.rpartition("/")
+                    dfd = fds.get(above)
+                    if dfd is None or leaf == ".." or len(fds) >= self._limit:
+                        self._walker.trim()
+                        dfd = self._walker.dir_fd(folder)
+                    else:
+                        dfd = fds[folder] = os.open(leaf, DIR_FLAGS, dir_fd=dfd)
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:  # every component was looked up without following a link
+                self.observed.append((path, None, False))
+                return Entry(path, Kind.MISSING)
+            except OSError:  # a symlink on the way (ENOTDIR), or an error the walk will name
+                return self._probe_walk(path, boundary, root)
+            mode = st.st_mode
+            if not S_ISLNK(mode):
+                key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, mode)
+                self.observed.append((path, key, False))
+                located = f"{folder}/{name}" if translated else path
+                self._probed = (located, folder, name)  # read() of this entry needs no splitting
+                if S_ISREG(mode):
+                    return Entry(path, Kind.FILE, located, st.st_size, key)
+                return self._classify(path, located, st, key, is_link=False)
+        return self._probe_walk(path, boundary, root)
+
+    def _probe_walk(self, path: str, boundary: str, root: _Root) -> Entry:
+        """Classify ``path`` by walking it from its boundary, resolving symlinks on the way."""
         try:
-            st = os.lstat(path)
+            found = self._walker.resolve(path, boundary, root.real)
+        except EscapeError as exc:
+            self.observe(path)
+            try:  # the message names the target as realpath sees it, like the kernel would
+                target = os.path.realpath(path, strict=True)
+            except OSError as err:
+                return Entry(path, Kind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(err)}")
+            if is_within(target, root.real):
+                target = exc.target  # moved since the walk: name what the walk met
+            error = f'symlink target "{target}" escapes scan root "{root.real}"'
+            return Entry(path, Kind.ESCAPE, real_path=target, is_link=True, error=error)
+        except BrokenLinkError as exc:
+            self.observe(path)
+            return Entry(path, Kind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(exc)}")
         except (FileNotFoundError, NotADirectoryError):
             self.observed.append((path, None, False))
             return Entry(path, Kind.MISSING)
         except OSError as exc:
             self.observed.append((path, None, False))
             return Entry(path, Kind.ERROR, error=_os_error(exc))
-        key = stat_key(st)
-        self.observed.append((path, key, False))
-        if not stat.S_ISLNK(st.st_mode):
-            return self._classify(path, path, st, key, is_link=False)
-        return self._probe_link(path, boundary)
+        return self._found(path, found)
 
-    def _probe_link(self, path: str, boundary: str) -> Entry:
-        try:
-            target = os.path.realpath(path, strict=True)
-        except OSError as exc:
-            return Entry(path, Kind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(exc)}")
-        root = self.real_root(boundary)
-        if not is_within(target, root):
-            return Entry(
-                path,
-                Kind.ESCAPE,
-                real_path=target,
-                is_link=True,
-                error=f'symlink target "{target}" escapes scan root "{root}"',
-            )
-        try:
-            st = os.stat(target)
-        except OSError as exc:
-            return Entry(path, Kind.BROKEN, real_path=target, is_link=True, error=_os_error(exc))
-        key = stat_key(st)
-        self.observed.append((target, key, True))
-        return self._classify(path, target, st, key, is_link=True)
+    def _found(self, path: str, found: Found) -> Entry:
+        self.observed.append((path, stat_key(found.first), False))
+        key = stat_key(found.st)
+        if found.linked:
+            self.observed.append((found.real, key, True))
+        return self._classify(path, found.real, found.st, key, is_link=stat.S_ISLNK(found.first.st_mode))
 
     @staticmethod
     def _classify(path: str, real: str, st: os.stat_result, key: StatKey, *, is_link: bool) -> Entry:
@@ -178,23 +242,25 @@ class Reader:
         Raises:
             OSError: the file vanished, became something else, or cannot be read.
         """
-        fd = os.open(entry.real_path, _OPEN_FLAGS)
+        key, real = entry.key, entry.real_path
+        if key is None or not real:
+            raise OSError(errno.ESTALE, _CHANGED)
+        located, parent, name = self._probed
+        if real is not located:
+            parent, _, name = real.rpartition("/")
+        dfd = self._fds.get(parent)
+        # the hot path of every scan, so Walker.open_file's steps are inlined here
+        fd = os.open(name, FILE_FLAGS, dir_fd=self._walker.dir_fd(parent or "/") if dfd is None else dfd)
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or (st.st_ino, st.st_dev) != (entry.key or (0, 0, 0, 0))[2:4]:
-                raise OSError(errno.ESTALE, "file changed while it was being read")
-            data = os.read(fd, limit)
-            if len(data) >= limit or len(data) >= st.st_size:
-                return data  # the common case: one read
-            chunks = [data]
-            remaining = limit - len(data)
-            while remaining > 0:
-                chunk = os.read(fd, min(remaining, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                remaining -= len(chunk)
-            return b"".join(chunks)
+            if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
+                raise OSError(errno.ESTALE, _CHANGED)
+            audit(AUDIT_EVENT, fd)
+            size = st.st_size
+            data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
+            if len(data) >= limit or len(data) >= size:
+                return data
+            return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
         finally:
             os.close(fd)
 
@@ -237,39 +303,41 @@ class Reader:
                 return value
         self.misses += 1
         value = compute()
-        if key is not None and self._fresh(key):  # a young key may yet hide a second write
+        if key is not None and self._now - key[0] / 1e9 >= RACY_SECONDS:  # a young key may yet hide a second write
             self._values[slot] = (key, value)
         return value
 
-    def list_dir(self, path: str, *, strict: bool = False) -> tuple[ListedEntry, ...]:
+    def list_dir(self, path: str, *, strict: bool = False, boundary: str | None = None) -> tuple[ListedEntry, ...]:
         """The entries of a directory, sorted by name; empty when it does not exist.
 
+        The directory is walked from ``boundary`` (by default it is its own boundary) like a
+        probed path, and listed through its descriptor.
+
         Raises:
-            OSError: with ``strict``, when the directory exists but cannot be listed.
+            OSError: with ``strict``, when the directory exists but cannot be listed (or a
+                symlink on the way leaves the boundary).
         """
+        boundary = path if boundary is None else boundary
         try:
-            st = os.stat(path)
+            found = self._walker.resolve(path, boundary, self._root(boundary).real)
         except (FileNotFoundError, NotADirectoryError):
             self.observed.append((path, None, True))
             return ()
-        key = stat_key(st)
+        except OSError:
+            self.observed.append((path, None, True))
+            if strict:
+                raise
+            return ()
+        key = stat_key(found.st)
         self.observed.append((path, key, True))
-        if not stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISDIR(found.st.st_mode):
             return ()
         hit = self._listings.get(path)
         if hit is not None and hit[0] == key and self._fresh(key):
             return hit[1]
         self.misses += 1
-        entries: list[ListedEntry] = []
         try:
-            with os.scandir(path) as it:
-                for item in it:
-                    try:
-                        is_link = item.is_symlink()
-                        is_dir = not is_link and item.is_dir(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    entries.append(ListedEntry(item.name, is_dir, is_link))
+            entries = self._walker.entries(found.real)
         except OSError:
             if strict:
                 raise

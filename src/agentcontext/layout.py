@@ -64,6 +64,25 @@ class Layout:
     def doc_boundary(self) -> str:
         return self.project_root or self.work_dir
 
+    def boundary_of(self, path: str) -> str | None:
+        """The boundary the scan walked ``path`` from: that of the innermost root holding it.
+
+        ``path`` is something the scan found (an instruction file, a skill's folder or file);
+        None when no root of this layout holds it. Reading it again beneath this boundary
+        reads what the scan may read, never more (a repository inside home stays bounded by
+        the project root, not by home).
+        """
+        holders = [(d, self.doc_boundary) for d in self.chain]
+        holders += [(self.plugin_cache, self.plugin_cache)] if self.plugin_cache else []
+        for root in (*self.home_dirs, *self.source_roots, *self.instruction_roots, *self.skill_containers):
+            holders.append((root.path, root.boundary))
+        holders += [(os.path.dirname(r.path), r.boundary) for r in self.source_files]  # a file root: its folder
+        best: tuple[str, str] | None = None
+        for holder, boundary in holders:
+            if is_within(path, holder) and is_within(path, boundary) and (best is None or len(holder) > len(best[0])):
+                best = (holder, boundary)
+        return best[1] if best else None
+
 
 def plan(work_dir: str, config: Config) -> Layout:
     """Lay out a scan of ``work_dir`` (absolute, an existing directory) under ``config``."""

@@ -48,11 +48,13 @@ def installed(cache: str, reader: Reader) -> list[PluginSkills]:
         if not marketplace.is_dir or marketplace.name.startswith("."):
             continue
         market_dir = os.path.join(cache, marketplace.name)
-        for plugin in reader.list_dir(market_dir):
+        for plugin in reader.list_dir(market_dir, boundary=cache):
             if not plugin.is_dir or plugin.name.startswith("."):
                 continue
             plugin_dir = os.path.join(market_dir, plugin.name)
-            versions = [v.name for v in reader.list_dir(plugin_dir) if v.is_dir and not v.name.startswith(".")]
+            versions = [
+                v.name for v in reader.list_dir(plugin_dir, boundary=cache) if v.is_dir and not v.name.startswith(".")
+            ]
             if not versions:
                 continue
             versions.sort(key=version_key)

@@ -87,9 +87,12 @@ class Scanner:
         layout = plan(self.work_dir, self.config)
         self._observe_markers(layout)
         discover = claude_md.discover if self.config.project_doc.discovery == "claude" else instructions.discover
-        found = discover(layout, self.config, reader)
-        skill_resources = skills.discover(layout, self.config, reader)
-        mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+        try:
+            found = discover(layout, self.config, reader)
+            skill_resources = skills.discover(layout, self.config, reader)
+            mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+        finally:
+            reader.release()  # no directory stays open between passes
         doc_resources = project_doc.apply_budget(
             found, self.config.project_doc.max_bytes, keep_bytes=self.config.project_doc.keep_bytes
         )

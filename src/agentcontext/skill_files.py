@@ -2,32 +2,37 @@
 
 Two path rule sets, because the peers word them differently:
 
-* :func:`resolve_resource` (Codex Free's ``skills_read``): backslashes become ``/``, one
-  leading ``./`` is dropped; absolute paths, drive letters, empty input and empty, ``.`` or
-  ``..`` segments are refused with ``Resource must be a path inside the skill: <resource>``.
-  We also refuse hidden components, and resolve symlinks: a link whose target leaves the
-  skill folder is refused too (Codex Free checks the text only).
+* :func:`resource_parts` / :func:`resolve_resource` (Codex Free's ``skills_read``):
+  backslashes become ``/``, one leading ``./`` is dropped; absolute paths, drive letters,
+  empty input and empty, ``.`` or ``..`` segments are refused with ``Resource must be a
+  path inside the skill: <resource>``. We also refuse hidden components, and resolve
+  symlinks: a link whose target leaves the skill folder is refused too (Codex Free checks
+  the text only).
 * :func:`check_file_path` (Coder's ``read_skill_file``): ``path is required``, ``absolute
   paths are not allowed``, ``path traversal is not allowed``, ``hidden file components are
   not allowed``, checked in that order before anything is read.
+
+Nothing is opened by path. :func:`open_folder` walks to the skill's folder from the boundary
+the scan used for it (:meth:`~agentcontext.layout.Layout.boundary_of`) and every file, listing
+and digest goes through the resulting :class:`SkillFolder`, beneath that folder, without the
+kernel following a link (:mod:`agentcontext.beneath`): a file or folder swapped for a symlink
+to outside while it is read is refused (``path escapes the skill directory``), never read.
 
 Every read is bounded; every listing is capped and says when it was cut.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from agentcontext.beneath import is_within
 from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
-from agentcontext.files import is_within
 from agentcontext.frontmatter import split
 from agentcontext.resource import Kind, Resource, Status
-from agentcontext.textdecode import decode_file
+from agentcontext.skill_folder import open_folder
 
 MAX_PACKAGE_FILES = 50
 MAX_LINES = 1000
@@ -69,28 +74,45 @@ def skill_dir(skill: Resource) -> str:
     return os.path.dirname(skill.path)
 
 
-def resolve_resource(folder: str, resource: str) -> str:
-    """The absolute path of ``resource`` inside the skill ``folder``.
+def resource_parts(resource: str) -> list[str]:
+    """The components of a ``skills_read`` resource, by Codex Free's rules (no file is looked at).
 
     Raises:
         UnsafePathError: the path would leave the folder or names a hidden component.
     """
-    refused = UnsafePathError(f"Resource must be a path inside the skill: {resource}")
     relative = resource.replace("\\", "/")
     if relative.startswith("./"):
         relative = relative[2:]
     if not relative or os.path.isabs(resource) or resource.startswith("/") or _DRIVE.match(resource):
-        raise refused
+        raise _outside(resource)
     parts = relative.split("/")
     if any(part in ("", ".", "..") or part.startswith(".") or "\0" in part for part in parts):
-        raise refused
-    path = os.path.join(folder, *parts)
+        raise _outside(resource)
+    return parts
+
+
+def _outside(resource: str) -> UnsafePathError:
+    return UnsafePathError(f"Resource must be a path inside the skill: {resource}")
+
+
+def resolve_resource(folder: str, resource: str) -> str:
+    """The absolute path of ``resource`` inside the skill ``folder``.
+
+    A link leaving the folder is refused here already, for the message; the read itself is
+    what keeps it out (:meth:`SkillFolder.read`), whatever changes in between.
+
+    Raises:
+        UnsafePathError: the path would leave the folder or names a hidden component.
+    """
+    path = os.path.join(folder, *resource_parts(resource))
     try:
-        real = os.path.realpath(path)
+        inside = is_within(os.path.realpath(path), os.path.realpath(folder))
     except ValueError:  # a name the file system cannot encode (a lone surrogate)
-        raise refused from None
-    if not is_within(real, os.path.realpath(folder)):
-        raise refused
+        raise _outside(resource) from None
+    except OSError:  # a component changed while it was resolved: the read decides
+        inside = True
+    if not inside:
+        raise _outside(resource)
     return path
 
 
@@ -109,92 +131,6 @@ def check_file_path(path: str) -> None:
         raise UnsafePathError("path traversal is not allowed")
     if any(c.startswith(".") for c in components):
         raise UnsafePathError("hidden file components are not allowed")
-
-
-@dataclass(frozen=True, slots=True)
-class SkillFile:
-    """One file of a skill package, for listings and SEP-2640 digests."""
-
-    path: str  # relative, with "/" separators
-    size: int
-    absolute: str
-
-    def digest(self) -> str:
-        with open(self.absolute, "rb") as fh:
-            return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
-
-
-def package_files(folder: str, *, limit: int | None = None, meta_file: str = "SKILL.md") -> tuple[list[SkillFile], int]:
-    """Regular files below ``folder`` (depth first, by name), without hidden names or links out.
-
-    Returns the files (at most ``limit``, the top-level meta file left out) and how many
-    more there were.
-    """
-    real_root = os.path.realpath(folder)
-    found: list[SkillFile] = []
-    more = 0  # files past ``limit``: the listing keeps the first ones by path
-    stack: list[tuple[str, str]] = [(folder, "")]
-    seen = {real_root}
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name, reverse=True)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            relative = f"{prefix}{entry.name}"
-            try:
-                st = os.stat(entry.path)
-            except OSError:
-                continue
-            real = os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real_root, relative)
-            if entry.is_symlink() and not is_within(real, real_root):
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if real not in seen:
-                    seen.add(real)
-                    stack.append((entry.path, relative + "/"))
-                continue
-            if not stat.S_ISREG(st.st_mode) or relative == meta_file:
-                continue
-            found.append(SkillFile(relative, st.st_size, entry.path))
-    found.sort(key=lambda f: f.path)
-    if limit is not None and len(found) > limit:
-        more = len(found) - limit
-        del found[limit:]
-    return found, more
-
-
-def read_text(path: str, *, limit: int = MAX_FILE_BYTES) -> tuple[str, bool]:
-    """A file's text (lossy UTF-8, LF line ends) and whether it was cut at ``limit`` bytes.
-
-    Raises:
-        OSError: the file cannot be read, or is not a regular file.
-        UnsafePathError: the file is binary.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IsADirectoryError(21, "not a regular file")
-        chunks: list[bytes] = []
-        remaining = limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    cut = len(raw) > limit
-    text, _ = decode_file(raw[:limit])
-    if text is None:
-        raise UnsafePathError("binary file: it cannot be shown as text")
-    return text, cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,25 +181,16 @@ def body(text: str) -> str:
     return _HTML_COMMENT.sub("", rest).strip()
 
 
-def listing(folder: str, meta_file: str = "SKILL.md") -> list[str]:
-    """Coder's supporting-file list: one level, the meta file left out, folders with a trailing ``/``."""
-    try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-    return [e.name + ("/" if e.is_dir() else "") for e in entries if e.name != meta_file]
-
-
-def read_skill_file(folder: str, path: str, *, limit: int = SKILL_FILE_BYTES) -> tuple[str, bool]:
+def read_skill_file(folder: str, path: str, *, boundary: str | None, limit: int = SKILL_FILE_BYTES) -> tuple[str, bool]:
     """Coder's ``read_skill_file``: the path rules first, then at most ``limit`` bytes.
 
+    ``boundary`` is the root the scan reached the skill's folder from (see
+    :func:`~agentcontext.skill_folder.open_folder`).
+
     Raises:
-        UnsafePathError: a rule refused the path, or it resolves outside the skill folder.
+        UnsafePathError: a rule refused the path, or it leads outside the skill folder.
         OSError: the file cannot be read.
     """
     check_file_path(path)
-    full = os.path.join(folder, *path.split("/"))
-    if not is_within(os.path.realpath(full), os.path.realpath(folder)):
-        raise UnsafePathError("path escapes the skill directory")
-    return read_text(full, limit=limit)
+    with open_folder(folder, boundary) as opened:
+        return opened.read_text(path.split("/"), limit)

@@ -28,15 +28,17 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
-from agentcontext.errors import FrontmatterError
+from agentcontext.errors import FrontmatterError, UnsafePathError
 from agentcontext.frontmatter import parse, parse_coder, parse_strict
 from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.skill_folder import open_folder
 from agentcontext.textdecode import decode_file
 
 MAX_NAME = 64
 MAX_QUALIFIED_NAME = 128
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
+READ_CAP = 4 * 1024 * 1024  # what validate reads of a SKILL.md at most (its size is still reported)
 ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -300,15 +302,20 @@ def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int
     skill_md = find_skill_md(target)
     if skill_md is None:
         return Report(shown, False, ("Missing required file: SKILL.md",), ())
-    try:
-        raw = skill_md.read_bytes()
-    except OSError as exc:
-        return Report(shown, False, (f"failed to read file: {exc.strerror or exc}",), ())
+    try:  # read through the folder: a SKILL.md that is (or becomes) a link out of it is not read
+        with open_folder(str(target), str(target)) as opened:
+            size = opened.find([skill_md.name]).st.st_size
+            raw = opened.read([skill_md.name], max(max_bytes, READ_CAP) + 1)
+    except (OSError, UnsafePathError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Report(shown, False, (f"failed to read file: {reason}",), ())
     text, decode_warnings = decode_file(raw)
     if text is None:
         return Report(shown, False, ("SKILL.md is a binary file (contains NUL bytes)",), ())
     result = check(text, target.resolve().name, mode)
     warnings = list(decode_warnings) + list(result.warnings) + list(hidden_text_warnings(text))
-    if len(raw) > max_bytes:
-        warnings.append(f"SKILL.md is {len(raw)} bytes, over the {max_bytes}-byte cap: most agents will not load it")
+    if max(size, len(raw)) > max_bytes:
+        warnings.append(
+            f"SKILL.md is {max(size, len(raw))} bytes, over the {max_bytes}-byte cap: most agents will not load it"
+        )
     return Report(shown, result.valid, result.errors, tuple(warnings), result.name, result.description)

@@ -92,7 +92,8 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     top = reader.probe(container.path, container.boundary)
     if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
-        skill = _skill_in(folder, reader.real_root(folder), os.path.basename(folder), container, config, reader)
+        real, name, tag = reader.real_root(folder), os.path.basename(folder), _tag(container, config)
+        skill = _skill_in(folder, real, name, container, config, reader, tag)
         return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
@@ -105,10 +106,11 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     out: list[tuple[Resource, str | None]] = []
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
+    tag = _tag(container, config)
     while queue:
         directory, depth = queue.popleft()
         try:
-            listing = reader.list_dir(directory, strict=True)
+            listing = reader.list_dir(directory, strict=True, boundary=container.boundary)
         except OSError as exc:  # a folder we may not list is reported, never passed over
             out.append((_unlistable(directory, exc, container), None))
             continue
@@ -132,7 +134,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
-            skill = _skill_in(path, real, child.name, container, config, reader)
+            skill = _skill_in(path, real, child.name, container, config, reader, tag)
             if skill is not None:
                 out.append(skill)
             elif depth + 1 < max_depth:
@@ -140,11 +142,22 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     return out
 
 
+def _tag(container: Container, config: Config) -> str:
+    """What a skill's cached value depends on besides its file, less its folder's name (added per skill)."""
+    return f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+
+
 def _skill_in(
-    folder_path: str, real_folder: str, folder: str, container: Container, config: Config, reader: Reader
+    folder_path: str,
+    real_folder: str,
+    folder: str,
+    container: Container,
+    config: Config,
+    reader: Reader,
+    tag: str,
 ) -> tuple[Resource, str | None] | None:
     meta_file = config.skills.meta_file
-    meta = reader.probe(f"{folder_path}{os.sep}{meta_file}", container.boundary)
+    meta = reader.probe_in(folder_path, meta_file, container.boundary)
     if meta.kind is Kind.MISSING or meta.kind is Kind.DIRECTORY:
         return None
     if meta.kind is not Kind.FILE:
@@ -152,8 +165,7 @@ def _skill_in(
         error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
         skill = Resource(ResourceKind.SKILL, meta.path, container.scope, status, error=error, source=container.source)
         return skill, None
-    tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:{folder}"
-    resource: Resource = reader.cached(meta, tag, lambda: _read_skill(meta, folder, container, config, reader))
+    resource: Resource = reader.cached(meta, tag + folder, lambda: _read_skill(meta, folder, container, config, reader))
     if (resource.path, resource.scope, resource.source) != (meta.path, container.scope, container.source):
         resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
     if container.note:

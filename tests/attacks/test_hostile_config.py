@@ -114,3 +114,13 @@ def test_scan_names_the_refusals_on_stderr_and_config_show_lists_them(hostile_re
     assert data["project_file"] == str(hostile_repo / "agentcontext.toml")
     assert any("mcp.trust ignored" in warning for warning in data["warnings"])
     assert data["settings"]["mcp.trust"]["from"] == "default"
+
+
+def test_a_repository_config_linked_out_of_the_repository_is_not_read(tmp_path: Path, home: Path) -> None:
+    outside = make_workspace(tmp_path / "outside-the-roots", {"settings.toml": "[snapshot]\nmax_resources = 3\n"})
+    repo = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "# Repo\n"})
+    (repo / "agentcontext.toml").symlink_to(outside / "settings.toml")
+    config = load_config(repo, environ=isolated_environ(home))
+    assert config.snapshot.max_resources == 500
+    assert config.project_file is None
+    assert len(config.warnings) == 1 and "escapes" in config.warnings[0], config.warnings

@@ -9,13 +9,12 @@ token and the body's size before any route runs, so nothing is read for a caller
 
 from __future__ import annotations
 
-import errno
 import hmac
 import json
 import os
 import platform
-import stat
 from collections.abc import AsyncIterator, Mapping
+from functools import partial
 from typing import Annotated, Any
 
 import anyio
@@ -26,12 +25,13 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
-from agentcontext import __version__, skill_files
+from agentcontext import __version__, plans, skill_files
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, ConflictError, NotFoundError, UnsafePathError
 from agentcontext.mcp.upstream import UpstreamError
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
+from agentcontext.skill_folder import open_folder
 from agentcontext.snapshot import Snapshot
 from agentcontext.tool_names import InvalidToolName, UnknownServer
 from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
@@ -119,9 +119,6 @@ class PlanFileResponse(BaseModel):
     resolved: str
     content: str
     size_bytes: int
-
-
-PLAN_FILE_LIMIT = 32 * 1024 + 1  # propose_plan's cap plus one byte, so "too large" can be told
 
 
 class ContextConfigResponse(BaseModel):
@@ -294,16 +291,32 @@ async def context_config(agent: Agent, request: Request) -> ContextConfigRespons
 async def skill(agent: Agent, name: str) -> SkillResponse:
     found = _skill(agent, name)
     folder = skill_files.skill_dir(found)
-    files = skill_files.listing(folder, agent.config.skills.meta_file)
+    files = await anyio.to_thread.run_sync(_listing, folder, _boundary(agent, folder), agent.config.skills.meta_file)
     return SkillResponse(name=name, dir=folder, body=skill_files.body(found.content or ""), files=files)
+
+
+def _listing(folder: str, boundary: str | None, meta_file: str) -> list[str]:
+    try:
+        with open_folder(folder, boundary) as opened:
+            return opened.listing(meta_file)
+    except (OSError, UnsafePathError):  # the body is served even when the folder cannot be listed
+        return []
+
+
+def _boundary(agent: ContextAgent, folder: str) -> str | None:
+    """The root the last scan reached ``folder`` from: skill files are read beneath it."""
+    return agent.last.layout.boundary_of(folder) if agent.last is not None else None
 
 
 @router.get("/skills/{name}/files/{path:path}", summary="A supporting file of a skill (read_skill_file)")
 async def skill_file(agent: Agent, name: str, path: str) -> SkillFileResponse:
     found = _skill(agent, name)
+    folder = skill_files.skill_dir(found)
     try:
         skill_files.check_file_path(path)
-        text, cut = await anyio.to_thread.run_sync(skill_files.read_skill_file, skill_files.skill_dir(found), path)
+        text, cut = await anyio.to_thread.run_sync(
+            partial(skill_files.read_skill_file, folder, path, boundary=_boundary(agent, folder))
+        )
     except UnsafePathError as exc:
         raise ApiError(400, str(exc)) from None
     except OSError as exc:
@@ -319,13 +332,16 @@ async def workspace(agent: Agent) -> WorkspaceResponse:
 
 
 @router.get("/plan-file", summary="A markdown plan file, for propose_plan (at most 32 KiB + 1 byte)")
-async def plan_file(path: str) -> PlanFileResponse:
+async def plan_file(agent: Agent, path: str) -> PlanFileResponse:
     if not path.endswith(".md") or not os.path.isabs(path):
         raise ApiError(400, "Invalid plan path.", "plan files are absolute paths ending in .md")
+    roots = plans.plan_roots(agent.config.home, agent.work_dir)
     try:
-        resolved, data = await anyio.to_thread.run_sync(_read_plan, path)
+        resolved, data = await anyio.to_thread.run_sync(plans.read_plan, path, roots)
     except ValueError:  # a NUL byte: no file system can name it
         raise ApiError(400, "Could not read the plan file.", f"open {path}: invalid argument") from None
+    except UnsafePathError as exc:
+        raise ApiError(400, "Invalid plan path.", str(exc)) from None
     except FileNotFoundError:
         raise ApiError(404, "Plan file not found.", f"open {path}: no such file or directory") from None
     except OSError as exc:
@@ -333,38 +349,6 @@ async def plan_file(path: str) -> PlanFileResponse:
     return PlanFileResponse(
         path=path, resolved=resolved, content=data.decode("utf-8", errors="replace"), size_bytes=len(data)
     )
-
-
-def _read_plan(path: str) -> tuple[str, bytes]:
-    """The resolved path and at most ``PLAN_FILE_LIMIT`` bytes of a regular file.
-
-    Raises:
-        OSError: it cannot be opened, or is not a regular file (a FIFO, a directory, a device).
-    """
-    # O_NONBLOCK: a FIFO planted at the path must not hang the open; checked on the descriptor, so
-    # what is read is what was checked; the descriptor is closed whatever happens
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks: list[bytes] = []
-        remaining = PLAN_FILE_LIMIT
-        while remaining > 0 and (chunk := os.read(fd, remaining)):
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        resolved = _opened_path(fd, path)
-    finally:
-        os.close(fd)
-    return resolved, b"".join(chunks)
-
-
-def _opened_path(fd: int, path: str) -> str:
-    """Where the open descriptor leads: the file that was read, even if a link at ``path`` changed since."""
-    try:
-        opened = os.readlink(f"/proc/self/fd/{fd}")  # Linux
-    except OSError:
-        return os.path.realpath(path)
-    return opened if os.path.isabs(opened) else os.path.realpath(path)
 
 
 @router.get("/mcp/tools", summary="The workspace's MCP tools, named server__tool")

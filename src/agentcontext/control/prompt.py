@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
+from agentcontext.plans import PLAN_DIR
 from agentcontext.render import ContextFile, available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.tool_names import assign
@@ -29,7 +30,6 @@ from agentcontext.tool_text import for_prompt
 READ_SKILL = "read_skill"
 READ_SKILL_FILE = "read_skill_file"
 PROPOSE_PLAN = "propose_plan"
-PLAN_DIR = ".agentcontext/plans"
 
 
 @dataclass(frozen=True, slots=True)

@@ -202,8 +202,10 @@ class ContextServer(Server[Any]):
     ) -> types.ListResourcesResult:
         scan = await self._scan_for(ctx)
         resources: list[types.Resource] = []
-        for skill in scan.skills if scan else []:
-            files = await anyio.to_thread.run_sync(skills_ext.files_of, skill)
+        if scan is None:
+            return types.ListResourcesResult(resources=resources)
+        for skill in scan.skills:
+            files = await anyio.to_thread.run_sync(skills_ext.files_of, skill, scan.layout)
             resources.extend(
                 types.Resource(
                     uri=item.uri,
@@ -263,7 +265,7 @@ class ContextServer(Server[Any]):
             skill = skill_files.find(scan.skills, params.name)
         except AgentContextError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        text = await anyio.to_thread.run_sync(skills_ext.prompt_text, skill)
+        text = await anyio.to_thread.run_sync(skills_ext.prompt_text, skill, scan.layout)
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
         return types.GetPromptResult(description=skill.description, messages=[message])
 
@@ -272,7 +274,7 @@ class ContextServer(Server[Any]):
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> dict[str, Any]:
         scan = await self._scan_for(ctx)
         skills = [s for s in scan.skills if skills_ext.servable(s)] if scan else []
-        entries = [await anyio.to_thread.run_sync(skills_ext.entry, s) for s in skills]
+        entries = [await anyio.to_thread.run_sync(skills_ext.entry, s, scan.layout) for s in skills] if scan else []
         return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
 
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> dict[str, Any]:
@@ -286,7 +288,8 @@ class ContextServer(Server[Any]):
         if not skills_ext.servable(skill):
             message = f"{params.uri}: its frontmatter is not valid YAML as written, so it cannot be verified"
             raise MCPError(code=types.INVALID_PARAMS, message=message)
-        return {"skill": await anyio.to_thread.run_sync(skills_ext.entry, skill), "ttlMs": 0, "cacheScope": "private"}
+        entry = await anyio.to_thread.run_sync(skills_ext.entry, skill, scan.layout)
+        return {"skill": entry, "ttlMs": 0, "cacheScope": "private"}
 
 
 TOOL_SCAN_MAX_AGE = 1.0  # seconds: tool calls see edits within a second

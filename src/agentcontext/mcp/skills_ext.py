@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import mimetypes
 import os
+import stat
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
 from agentcontext import skill_files
-from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError
+from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError, UnsafePathError
 from agentcontext.frontmatter import parse
+from agentcontext.layout import Layout
 from agentcontext.resource import Resource
 from agentcontext.scan import ScanResult
+from agentcontext.skill_folder import LeavesFolderError, SkillFolder, open_folder
 from agentcontext.skill_json import frontmatter_json
 
 SCHEME = "skill://"
@@ -46,13 +49,28 @@ def skill_path(skill: Resource) -> str:
     return "/".join(quote(part, safe="") for part in (skill.name or "").split(":"))
 
 
-def files_of(skill: Resource) -> list[SkillResource]:
+def files_of(skill: Resource, layout: Layout) -> list[SkillResource]:
     """SKILL.md and every other file of the skill (hidden names and links out left aside)."""
+    try:
+        with _opened(skill, layout) as opened:
+            return _files(skill, opened)
+    except (OSError, UnsafePathError):  # the folder is gone, or now leads out of its root
+        return []
+
+
+def _opened(skill: Resource, layout: Layout) -> AbstractContextManager[SkillFolder]:
     folder = skill_files.skill_dir(skill)
+    return open_folder(folder, layout.boundary_of(folder))
+
+
+def _files(skill: Resource, opened: SkillFolder) -> list[SkillResource]:
     base = SCHEME + skill_path(skill) + "/"
     meta_name = os.path.basename(skill.path)
-    out = [SkillResource(base + meta_name, skill.path, meta_name, _size(skill.path), "text/markdown")]
-    listed, _ = skill_files.package_files(folder, limit=MAX_FILES_PER_SKILL, meta_file=meta_name)
+    meta = opened.find([meta_name])
+    if not stat.S_ISREG(meta.st.st_mode):
+        return []
+    out = [SkillResource(base + meta_name, skill.path, meta_name, meta.st.st_size, "text/markdown")]
+    listed, _ = opened.files(limit=MAX_FILES_PER_SKILL, meta_file=meta_name)
     for item in listed:
         if item.size > MAX_RESOURCE_BYTES:
             continue  # too large to serve whole, so its digest could never verify
@@ -62,24 +80,18 @@ def files_of(skill: Resource) -> list[SkillResource]:
     return out
 
 
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
-def entry(skill: Resource) -> dict[str, Any]:
+def entry(skill: Resource, layout: Layout) -> dict[str, Any]:
     """A ``skills/list`` entry: uri, frontmatter as JSON, and every file with digest and size."""
-    resources = [
-        {"uri": f.uri, "digest": _digest(f.path), "size": f.size, "mimeType": f.mime_type} for f in files_of(skill)
-    ]
-    return {"uri": resources[0]["uri"], "frontmatter": frontmatter_json(skill), "resources": resources}
-
-
-def _digest(path: str) -> str:
-    with open(path, "rb") as fh:
-        return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
+    resources: list[dict[str, Any]] = []
+    try:
+        with _opened(skill, layout) as opened:
+            for f in _files(skill, opened):
+                digest = opened.digest(f.relative.split("/"))
+                resources.append({"uri": f.uri, "digest": digest, "size": f.size, "mimeType": f.mime_type})
+    except (OSError, UnsafePathError):
+        resources = []
+    uri = resources[0]["uri"] if resources else SCHEME + skill_path(skill) + "/" + os.path.basename(skill.path)
+    return {"uri": uri, "frontmatter": frontmatter_json(skill), "resources": resources}
 
 
 def servable(skill: Resource) -> bool:
@@ -120,11 +132,14 @@ def read(scan: ScanResult, uri: str) -> tuple[str | None, bytes | None, str]:
         NotFoundError, UnsafePathError: as :func:`find`; NotFoundError also when it cannot be read.
     """
     skill, path = find(scan, uri)
-    if path not in {f.path for f in files_of(skill)}:
-        raise NotFoundError(f"Unknown resource: {uri}")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_RESOURCE_BYTES + 1)
+        with _opened(skill, scan.layout) as opened:
+            served = {f.path: f.relative for f in _files(skill, opened)}
+            if path not in served:
+                raise NotFoundError(f"Unknown resource: {uri}")
+            data = opened.read(served[path].split("/"), MAX_RESOURCE_BYTES + 1)
+    except LeavesFolderError:
+        raise UnsafePathError(f"Resource must be a path inside the skill: {uri}") from None
     except OSError as exc:
         raise NotFoundError(f"Cannot read {uri}: {exc.strerror or exc}") from None
     mime = "text/markdown" if path == skill.path else (mimetypes.guess_type(path)[0] or "text/plain")
@@ -138,13 +153,17 @@ def blob(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def prompt_text(skill: Resource) -> str:
+def prompt_text(skill: Resource, layout: Layout) -> str:
     """A skill as a prompt: its body, where it lives, and its other files (not read ahead)."""
     body = skill.content or ""
     with contextlib.suppress(AgentContextError):
         body = parse(body).body.strip()
     folder = skill_files.skill_dir(skill)
-    listed, more = skill_files.package_files(folder, limit=skill_files.MAX_PACKAGE_FILES)
+    try:
+        with _opened(skill, layout) as opened:
+            listed, more = opened.files(limit=skill_files.MAX_PACKAGE_FILES)
+    except (OSError, UnsafePathError):
+        listed, more = [], 0
     lines = [f'<skill_content name="{skill.name}">', body, "", f"Skill directory: {folder}"]
     lines.append("Relative paths in this skill are relative to the skill directory.")
     if listed:

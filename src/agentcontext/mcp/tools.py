@@ -14,10 +14,11 @@ from typing import Any
 
 from agentcontext import skill_files
 from agentcontext.brief import HIDDEN_NAME, instructions
-from agentcontext.errors import AgentContextError
+from agentcontext.errors import AgentContextError, UnsafePathError
 from agentcontext.render import model_visible_name, plain_description, shown
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
+from agentcontext.skill_folder import LeavesFolderError, SkillFile, open_folder
 
 SKILLS_DISABLED = "Skills are disabled by the server configuration. Nothing was searched."
 
@@ -225,11 +226,15 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
     except AgentContextError as exc:
         return Outcome(str(exc), error=True)
     is_meta = resource == scan.config.skills.meta_file
+    boundary = scan.layout.boundary_of(folder)
     if is_meta and skill.content is not None:
         text, cut = skill.content, False
     else:
         try:
-            text, cut = skill_files.read_text(path)
+            with open_folder(folder, boundary) as opened:
+                text, cut = opened.read_text(skill_files.resource_parts(resource), skill_files.MAX_FILE_BYTES)
+        except LeavesFolderError:
+            return Outcome(f"Resource must be a path inside the skill: {resource}", error=True)
         except (OSError, AgentContextError) as exc:
             missing = isinstance(exc, FileNotFoundError | IsADirectoryError | NotADirectoryError)
             reason = f"{skill.name} has no file at {resource}." if missing else f"{skill.name}: {resource}: {exc}"
@@ -243,13 +248,22 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
         parts += ["", f"(the file is larger than {skill_files.MAX_FILE_BYTES} bytes; only its start can be read)"]
     files: list[str] = []
     if is_meta and window.notice is None:
-        listed, more = skill_files.package_files(folder, limit=skill_files.MAX_PACKAGE_FILES)
+        listed, more = _package(folder, boundary)
         files = [f.path for f in listed]
         if files:
             tail = f" (and {more} more)" if more else ""
             parts += ["", f"Other files in this skill, readable with resource=<path>: {', '.join(files)}{tail}"]
     content = "\n".join(parts)
     return Outcome(content, {"name": skill.name, "path": path, "content": content, "files": files})
+
+
+def _package(folder: str, boundary: str | None) -> tuple[list[SkillFile], int]:
+    """The skill's other files, or none when its folder cannot be reached beneath its root."""
+    try:
+        with open_folder(folder, boundary) as opened:
+            return opened.files(limit=skill_files.MAX_PACKAGE_FILES)
+    except (OSError, UnsafePathError):
+        return [], 0
 
 
 def _int(value: Any, default: int | None) -> int | None:
