@@ -61,6 +61,7 @@ class ProjectDocSettings:
     keep_bytes: bool = False  # send files' bytes as they are: BOM and CRLF kept (Codex)
     import_depth: int = 5  # ``@`` imports: a file this many imports deep is not loaded (Claude Code)
     nested_max_dirs: int = 0  # folders below the work dir searched for on-demand files (0: none)
+    child_projects: int = 64  # immediate children with ``.git`` listed as child projects (0: none)
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -115,6 +116,17 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class OnDemandSettings:
+    """Limits of one on-demand lookup (:mod:`agentcontext.ondemand`)."""
+
+    max_paths: int = 32
+    max_depth: int = 64
+    max_bytes: int = 1024 * 1024
+    timeout: float = 3.0
+    miss_ttl: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
 class McpServerSettings:
     """Output budgets of ``agentcontext mcp``."""
 
@@ -136,6 +148,7 @@ class Config:
     mcp: McpSettings
     agent: AgentSettings
     mcp_server: McpServerSettings
+    ondemand: OnDemandSettings = OnDemandSettings()
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     project_file: str | None = field(default=None, compare=False)  # the repository's agentcontext.toml
     user_file: str | None = field(default=None, compare=False)  # --config, else the user's config.toml
@@ -495,6 +508,7 @@ def _build(
             keep_bytes=v["project_doc.keep_bytes"],
             import_depth=v["project_doc.import_depth"],
             nested_max_dirs=v["project_doc.nested_max_dirs"],
+            child_projects=v["project_doc.child_projects"],
         ),
         skills=SkillSettings(
             enabled=v["skills.enabled"],
@@ -529,6 +543,13 @@ def _build(
             catalog_chars=v["mcp_server.catalog_chars"],
             max_file_lines=v["mcp_server.max_file_lines"],
             max_file_bytes=v["mcp_server.max_file_bytes"],
+        ),
+        ondemand=OnDemandSettings(
+            max_paths=v["ondemand.max_paths"],
+            max_depth=v["ondemand.max_depth"],
+            max_bytes=v["ondemand.max_bytes"],
+            timeout=v["ondemand.timeout"],
+            miss_ttl=v["ondemand.miss_ttl"],
         ),
         origins=tuple(sorted(origins.items())),
         project_file=files[0],
