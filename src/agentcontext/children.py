@@ -130,6 +130,14 @@ def _mcp_configs(child: str, config: Config, reader: Reader) -> list[Resource]:
         if entry.kind is EntryKind.MISSING:
             continue
         out.append(
-            Resource(Kind.MCP_CONFIG, path, Scope.PROJECT, Status.DISABLED, size_bytes=entry.size, error=reason, connect=False)
+            Resource(
+                Kind.MCP_CONFIG,
+                path,
+                Scope.PROJECT,
+                Status.DISABLED,
+                size_bytes=entry.size,
+                error=reason,
+                connect=False,
+            )
         )
     return out

@@ -44,12 +44,12 @@ class Loaded:
 
 @dataclass(frozen=True, slots=True)
 class PathRule:
-    """A path-scoped rule of the startup walk: its globs are relative to ``base``."""
+    """A path-scoped rule of the startup walk, its globs relative to ``base``, and what loading it gives."""
 
     path: str
-    scope: Scope
+    globs: tuple[str, ...]
     base: str
-    boundary: str
+    found: tuple[Found, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,22 +58,70 @@ class StartupRules:
     project: tuple[PathRule, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Folder:
+    """One folder below the work dir as Claude Code reads it, before any path is matched (cached per version).
+
+    ``rules`` are ``(globs, files)`` in the folder's order (``globs`` None: no ``paths:``);
+    ``claude``: a CLAUDE.md of its own loaded, so the AGENTS.md fallback skips the folder.
+    """
+
+    memory: tuple[Found, ...]
+    claude: bool
+    rules: tuple[tuple[tuple[str, ...] | None, tuple[Found, ...]], ...]
+    agents: tuple[Found, ...]
+
+
 def startup_rules(walk: Walk, resources: Iterable[Resource]) -> StartupRules:
     """The startup walk's path-scoped rules, in Claude Code's order (only those the scan lists)."""
     scoped = {r.path for r in resources if r.load is not None and r.load.type is LoadType.PATH_SCOPED}
     user: list[PathRule] = []
     for root in walk.layout.home_dirs:
-        for path in walk.rule_files(os.path.join(root.path, "rules"), root.boundary, set()):
-            if path in scoped:
-                user.append(PathRule(path, Scope.HOME, walk.cwd, root.boundary))
+        found = walk.rule_files(os.path.join(root.path, "rules"), root.boundary, set())
+        user.extend(_path_rule(walk, path, Scope.HOME, walk.cwd, root.boundary) for path in found if path in scoped)
     project: list[PathRule] = []
     for directory in upward(walk.cwd):
         rules = os.path.join(directory, RULES)
         boundary = walk.boundary(directory)
-        for path in walk.rule_files(rules, boundary if boundary != directory else rules, set()):
-            if path in scoped:
-                project.append(PathRule(path, Scope.PROJECT, directory, boundary))
+        boundary = boundary if boundary != directory else rules  # above the project: each rules folder alone
+        found = walk.rule_files(rules, boundary, set())
+        project.extend(_path_rule(walk, path, Scope.PROJECT, directory, boundary) for path in found if path in scoped)
     return StartupRules(tuple(user), tuple(project))
+
+
+def _path_rule(walk: Walk, path: str, scope: Scope, base: str, boundary: str) -> PathRule:
+    globs = walk.read(walk.reader.probe(path, boundary), scope).globs or ()
+    return PathRule(path, globs, base, _sent(_scoped(walk.load(path, scope, boundary, rule=True))))
+
+
+def folder(walk: Walk, directory: str, present: frozenset[str], fallback: bool) -> Folder:
+    """What ``directory`` holds for Claude Code; ``present``: the names at its top (``.claude`` included)."""
+    boundary = walk.boundary(directory)
+    memory: list[Found] = []
+    claude = False
+    for name in CLAUDE_NAMES:
+        if name.split(os.sep, 1)[0] in present:
+            scope = Scope.LOCAL if name == CLAUDE_NAMES[2] else Scope.PROJECT
+            loaded = walk.load(os.path.join(directory, name), scope, boundary)
+            claude = claude or any(f.data is not None and _loads(f) for f in loaded[:1])
+            memory += _on_demand(loaded, f"Claude Code sends it after reading a file under {directory}")
+    rules: list[tuple[tuple[str, ...] | None, tuple[Found, ...]]] = []
+    if ".claude" in present:
+        for rule in walk.rule_files(os.path.join(directory, RULES), boundary, set()):
+            globs = walk.read(walk.reader.probe(rule, boundary), Scope.PROJECT).globs
+            loaded = walk.load(rule, Scope.PROJECT, boundary, rule=True)
+            if globs is None:
+                reason = f"a rule without paths: Claude Code sends it after reading a file under {directory}"
+                rules.append((None, _sent(_on_demand(loaded, reason))))
+            else:
+                rules.append((globs, _sent(_scoped(loaded))))
+    agents: list[Found] = []
+    if fallback and not claude:
+        reason = f"Claude Code's AGENTS.md fallback sends it after reading a file under {directory}"
+        for name in walk.config.project_doc.fallback_filenames:
+            if name.split(os.sep, 1)[0] in present:
+                agents += _on_demand(walk.load(os.path.join(directory, name), Scope.PROJECT, boundary), reason)
+    return Folder(_sent(memory), claude, tuple(rules), _sent(agents))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -81,76 +129,57 @@ def rule_globs(globs: tuple[str, ...]) -> RuleGlobs:
     return compile_globs(globs)
 
 
+@functools.lru_cache(maxsize=8192)
 def matches(globs: tuple[str, ...], path: str, base: str, *, is_dir: bool) -> bool:
-    """Whether a rule with ``globs`` relative to ``base`` applies to ``path``."""
+    """Whether a rule with ``globs`` relative to ``base`` applies to ``path`` (pure: remembered)."""
     if path == base or not is_within(path, base):
         return False
     return rule_globs(globs).matches(path[len(base.rstrip(os.sep)) + 1 :], is_dir=is_dir)
 
 
-@dataclass
-class OnRead:
-    """What one lookup adds, path after path; each file once (``walk.processed``)."""
-
-    walk: Walk
-    rules: StartupRules
-    fallback: bool
-    claude_dirs: set[str]
-
-    def read(self, path: str, is_dir: bool, dirs: list[tuple[str, frozenset[str]]]) -> list[Loaded]:
-        """The files sent after reading ``path``; ``dirs``: the folders below the work dir, with their names present."""
-        walk = self.walk
-        out = [Loaded(f) for rule in self.rules.user for f in self._rule(rule, path, is_dir)]
-        hooks: list[Loaded] = []
-        for directory, present in dirs:
-            boundary = walk.boundary(directory)
-            memory: list[Found] = []
-            for name in CLAUDE_NAMES:
-                if name.split(os.sep, 1)[0] in present:
-                    scope = Scope.LOCAL if name == CLAUDE_NAMES[2] else Scope.PROJECT
-                    loaded = walk.load(os.path.join(directory, name), scope, boundary)
-                    if loaded and loaded[0].data is not None and _loads(loaded[0]):
-                        self.claude_dirs.add(directory)
-                    memory += _on_demand(loaded, f"Claude Code sends it after reading a file under {directory}")
-            if ".claude" in present:
-                memory += self._folder_rules(directory, boundary, path, is_dir)
-            out += map(Loaded, memory)
-            if self.fallback and directory not in self.claude_dirs:
-                for name in walk.config.project_doc.fallback_filenames:
-                    if name.split(os.sep, 1)[0] in present:
-                        loaded = walk.load(os.path.join(directory, name), Scope.PROJECT, boundary)
-                        reason = f"Claude Code's AGENTS.md fallback sends it after reading a file under {directory}"
-                        hooks += (Loaded(f, hook=True) for f in _on_demand(loaded, reason))
-        out += (Loaded(f) for rule in self.rules.project for f in self._rule(rule, path, is_dir))
-        return out + hooks
-
-    def _folder_rules(self, directory: str, boundary: str, path: str, is_dir: bool) -> list[Found]:
-        walk = self.walk
-        unconditional: list[Found] = []
-        scoped: list[Found] = []
-        for rule in walk.rule_files(os.path.join(directory, RULES), boundary, set()):
-            if rule in walk.processed:
-                continue
-            read = walk.read(walk.reader.probe(rule, boundary), Scope.PROJECT)
-            if read.globs is None:
-                reason = f"a rule without paths: Claude Code sends it after reading a file under {directory}"
-                unconditional += _on_demand(walk.load(rule, Scope.PROJECT, boundary, rule=True), reason)
-            elif matches(read.globs, path, directory, is_dir=is_dir):
-                scoped += _scoped(walk.load(rule, Scope.PROJECT, boundary, rule=True), path)
-        return unconditional + scoped
-
-    def _rule(self, rule: PathRule, path: str, is_dir: bool) -> list[Found]:
-        if rule.path in self.walk.processed:
-            return []
-        read = self.walk.read(self.walk.reader.probe(rule.path, rule.boundary), rule.scope)
-        if read.globs is None or not matches(read.globs, path, rule.base, is_dir=is_dir):
-            return []
-        return _scoped(self.walk.load(rule.path, rule.scope, rule.boundary, rule=True), path)
+def on_read(
+    path: str, is_dir: bool, folders: Iterable[tuple[str, Folder]], rules: StartupRules, *, fallback: bool
+) -> list[Loaded]:
+    """The files Claude Code sends after reading ``path``, in order; ``folders``: those below the work dir."""
+    out = [Loaded(f) for rule in rules.user if matches(rule.globs, path, rule.base, is_dir=is_dir) for f in rule.found]
+    hooks: list[Loaded] = []
+    for directory, held in folders:
+        out += map(Loaded, held.memory)
+        scoped: list[Loaded] = []
+        for globs, found in held.rules:
+            if globs is None:
+                out += map(Loaded, found)
+            elif matches(globs, path, directory, is_dir=is_dir):
+                scoped += map(Loaded, found)
+            elif rule_globs(globs).problems:  # say why a glob could not be matched
+                reason = "; ".join(rule_globs(globs).problems)
+                out += (Loaded(_unmatched(f, reason)) for f in found[:1])
+        out += scoped
+        if fallback and not held.claude:
+            hooks += (Loaded(f, hook=True) for f in held.agents)
+    out += (
+        Loaded(f) for rule in rules.project if matches(rule.globs, path, rule.base, is_dir=is_dir) for f in rule.found
+    )
+    return out + hooks
 
 
 def _loads(item: Found) -> bool:
     load = item.resource.load
     return load is not None and load.type is not LoadType.NOT_LOADED
+
+
+def _unmatched(item: Found, reason: str) -> Found:
+    return Found(replace(item.resource, content=None, load=Load(LoadType.NOT_LOADED, reason=reason)))
+
+
+def _sent(found: Iterable[Found]) -> tuple[Found, ...]:
+    """Each file with the text Claude Code sends: untrimmed (a BOM and CRLF kept)."""
+    out: list[Found] = []
+    for item in found:
+        if item.data is not None and item.resource.status is Status.OK:
+            item = Found(replace(item.resource, content=item.data.decode("utf-8")), item.data)
+        out.append(item)
+    return tuple(out)
 
 
 def _on_demand(found: list[Found], reason: str) -> list[Found]:
@@ -164,12 +193,12 @@ def _on_demand(found: list[Found], reason: str) -> list[Found]:
     return out
 
 
-def _scoped(found: list[Found], path: str) -> list[Found]:
+def _scoped(found: list[Found]) -> list[Found]:
     out: list[Found] = []
     for item in found:
         load = item.resource.load
         if load is not None and load.type is LoadType.PATH_SCOPED:
-            reason = f"its paths: ({', '.join(load.globs)}) match {path}"
+            reason = f"its paths: ({', '.join(load.globs)}) match the file read"
             item = Found(replace(item.resource, load=replace(load, reason=reason)), item.data)
         out.append(item)
     return out
@@ -188,7 +217,8 @@ def render(files: Iterable[tuple[Resource, bool]]) -> list[str]:
         if hook:
             hooks.append(f"Contents of {resource.path}:\n\n{resource.content}")
         else:
-            blocks.append(f"<system-reminder>\nContents of {resource.path}:\n\n{resource.content}\n</system-reminder>\n")
+            text = f"Contents of {resource.path}:\n\n{resource.content}"
+            blocks.append(f"<system-reminder>\n{text}\n</system-reminder>\n")
     if blocks:
         blocks[-1] = blocks[-1][:-1]  # the message's last block has no final line end
     if hooks:

@@ -47,23 +47,21 @@ class RuleGlobs:
     def matches(self, relative: str, *, is_dir: bool = False) -> bool:
         """Whether ``relative`` (``/``-separated, inside the base folder) is matched."""
         parts = [p for p in relative.lower().split("/") if p]
-        if not parts or not self.patterns:
+        count = len(parts)
+        if not count or not self.patterns:
             return False
-        for end in range(1, len(parts)):  # a matched folder takes everything inside it
-            if self._decide(parts[:end], is_dir=True):
+        reaches = [_reach(pattern.segments, parts) for pattern in self.patterns]
+        for end in range(1, count + 1):  # a matched folder takes everything inside it
+            as_dir = end < count or is_dir
+            matched = False
+            for pattern, reach in zip(self.patterns, reaches, strict=True):
+                if pattern.negated != matched:
+                    continue  # only a negation can undo a match, only a glob can make one
+                if reach[end] and (as_dir or not pattern.dir_only):
+                    matched = not pattern.negated
+            if matched:
                 return True
-        return self._decide(parts, is_dir=is_dir)
-
-    def _decide(self, parts: list[str], *, is_dir: bool) -> bool:
-        matched = False
-        for pattern in self.patterns:
-            if pattern.negated != matched:
-                continue  # only a negation can undo a match, only a glob can make one
-            if pattern.dir_only and not is_dir:
-                continue
-            if _match(pattern.segments, tuple(parts)):
-                matched = not pattern.negated
-        return matched
+        return False
 
 
 def compile_globs(globs: Sequence[str]) -> RuleGlobs:
@@ -114,31 +112,40 @@ def _segment(piece: str) -> Callable[[str], bool]:
     return re.compile(fnmatch.translate(piece)).match  # type: ignore[return-value]
 
 
-def _match(segments: tuple[Segment, ...], parts: tuple[str, ...]) -> bool:
-    """Whether the segments match every part; ``**`` spans zero or more parts (one or more when last)."""
-    n, m = len(segments), len(parts)
-    reach = [False] * (m + 1)  # reach[j]: segments[:i] match parts[:j]
-    reach[0] = True
+def _reach(segments: tuple[Segment, ...], parts: list[str]) -> list[bool]:
+    """For each ``j``, whether the segments match ``parts[:j]`` exactly.
+
+    ``**`` spans zero or more parts (one or more when it ends the pattern); a table over the
+    parts, so the cost is (segments x parts) whatever the pattern.
+    """
+    count = len(parts)
+    if None not in segments:  # no ``**``: one part per segment
+        reach = [False] * (count + 1)
+        size = len(segments)
+        if size <= count and all(segment(part) for segment, part in zip(segments, parts, strict=False)):  # type: ignore[misc]
+            reach[size] = True
+        return reach
+    last = len(segments) - 1
+    reach = [True] + [False] * count
     for i, segment in enumerate(segments):
-        nxt = [False] * (m + 1)
+        step = [False] * (count + 1)
         if segment is None:
-            last = i == n - 1
             seen = False
-            for j in range(m + 1):
-                if last:
-                    nxt[j] = seen  # a trailing ``**`` needs something inside
+            for j in range(count + 1):
+                if i == last:
+                    step[j] = seen  # a trailing ``**`` needs something inside
                     seen = seen or reach[j]
                 else:
                     seen = seen or reach[j]
-                    nxt[j] = seen
+                    step[j] = seen
         else:
-            for j in range(m):
+            for j in range(count):
                 if reach[j] and segment(parts[j]):
-                    nxt[j + 1] = True
-        reach = nxt
+                    step[j + 1] = True
+        reach = step
         if not any(reach):
-            return False
-    return reach[m]
+            break
+    return reach
 
 
 def _expand(glob: str, limit: int) -> list[str]:

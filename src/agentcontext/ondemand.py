@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agentcontext import claude_md, claude_nested
+from agentcontext.applied import Applicable, Applied, Refused
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
 from agentcontext.instructions import Found, pick_in_dir, root_files
@@ -50,83 +51,8 @@ from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 if TYPE_CHECKING:
     from agentcontext.scan import ScanResult
 
-MAX_MISSES = 100_000  # folders remembered as misses, at most
-
-
-@dataclass(frozen=True, slots=True)
-class Applied:
-    """One instruction file of an answer; ``paths``: the asked-about paths it applies to."""
-
-    resource: Resource
-    paths: tuple[str, ...] = ()
-    hook: bool = False  # claude: sent inside the AGENTS.md hook's context
-
-    @property
-    def reason(self) -> str:
-        load = self.resource.load
-        return self.resource.error or (load.reason if load and load.reason else "") or str(self.resource.status)
-
-    @property
-    def bytes(self) -> int:
-        return self.resource.payload_bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        r = self.resource
-        data: dict[str, Any] = {
-            "path": r.path,
-            "scope": str(r.scope),
-            "status": str(r.status),
-            "load": r.load.to_dict() if r.load else None,
-            "reason": self.reason,
-            "bytes": self.bytes,
-            "size_bytes": r.size_bytes,
-            "content_hash": r.content_hash,
-            "warnings": list(r.warnings),
-            "for": list(self.paths),
-        }
-        if r.status.carries_content and r.content is not None:
-            data["content"] = r.content
-        return data
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    path: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
-
-
-@dataclass(frozen=True, slots=True)
-class Applicable:
-    """The answer: what loads (in the profile's order), what is over the cap, what is not used, what was refused."""
-
-    work_dir: str
-    profile: str
-    paths: tuple[str, ...]
-    files: tuple[Applied, ...] = ()
-    excluded: tuple[Applied, ...] = ()
-    not_loaded: tuple[Applied, ...] = ()
-    refused: tuple[Refused, ...] = ()
-    startup: tuple[Resource, ...] = ()
-
-    @property
-    def bytes(self) -> int:
-        return sum(f.bytes for f in self.files)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "work_dir": self.work_dir,
-            "profile": self.profile,
-            "paths": list(self.paths),
-            "bytes": self.bytes,
-            "files": [f.to_dict() for f in self.files],
-            "excluded": [f.to_dict() for f in self.excluded],
-            "not_loaded": [f.to_dict() for f in self.not_loaded],
-            "refused": [r.to_dict() for r in self.refused],
-            "startup": [r.path for r in self.startup],
-        }
+Observed = tuple[str, StatKey | None, bool]  # a path, its stat key (None: missing), followed or not
+MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files), at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,29 +63,52 @@ class _Target:
     dirs: tuple[str, ...]  # folders strictly below ``base`` down to the path's folder
 
 
-@dataclass
-class _Lookup:
-    """One call's state: what each folder holds, in this call, and the answer so far."""
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What one folder holds: the names at its top, and its files as the profile reads them."""
+
+    present: frozenset[str]
+    value: Any = None  # chain profiles: tuple[Found, ...]; claude: claude_nested.Folder
+
+
+_EMPTY = _Held(frozenset())
+
+
+@dataclass(frozen=True)
+class _Startup:
+    """What a lookup needs from the startup scan, computed once per scan result."""
 
     result: ScanResult
+    tops: tuple[str, ...]  # the first component of every name looked for in a folder
+    startup: tuple[Resource, ...]
+    seen: frozenset[str]  # loaded at startup: never sent again
+    fallback: bool = False  # claude: the AGENTS.md fallback is on
+    rules: claude_nested.StartupRules | None = None
+
+
+@dataclass
+class _Lookup:
+    """One call's answer so far, each file once, with the paths that brought it in."""
+
     deadline: float | None
-    present: dict[str, frozenset[str]] = field(default_factory=dict)
+    timeout: float
     order: list[str] = field(default_factory=list)
     found: dict[str, tuple[Found, bool]] = field(default_factory=dict)
     paths: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, item: Found, path: str, *, hook: bool = False) -> None:
         key = item.resource.path
-        if key not in self.found:
+        known = self.paths.get(key)
+        if known is None:
             self.order.append(key)
             self.found[key] = (item, hook)
-            self.paths[key] = []
-        if path not in self.paths[key]:
-            self.paths[key].append(path)
+            self.paths[key] = [path]
+        elif path not in known:
+            known.append(path)
 
-    def check_time(self, timeout: float) -> None:
+    def check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise UnavailableError(f"gave up: the lookup took longer than {timeout:g} s (ondemand.timeout)")
+            raise UnavailableError(f"gave up: the lookup took longer than {self.timeout:g} s (ondemand.timeout)")
 
 
 class Resolver:
@@ -167,14 +116,17 @@ class Resolver:
 
     def __init__(self) -> None:
         self.reader = Reader()
-        self._misses: dict[str, tuple[float, StatKey, frozenset[str]]] = {}
-        self._rules: tuple[int, claude_nested.StartupRules] | None = None
+        self._misses: dict[str, tuple[float, StatKey, tuple[str, ...]]] = {}
+        self._folders: dict[str, tuple[StatKey, list[Observed], _Startup, _Held]] = {}
+        self._startup: _Startup | None = None
+        self._places: dict[str, _Place | Refused] = {}
         self._lock = threading.Lock()
 
     def forget(self, directories: Iterable[str]) -> None:
-        """Drop remembered misses of these folders (a watcher saw them change)."""
+        """Drop what is remembered of these folders (a watcher saw them change)."""
         for directory in directories:
             self._misses.pop(directory, None)
+            self._folders.pop(directory, None)
 
     def resolve(self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None) -> Applicable:
         """What applies to ``paths`` after the startup of ``result`` (see the module docstring).
@@ -189,96 +141,152 @@ class Resolver:
             raise InvalidRequestError(f"{len(paths)} paths in one lookup: at most {limit} (ondemand.max_paths)")
         with self._lock:
             self.reader.begin()
-            lookup = _Lookup(result, deadline)
+            lookup = _Lookup(deadline, config.ondemand.timeout)
+            startup = self._for(result)
+            held: dict[str, _Held] = {}
             targets: list[_Target] = []
             refused: list[Refused] = []
+            places = self._places
             for raw in paths:
-                lookup.check_time(config.ondemand.timeout)
-                target = _locate(raw, result)
+                lookup.check_time()
+                place = places.get(raw) if isinstance(raw, str) else None
+                if place is None:
+                    place = _place(raw, result)
+                    if isinstance(raw, str):
+                        _bounded(places)
+                        places[raw] = place
+                target = place if isinstance(place, Refused) else _locate(place)
+                if not isinstance(target, Refused):
+                    target = self._walkable(target, startup, held, lookup)
                 if isinstance(target, Refused):
                     refused.append(target)
-                    continue
-                chain = self._walkable(target, result, lookup)
-                if isinstance(chain, Refused):
-                    refused.append(chain)
-                    continue
-                targets.append(replace(target, dirs=chain))
-            if config.project_doc.discovery == "claude":
-                self._claude(targets, lookup)
+                else:
+                    targets.append(target)
+            if startup.rules is not None:
+                self._claude(targets, held, startup, lookup)
             else:
-                self._chain(targets, lookup)
-            return _answer(lookup, tuple(t.path for t in targets), tuple(refused))
+                self._chain(targets, held, result, lookup)
+            return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
+
+    def _for(self, result: ScanResult) -> _Startup:
+        cached = self._startup
+        if cached is not None and cached.result is result:
+            return cached
+        doc = result.config.project_doc
+        resources = result.snapshot.resources
+        startup = tuple(
+            r
+            for r in resources
+            if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+        )
+        loaded = (LoadType.STARTUP, LoadType.IMPORT)
+        seen = frozenset(r.path for r in resources if r.load is not None and r.load.type in loaded)
+        if doc.discovery == "claude":
+            names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)
+        elif doc.discovery == "roots":
+            names = doc.root_names
+        else:
+            names = (*doc.candidates, *doc.root_markers)
+        tops = tuple(dict.fromkeys(n.split("/", 1)[0] for n in names if n))
+        cached = _Startup(result, tops, startup, seen)
+        if doc.discovery == "claude":
+            rules = claude_nested.startup_rules(self._walk(cached), resources)
+            fallback = claude_md.agents_fallback(resources, result.layout.work_dir)
+            cached = replace(cached, rules=rules, fallback=fallback)
+        self._startup = cached
+        self._folders.clear()  # folders are read against this startup
+        self._places.clear()
+        return cached
+
+    def _walk(self, startup: _Startup) -> claude_md.Walk:
+        walk = claude_md.Walk(startup.result.layout, startup.result.config, self.reader)
+        walk.processed.update(startup.seen)
+        return walk
 
     # --- folders -----------------------------------------------------------------------
 
-    def _walkable(self, target: _Target, result: ScanResult, lookup: _Lookup) -> tuple[str, ...] | Refused:
-        """The folders below the base that exist, each checked to stay inside the base's real folder."""
+    def _walkable(
+        self, target: _Target, startup: _Startup, held: dict[str, _Held], lookup: _Lookup
+    ) -> _Target | Refused:
+        """The target with the folders below its base that exist, each inside the base's real folder."""
         real_base = self.reader.real_root(target.base)
-        out: list[str] = []
+        dirs: list[str] = []
         for directory in target.dirs:
-            lookup.check_time(result.config.ondemand.timeout)
-            if directory in lookup.present:
-                out.append(directory)
-                continue
-            try:
-                st = os.lstat(directory)
-            except OSError:
-                break  # not there (yet): nothing below it either
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(directory)
-                if not is_within(real, real_base):
-                    return Refused(target.path, f"{directory} is a symlink leaving {target.base}: not followed")
+            if directory not in held:
                 try:
-                    st = os.stat(real)
+                    st = os.lstat(directory)
                 except OSError:
+                    break  # not there (yet): nothing below it either
+                if stat.S_ISLNK(st.st_mode):
+                    if not is_within(os.path.realpath(directory), real_base):
+                        return Refused(target.path, f"{directory} is a symlink leaving {target.base}: not followed")
+                    try:
+                        st = os.stat(directory)
+                    except OSError:
+                        break
+                if not stat.S_ISDIR(st.st_mode):
                     break
-            if not stat.S_ISDIR(st.st_mode):
-                break
-            ttl = result.config.ondemand.miss_ttl
-            lookup.present[directory] = self._present(directory, stat_key(st), _top_names(result), ttl)
-            out.append(directory)
-        return tuple(out)
+                held[directory] = self._folder(directory, stat_key(st), startup, lookup)
+            dirs.append(directory)
+        return _Target(target.path, target.base, target.is_dir, tuple(dirs))
 
-    def _present(self, directory: str, key: StatKey, names: frozenset[str], ttl: float) -> frozenset[str]:
-        """Which of ``names`` the folder holds; a remembered miss costs no more than the folder's own stat."""
+    def _folder(self, directory: str, key: StatKey, startup: _Startup, lookup: _Lookup) -> _Held:
+        """A folder's files; a remembered miss costs the folder's own stat, a remembered folder its files' stats."""
         now = time.monotonic()
         miss = self._misses.get(directory)
-        if miss is not None and miss[0] > now and miss[1] == key and miss[2] == names:
-            return frozenset()
-        present = frozenset(n for n in names if os.path.lexists(os.path.join(directory, n)))
-        if not present and ttl > 0 and time.time() - key[0] / 1e9 >= RACY_SECONDS:  # a young folder may yet change
-            if len(self._misses) >= MAX_MISSES:
-                for old in list(self._misses)[: MAX_MISSES // 2]:  # the oldest half
-                    del self._misses[old]
-            self._misses[directory] = (now + ttl, key, names)
-        elif miss is not None:
-            del self._misses[directory]
-        return present
+        if miss is not None and miss[0] > now and miss[1] == key and miss[2] == startup.tops:
+            return _EMPTY
+        memo = self._folders.get(directory)
+        if memo is not None and memo[0] == key and memo[2] is startup and self.reader.unchanged(memo[1]):
+            return memo[3]
+        reader = self.reader
+        mark = len(reader.observed)
+        prefix = directory + os.sep
+        for name in startup.tops:
+            reader.observe(prefix + name)
+        present = frozenset(path[len(prefix) :] for path, found, _ in reader.observed[mark:] if found is not None)
+        config = startup.result.config
+        ttl = config.ondemand.miss_ttl
+        old = time.time() - key[0] / 1e9 >= RACY_SECONDS  # a young folder may yet change unseen
+        if not present:
+            if ttl > 0 and old:
+                _bounded(self._misses)
+                self._misses[directory] = (now + ttl, key, startup.tops)
+            return _EMPTY
+        self._misses.pop(directory, None)
+        lookup.check_time()
+        if startup.rules is not None:
+            value: Any = claude_nested.folder(self._walk(startup), directory, present, startup.fallback)
+        else:
+            value = self._chain_files(directory, startup.result)
+        found = _Held(present, value)
+        checks = _checks(directory, reader.observed[mark:])
+        if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
+            _bounded(self._folders)
+            self._folders[directory] = (key, checks, startup, found)
+        return found
 
     # --- profiles ----------------------------------------------------------------------
 
-    def _chain(self, targets: list[_Target], lookup: _Lookup) -> None:
-        config = lookup.result.config
-        doc = config.project_doc
-        cap = config.snapshot.max_resource_bytes
-        markers = set(doc.root_markers) if doc.discovery == "chain" else set()
-        per_dir: dict[str, list[Found]] = {}
+    def _chain(self, targets: list[_Target], held: dict[str, _Held], result: ScanResult, lookup: _Lookup) -> None:
+        doc = result.config.project_doc
+        markers = frozenset(doc.root_markers) if doc.discovery == "chain" else frozenset()
         for target in targets:
-            dirs = list(target.dirs)
-            starts = [i for i, d in enumerate(dirs) if markers & lookup.present[d]]
-            if starts:  # a nested checkout: its own chain, as Codex's with the cwd inside it
-                dirs = dirs[starts[-1] :]
+            lookup.check_time()
+            dirs = target.dirs
+            for index in range(len(dirs) - 1, -1, -1):
+                if markers & held[dirs[index]].present:  # a nested checkout: its own chain, as Codex's
+                    dirs = dirs[index:]
+                    break
             for directory in dirs:
-                lookup.check_time(config.ondemand.timeout)
-                if directory not in per_dir:
-                    per_dir[directory] = self._chain_files(directory, lookup, cap) if lookup.present[directory] else []
-                for item in per_dir[directory]:
+                for item in held[directory].value or ():
                     lookup.add(item, target.path)
 
-    def _chain_files(self, directory: str, lookup: _Lookup, cap: int) -> list[Found]:
-        config = lookup.result.config
+    def _chain_files(self, directory: str, result: ScanResult) -> tuple[Found, ...]:
+        config = result.config
         doc = config.project_doc
-        boundary = _boundary(directory, lookup.result)
+        cap = config.snapshot.max_resource_bytes
+        boundary = _boundary(directory, result)
         if doc.discovery == "roots":
             found = root_files(Root(directory, Scope.PROJECT, boundary), doc.root_names, self.reader, cap)
             winners = [f for f in found if f.resource.doc_order != -1]
@@ -289,7 +297,7 @@ class Resolver:
         for item in found:
             resource = replace(item.resource, doc_order=None)
             if not any(item is w for w in winners) or item.data is None:
-                reason = resource.error or "not an instruction file Codex would use here"
+                reason = resource.error or "not an instruction file the profile uses here"
                 out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))))
                 continue
             loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
@@ -299,43 +307,36 @@ class Resolver:
                 continue
             reason = f"the instruction file of {directory}, loaded when the agent works there"
             out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
-        return out
+        return tuple(out)
 
-    def _claude(self, targets: list[_Target], lookup: _Lookup) -> None:
-        result = lookup.result
-        walk = claude_md.Walk(result.layout, result.config, self.reader)
-        resources = result.snapshot.resources
-        walk.processed.update(r.path for r in resources if r.load is not None and r.load.type is LoadType.STARTUP)
-        walk.processed.update(r.path for r in resources if r.load is not None and r.load.type is LoadType.IMPORT)
-        rules = self._rules[1] if self._rules and self._rules[0] == id(result) else None
-        if rules is None:
-            rules = claude_nested.startup_rules(walk, resources)
-            self._rules = (id(result), rules)
-        fallback = claude_md.agents_fallback(resources, result.layout.work_dir)
-        reads = claude_nested.OnRead(walk, rules, fallback, set())
+    def _claude(self, targets: list[_Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
+        assert startup.rules is not None
+        work_dir = startup.result.layout.work_dir
         for target in targets:
-            lookup.check_time(result.config.ondemand.timeout)
-            below_cwd = [(d, lookup.present[d]) for d in target.dirs if is_within(d, result.layout.work_dir)]
-            for loaded in reads.read(target.path, target.is_dir, below_cwd):
-                lookup.add(_claude_content(loaded.found), target.path, hook=loaded.hook)
+            lookup.check_time()
+            folders = [(d, held[d].value) for d in target.dirs if held[d].present and is_within(d, work_dir)]
+            for loaded in claude_nested.on_read(
+                target.path, target.is_dir, folders, startup.rules, fallback=startup.fallback
+            ):
+                lookup.add(loaded.found, target.path, hook=loaded.hook)
 
 
-def _claude_content(item: Found) -> Found:
-    """Claude Code sends the text untrimmed (BOM and CRLF kept)."""
-    if item.data is None or item.resource.status is not Status.OK:
-        return item
-    return Found(replace(item.resource, content=item.data.decode("utf-8")), item.data)
+def _checks(directory: str, observed: list[Observed]) -> list[Observed]:
+    """The stats that tell whether a folder's answer still holds, besides the folder's own.
+
+    A name missing from a folder whose own ``stat`` is unchanged is still missing (creating
+    it would change the folder's mtime), so only the files found, and misses in folders
+    not checked otherwise, need a ``stat`` of their own.
+    """
+    entries = list(dict.fromkeys(observed))
+    folders = {directory} | {path for path, key, _ in entries if key is not None and stat.S_ISDIR(key[4])}
+    return [e for e in entries if e[1] is not None or os.path.dirname(e[0]) not in folders]
 
 
-def _top_names(result: ScanResult) -> frozenset[str]:
-    doc = result.config.project_doc
-    if doc.discovery == "claude":
-        names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)
-    elif doc.discovery == "roots":
-        names = doc.root_names
-    else:
-        names = (*doc.candidates, *doc.root_markers)
-    return frozenset(n.split("/", 1)[0] for n in names if n)
+def _bounded(cache: dict[str, Any]) -> None:
+    if len(cache) >= MAX_REMEMBERED:
+        for old in list(cache)[: MAX_REMEMBERED // 2]:  # the oldest half
+            del cache[old]
 
 
 def _boundary(directory: str, result: ScanResult) -> str:
@@ -346,8 +347,17 @@ def _boundary(directory: str, result: ScanResult) -> str:
     return directory
 
 
-def _locate(raw: object, result: ScanResult) -> _Target | Refused:
-    """Where a requested path lies, or why it is refused (checked before anything is read)."""
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a requested path lies, from its text alone (cached per lookup text)."""
+
+    path: str
+    base: str
+    parents: tuple[str, ...]  # folders strictly below ``base`` down to the path's parent
+
+
+def _place(raw: object, result: ScanResult) -> _Place | Refused:
+    """Where a requested path lies, or why it is refused (nothing is read to decide it)."""
     layout = result.layout
     shown = raw if isinstance(raw, str) else repr(raw)
     if not isinstance(raw, str) or not raw.strip():
@@ -363,29 +373,40 @@ def _locate(raw: object, result: ScanResult) -> _Target | Refused:
     base = next((b for b in bases if is_within(path, b)), None)
     if base is None:
         return Refused(raw, f"outside the work dir {layout.work_dir} and every declared source: never read")
+    if path == base:
+        return _Place(path, base, ())
+    parts = path[len(base.rstrip(os.sep)) + 1 :].split(os.sep)[:-1]
+    depth = result.config.ondemand.max_depth
+    if len(parts) >= depth:
+        return Refused(raw, f"{len(parts) + 1} levels below {base}: deeper than {depth} (ondemand.max_depth)")
+    parents: list[str] = []
+    current = base.rstrip(os.sep)
+    for part in parts:
+        current = current + os.sep + part
+        parents.append(current)
+    return _Place(path, base, tuple(parents))
+
+
+def _locate(place: _Place) -> _Target | Refused:
+    """The target: a folder (its own chain) or a file (its folder's chain); links must stay inside the base."""
+    path, base = place.path, place.base
     try:
         st = os.lstat(path)
     except OSError:
-        st = None
-    is_dir = st is not None and stat.S_ISDIR(st.st_mode)
-    if st is not None and stat.S_ISLNK(st.st_mode):
-        real = os.path.realpath(path)
-        if not is_within(real, os.path.realpath(base)):
-            return Refused(raw, f"a symlink leaving {base}: not followed")
-        is_dir = os.path.isdir(real)
-    folder = path if is_dir else os.path.dirname(path)
-    relative = "" if folder == base else folder[len(base.rstrip(os.sep)) + 1 :]
-    parts = relative.split(os.sep) if relative else []
-    depth = result.config.ondemand.max_depth
-    if len(parts) > depth:
-        return Refused(raw, f"{len(parts)} folders below {base}: deeper than {depth} (ondemand.max_depth)")
-    dirs = tuple(os.path.join(base, *parts[: i + 1]) for i in range(len(parts)))
-    return _Target(path, base, is_dir, dirs)
+        return _Target(path, base, False, place.parents)  # a file about to be written: its folder's chain
+    is_dir = stat.S_ISDIR(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        if not is_within(os.path.realpath(path), os.path.realpath(base)):
+            return Refused(path, f"a symlink leaving {base}: not followed")
+        is_dir = os.path.isdir(path)
+    if is_dir and path != base:
+        return _Target(path, base, True, (*place.parents, path))
+    return _Target(path, base, is_dir, place.parents)
 
 
-def _answer(lookup: _Lookup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
+def _answer(lookup: _Lookup, startup: _Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
     """Apply the answer's caps in order: bytes of content, then the number of files."""
-    config = lookup.result.config
+    config = startup.result.config
     max_bytes, max_files = config.ondemand.max_bytes, config.snapshot.max_resources
     files: list[Applied] = []
     excluded: list[Applied] = []
@@ -406,12 +427,14 @@ def _answer(lookup: _Lookup, paths: tuple[str, ...], refused: tuple[Refused, ...
             continue
         used += size
         files.append(applied)
-    startup = tuple(
-        r
-        for r in lookup.result.snapshot.resources
-        if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
-    )
-    snapshot = lookup.result.snapshot
+    snapshot = startup.result.snapshot
     return Applicable(
-        snapshot.work_dir, snapshot.profile, paths, tuple(files), tuple(excluded), tuple(skipped), refused, startup
+        snapshot.work_dir,
+        snapshot.profile,
+        paths,
+        tuple(files),
+        tuple(excluded),
+        tuple(skipped),
+        refused,
+        startup.startup,
     )

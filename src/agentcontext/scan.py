@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 from agentcontext import children, claude_md, instructions, mcp_discovery, project_doc, skills
 from agentcontext import snapshot as snapshots
+from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
 from agentcontext.files import Reader, StatKey, is_within
 from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
-from agentcontext.ondemand import Applicable, Resolver
+from agentcontext.ondemand import Resolver
 from agentcontext.paths import absolute
 from agentcontext.project_doc import ProjectDoc
 from agentcontext.resource import Resource, Scope
@@ -189,9 +190,7 @@ def scan(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -
     return Scanner(work_dir, config).run().snapshot
 
 
-def applicable(
-    work_dir: str | os.PathLike[str], paths: Sequence[str], config: Config | None = None
-) -> Applicable:
+def applicable(work_dir: str | os.PathLike[str], paths: Sequence[str], config: Config | None = None) -> Applicable:
     """The instruction files that apply when an agent works on ``paths`` (files or folders) in ``work_dir``.
 
     Under the active profile: the nested files between the work dir and each path, and the

@@ -97,7 +97,11 @@ def _read_call(path: str) -> list[dict[str, Any]]:
             "delta": {"type": "input_json_delta", "partial_json": json.dumps({"file_path": path})},
         },
         {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 1}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
         {"type": "message_stop"},
     ]
 

@@ -26,6 +26,7 @@ from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, skill_files
+from agentcontext.agent import instructions
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, NotFoundError, UnsafePathError
 from agentcontext.mcp.upstream import UpstreamError
@@ -171,6 +172,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
+    app.include_router(instructions.router, dependencies=[Depends(_authorized)], responses=ERRORS)
     return app
 
 
