@@ -159,7 +159,7 @@ class Resolver:
                 if not isinstance(target, Refused):
                     target = self._walkable(target, startup, held, lookup)
                 if isinstance(target, Refused):
-                    refused.append(target)
+                    refused.append(Refused(raw if isinstance(raw, str) else repr(raw), target.reason))
                 else:
                     targets.append(target)
             if startup.rules is not None:
@@ -218,12 +218,13 @@ class Resolver:
                 except OSError:
                     break  # not there (yet): nothing below it either
                 if stat.S_ISLNK(st.st_mode):
-                    if not is_within(os.path.realpath(directory), real_base):
-                        return Refused(target.path, f"{directory} is a symlink leaving {target.base}: not followed")
                     try:
-                        st = os.stat(directory)
+                        real = os.path.realpath(directory, strict=True)
+                        st = os.stat(real)
                     except OSError:
-                        break
+                        break  # a dangling link: nothing below it
+                    if not is_within(real, real_base):
+                        return Refused(target.path, f"{directory} is a symlink leaving {target.base}: not followed")
                 if not stat.S_ISDIR(st.st_mode):
                     break
                 held[directory] = self._folder(directory, stat_key(st), startup, lookup)
@@ -396,9 +397,13 @@ def _locate(place: _Place) -> _Target | Refused:
         return _Target(path, base, False, place.parents)  # a file about to be written: its folder's chain
     is_dir = stat.S_ISDIR(st.st_mode)
     if stat.S_ISLNK(st.st_mode):
-        if not is_within(os.path.realpath(path), os.path.realpath(base)):
+        try:
+            real = os.path.realpath(path, strict=True)
+        except OSError:
+            return _Target(path, base, False, place.parents)  # a dangling link: its folder's chain
+        if not is_within(real, os.path.realpath(base)):
             return Refused(path, f"a symlink leaving {base}: not followed")
-        is_dir = os.path.isdir(path)
+        is_dir = os.path.isdir(real)
     if is_dir and path != base:
         return _Target(path, base, True, (*place.parents, path))
     return _Target(path, base, is_dir, place.parents)

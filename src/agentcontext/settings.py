@@ -200,7 +200,7 @@ SETTINGS: tuple[Setting, ...] = (
         3.0,
         LOWER,
         "Seconds one on-demand lookup may take before it gives up and says so.",
-        range=(0.001, 3600.0),
+        range=(0.0, 3600.0),
     ),
     _s(
         "ondemand.miss_ttl",
