@@ -46,6 +46,7 @@ class Applied:
             "content_hash": r.content_hash,
             "warnings": list(r.warnings),
             "for": list(self.paths),
+            "hook": self.hook,
         }
         if r.status.carries_content and r.content is not None:
             data["content"] = r.content

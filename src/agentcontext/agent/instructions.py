@@ -46,6 +46,7 @@ class InstructionFile(BaseModel):
     content_hash: str
     warnings: list[str]
     for_: list[str] = Field(alias="for", serialization_alias="for")
+    hook: bool = Field(description="claude: sent inside Claude Code's AGENTS.md hook context, not as a reminder")
     content: str | None = None
 
 
