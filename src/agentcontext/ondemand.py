@@ -155,11 +155,14 @@ class Resolver:
                     if isinstance(raw, str):
                         _bounded(places)
                         places[raw] = place
-                target = place if isinstance(place, Refused) else _locate(place)
+                if isinstance(place, Refused):
+                    refused.append(place)
+                    continue
+                target = _locate(place)
                 if not isinstance(target, Refused):
                     target = self._walkable(target, startup, held, lookup)
-                if isinstance(target, Refused):
-                    refused.append(Refused(raw if isinstance(raw, str) else repr(raw), target.reason))
+                if isinstance(target, Refused):  # named as asked (a valid name, or _place had refused it)
+                    refused.append(Refused(str(raw), target.reason))
                 else:
                     targets.append(target)
             if startup.rules is not None:
@@ -360,11 +363,15 @@ class _Place:
 def _place(raw: object, result: ScanResult) -> _Place | Refused:
     """Where a requested path lies, or why it is refused (nothing is read to decide it)."""
     layout = result.layout
-    shown = raw if isinstance(raw, str) else repr(raw)
+    shown = raw.encode("utf-8", "backslashreplace").decode() if isinstance(raw, str) else repr(raw)
     if not isinstance(raw, str) or not raw.strip():
         return Refused(shown, "not a path: a non-empty string is needed")
     if "\0" in raw:
         return Refused(shown, "contains a NUL byte")
+    try:
+        os.fsencode(raw)
+    except UnicodeError:  # a lone surrogate: no file system can name it
+        return Refused(shown, "not a valid file name (lone surrogate)")
     if raw.startswith("~"):
         return Refused(raw, "~ is not expanded: give a path inside the work dir")
     if ".." in raw.replace("\\", "/").split("/"):

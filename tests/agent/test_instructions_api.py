@@ -19,7 +19,19 @@ from tests.agent.conftest import make_agent, ready, running
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 ROUTE = "/api/v0/context/instructions"
-FILE_KEYS = {"path", "scope", "status", "load", "reason", "bytes", "size_bytes", "content_hash", "warnings", "for", "hook"}
+FILE_KEYS = {
+    "path",
+    "scope",
+    "status",
+    "load",
+    "reason",
+    "bytes",
+    "size_bytes",
+    "content_hash",
+    "warnings",
+    "for",
+    "hook",
+}
 
 
 @contextlib.asynccontextmanager

@@ -140,7 +140,7 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 15
+    assert len(OPERATIONS) == 16
     assert ("GET", "/api/v0/skills/{name}/files/{path}") in OPERATIONS and ("GET", "/api/v0/events") in OPERATIONS
 
 

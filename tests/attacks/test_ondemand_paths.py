@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -57,6 +58,7 @@ async def test_the_agent_route_refuses_every_escape_and_reads_nothing_outside(tm
         "pkg/deep_link_target",
         "~/../outside-the-roots",
         "pkg\0/../../outside-the-roots",
+        "pkg/\ud800",
         "pkg/sub",
         "/proc/self/root" + str(outside),
         "//" + str(outside).lstrip("/"),
@@ -66,16 +68,20 @@ async def test_the_agent_route_refuses_every_escape_and_reads_nothing_outside(tm
         httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(agent)), base_url="http://agent") as client,
     ):
         await ready(agent)
-        response = await client.post("/api/v0/context/instructions", json={"dirs": dirs})
+        body = json.dumps({"dirs": dirs})  # ASCII with escapes: a lone surrogate travels as \\ud800
+        response = await client.post(
+            "/api/v0/context/instructions", content=body, headers={"Content-Type": "application/json"}
+        )
     assert response.status_code == 200
-    body = response.json()
+    answer = response.json()
     assert SECRET not in response.text
-    refused = {r["path"] for r in body["refused"]}
-    assert refused == set(dirs) - {"pkg/sub"}
-    [link] = body["not_loaded"]  # the link is listed, not followed
+    refused = {r["path"] for r in answer["refused"]}
+    shown = {d.encode("utf-8", "backslashreplace").decode() for d in dirs}
+    assert refused == shown - {"pkg/sub"}
+    [link] = answer["not_loaded"]  # the link is listed, not followed
     assert link["path"] == str(work / "pkg/sub/AGENTS.md") and link["status"] == "invalid"
     assert "escapes" in link["reason"] and "content" not in link
-    assert [f["path"] for f in body["files"]] == [str(work / "pkg/AGENTS.md")]  # for pkg/sub, from inside
+    assert [f["path"] for f in answer["files"]] == [str(work / "pkg/AGENTS.md")]  # for pkg/sub, from inside
 
 
 def exchange(a: Path, b: Path) -> None:
