@@ -483,6 +483,12 @@ def _expand_homes(values: tuple[str, ...], env: Mapping[str, str], home: str) ->
     return tuple(out)
 
 
+def _section(values: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The values of one section, by their short names (``ondemand.timeout`` -> ``timeout``)."""
+    prefix = name + "."
+    return {key[len(prefix) :]: value for key, value in values.items() if key.startswith(prefix)}
+
+
 def _build(
     profile: str,
     home: str,
@@ -544,13 +550,7 @@ def _build(
             max_file_lines=v["mcp_server.max_file_lines"],
             max_file_bytes=v["mcp_server.max_file_bytes"],
         ),
-        ondemand=OnDemandSettings(
-            max_paths=v["ondemand.max_paths"],
-            max_depth=v["ondemand.max_depth"],
-            max_bytes=v["ondemand.max_bytes"],
-            timeout=v["ondemand.timeout"],
-            miss_ttl=v["ondemand.miss_ttl"],
-        ),
+        ondemand=OnDemandSettings(**_section(v, "ondemand")),
         origins=tuple(sorted(origins.items())),
         project_file=files[0],
         user_file=files[1],
