@@ -251,6 +251,20 @@ def test_child_checkouts_list_their_root_files_on_demand_and_their_skills_and_mc
     assert not [r for r in snapshot.resources if r.kind == "mcp_server"]
 
 
+def test_child_checkouts_under_the_claude_profile_list_their_claude_md_family_with_the_child_as_root(
+    tmp_path: Path, home: Path
+) -> None:
+    work = monorepo.checkouts(tmp_path / "src")
+    config = test_config(work, home=home, profile="claude")
+    snapshot = Scanner(work, config, environ=isolated_environ(home)).run().snapshot
+    by_path = {os.path.relpath(r.path, work): r for r in snapshot.resources}
+    claude_md = by_path["api/CLAUDE.md"]
+    assert claude_md.load is not None and claude_md.load.type is LoadType.ON_DEMAND
+    assert claude_md.load.root == str(work / "api") and claude_md.content == "API checkout for Claude.\n"
+    assert by_path["api/.claude/skills/release/SKILL.md"].status is Status.DISABLED
+    assert "api/.agents/skills/deploy/SKILL.md" not in by_path  # not a container of this profile
+
+
 def test_child_checkouts_past_the_cap_are_named_not_dropped(tmp_path: Path, home: Path) -> None:
     work = make_workspace(tmp_path / "src", {f"c{i}/.git/": "" for i in range(5)} | {"c4/AGENTS.md": "x"})
     config = test_config(work, home=home, settings={"project_doc.child_projects": 3})

@@ -146,3 +146,16 @@ def test_the_inspector_calls_get_instructions_for_over_stdio(tmp_path: Path, hom
         str(work / "services/AGENTS.md"),
         str(work / "services/billing/AGENTS.md"),
     ]
+
+
+async def test_in_multi_project_mode_the_tool_answers_for_the_bound_project_only(tmp_path: Path, home: Path) -> None:
+    access = tmp_path / "src"
+    monorepo.build(access / "shop")
+    server = ContextServer(Workspace(str(access), multi_project=True, environ=isolated_environ(home)))
+    async with Client(server, mode="legacy") as client:
+        unbound = await ask(client, [HANDLER])
+        await client.call_tool("set_project_root", {"path": "shop"})
+        bound = await ask(client, [HANDLER, "../other"])
+    assert unbound.is_error and "No project is selected" in text(unbound)
+    assert files(bound) == ["AGENTS.md@services", "AGENTS.md@billing"]
+    assert bound.structured_content is not None and bound.structured_content["refused"][0]["path"] == "../other"
