@@ -13,15 +13,13 @@ apart, as ``startup``), each with its ``load`` type, the reason and the bytes it
 * ``claude``: what Claude Code sends after it reads the file (:mod:`claude_nested`):
   nested CLAUDE.md files, rules, and the rules whose ``paths:`` match.
 
-A path is a file (its folder's chain applies, and globs match the file) or an existing
-folder. Paths are checked before anything is read: relative ones are joined to the work
-dir; ``..``, ``~``, NUL, a place outside the work dir and every source, more than
-``ondemand.max_depth`` folders deep, or a folder of the chain that is a link leaving the
-roots: each is refused with its reason, and nothing under it is read. More than
-``ondemand.max_paths`` paths is an error. Files keep the snapshot's rules: the
-per-resource cap (``oversize``), links only inside their root, statuses with reasons;
-past ``ondemand.max_bytes`` of content (or ``snapshot.max_resources`` files) the rest is
-``excluded``. A lookup that runs past its deadline gives up with an error.
+A path is a file (its folder's chain applies, and globs match the file) or a folder; where
+it lies is checked before anything is read (:mod:`agentcontext.ondemand_paths`), and a
+folder of its chain that is a link leaving the roots refuses it: each refusal carries its
+reason. More than ``ondemand.max_paths`` paths is an error. Files keep the snapshot's
+rules: the per-resource cap (``oversize``), links only inside their root, statuses with
+reasons; past ``ondemand.max_bytes`` of content (or ``snapshot.max_resources`` files) the
+rest is ``excluded``. A lookup that runs past its deadline gives up with an error.
 
 A :class:`Resolver` lives as long as its :class:`~agentcontext.scan.Scanner`: files are
 re-read only when their ``stat`` changed, and a folder found holding none of the names
@@ -45,6 +43,8 @@ from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
 from agentcontext.instructions import Found, pick_in_dir, root_files
 from agentcontext.layout import Root
+from agentcontext.ondemand_paths import Place, Target, locate
+from agentcontext.ondemand_paths import place as lookup_place
 from agentcontext.project_doc import whole
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 
@@ -53,14 +53,6 @@ if TYPE_CHECKING:
 
 Observed = tuple[str, StatKey | None, bool]  # a path, its stat key (None: missing), followed or not
 MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files), at most
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    path: str
-    base: str  # the work dir or a declared source holding it
-    is_dir: bool
-    dirs: tuple[str, ...]  # folders strictly below ``base`` down to the path's folder
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +111,7 @@ class Resolver:
         self._misses: dict[str, tuple[float, StatKey, tuple[str, ...]]] = {}
         self._folders: dict[str, tuple[StatKey, list[Observed], _Startup, _Held]] = {}
         self._startup: _Startup | None = None
-        self._places: dict[str, _Place | Refused] = {}
+        self._places: dict[str, Place | Refused] = {}
         self._lock = threading.Lock()
 
     def forget(self, directories: Iterable[str]) -> None:
@@ -144,21 +136,21 @@ class Resolver:
             lookup = _Lookup(deadline, config.ondemand.timeout)
             startup = self._for(result)
             held: dict[str, _Held] = {}
-            targets: list[_Target] = []
+            targets: list[Target] = []
             refused: list[Refused] = []
             places = self._places
             for raw in paths:
                 lookup.check_time()
                 place = places.get(raw) if isinstance(raw, str) else None
                 if place is None:
-                    place = _place(raw, result)
+                    place = lookup_place(raw, result)
                     if isinstance(raw, str):
                         _bounded(places)
                         places[raw] = place
                 if isinstance(place, Refused):
                     refused.append(place)
                     continue
-                target = _locate(place)
+                target = locate(place)
                 if not isinstance(target, Refused):
                     target = self._walkable(target, startup, held, lookup)
                 if isinstance(target, Refused):  # named as asked (a valid name, or _place had refused it)
@@ -208,9 +200,7 @@ class Resolver:
 
     # --- folders -----------------------------------------------------------------------
 
-    def _walkable(
-        self, target: _Target, startup: _Startup, held: dict[str, _Held], lookup: _Lookup
-    ) -> _Target | Refused:
+    def _walkable(self, target: Target, startup: _Startup, held: dict[str, _Held], lookup: _Lookup) -> Target | Refused:
         """The target with the folders below its base that exist, each inside the base's real folder."""
         real_base = self.reader.real_root(target.base)
         dirs: list[str] = []
@@ -232,7 +222,7 @@ class Resolver:
                     break
                 held[directory] = self._folder(directory, stat_key(st), startup, lookup)
             dirs.append(directory)
-        return _Target(target.path, target.base, target.is_dir, tuple(dirs))
+        return Target(target.path, target.base, target.is_dir, tuple(dirs))
 
     def _folder(self, directory: str, key: StatKey, startup: _Startup, lookup: _Lookup) -> _Held:
         """A folder's files; a remembered miss costs the folder's own stat, a remembered folder its files' stats."""
@@ -272,7 +262,7 @@ class Resolver:
 
     # --- profiles ----------------------------------------------------------------------
 
-    def _chain(self, targets: list[_Target], held: dict[str, _Held], result: ScanResult, lookup: _Lookup) -> None:
+    def _chain(self, targets: list[Target], held: dict[str, _Held], result: ScanResult, lookup: _Lookup) -> None:
         doc = result.config.project_doc
         markers = frozenset(doc.root_markers) if doc.discovery == "chain" else frozenset()
         for target in targets:
@@ -313,7 +303,7 @@ class Resolver:
             out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
         return tuple(out)
 
-    def _claude(self, targets: list[_Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
+    def _claude(self, targets: list[Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
         assert startup.rules is not None
         work_dir = startup.result.layout.work_dir
         for target in targets:
@@ -349,71 +339,6 @@ def _boundary(directory: str, result: ScanResult) -> str:
         if is_within(directory, root):
             return root
     return directory
-
-
-@dataclass(frozen=True, slots=True)
-class _Place:
-    """Where a requested path lies, from its text alone (cached per lookup text)."""
-
-    path: str
-    base: str
-    parents: tuple[str, ...]  # folders strictly below ``base`` down to the path's parent
-
-
-def _place(raw: object, result: ScanResult) -> _Place | Refused:
-    """Where a requested path lies, or why it is refused (nothing is read to decide it)."""
-    layout = result.layout
-    shown = raw.encode("utf-8", "backslashreplace").decode() if isinstance(raw, str) else repr(raw)
-    if not isinstance(raw, str) or not raw.strip():
-        return Refused(shown, "not a path: a non-empty string is needed")
-    if "\0" in raw:
-        return Refused(shown, "contains a NUL byte")
-    try:
-        os.fsencode(raw)
-    except UnicodeError:  # a lone surrogate: no file system can name it
-        return Refused(shown, "not a valid file name (lone surrogate)")
-    if raw.startswith("~"):
-        return Refused(raw, "~ is not expanded: give a path inside the work dir")
-    if ".." in raw.replace("\\", "/").split("/"):
-        return Refused(raw, "contains parent traversal segments (..)")
-    path = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(layout.work_dir, raw))
-    bases = (layout.work_dir, *(r.path for r in layout.source_roots))
-    base = next((b for b in bases if is_within(path, b)), None)
-    if base is None:
-        return Refused(raw, f"outside the work dir {layout.work_dir} and every declared source: never read")
-    if path == base:
-        return _Place(path, base, ())
-    parts = path[len(base.rstrip(os.sep)) + 1 :].split(os.sep)[:-1]
-    depth = result.config.ondemand.max_depth
-    if len(parts) >= depth:
-        return Refused(raw, f"{len(parts) + 1} levels below {base}: deeper than {depth} (ondemand.max_depth)")
-    parents: list[str] = []
-    current = base.rstrip(os.sep)
-    for part in parts:
-        current = current + os.sep + part
-        parents.append(current)
-    return _Place(path, base, tuple(parents))
-
-
-def _locate(place: _Place) -> _Target | Refused:
-    """The target: a folder (its own chain) or a file (its folder's chain); links must stay inside the base."""
-    path, base = place.path, place.base
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return _Target(path, base, False, place.parents)  # a file about to be written: its folder's chain
-    is_dir = stat.S_ISDIR(st.st_mode)
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            real = os.path.realpath(path, strict=True)
-        except OSError:
-            return _Target(path, base, False, place.parents)  # a dangling link: its folder's chain
-        if not is_within(real, os.path.realpath(base)):
-            return Refused(path, f"a symlink leaving {base}: not followed")
-        is_dir = os.path.isdir(real)
-    if is_dir and path != base:
-        return _Target(path, base, True, (*place.parents, path))
-    return _Target(path, base, is_dir, place.parents)
 
 
 def _answer(lookup: _Lookup, startup: _Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
