@@ -16,6 +16,9 @@ on the AGENTS.md fallback (no CLAUDE.md of its own), a folder of step 2 without 
 CLAUDE.md, ``.claude/CLAUDE.md`` or ``CLAUDE.local.md`` also gives its ``AGENTS.md`` and
 ``.claude/AGENTS.md`` (and their imports), all sent together after the reminders as one
 hook context. Hidden folders and ``node_modules`` are not skipped. Every file loads once.
+
+A folder's part (:class:`Folder`: its files read, imports followed, rules parsed) does not
+depend on ``P``, so the resolver keeps it per folder version; :func:`on_read` only matches.
 """
 
 from __future__ import annotations
