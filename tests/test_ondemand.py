@@ -12,7 +12,7 @@ import pytest
 from agentcontext import applicable
 from agentcontext.applied import Applicable, text
 from agentcontext.errors import InvalidRequestError, UnavailableError
-from agentcontext.resource import LoadType, Status
+from agentcontext.resource import LoadType, Resource, Status
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, make_workspace, test_config
 from tests import monorepo
@@ -232,13 +232,18 @@ def test_claude_profile_uses_the_agents_md_fallback_folder_by_folder(tmp_path: P
 # --- child projects --------------------------------------------------------------------------------------
 
 
+def checkout_resources(work: Path, home: Path, profile: str) -> dict[str, Resource]:
+    """The snapshot's resources of a folder of checkouts, by path relative to it."""
+    config = test_config(work, home=home, profile=profile)
+    snapshot = Scanner(work, config, environ=isolated_environ(home)).run().snapshot
+    return {os.path.relpath(r.path, work): r for r in snapshot.resources}
+
+
 def test_child_checkouts_list_their_root_files_on_demand_and_their_skills_and_mcp_disabled(
     tmp_path: Path, home: Path
 ) -> None:
     work = monorepo.checkouts(tmp_path / "src")
-    config = test_config(work, home=home, profile="default")
-    snapshot = Scanner(work, config, environ=isolated_environ(home)).run().snapshot
-    by_path = {os.path.relpath(r.path, work): r for r in snapshot.resources}
+    by_path = checkout_resources(work, home, "default")
     api = by_path["api/AGENTS.md"]
     assert api.load is not None and (api.load.type, api.load.root) == (LoadType.ON_DEMAND, str(work / "api"))
     assert api.content == "API checkout: run make test.\n" and api.doc_order is None
@@ -248,16 +253,14 @@ def test_child_checkouts_list_their_root_files_on_demand_and_their_skills_and_mc
     for disabled in ("api/.agents/skills/deploy/SKILL.md", "api/.claude/skills/release/SKILL.md", "api/.mcp.json"):
         assert by_path[disabled].status is Status.DISABLED
         assert "must not widen what runs" in (by_path[disabled].error or "")
-    assert not [r for r in snapshot.resources if r.kind == "mcp_server"]
+    assert not [r for r in by_path.values() if r.kind == "mcp_server"]
 
 
 def test_child_checkouts_under_the_claude_profile_list_their_claude_md_family_with_the_child_as_root(
     tmp_path: Path, home: Path
 ) -> None:
     work = monorepo.checkouts(tmp_path / "src")
-    config = test_config(work, home=home, profile="claude")
-    snapshot = Scanner(work, config, environ=isolated_environ(home)).run().snapshot
-    by_path = {os.path.relpath(r.path, work): r for r in snapshot.resources}
+    by_path = checkout_resources(work, home, "claude")
     claude_md = by_path["api/CLAUDE.md"]
     assert claude_md.load is not None and claude_md.load.type is LoadType.ON_DEMAND
     assert claude_md.load.root == str(work / "api") and claude_md.content == "API checkout for Claude.\n"
