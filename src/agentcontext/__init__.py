@@ -8,8 +8,14 @@ looked at::
     snapshot = agentcontext.scan("path/to/repo")
     for resource in snapshot.resources:
         print(resource.status, resource.path, resource.error or "")
+
+    # what applies when the agent works on a file deep in a monorepo
+    answer = agentcontext.applicable("path/to/repo", ["services/billing/api.py"])
+    for applied in answer.files:
+        print(applied.resource.path, applied.resource.load.type, applied.reason)
 """
 
+from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import (
     AgentContextError,
@@ -22,13 +28,14 @@ from agentcontext.errors import (
 )
 from agentcontext.project_doc import ProjectDoc
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
-from agentcontext.scan import Scanner, ScanResult, scan, scan_full
+from agentcontext.scan import Scanner, ScanResult, applicable, scan, scan_full
 from agentcontext.snapshot import Diff, Snapshot, diff
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentContextError",
+    "Applicable",
     "Config",
     "ConfigError",
     "Diff",
@@ -47,6 +54,7 @@ __all__ = [
     "Tool",
     "UnsafePathError",
     "__version__",
+    "applicable",
     "diff",
     "load_config",
     "scan",

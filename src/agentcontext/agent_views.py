@@ -1,22 +1,17 @@
 """Each agent's own view of one work dir, side by side: what loads, what does not and why.
 
 A view is built from one scan under that agent's profile. ``opened(result, path)`` answers
-"what else loads when the agent opens this file": for Claude Code, the instruction files
-of the folders between the work dir and the file (listed ``on_demand``) and the rules
-whose ``paths:`` globs match it (``path_scoped``, matched like ``.gitignore`` lines,
-relative to the folder holding ``.claude``). Codex and Coder load nothing more.
+"what else loads when the agent opens this file": for Claude Code, what it sends after
+reading the file (:mod:`agentcontext.claude_nested`). Codex and Coder load nothing more.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from pathspec import GitIgnoreSpec
-
-from agentcontext.files import is_within
-from agentcontext.resource import Kind, LoadType, Resource, Status
+from agentcontext.ondemand import Resolver
+from agentcontext.resource import Kind, LoadType, Resource
 from agentcontext.scan import ScanResult
 
 AGENTS = {"codex": "Codex", "claude": "Claude Code", "coder": "Coder", "default": "agentcontext default"}
@@ -97,32 +92,11 @@ def why(resource: Resource) -> str | None:
 
 
 def opened(result: ScanResult, path: str) -> list[Resource]:
-    """What loads when the agent opens ``path`` (absolute), beyond what loaded at startup."""
-    out: list[Resource] = []
-    work = result.snapshot.work_dir
-    folder = os.path.dirname(path)
-    for resource in result.snapshot.resources:
-        load = resource.load
-        if load is None or resource.status is not Status.OK or resource.kind is not Kind.INSTRUCTION_FILE:
-            continue
-        base = _project_dir(resource.path)
-        if load.type is LoadType.ON_DEMAND:
-            inside = is_within(folder, base) and base != work
-            if inside and (not load.globs or _matches(load.globs, path, base)):
-                out.append(resource)
-        elif load.type is LoadType.PATH_SCOPED and _matches(load.globs, path, base):
-            out.append(resource)
-    return out
+    """What loads when the agent opens ``path`` (absolute), beyond what loaded at startup.
 
-
-def _project_dir(path: str) -> str:
-    marker = f"{os.sep}.claude{os.sep}"
-    cut = path.rfind(marker)
-    return path[:cut] if cut != -1 else os.path.dirname(path)
-
-
-def _matches(globs: tuple[str, ...], path: str, base: str) -> bool:
-    if not is_within(path, base):
-        return False
-    relative = os.path.relpath(path, base)
-    return GitIgnoreSpec.from_lines(globs).match_file(relative)
+    Claude Code's files sent after a read (:mod:`agentcontext.claude_nested`); the other
+    agents load nothing more (our MCP tool ``get_instructions_for`` fills that gap).
+    """
+    if result.config.project_doc.discovery != "claude":
+        return []
+    return [applied.resource for applied in Resolver().resolve(result, [path]).files]

@@ -17,7 +17,9 @@ from agentcontext.resource import Resource
 BRIEF = (
     "This server gives you the instructions and skills of the project you are working in, "
     "found the way Codex finds them: every AGENTS.md from the project root down to the working "
-    "directory, and the Agent Skills installed for the project and for the user."
+    "directory, and the Agent Skills installed for the project and for the user. Before you edit, create "
+    "or run files in a folder you have not worked in yet, call get_instructions_for with their paths: "
+    "a folder may carry instructions of its own that override the general ones."
 )
 SKILLS_GUIDE = """\
 - A skill is a set of instructions someone already worked out for a task of this kind, stored in a SKILL.md. \

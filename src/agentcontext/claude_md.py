@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
@@ -49,10 +49,13 @@ class _Read:
     text: str | None = None  # what the model gets, before the final trim
     globs: tuple[str, ...] | None = None
     imports: tuple[str, ...] = ()
+    frontmatter_error: str | None = None  # a rule with such a frontmatter is not loaded
 
 
 @dataclass
-class _Walk:
+class Walk:
+    """One pass of Claude Code's loading: each file once, imports depth first (also used on read)."""
+
     layout: Layout
     config: Config
     reader: Reader
@@ -72,7 +75,7 @@ class _Walk:
         return root if is_within(directory, root) else directory
 
     def load(self, path: str, scope: Scope, boundary: str, *, rule: bool = False) -> list[Found]:
-        """A file at depth 0 and everything it imports, in Claude Code's order."""
+        """A file at depth 0 and everything it imports, in Claude Code's order (its load: startup)."""
         if path in self.processed:
             return []
         entry = self.reader.probe(path, boundary)
@@ -84,11 +87,15 @@ class _Walk:
         self.processed.add(entry.path)
         if entry.is_link:
             self.processed.add(entry.real_path)
-        read = self._read(entry, scope)
+        read = self.read(entry, scope)
         importer = chain[-1] if chain else None
         resource = read.resource
         if read.text is None:
             return [Found(replace(resource, load=_not_loaded(resource.error or "not readable", importer, chain)))]
+        if rule and read.frontmatter_error:
+            reason = f"{read.frontmatter_error}: Claude Code skips the rule"
+            invalid = replace(resource, status=Status.INVALID, error=reason)
+            return [Found(replace(invalid, load=_not_loaded(reason, importer, chain)))]
         if not js_trim(read.text):
             reason = "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
             return [Found(replace(resource, load=_not_loaded(reason, importer, chain)))]
@@ -147,7 +154,8 @@ class _Walk:
             )
         return None
 
-    def _read(self, entry: Entry, scope: Scope) -> _Read:
+    def read(self, entry: Entry, scope: Scope) -> _Read:
+        """The file as Claude Code sees it, from the reader's cache when unchanged."""
         cap = self.config.snapshot.max_resource_bytes
         tag = f"claude:{cap}:{self.home}"
         read: _Read = self.reader.cached(entry, tag, lambda: _read_file(entry, self.reader, cap, self.home))
@@ -159,11 +167,12 @@ class _Walk:
     def rules(self, directory: str, scope: Scope, boundary: str) -> list[Found]:
         """``.claude/rules/**/*.md`` of one folder, in listing order, each with its imports."""
         out: list[Found] = []
-        for path in self._rule_files(directory, boundary, set()):
+        for path in self.rule_files(directory, boundary, set()):
             out += self.load(path, scope, boundary, rule=True)
         return out
 
-    def _rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
+    def rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
+        """The ``.md`` files under a rules folder, in the folder's own order, links kept inside ``boundary``."""
         real = self.reader.real_root(directory)
         if real in seen:
             return
@@ -183,7 +192,7 @@ class _Walk:
             else:
                 is_dir, is_file = item.is_dir, not item.is_dir
             if is_dir:
-                yield from self._rule_files(path, boundary, seen)
+                yield from self.rule_files(path, boundary, seen)
             elif is_file and item.name.endswith(".md"):
                 yield path
 
@@ -218,19 +227,19 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     warnings = hidden_text_warnings(text)
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         warnings = ("contains invalid UTF-8; invalid sequences were replaced", *warnings)
-    body, globs = split_frontmatter(text)
+    body, globs, frontmatter_error = split_frontmatter(text)
     imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home)
     shown = strip_comments(body)
-    return _Read(replace(base, warnings=warnings, content=None), shown, globs, tuple(imports))
+    return _Read(replace(base, warnings=warnings, content=None), shown, globs, tuple(imports), frontmatter_error)
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     """Every candidate in Claude Code's order; doc positions go to what loads at startup."""
-    walk = _Walk(layout, config, reader)
+    walk = Walk(layout, config, reader)
     for user in layout.home_dirs:
         walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
         walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
-    dirs = _upward(layout.work_dir)
+    dirs = upward(layout.work_dir)
     for directory in dirs:
         boundary = walk.boundary(directory)
         for name in CLAUDE_NAMES[:2]:
@@ -243,7 +252,7 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     return _number(walk.found)
 
 
-def _upward(work_dir: str) -> list[str]:
+def upward(work_dir: str) -> list[str]:
     """The work dir and its ancestors, ``/`` excluded, outermost first."""
     dirs: list[str] = []
     current = work_dir
@@ -251,6 +260,15 @@ def _upward(work_dir: str) -> list[str]:
         dirs.append(current)
         current = os.path.dirname(current)
     return list(reversed(dirs))
+
+
+def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
+    """Whether Claude Code runs on its AGENTS.md fallback: no CLAUDE.md of its own loaded at startup.
+
+    It then also sends the AGENTS.md files of the folders it reads in (see ``claude_nested``).
+    """
+    dirs = upward(work_dir)
+    return not any(_is_claude_file(Found(resource), dirs) for resource in resources)
 
 
 def _is_claude_file(item: Found, dirs: list[str]) -> bool:
@@ -264,7 +282,7 @@ def _is_claude_file(item: Found, dirs: list[str]) -> bool:
     )
 
 
-def _fallback(walk: _Walk, dirs: list[str]) -> None:
+def _fallback(walk: Walk, dirs: list[str]) -> None:
     """AGENTS.md when the whole walk has no CLAUDE.md of its own; otherwise list why not."""
     names = walk.config.project_doc.fallback_filenames
     claude_files = [f.resource.path for f in walk.found if _is_claude_file(f, dirs)]
@@ -312,7 +330,7 @@ def _insertion_index(found: list[Found], directory: str) -> int:
     return project[-1] + 1 if project else len(found)
 
 
-def _nested(walk: _Walk) -> None:
+def _nested(walk: Walk) -> None:
     """Instruction files below the work dir: listed ``on_demand``, within a bounded walk."""
     limit = walk.config.project_doc.nested_max_dirs
     if limit <= 0:
@@ -331,11 +349,12 @@ def _nested(walk: _Walk) -> None:
             visited += 1
             child = os.path.join(directory, item.name)
             queue.append(child)
-            for found in _nested_files(walk, child):
+            for found in folder_files(walk, child):
                 walk.found.append(found)
 
 
-def _nested_files(walk: _Walk, directory: str) -> list[Found]:
+def folder_files(walk: Walk, directory: str) -> list[Found]:
+    """A folder's CLAUDE.md family and rules, listed ``on_demand`` (nothing below it)."""
     out: list[Found] = []
     boundary = walk.boundary(directory)
     for name in CLAUDE_NAMES:
@@ -344,15 +363,19 @@ def _nested_files(walk: _Walk, directory: str) -> list[Found]:
             continue
         scope = Scope.LOCAL if name == CLAUDE_NAMES[2] else Scope.PROJECT
         out.append(_on_demand(walk, entry, scope, None))
-    for path in walk._rule_files(os.path.join(directory, RULES), boundary, set()):
+    for path in walk.rule_files(os.path.join(directory, RULES), boundary, set()):
         entry = walk.reader.probe(path, boundary)
         out.append(_on_demand(walk, entry, Scope.PROJECT, directory))
     return out
 
 
-def _on_demand(walk: _Walk, entry: Entry, scope: Scope, rules_of: str | None) -> Found:
-    read = walk._read(entry, scope)
+def _on_demand(walk: Walk, entry: Entry, scope: Scope, rules_of: str | None) -> Found:
+    read = walk.read(entry, scope)
     folder = os.path.dirname(entry.path) if rules_of is None else rules_of
+    if rules_of is not None and read.frontmatter_error:
+        reason = f"{read.frontmatter_error}: Claude Code skips the rule"
+        resource = replace(read.resource, status=Status.INVALID, error=reason)
+        return Found(replace(resource, load=_not_loaded(reason, None, ())))
     reason = f"loaded when Claude Code reads a file under {folder}"
     load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
     data = read.text.encode("utf-8") if read.text is not None else None

@@ -1,8 +1,10 @@
 """Claude Code's handling of an instruction file's text (2.1.328, as its binary behaves).
 
 * Frontmatter: a file starting ``---`` loses its frontmatter block (any memory file, not
-  only rules); a ``paths:`` key (a string, comma separated, or a list) makes a rule
-  path-scoped. A trailing ``/**`` is dropped from each glob; ``**`` alone means "always".
+  only rules); a ``paths:`` key (a string, comma separated outside ``{}``, or a list) makes a rule
+  path-scoped (a number or a mapping does not). A trailing ``/**`` is dropped from each
+  glob; ``**`` alone means "always". A rule whose frontmatter is not valid YAML is not
+  loaded at all (a CLAUDE.md is, without its frontmatter).
 * HTML comments: only when the text contains ``<!--``. The file is then rebuilt from its
   Markdown blocks, which normalises line ends to LF, and every top-level HTML block that
   is a comment is removed with the blank lines after it (text left on its line stays).
@@ -22,6 +24,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
 import yaml
 from markdown_it import MarkdownIt
@@ -58,28 +61,52 @@ def loads_extension(path: str) -> bool:
     return not extension or extension in TEXT_EXTENSIONS
 
 
-def split_frontmatter(text: str) -> tuple[str, tuple[str, ...] | None]:
-    """The text without its frontmatter, and the rule's globs (None: not path-scoped)."""
+class Split(NamedTuple):
+    """A file without its frontmatter; ``globs`` make a rule path-scoped (None: it is not)."""
+
+    body: str
+    globs: tuple[str, ...] | None = None
+    error: str | None = None  # the frontmatter is not valid YAML: Claude Code skips such a rule
+
+
+def split_frontmatter(text: str) -> Split:
+    """The text without its frontmatter, the rule's globs, and why the frontmatter is unusable."""
     if text.find("---", 3) < 0:
-        return text, None
+        return Split(text)
     match = _FRONTMATTER.match(text)
     if match is None:
-        return text, None
+        return Split(text)
     body = text[match.end() :]
     try:
         fields = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return body, None
+    except yaml.YAMLError as exc:
+        problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
+        return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
     paths = fields.get("paths") if isinstance(fields, dict) else None
-    if not paths:
-        return body, None
-    items = paths if isinstance(paths, list) else str(paths).split(",")
+    if not paths or not isinstance(paths, str | list):  # a number or a mapping: not path-scoped
+        return Split(body)
+    items = paths if isinstance(paths, list) else _split_commas(paths)
     globs = [str(g).strip() for g in items if isinstance(g, str | int | float)]
     globs = [g[:-3] if g.endswith("/**") else g for g in globs]
     globs = [g for g in globs if g]
     if not globs or all(g == "**" for g in globs):
-        return body, None
-    return body, tuple(globs)
+        return Split(body)
+    return Split(body, tuple(globs))
+
+
+def _split_commas(text: str) -> list[str]:
+    """A ``paths:`` string split at its commas, except those inside ``{...}`` alternatives."""
+    items: list[str] = []
+    depth = start = 0
+    for index, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        elif char == "," and not depth:
+            items.append(text[start:index])
+            start = index + 1
+    return [*items, text[start:]]
 
 
 @functools.lru_cache(maxsize=1)

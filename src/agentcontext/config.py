@@ -66,6 +66,7 @@ class ProjectDocSettings:
     keep_bytes: bool = False  # send files' bytes as they are: BOM and CRLF kept (Codex)
     import_depth: int = 5  # ``@`` imports: a file this many imports deep is not loaded (Claude Code)
     nested_max_dirs: int = 0  # folders below the work dir searched for on-demand files (0: none)
+    child_projects: int = 64  # immediate children with ``.git`` listed as child projects (0: none)
 
     @property
     def candidates(self) -> tuple[str, ...]:
@@ -120,6 +121,17 @@ class AgentSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class OnDemandSettings:
+    """Limits of one on-demand lookup (:mod:`agentcontext.ondemand`)."""
+
+    max_paths: int = 32
+    max_depth: int = 64
+    max_bytes: int = 1024 * 1024
+    timeout: float = 3.0
+    miss_ttl: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
 class McpServerSettings:
     """Output budgets of ``agentcontext mcp``."""
 
@@ -141,6 +153,7 @@ class Config:
     mcp: McpSettings
     agent: AgentSettings
     mcp_server: McpServerSettings
+    ondemand: OnDemandSettings = OnDemandSettings()
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     project_file: str | None = field(default=None, compare=False)  # the repository's agentcontext.toml
     user_file: str | None = field(default=None, compare=False)  # --config, else the user's config.toml
@@ -498,6 +511,12 @@ def _expand_homes(values: tuple[str, ...], env: Mapping[str, str], home: str) ->
     return tuple(out)
 
 
+def _section(values: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The values of one section, by their short names (``ondemand.timeout`` -> ``timeout``)."""
+    prefix = name + "."
+    return {key[len(prefix) :]: value for key, value in values.items() if key.startswith(prefix)}
+
+
 def _build(
     profile: str,
     home: str,
@@ -523,6 +542,7 @@ def _build(
             keep_bytes=v["project_doc.keep_bytes"],
             import_depth=v["project_doc.import_depth"],
             nested_max_dirs=v["project_doc.nested_max_dirs"],
+            child_projects=v["project_doc.child_projects"],
         ),
         skills=SkillSettings(
             enabled=v["skills.enabled"],
@@ -558,6 +578,7 @@ def _build(
             max_file_lines=v["mcp_server.max_file_lines"],
             max_file_bytes=v["mcp_server.max_file_bytes"],
         ),
+        ondemand=OnDemandSettings(**_section(v, "ondemand")),
         origins=tuple(sorted(origins.items())),
         project_file=files[0],
         user_file=files[1],

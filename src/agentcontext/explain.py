@@ -1,8 +1,11 @@
 """Answers to "why is my CLAUDE.md ignored?": what a scan did with one path, and why.
 
 A path the scan looked at is explained from its resource (status, reason, what won
-instead). A path it never looked at is explained from the rules: which names are read
-where under the active profile, and what setting or work dir would bring it in.
+instead). An instruction file below the work dir that loads when the agent works there is
+explained from the on-demand answer (:mod:`agentcontext.ondemand`). A path it never
+looked at is explained from the rules: which names are read where under the active
+profile, and what setting or work dir would bring it in. Any other path (a source file,
+a folder) is answered with what applies when the agent works on it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from agentcontext.applied import Applicable
 from agentcontext.files import is_within
 from agentcontext.paths import absolute
 from agentcontext.resource import Kind, Resource, Status
@@ -39,8 +43,8 @@ class Explanation:
         return self.resource is not None and self.resource.status.carries_content
 
 
-def explain(path: str, result: ScanResult) -> Explanation:
-    """Explain what the scan in ``result`` did with ``path``."""
+def explain(path: str, result: ScanResult, answer: Applicable | None = None) -> Explanation:
+    """Explain what the scan in ``result`` (and the on-demand ``answer`` for ``path``) did with ``path``."""
     target = absolute(path)
     snapshot = result.snapshot
     resource = snapshot.find(target)
@@ -51,9 +55,23 @@ def explain(path: str, result: ScanResult) -> Explanation:
             target = meta  # a skill folder the scan passed over is explained by its SKILL.md
     if resource is not None:
         return _from_resource(resource, result)
+    on_demand = next((a for a in (answer.files if answer else ()) if a.resource.path == target), None)
+    if on_demand is not None:
+        details = (f"reason: {on_demand.reason}", f"{on_demand.bytes} bytes, not in the startup doc")
+        return Explanation(target, on_demand.resource, "is loaded on demand", details)
     if not os.path.lexists(target):
         return Explanation(target, None, "does not exist")
     return _from_rules(target, result)
+
+
+def applies(answer: Applicable) -> list[str]:
+    """What applies when the agent works on the answer's paths, one line each."""
+    lines = [f"startup    {r.path}" for r in answer.startup]
+    lines += [f"on demand  {f.resource.path}: {f.reason} ({f.bytes} bytes)" for f in answer.files]
+    lines += [f"excluded   {f.resource.path}: {f.reason}" for f in answer.excluded]
+    lines += [f"not used   {f.resource.path}: {f.reason}" for f in answer.not_loaded]
+    lines += [f"refused    {r.path}: {r.reason}" for r in answer.refused]
+    return lines
 
 
 def _from_resource(resource: Resource, result: ScanResult) -> Explanation:

@@ -55,15 +55,15 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     doc = config.project_doc
     home_names = tuple(n for n in (doc.override_filename, doc.filename) if n.strip())
     for root in layout.home_dirs:
-        found += _pick_in_dir(root.path, home_names, root.boundary, Scope.HOME, reader, cap, skip_blank=True)
+        found += pick_in_dir(root.path, home_names, root.boundary, Scope.HOME, reader, cap, skip_blank=True)
     for root in layout.source_files:
         if os.path.basename(root.path) in doc.candidates:
             entry = reader.probe(root.path, root.boundary)
             found.append(_read_entry(entry, Scope.SOURCE, reader, cap, root.source))
     for root in layout.source_roots:
-        found += _pick_in_dir(root.path, doc.candidates, root.boundary, Scope.SOURCE, reader, cap, source=root.source)
+        found += pick_in_dir(root.path, doc.candidates, root.boundary, Scope.SOURCE, reader, cap, source=root.source)
     for directory in layout.chain:
-        found += _pick_in_dir(directory, doc.candidates, layout.doc_boundary, Scope.PROJECT, reader, cap)
+        found += pick_in_dir(directory, doc.candidates, layout.doc_boundary, Scope.PROJECT, reader, cap)
     return _number(found)
 
 
@@ -80,7 +80,7 @@ def _number(found: list[Found]) -> list[Found]:
     return out
 
 
-def _pick_in_dir(
+def pick_in_dir(
     directory: str,
     names: tuple[str, ...],
     boundary: str,
@@ -91,7 +91,7 @@ def _pick_in_dir(
     skip_blank: bool = False,
     source: str | None = None,
 ) -> list[Found]:
-    """One directory of the chain: the first usable candidate wins, the rest are explained."""
+    """One directory of the chain: the first usable candidate wins, the rest are explained (-1: not a candidate)."""
     found: list[Found] = []
     winner: str | None = None
     for name in names:
@@ -195,7 +195,7 @@ def _discover_roots(layout: Layout, config: Config, reader: Reader, cap: int) ->
     names = config.project_doc.root_names
     by_path: dict[str, Found] = {}
     for root in layout.instruction_roots:
-        for item in _root_files(root, names, reader, cap):
+        for item in root_files(root, names, reader, cap):
             path = item.resource.path
             earlier = by_path.get(path)
             if earlier is None or (not earlier.resource.status.carries_content and item.usable):
@@ -203,7 +203,8 @@ def _discover_roots(layout: Layout, config: Config, reader: Reader, cap: int) ->
     return _number(list(by_path.values()))
 
 
-def _root_files(root: Root, names: tuple[str, ...], reader: Reader, cap: int) -> list[Found]:
+def root_files(root: Root, names: tuple[str, ...], reader: Reader, cap: int) -> list[Found]:
+    """Every instruction name at one root's top level (Coder), links attributed to their target."""
     scope = Scope.PROJECT if root.scope is Scope.PROJECT else root.scope
     top = reader.probe(root.path, root.boundary)
     if top.kind is Kind.FILE:  # a root that is itself a file is classified by its name

@@ -82,6 +82,13 @@ def apply_budget(found: list[Found], max_bytes: int, *, keep_bytes: bool = False
     return out
 
 
+def whole(item: Found, *, keep_bytes: bool = False) -> Resource:
+    """A file outside any budget (an on-demand file): all its text, its bytes as they are with ``keep_bytes``."""
+    if keep_bytes and item.data is not None:
+        item = Found(item.resource, _raw(item, item.resource))
+    return _whole(item, keep_line_ends=keep_bytes)
+
+
 def _raw(item: Found, resource: Resource) -> bytes | None:
     """The bytes as read (a UTF-8 BOM put back), for ``keep_bytes``."""
     data = item.data

@@ -78,6 +78,7 @@ class Load:
     importer: str | None = None
     chain: tuple[str, ...] = ()  # the importing files, outermost first
     reason: str | None = None
+    root: str | None = None  # a child project's folder: the root the file belongs to
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": str(self.type)}
@@ -89,6 +90,8 @@ class Load:
             data["chain"] = list(self.chain)
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.root is not None:
+            data["root"] = self.root
         return data
 
     @classmethod
@@ -99,6 +102,7 @@ class Load:
             data.get("importer"),
             tuple(str(c) for c in data.get("chain", ())),
             data.get("reason"),
+            data.get("root"),
         )
 
 

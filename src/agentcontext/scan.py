@@ -9,16 +9,19 @@ workspace costs about one ``stat`` per file it depends on.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentcontext import claude_md, instructions, mcp_discovery, project_doc, skills
+from agentcontext import children, claude_md, instructions, mcp_discovery, project_doc, skills
 from agentcontext import snapshot as snapshots
+from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
 from agentcontext.files import Reader, StatKey, is_within
 from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
+from agentcontext.ondemand import Resolver
 from agentcontext.paths import absolute
 from agentcontext.project_doc import ProjectDoc
 from agentcontext.resource import Resource, Scope
@@ -72,6 +75,7 @@ class Scanner:
         self.config = config or load_config(self.work_dir, environ=self.environ)
         self.reader = Reader()
         self.full_passes = 0  # passes that walked the tree (the rest found it unchanged)
+        self.resolver = Resolver()  # on-demand lookups, with their own cache
         self._last: tuple[list[tuple[str, StatKey | None, bool]], tuple[object, ...], ScanResult] | None = None
 
     def run(self, *, version: int = 1, mcp_servers: Sequence[Resource] = (), error: str | None = None) -> ScanResult:
@@ -89,6 +93,8 @@ class Scanner:
         discover = claude_md.discover if self.config.project_doc.discovery == "claude" else instructions.discover
         try:
             found = discover(layout, self.config, reader)
+            child_found, child_others = children.discover(layout, self.config, reader)
+            found = _merge(found, child_found)
             skill_resources = skills.discover(layout, self.config, reader)
             mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
         finally:
@@ -101,7 +107,7 @@ class Scanner:
             work_dir=self.work_dir,
             project_root=layout.project_root,
             profile=self.config.profile,
-            resources=[*doc_resources, *skill_resources, *mcp.resources],
+            resources=[*doc_resources, *skill_resources, *mcp.resources, *child_others],
             caps=self.config.snapshot,
             mcp_servers=servers,
             error=error,
@@ -109,6 +115,18 @@ class Scanner:
         result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
         self._last = (list(reader.observed), inputs, result)
         return result
+
+    def applicable(self, paths: Sequence[str], *, result: ScanResult | None = None) -> Applicable:
+        """The instruction files that apply to ``paths`` beyond the startup of ``result`` (the last scan by default).
+
+        Raises:
+            InvalidRequestError: more paths than ``ondemand.max_paths``.
+            UnavailableError: the lookup ran past ``ondemand.timeout``.
+        """
+        if result is None:
+            result = self._last[2] if self._last is not None else self.run()
+        deadline = time.monotonic() + result.config.ondemand.timeout
+        return self.resolver.resolve(result, paths, deadline=deadline)
 
     def watch_dirs(self) -> list[str]:
         """Directories whose changes can change the snapshot, inside the allowed roots.
@@ -148,6 +166,15 @@ class Scanner:
             current = parent
 
 
+def _merge(found: list[instructions.Found], child: list[instructions.Found]) -> list[instructions.Found]:
+    """Child projects' files replace the same paths found otherwise (Claude Code's nested walk)."""
+    if not child:
+        return found
+    by_path = {item.resource.path: item for item in child}
+    merged = [by_path.pop(item.resource.path, item) for item in found]
+    return merged + [item for item in child if item.resource.path in by_path]
+
+
 def skill_roots(result: ScanResult) -> list[tuple[str, Scope]]:
     """The skill containers of a scan, in precedence order, plugins included."""
     return [(c.path, c.scope) for c in skills.containers(result.layout, Reader())]
@@ -164,6 +191,21 @@ def scan(work_dir: str | os.PathLike[str] = ".", config: Config | None = None) -
         ConfigError: the configuration is unusable.
     """
     return Scanner(work_dir, config).run().snapshot
+
+
+def applicable(work_dir: str | os.PathLike[str], paths: Sequence[str], config: Config | None = None) -> Applicable:
+    """The instruction files that apply when an agent works on ``paths`` (files or folders) in ``work_dir``.
+
+    Under the active profile: the nested files between the work dir and each path, and the
+    rules whose globs match, each with its ``load``, reason and bytes; what loads at startup
+    is listed apart. Relative paths are relative to the work dir. See :mod:`agentcontext.ondemand`.
+
+    Raises:
+        ScanError: the work dir does not exist.
+        InvalidRequestError: more paths than ``ondemand.max_paths``.
+        UnavailableError: the lookup ran past ``ondemand.timeout``.
+    """
+    return Scanner(work_dir, config).applicable(paths)
 
 
 def scan_full(

@@ -430,6 +430,7 @@ async def test_every_route_requires_the_token(tmp_path: Path, home: Path) -> Non
         ("GET", "/api/v0/skills/{name}"),
         ("GET", "/api/v0/skills/{name}/files/{path:path}"),
         ("GET", "/api/v0/workspace"),
+        ("POST", "/api/v0/context/instructions"),
         ("POST", "/api/v0/context/resync"),
         ("POST", "/api/v0/context/sources"),
         ("POST", "/api/v0/mcp/approve"),

@@ -276,3 +276,15 @@ async def test_watcher_close_is_clean(tmp_path: Path) -> None:
     (work / "AGENTS.md").write_text("three", encoding="utf-8")
     assert await calls.quiet() == 0
     assert calls.errors == []
+
+
+async def test_watcher_names_the_folders_that_changed_at_once(tmp_path: Path) -> None:
+    """The agent forgets what it remembered of those folders (on-demand misses) before the debounce ends."""
+    work = make_workspace(tmp_path / "work", {"pkg/x.py": ""})
+    calls = Calls()
+    folders: list[set[str]] = []
+    watcher = Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, on_paths=folders.append)
+    async with watching(watcher, [work / "pkg"]):
+        (work / "pkg" / "AGENTS.md").write_text("new", encoding="utf-8")
+        await calls.changed(1)
+    assert any(str(work / "pkg") in changed for changed in folders)

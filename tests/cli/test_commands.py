@@ -134,12 +134,26 @@ def test_explain_says_why_claude_md_is_ignored(tmp_path: Path, home: Path) -> No
 
 def test_explain_points_at_the_work_dir_for_files_outside_the_chain(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
-    make_workspace(root, {"other/AGENTS.md": "other"})
-    result = run("explain", "other/AGENTS.md", "--json", cwd=root, home=home)
+    make_workspace(root, {"other/AGENTS.md": "other", "pkg/x.py": ""})
+    result = run("explain", "../other/AGENTS.md", "--json", cwd=root / "pkg", home=home)
     data = json.loads(result.stdout)
     assert data["used"] is False
     assert data["summary"] == "is not read: it is not in a directory between the project root and the work dir"
     assert f"pass --work-dir {root / 'other'}" in data["details"][1]
+
+
+def test_explain_says_a_nested_agents_md_loads_when_the_agent_works_there(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    make_workspace(root, {"other/AGENTS.md": "other rules", "other/x.py": ""})
+    nested = run("explain", "other/AGENTS.md", "--json", cwd=root, home=home)
+    assert nested.returncode == 0
+    data = json.loads(nested.stdout)
+    assert (data["used"], data["summary"]) == (True, "is loaded on demand")
+    assert data["resource"]["load"]["type"] == "on_demand"
+    code = run("explain", "other/x.py", cwd=root, home=home)
+    assert code.returncode == 0
+    assert f"on demand  {root / 'other' / 'AGENTS.md'}" in code.stdout
+    assert f"startup    {root / 'AGENTS.md'}" in code.stdout
 
 
 def test_explain_names_the_profile_rule_for_a_name_it_does_not_read(tmp_path: Path, home: Path) -> None:

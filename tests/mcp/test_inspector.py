@@ -49,7 +49,13 @@ def stdio(work: Path) -> list[str]:
 def test_the_inspector_lists_our_tools_over_stdio(tmp_path: Path, home: Path) -> None:
     work = workspace(tmp_path / "repo")
     tools = inspect(stdio(work), "--method", "tools/list", home=home)["result"]["tools"]
-    assert [tool["name"] for tool in tools] == ["get_project_doc", "skills_list", "skills_read", "get_agent_brief"]
+    assert [tool["name"] for tool in tools] == [
+        "get_project_doc",
+        "skills_list",
+        "skills_read",
+        "get_agent_brief",
+        "get_instructions_for",
+    ]
 
 
 def test_the_inspector_calls_get_project_doc_and_skills_read_over_stdio(tmp_path: Path, home: Path) -> None:

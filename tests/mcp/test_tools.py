@@ -372,7 +372,7 @@ async def test_agent_brief_takes_no_arguments_and_single_project_tools_are_read_
     project(tmp_path)
     async with Client(serve(tmp_path, home), mode="legacy") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == ["get_agent_brief", "get_project_doc", "skills_list", "skills_read"]
+    assert sorted(tools) == ["get_agent_brief", "get_instructions_for", "get_project_doc", "skills_list", "skills_read"]
     assert tools["get_agent_brief"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
     assert tools["skills_read"].input_schema["required"] == ["name"]
     for tool in tools.values():

@@ -58,7 +58,7 @@ async def test_streamable_http_accepts_the_token_and_serves_tools(http_server: H
     ):
         assert client.instructions is not None and "HTTP rules" in client.instructions
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert tools == {"get_project_doc", "skills_list", "skills_read", "get_agent_brief"}
+        assert tools == {"get_project_doc", "skills_list", "skills_read", "get_agent_brief", "get_instructions_for"}
         assert "HTTP rules" in text_of(await client.call_tool("get_project_doc", {}))
 
 

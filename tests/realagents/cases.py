@@ -6,6 +6,7 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 from __future__ import annotations
 
 from tests.realagents.harness import Workspace
+from tests.realagents.on_read_cases import ON_READ
 
 GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
 BOTH = ("claude", "codex")
@@ -371,4 +372,5 @@ CASES: tuple[Workspace, ...] = (
         agents=CODEX,
     ),
     Workspace("no_instructions", {**GIT, "w/repo/README.md": "nothing for agents\n"}),
+    *ON_READ,
 )

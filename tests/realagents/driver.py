@@ -11,6 +11,10 @@ the requests the agent sent, its exit code and the tail of its stderr. A job may
 ``args`` to the agent's command line, ``env`` to its environment, and ``setup`` commands (the
 agent's own configuration commands, such as ``claude mcp add``) run first with the same
 environment.
+
+A Claude Code job with ``read`` runs two model turns: the first answer is a ``Read`` tool
+call of that file, so the second request shows what Claude Code adds after a file read
+(nested CLAUDE.md files, path-scoped rules).
 """
 
 from __future__ import annotations
@@ -84,6 +88,36 @@ _MESSAGES_EVENTS: list[dict[str, Any]] = [
 ]
 
 
+def _read_call(path: str) -> list[dict[str, Any]]:
+    """A streamed answer asking for one ``Read`` of ``path``."""
+    call = {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {}}
+    return [
+        {"type": "message_start", "message": _MESSAGE},
+        {"type": "content_block_start", "index": 0, "content_block": call},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": json.dumps({"file_path": path})},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def _answered(body: Any) -> bool:
+    """Whether a Messages request already carries a tool result (the second turn)."""
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    return any(
+        isinstance(m.get("content"), list) and any(c.get("type") == "tool_result" for c in m["content"])
+        for m in messages
+    )
+
+
 def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
@@ -115,7 +149,11 @@ class _Recorder(BaseHTTPRequestHandler):
         if path.endswith("/responses"):
             self._reply(200, _sse(_RESPONSES_EVENTS), "text/event-stream")
         elif path.endswith("/messages") and isinstance(body, dict) and body.get("stream"):
-            self._reply(200, _sse(_MESSAGES_EVENTS), "text/event-stream")
+            read = self.server.read
+            if read and body.get("tools") and not _answered(body):
+                self._reply(200, _sse(_read_call(read)), "text/event-stream")
+            else:
+                self._reply(200, _sse(_MESSAGES_EVENTS), "text/event-stream")
         elif path.endswith("/messages"):
             message = {**_MESSAGE, "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}
             self._reply(200, json.dumps(message).encode(), "application/json")
@@ -133,8 +171,9 @@ class _Recorder(BaseHTTPRequestHandler):
 class _FakeApi(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
+    def __init__(self, read: str | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Recorder)
+        self.read = read  # the file the first answer asks Claude Code to read
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
 
@@ -178,7 +217,7 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    server = _FakeApi()
+    server = _FakeApi(job.get("read"))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

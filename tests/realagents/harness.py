@@ -44,6 +44,7 @@ class Workspace:
     links: Mapping[str, str] = field(default_factory=dict)
     dirs: Sequence[str] = ()
     agents: tuple[str, ...] = ("claude", "codex")
+    read: str | None = None  # a file (relative to the workspace) the model reads in a second turn
 
     def build(self, base: Path) -> Path:
         root = base / self.name
@@ -76,6 +77,7 @@ class Run:
     exit: int
     stderr: str
     requests: tuple[dict[str, Any], ...]
+    read: str | None = None  # the file the model read (absolute), in a two-turn run
 
     def model_request(self) -> dict[str, Any]:
         wanted = "/responses" if self.agent == "codex" else "/messages"
@@ -85,6 +87,14 @@ class Run:
                 if self.agent == "codex" or (isinstance(body, dict) and body.get("stream")):
                     return dict(body)
         raise AssertionError(f"{self.agent} sent no model request for {self.workspace}: {self.stderr[-800:]}")
+
+    def after_read(self) -> dict[str, Any]:
+        """The second turn's request: the one carrying the ``Read`` tool result."""
+        for request in self.requests:
+            body = request["body"]
+            if request["method"] == "POST" and isinstance(body, dict) and body.get("stream") and _answered(body):
+                return dict(body)
+        raise AssertionError(f"{self.agent} sent no request after the Read for {self.workspace}: {self.stderr[-800:]}")
 
 
 def unavailable() -> str | None:
@@ -116,6 +126,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
                     "binary": str(BIN / agent),
                     "cwd": str(root / workspace.cwd),
                     "home": str(home),
+                    **({"read": str(root / workspace.read)} if workspace.read else {}),
                 }
             )
     job_file = scratch / "jobs.json"
@@ -138,7 +149,14 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
         job = by_id[result["id"]]
         name = result["id"].rsplit("/", 1)[0]
         runs[(name, job["agent"])] = Run(
-            name, job["agent"], job["cwd"], job["home"], result["exit"], result["stderr"], tuple(result["requests"])
+            name,
+            job["agent"],
+            job["cwd"],
+            job["home"],
+            result["exit"],
+            result["stderr"],
+            tuple(result["requests"]),
+            job.get("read"),
         )
     return runs
 
@@ -154,6 +172,42 @@ def claude_reminder(body: Mapping[str, Any]) -> str | None:
         if text.startswith("<system-reminder>\nCodebase and user instructions"):
             return str(text)
     return None
+
+
+def _answered(body: Mapping[str, Any]) -> bool:
+    return any(_tool_result_at(message) is not None for message in body.get("messages", []))
+
+
+def _tool_result_at(message: Mapping[str, Any]) -> int | None:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return None
+    for index, part in enumerate(content):
+        if part.get("type") == "tool_result":
+            return index
+    return None
+
+
+def claude_on_read(body: Mapping[str, Any]) -> list[str]:
+    """The text blocks Claude Code added after the ``Read`` result: the on-read instructions.
+
+    The blocks after the tool result in its message, then the text of any message after
+    it (the AGENTS.md fallback arrives as a hook's context in a message of its own).
+    """
+    messages = list(body["messages"])
+    for at, message in enumerate(messages):
+        index = _tool_result_at(message)
+        if index is None:
+            continue
+        texts = [str(part["text"]) for part in message["content"][index + 1 :] if part.get("type") == "text"]
+        for later in messages[at + 1 :]:
+            content = later.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            else:
+                texts += [str(part["text"]) for part in content if part.get("type") == "text"]
+        return texts
+    raise AssertionError("no Read tool result in the request")
 
 
 def claude_skill_lines(body: Mapping[str, Any], builtin: Sequence[str]) -> list[str]:

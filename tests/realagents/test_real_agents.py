@@ -14,11 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from agentcontext import claude_nested
 from agentcontext.agent_prompts import claude_skill_lines, codex_skills_block
 from agentcontext.config import load_config
 from agentcontext.project_doc import claude_reminder
 from agentcontext.render import Budget, codex_instructions
-from agentcontext.scan import ScanResult, scan_full, skill_roots
+from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from tests.realagents import harness
 from tests.realagents.cases import CASES
 
@@ -92,6 +93,18 @@ def test_codex_profile_renders_what_codex_sent(
     assert block == (harness.codex_skills_block(body) or ""), _moved("codex", "skills block")
     names = harness.codex_skill_names(harness.codex_skills_block(body))
     assert set(harness.facts()["codex"]["system_skills"]) <= set(names), _moved("codex", "set of system skills")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.read], ids=lambda c: c.name)
+def test_claude_profile_adds_what_claude_code_sends_after_a_read(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "claude")]
+    assert run.exit == 0 and run.read, run.stderr
+    config = load_config(run.cwd, environ={"HOME": run.home}, overrides={"profile": "claude"})
+    found = Scanner(run.cwd, config, environ={"HOME": run.home}).applicable([run.read])
+    ours = claude_nested.render((f.resource, f.hook) for f in found.files)
+    assert ours == harness.claude_on_read(run.after_read()), _moved("claude", "set of files after a Read")
 
 
 def test_real_runs_stay_inside_the_namespace(runs: dict[tuple[str, str], harness.Run]) -> None:

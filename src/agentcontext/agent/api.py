@@ -26,6 +26,7 @@ from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, plans, skill_files
+from agentcontext.agent import instructions
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, ConflictError, NotFoundError, UnsafePathError
 from agentcontext.mcp.upstream import UpstreamError
@@ -193,6 +194,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
+    app.include_router(instructions.router, dependencies=[Depends(_authorized)], responses=ERRORS)
 
     async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
         if path in PUBLIC_PATHS:

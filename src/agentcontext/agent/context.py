@@ -22,8 +22,9 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from agentcontext.applied import Applicable
 from agentcontext.config import Config
-from agentcontext.errors import AgentContextError, NotFoundError
+from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.files import is_within
 from agentcontext.mcp.upstream import UpstreamManager
 from agentcontext.mcp_config import ServerSpec
@@ -159,6 +160,22 @@ class ContextAgent:
         """Reconnect in the background: a slow server must not hold up the file snapshot."""
         if self._group is not None:
             self._group.start_soon(self.mcp.reload, specs)
+
+    def applicable(self, paths: list[str]) -> Applicable:
+        """The instruction files that apply to ``paths`` after the last scan (run it in a worker thread).
+
+        Raises:
+            UnavailableError: no scan yet, or the lookup ran past ``ondemand.timeout``.
+            InvalidRequestError: more paths than ``ondemand.max_paths``.
+        """
+        result = self.last
+        if result is None:
+            raise UnavailableError("the workspace has not been scanned yet")
+        return self._scanner.applicable(paths, result=result)
+
+    def forget(self, directories: set[str]) -> None:
+        """Folders the watcher saw change: their remembered on-demand misses no longer hold."""
+        self._scanner.resolver.forget(directories)
 
     def watch_dirs(self) -> list[str]:
         """The directories the current snapshot depends on (see :meth:`Scanner.watch_dirs`)."""

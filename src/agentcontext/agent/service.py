@@ -94,6 +94,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         debounce_ms=config.agent.debounce_ms,
         names=agent.watched_names(),
         on_error=lambda error: _watch_error(agent, error),
+        on_paths=agent.forget,
     )
     async with agent.mcp, anyio.create_task_group() as group:
         group.start_soon(agent.run)

@@ -5,7 +5,8 @@ and the folders of the files it read (a folder that does not exist yet is stood 
 its nearest existing ancestor). A change is relevant when a file or folder appears or
 disappears, or when a file the engine reads by name is modified. Relevant changes start a
 quiet-period timer (``agent.debounce_ms``, 250 ms): each new change restarts it, and when
-it runs out the agent re-scans once.
+it runs out the agent re-scans once. ``on_paths`` hears at once which folders changed (the
+agent forgets its remembered on-demand misses there).
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -36,8 +37,10 @@ class Watcher:
         debounce_ms: int,
         names: Sequence[str] = (),
         on_error: Callable[[str | None], None] = lambda error: None,
+        on_paths: Callable[[set[str]], None] = lambda folders: None,
     ) -> None:
         self._on_change = on_change
+        self._on_paths = on_paths
         self._on_error = on_error
         self._debounce = debounce_ms / 1000
         self._names = WATCHED_NAMES | set(names)
@@ -87,6 +90,7 @@ class Watcher:
                 ):
                     self._report(None)  # the watch is up (an empty set is its periodic sign of life)
                     if changes:
+                        self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
                         self._dirty.set()
                 group.cancel_scope.cancel()
             self._report(None)

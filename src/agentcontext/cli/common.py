@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
+from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
+from agentcontext.ondemand import Resolver
 from agentcontext.scan import Scanner, ScanResult, resolve_work_dir
 
 DirArgument = typer.Argument(
@@ -67,6 +70,16 @@ def run_scan(work_dir: Path, profile: str | None, config_file: Path | None) -> S
         with stderr().status(f"Scanning {scanner.work_dir} …"):
             return scanner.run()
     return scanner.run()
+
+
+def lookup(result: ScanResult, paths: list[str]) -> Applicable:
+    """What applies to ``paths`` (relative to the work dir) after the startup of ``result``.
+
+    Raises:
+        InvalidRequestError: too many paths. UnavailableError: the lookup ran out of time.
+    """
+    deadline = time.monotonic() + result.config.ondemand.timeout
+    return Resolver().resolve(result, paths, deadline=deadline)
 
 
 def print_json(data: Any) -> None:

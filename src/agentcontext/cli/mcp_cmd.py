@@ -58,8 +58,9 @@ def serve(
     """Serve the project's AGENTS.md chain and skills to an MCP client.
 
     stdio by default: add `agentcontext mcp` to your client's MCP config. Tools:
-    `get_project_doc`, `skills_list`, `skills_read`, `get_agent_brief` (and `list_projects`,
-    `set_project_root` with `--multi-project`). Skills are also resources (`skill://...`),
+    `get_project_doc`, `skills_list`, `skills_read`, `get_agent_brief`, `get_instructions_for`
+    (the nested instructions of the paths the model is about to work on), and `list_projects`,
+    `set_project_root` with `--multi-project`. Skills are also resources (`skill://...`),
     prompts, and the `io.modelcontextprotocol/skills` extension.
 
     `--http 127.0.0.1:8765` serves streamable HTTP at `/mcp`; a non-loopback address needs

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from agentcontext import claude_nested
+from agentcontext.applied import Applicable, text
 from agentcontext.cli.common import (
     STATUS_STYLE,
     ConfigOption,
@@ -16,14 +20,17 @@ from agentcontext.cli.common import (
     JsonOption,
     ProfileOption,
     human_size,
+    lookup,
     print_json,
     run_scan,
     shown_path,
     stderr,
     stdout,
 )
-from agentcontext.explain import explain
+from agentcontext.explain import applies, explain
+from agentcontext.files import is_within
 from agentcontext.findings import printable
+from agentcontext.paths import absolute
 from agentcontext.project_doc import claude_reminder
 from agentcontext.render import codex_instructions
 from agentcontext.resource import Status
@@ -110,7 +117,7 @@ def _print_table(result: ScanResult) -> None:
 
 
 def explain_cmd(
-    path: Path = typer.Argument(..., help="The file or folder to explain (an AGENTS.md, a skill folder...)."),
+    path: Path = typer.Argument(..., help="The file or folder to explain (an AGENTS.md, a skill, a source file...)."),
     work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="Where the agent runs (default: here)."),
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
@@ -118,27 +125,49 @@ def explain_cmd(
 ) -> None:
     """Explain what the scan does with PATH, and why: "why is my CLAUDE.md ignored?".
 
-    Exits with 0 when PATH is used, 1 when it is not.
+    For a path inside the work dir it also lists what applies when the agent works on
+    PATH: the startup files, and the nested instruction files and matching rules it gets
+    on demand. Exits with 0 when PATH is used (or, for a source file or folder, when the
+    lookup worked), 1 when it is not.
     """
     result = run_scan(work_dir, profile, config_file)
-    answer = explain(str(path), result)
+    target = absolute(path)
+    inside = any(is_within(target, root) for root in (result.layout.work_dir, *result.layout.allowed_roots))
+    answer = lookup(result, [target]) if is_within(target, result.layout.work_dir) else None
+    found = explain(str(path), result, answer)
     if as_json:
         print_json(
             {
-                "path": answer.path,
-                "used": answer.used,
-                "summary": answer.summary,
-                "details": list(answer.details),
-                "resource": answer.resource.to_dict() if answer.resource else None,
+                "path": found.path,
+                "used": found.used,
+                "summary": found.summary,
+                "details": list(found.details),
+                "resource": found.resource.to_dict() if found.resource else None,
+                "applies": _applies_json(answer),
             }
         )
     else:
         console = stdout()
-        console.print(f"[bold]{answer.path}[/] {answer.summary}")
-        for line in answer.details:
-            console.print(f"  {line}")
-    if not answer.used:
+        console.print(f"[bold]{escape(found.path)}[/] {escape(found.summary)}")
+        for line in found.details:
+            console.print(f"  {escape(line)}")
+        if answer is not None and (answer.files or answer.startup or answer.refused):
+            console.print(f"when the agent works on {escape(shown_path(target, result.snapshot.work_dir))}:")
+            for line in applies(answer):
+                console.print(f"  {escape(line)}")
+    code_path = found.resource is None and answer is not None and not answer.refused and os.path.lexists(target)
+    if not found.used and not (code_path and inside):
         raise typer.Exit(1)
+
+
+def _applies_json(answer: Applicable | None) -> dict[str, Any] | None:
+    if answer is None:
+        return None
+    data = answer.to_dict()
+    for group in ("files", "excluded", "not_loaded"):
+        for row in data[group]:
+            row.pop("content", None)
+    return data
 
 
 def doc(
@@ -150,25 +179,49 @@ def doc(
         False,
         "--wrap",
         help="Wrap it the way the agent sends it: Codex's `# AGENTS.md instructions for <cwd>`, "
-        "or with `-p claude` Claude Code's `<system-reminder>` block.",
+        "or with `-p claude` Claude Code's `<system-reminder>` blocks.",
+    ),
+    for_paths: list[str] = typer.Option(
+        [],
+        "--for",
+        help="Also what the agent gets when it works on this file or folder (relative to DIR; repeat it): "
+        "nested instruction files and the rules whose globs match.",
     ),
 ) -> None:
     """Print the exact project doc an agent gets: home instructions, `--- project-doc ---`, then the chain.
 
     With `-p claude`: one `Contents of <path> (<kind>):` section per file Claude Code loads
     at startup. `--json` prints `{"files": [{"path", "truncated"}], "content"}`.
+
+    With `--for PATH`, what working on PATH adds follows the doc (`--json`: under `"for"`,
+    each file with its `load`, `reason`, `bytes` and `content`): with `-p claude --wrap`,
+    the blocks Claude Code sends after reading PATH, byte for byte.
     """
     result = run_scan(work_dir, profile, config_file)
     project_doc = result.project_doc()
+    answer = lookup(result, [str(Path(result.snapshot.work_dir) / p) for p in for_paths]) if for_paths else None
     if as_json:
-        print_json(project_doc.to_dict())
+        data = project_doc.to_dict()
+        if answer is not None:
+            data["for"] = answer.to_dict()
+        print_json(data)
         return
+    claude = result.config.project_doc.discovery == "claude"
+    text_out = project_doc.content
+    if wrap and claude:
+        text_out = claude_reminder(project_doc)
+    elif wrap and not project_doc.empty:
+        text_out = codex_instructions(text_out, result.snapshot.work_dir, project=bool(project_doc.project_text))
     if project_doc.empty:
         typer.echo("No AGENTS.md found between the project root and the working directory.", err=True)
-        return
-    text = project_doc.content
-    if wrap and result.config.project_doc.discovery == "claude":
-        text = claude_reminder(project_doc)
-    elif wrap:
-        text = codex_instructions(text, result.snapshot.work_dir, project=bool(project_doc.project_text))
-    typer.echo(text)
+    parts = [text_out] if text_out else []
+    if answer is not None:
+        if wrap and claude:
+            parts += claude_nested.render((f.resource, f.hook) for f in answer.files)
+        else:
+            added = text(answer, sanitized=result.config.project_doc.sanitize)
+            parts.append(added or f"(nothing more applies to {', '.join(for_paths)})")
+        for refused in answer.refused:
+            stderr().print(f"[yellow]refused:[/] {escape(refused.path)}: {escape(refused.reason)}")
+    if parts:
+        typer.echo("\n\n".join(parts))

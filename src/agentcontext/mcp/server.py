@@ -1,7 +1,8 @@
 """Our MCP server: the project doc and skills for any MCP client, built per session.
 
 Built on the SDK's low-level ``Server``: the tool list, resources and prompts are data
-from the scan, not decorated functions. ``instructions`` is computed when a session starts
+from the scan, not decorated functions. ``get_instructions_for`` remembers, per session,
+what it already returned (:mod:`agentcontext.mcp.nested`). ``instructions`` is computed when a session starts
 (``initialize`` or ``server/discover``), from a fresh scan, so editing AGENTS.md or a
 skill takes effect on the next connection without a restart. Scans run in a worker thread
 and reuse an unchanged tree's cache, so tool calls always see the current files.
@@ -23,8 +24,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agentcontext import __version__, skill_files
 from agentcontext.brief import instructions, selection_brief
 from agentcontext.errors import AgentContextError
-from agentcontext.mcp import skills_ext
-from agentcontext.mcp.tools import HANDLERS, SPECS, Limits, Outcome
+from agentcontext.mcp import nested, skills_ext
+from agentcontext.mcp.spec import Outcome
+from agentcontext.mcp.tools import HANDLERS, SPECS, Limits
 from agentcontext.mcp.workspace import Project, Workspace, session_key
 from agentcontext.scan import ScanResult
 from agentcontext.skill_json import EXTENSION_ID
@@ -45,6 +47,7 @@ class ContextServer(Server[Any]):
         self.workspace = workspace
         self.limits = limits or Limits()
         self._connections: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+        self._given = nested.Given()  # what each session already got from get_instructions_for
         super().__init__(
             "agentcontext",
             version=__version__,
@@ -152,10 +155,24 @@ class ContextServer(Server[Any]):
             return self._list_projects(args)
         if name == "set_project_root":
             return await self._set_project_root(ctx, args)
+        if name == nested.SPEC.name:
+            return await self._instructions_for(ctx, args)
         scan = await self._scan_for(ctx)
         if scan is None:
             return Outcome(self._unbound_message(ctx), error=True)
         return HANDLERS[name](scan, args, self.limits)  # small, bounded reads: no thread hop needed
+
+    async def _instructions_for(self, ctx: ServerRequestContext[Any, Any], args: Mapping[str, Any]) -> Outcome:
+        session = self._session(ctx)[0]
+        project = self.workspace.project_for(session)
+        if project is None:
+            return Outcome(self._unbound_message(ctx), error=True)
+        paths = nested.paths_argument(args)
+        if isinstance(paths, str):
+            return Outcome(paths, error=True)
+        answer = await anyio.to_thread.run_sync(project.applicable, paths, TOOL_SCAN_MAX_AGE)
+        given = self._given.of(None if session is None else f"{session}:{project.root}")
+        return nested.outcome(answer, given, sanitized=project.config.project_doc.sanitize)
 
     def _unbound_message(self, ctx: ServerRequestContext[Any, Any]) -> str:
         scope = self._session(ctx)[1]

@@ -9,25 +9,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentcontext import skill_files
 from agentcontext.brief import HIDDEN_NAME, instructions
 from agentcontext.errors import AgentContextError, UnsafePathError
+from agentcontext.mcp import nested
+from agentcontext.mcp.spec import Outcome, ToolSpec, object_schema
 from agentcontext.render import model_visible_name, plain_description, shown
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
 from agentcontext.skill_folder import LeavesFolderError, SkillFile, open_folder
 
 SKILLS_DISABLED = "Skills are disabled by the server configuration. Nothing was searched."
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    text: str
-    structured: dict[str, Any] | None = None
-    error: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,28 +34,9 @@ class Limits:
     max_bytes: int = skill_files.MAX_WINDOW_BYTES
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None = None
-    needs_project: bool = True
-    multi_only: bool = False
-    read_only: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
-
-
 _FILES_SCHEMA = {
     "type": "array",
-    "items": _object({"path": {"type": "string"}, "truncated": {"type": "boolean"}}, ["path", "truncated"]),
+    "items": object_schema({"path": {"type": "string"}, "truncated": {"type": "boolean"}}, ["path", "truncated"]),
 }
 
 SPECS: tuple[ToolSpec, ...] = (
@@ -71,8 +47,8 @@ SPECS: tuple[ToolSpec, ...] = (
         "user's own instructions. Call this once before starting work if they are not already in the "
         "conversation. Returns every AGENTS.md from the project root down to the working directory, outermost "
         "first, and the files they came from.",
-        _object({}),
-        _object({"files": _FILES_SCHEMA, "content": {"type": "string"}}, ["files", "content"]),
+        object_schema({}),
+        object_schema({"files": _FILES_SCHEMA, "content": {"type": "string"}}, ["files", "content"]),
     ),
     ToolSpec(
         "skills_list",
@@ -80,19 +56,21 @@ SPECS: tuple[ToolSpec, ...] = (
         "covering a task the user or the repository has already worked out how to do well. Each entry gives a "
         "name and a description of when it applies; call skills_read with the name to get the instructions. "
         "Skills that were found but are not offered are listed with the reason.",
-        _object({}),
-        _object(
+        object_schema({}),
+        object_schema(
             {
                 "skills": {
                     "type": "array",
-                    "items": _object(
+                    "items": object_schema(
                         {k: {"type": "string"} for k in ("name", "description", "scope", "path")},
                         ["name", "description", "scope", "path"],
                     ),
                 },
                 "not_offered": {
                     "type": "array",
-                    "items": _object({"path": {"type": "string"}, "reason": {"type": "string"}}, ["path", "reason"]),
+                    "items": object_schema(
+                        {"path": {"type": "string"}, "reason": {"type": "string"}}, ["path", "reason"]
+                    ),
                 },
                 "content": {"type": "string"},
             },
@@ -106,7 +84,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "file of the skill (references, scripts, assets), call this again with the same name and that file's "
         "path as 'resource'; paths are relative to the skill's own folder. Long files come back a window at a "
         "time; when the result says so, call again with the offset it names.",
-        _object(
+        object_schema(
             {
                 "name": {"type": "string", "description": "Skill name, as listed by skills_list."},
                 "resource": {
@@ -124,14 +102,15 @@ SPECS: tuple[ToolSpec, ...] = (
         "get_agent_brief",
         "Read this first. Returns the same text this server sends as its MCP instructions: what it offers, "
         "the skills catalog and the project's AGENTS.md instructions. Skip it if you already have them.",
-        _object({}),
-        _object({"content": {"type": "string"}}, ["content"]),
+        object_schema({}),
+        object_schema({"content": {"type": "string"}}, ["content"]),
     ),
+    nested.SPEC,
     ToolSpec(
         "list_projects",
         "List the project folders this server can serve, directly under its access root. Pass a folder to "
         "set_project_root to work in it.",
-        _object(
+        object_schema(
             {
                 "query": {"type": "string", "description": "Keep folders whose name contains this text."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many."},
@@ -145,7 +124,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "Bind this conversation to one project folder under the server's access root. The folder is the exact "
         "project root: nothing above it is read. A conversation is bound once and cannot switch; start a new "
         "one for another project. Call get_agent_brief afterwards.",
-        _object({"path": {"type": "string", "description": "Folder relative to the access root."}}, ["path"]),
+        object_schema({"path": {"type": "string", "description": "Folder relative to the access root."}}, ["path"]),
         needs_project=False,
         multi_only=True,
         read_only=False,

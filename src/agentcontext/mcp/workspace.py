@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import NotFoundError, UnsafePathError
 from agentcontext.files import is_within
@@ -43,6 +44,14 @@ class Project:
         if last is not None and time.monotonic() - last[0] <= max_age:
             return last[1]
         return None
+
+    def applicable(self, paths: list[str], max_age: float = 0.0) -> Applicable:
+        """What applies to ``paths`` after a scan no older than ``max_age`` (see :mod:`agentcontext.ondemand`).
+
+        Raises:
+            InvalidRequestError: too many paths. UnavailableError: the lookup ran out of time.
+        """
+        return self._scanner.applicable(paths, result=self.scan(max_age))
 
     def scan(self, max_age: float = 0.0) -> ScanResult:
         """A snapshot no older than ``max_age`` seconds; 0 re-checks the tree (cheap when unchanged).
