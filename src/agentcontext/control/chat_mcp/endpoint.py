@@ -46,13 +46,14 @@ class ChatMcpEndpoint:
         self.plane = plane
         self.notices = ChatNotices(plane.broker, plane.pending_changes)
         self.server = ChatMcpServer(plane, self.notices)
-        self.manager = StreamableHTTPSessionManager(app=self.server, security_settings=None)
+        self.manager: StreamableHTTPSessionManager | None = None  # one per run: the SDK's runs only once
         self._running = False
         self._workspace_sessions: OrderedDict[str, str] = OrderedDict()  # session id -> chat id
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as group:
             await group.start(self.notices.run)
+            self.manager = StreamableHTTPSessionManager(app=self.server, security_settings=None)
             async with self.manager.run():
                 self._running = True
                 task_status.started()
@@ -69,7 +70,8 @@ class ChatMcpEndpoint:
         if match is None:
             await _error(send, 404, "not found: use /mcp/chats/{chat_id} or /mcp/workspaces/{name}")
             return
-        if not self._running:
+        manager = self.manager
+        if not self._running or manager is None:
             await _error(send, 503, "the MCP endpoint is not running")
             return
         try:
@@ -79,7 +81,7 @@ class ChatMcpEndpoint:
             status = 401 if isinstance(exc, AuthError) else 404 if isinstance(exc, NotFoundError) else 403
             await _error(send, status, str(exc))
             return
-        await self._serve(scope, receive, send, user, chat_id, remember=match.group(1) == "workspaces")
+        await self._serve(manager, scope, receive, send, user, chat_id, remember=match.group(1) == "workspaces")
 
     async def _user(self, scope: Scope) -> UserPrincipal:
         header = _header(scope, b"authorization")
@@ -116,7 +118,15 @@ class ChatMcpEndpoint:
         return str(created["id"])
 
     async def _serve(
-        self, scope: Scope, receive: Receive, send: Send, user: UserPrincipal, chat_id: str, *, remember: bool
+        self,
+        manager: StreamableHTTPSessionManager,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        user: UserPrincipal,
+        chat_id: str,
+        *,
+        remember: bool,
     ) -> None:
         opening = not _header(scope, b"mcp-session-id") and scope["method"] == "POST"
         instructions = None
@@ -136,7 +146,7 @@ class ChatMcpEndpoint:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.manager.handle_request(inner, receive, send_with_chat)
+        await manager.handle_request(inner, receive, send_with_chat)
 
     def _remember(self, session: str, chat_id: str) -> None:
         self._workspace_sessions[session] = chat_id
