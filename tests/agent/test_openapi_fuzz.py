@@ -145,7 +145,8 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 16
+    assert len(OPERATIONS) == 17
+    assert ("POST", "/api/v0/context/instructions") in OPERATIONS
     assert ("GET", "/api/v0/skills/{name}/files/{path}") in OPERATIONS and ("GET", "/api/v0/events") in OPERATIONS
 
 
