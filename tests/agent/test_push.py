@@ -42,7 +42,7 @@ class Received:
 
 @dataclass
 class ControlPlane:
-    """Records each push; answers from ``script``, then ``200 {"accepted": true}``."""
+    """Records each push; answers from ``script``, then accepts (``PushResponse``: accepted, version, stored)."""
 
     script: list[Answer]
     url: str = ""
@@ -50,9 +50,11 @@ class ControlPlane:
     _arrived: anyio.Event = field(default_factory=anyio.Event)
 
     async def push(self, request: Request) -> Response:
-        self.received.append(Received(await request.json(), request.headers.get("authorization")))
+        pushed = await request.json()
+        self.received.append(Received(pushed, request.headers.get("authorization")))
         self._arrived.set()
-        status, body = self.script.pop(0) if self.script else (200, {"accepted": True})
+        accepted = {"accepted": True, "version": pushed["version"], "stored_version": pushed["version"]}
+        status, body = self.script.pop(0) if self.script else (200, accepted)
         if isinstance(body, str):
             return PlainTextResponse(body, status_code=status)
         return JSONResponse(body, status_code=status)
@@ -189,7 +191,7 @@ async def test_run_push_retries_until_the_control_plane_listens(tmp_path: Path, 
 async def test_run_push_accepted_false_is_not_retried(tmp_path: Path, home: Path) -> None:
     work = workspace(tmp_path)
     agent = make_agent(work, home)
-    async with control_plane([(200, {"accepted": False})]) as plane:
+    async with control_plane([(200, {"accepted": False, "version": 1, "stored_version": 5})]) as plane:
         pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
         async with pushing(agent, pusher):
             await ready(agent)

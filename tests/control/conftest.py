@@ -18,12 +18,14 @@ import httpx
 import pytest
 
 from agentcontext.control import migrate
+from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster, find_binaries
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
 
+BOX = SecretBox.ephemeral()  # the server key of stores that tests drive directly
 NO_POSTGRES = "PostgreSQL is not installed here (no initdb/pg_ctl/postgres found; apt-get install postgresql)"
 
 

@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from agentcontext.control import chats, identity, ingest, rows
+from agentcontext.control import chats, identity, ingest, rows, wire
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.events import Event
@@ -30,6 +30,7 @@ from agentcontext.errors import ConflictError, InvalidRequestError, NotFoundErro
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import skill_md
+from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -91,7 +92,8 @@ class World:
 
     def push(self, *resources: Resource, version: int, minutes: int = 0, agent: str | None = None, **kw: Any) -> None:
         checked = ingest.check_push(body(*resources, version=version, **kw))
-        assert self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes))).accepted
+        outcome = self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes), box=BOX))
+        assert outcome.accepted
 
     def create(self, user: UserPrincipal | None = None, **fields: Any) -> Chat:
         new = chats.NewChat(**({"workspace": "ws"} | fields))
@@ -104,7 +106,7 @@ class World:
     def ensure_bound(self, chat_id: str, *, minutes: int = 0) -> list[Event]:
         def work(session: Session) -> list[Event]:
             chat = chats.owned_chat(session, self.alice, chat_id, lock=True)
-            return chats.ensure_bound(session, chat, suffix=DEFAULT_SUFFIX, now=at(minutes))
+            return chats.bind(session, chat, suffix=DEFAULT_SUFFIX, now=at(minutes))[1]
 
         return self.db.write(work)
 
@@ -116,7 +118,8 @@ class World:
 
     def summary(self, chat_id: str) -> dict[str, Any]:
         with self.db.read() as session:
-            return chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
+            view = chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
+            return wire.ChatResponse.model_validate(view).model_dump(mode="json")  # as the API answers it
 
     def pinned(self, chat_id: str) -> dict[str, str | None]:
         with self.db.read() as session:

@@ -1,31 +1,35 @@
 """``agentcontext chats``: create, show, refresh and prompt chats on a control plane.
 
-The server and token come from ``--server``/``--token`` or ``AGENTCONTEXT_SERVER`` /
-``AGENTCONTEXT_TOKEN``. Every command takes ``--json`` and then prints exactly what the
-API returned.
+The server and token come from ``--server``/``--token``, else ``AGENTCONTEXT_SERVER`` /
+``AGENTCONTEXT_TOKEN``, else what ``agentcontext up`` stored (its server and your user's
+token), as ``agentcontext status`` finds them. Every command takes ``--json`` and then
+prints exactly what the API returned.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import typer
 from rich.table import Table
 
 from agentcontext.cli.common import STATUS_STYLE, stdout
-from agentcontext.control.client import ControlClient, from_environment
+from agentcontext.cli.status_cmd import ServerOption, TokenOption, credentials
+from agentcontext.control.client import ControlClient
 from agentcontext.errors import InvalidRequestError
 
 app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
 
-ServerOption = typer.Option(None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER).", show_default=False)
-TokenOption = typer.Option(None, "--token", help="Your API token (or AGENTCONTEXT_TOKEN).", show_default=False)
 JsonFlag = typer.Option(False, "--json", help="Print the API's JSON.")
 
 
 def _client(server: str | None, token: str | None) -> ControlClient:
-    return ControlClient(*from_environment(server, token))
+    """Raises: ConfigError (no server or token given, and no usable state of ``agentcontext up``)."""
+    from agentcontext.local.state import default_path
+
+    return ControlClient(*credentials(server, token, os.environ, default_path()))
 
 
 def _show_chat(chat: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from agentcontext.errors import AgentContextError, UnavailableError
 class AgentAddress:
     url: str
     api_token: str | None
+    unusable: str | None = None  # why the agent cannot be called (its secret could not be unsealed here)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -66,6 +67,8 @@ class AgentLink:
         params: dict[str, str] | None = None,
         quick: bool = False,
     ) -> dict[str, Any]:
+        if address.unusable:
+            raise UnavailableError(address.unusable)
         url = address.url.rstrip("/") + "/api/v0/" + path
         timeout = self._quick if quick else httpx.USE_CLIENT_DEFAULT
         try:

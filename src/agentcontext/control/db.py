@@ -3,8 +3,15 @@
 SQLite (the default, a file in the user data dir) runs in WAL mode so readers never wait
 for the writer; a write transaction starts with ``BEGIN IMMEDIATE`` so two writers queue on
 the busy timeout instead of failing half-way with "database is locked". PostgreSQL (psycopg
-3) runs writes at REPEATABLE READ and retries serialization failures and deadlocks, as
-Coder does for push, hydration and refresh.
+3) runs ORM writes at REPEATABLE READ and retries serialization failures and deadlocks, as
+Coder does for push, hydration and refresh. The hot paths (``read_rows``, ``write_rows``)
+run on Core connections; their writes run at READ COMMITTED and order themselves with row
+locks instead (``store`` says which), so each statement sees what committed before it.
+
+The pool holds as many connections as the control plane runs database work at once
+(``pool_size``; the plane's worker threads are limited to it), so no request waits for a
+connection and none is opened per request. A connection the database dropped is replaced
+and the work run again, without a ping before each use.
 
 Events a write produces are handed back with its result and published only after commit.
 """
@@ -31,6 +38,7 @@ from agentcontext.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8
+POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
 _RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 
 
@@ -88,11 +96,13 @@ def normalize_url(url: str) -> URL:
 class Database:
     """An engine plus the transaction helpers every store function uses."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = POOL_SIZE) -> None:
         self.url = normalize_url(url)
         self.dialect = self.url.get_backend_name()
-        self.engine = _create_engine(self.url, echo=echo)
+        self.pool_size = pool_size
+        self.engine = _create_engine(self.url, echo=echo, pool_size=pool_size)
         self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
+        self._row_writer = self.engine.execution_options(**_row_write_options(self.dialect))
         self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
@@ -128,24 +138,52 @@ class Database:
 
         ``work`` must be safe to run again: it reads what it needs inside the transaction.
         """
-        for attempt in range(RETRIES):
-            try:
-                with self._writer() as session, session.begin():
-                    return work(session)
-            except DBAPIError as exc:
-                if attempt + 1 < RETRIES and _retryable(exc):
-                    time.sleep(random.uniform(0, 0.005 * 2**attempt))
-                    continue
-                if isinstance(exc, OperationalError):
-                    raise StorageUnavailable(_describe(exc)) from exc
-                raise
-        raise AssertionError("unreachable")
+
+        def attempt() -> T:
+            with self._writer() as session, session.begin():
+                return work(session)
+
+        return _retrying(attempt)
+
+    def read_rows(self, work: Callable[[Connection], T]) -> T:
+        """``read`` on a Core connection, for hot paths; run again on a fresh connection if the old one was dropped."""
+
+        def attempt() -> T:
+            with self._read_engine.connect() as connection, connection.begin():
+                return work(connection)
+
+        return _retrying(attempt)
+
+    def write_rows(self, work: Callable[[Connection], T]) -> T:
+        """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
+
+        def attempt() -> T:
+            with self._row_writer.connect() as connection, connection.begin():
+                return work(connection)
+
+        return _retrying(attempt)
 
     def dispose(self) -> None:
         self.engine.dispose()
 
 
+def _retrying(attempt: Callable[[], T]) -> T:
+    for number in range(RETRIES):
+        try:
+            return attempt()
+        except DBAPIError as exc:
+            if number + 1 < RETRIES and _retryable(exc):
+                time.sleep(random.uniform(0, 0.005 * 2**number))
+                continue
+            if isinstance(exc, OperationalError):
+                raise StorageUnavailable(_describe(exc)) from exc
+            raise
+    raise AssertionError("unreachable")
+
+
 def _retryable(exc: DBAPIError) -> bool:
+    if exc.connection_invalidated:  # the database dropped the connection: the pool replaced it
+        return True
     code = getattr(exc.orig, "sqlstate", None)
     if code in _RETRY_SQLSTATES:
         return True
@@ -163,13 +201,23 @@ def _write_options(dialect: str) -> dict[str, Any]:
     return {"sqlite_begin": "BEGIN IMMEDIATE"}
 
 
-def _create_engine(url: URL, *, echo: bool) -> Engine:
+def _row_write_options(dialect: str) -> dict[str, Any]:
+    if dialect == "postgresql":
+        return {"isolation_level": "READ COMMITTED"}
+    return {"sqlite_begin": "BEGIN IMMEDIATE"}
+
+
+def _create_engine(url: URL, *, echo: bool, pool_size: int) -> Engine:
+    # a few connections beyond the workers' for what runs outside them (migrations, the CLI's own)
+    pool = {"pool_size": pool_size, "max_overflow": 4, "pool_recycle": 3600}
     if url.get_backend_name() == "postgresql":
-        return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return sa.create_engine(url, echo=echo, **pool)
     database = url.database or ""
     if database and database != ":memory:":
         Path(database).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
+    if database in ("", ":memory:"):
+        pool = {}  # one in-memory database per connection: SQLAlchemy's singleton pool
+    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
     _sqlite_transactions(engine)
     return engine
 

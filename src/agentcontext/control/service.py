@@ -10,16 +10,20 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import uvicorn
+from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
-from agentcontext.control import identity, migrate
+from agentcontext import dashboard
+from agentcontext.control import agent_secret, identity, migrate
 from agentcontext.control.api import create_app
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, LocalBroker, PostgresBroker
@@ -59,6 +63,14 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     settings: ControlSettings = ControlSettings()
+    key_file: Path | None = None  # the server key (agent_secret); default: the environment, else the data dir's
+
+
+def build_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
+    """The API with the dashboard added: what ``agentcontext server`` serves."""
+    app = create_app(plane, background=background)
+    dashboard.install(app)
+    return app
 
 
 class _Server(uvicorn.Server):
@@ -70,9 +82,10 @@ class _Server(uvicorn.Server):
 
 
 async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], None] | None = None) -> None:
-    plane = ControlPlane(db, broker_for(db), options.settings)
+    secrets = agent_secret.load(os.environ, options.key_file)
+    plane = ControlPlane(db, broker_for(db), options.settings, secrets=secrets)
     config = uvicorn.Config(
-        create_app(plane),
+        build_app(plane),
         host=options.host,
         port=options.port,
         log_level="warning",

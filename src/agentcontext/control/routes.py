@@ -1,0 +1,335 @@
+"""The API's routes under ``/api/v1/``: each reads its body as a wire model and answers one.
+
+A route authenticates (``auth``), hands the work to the plane (one worker-thread hop for its
+database work) and serialises the plane's answer through the wire model its OpenAPI entry
+names, so an answer is exactly what the document says. Chat tools answer 200 with
+``is_error`` for their own failures, as a model expects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import fields
+from types import SimpleNamespace
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Body, Depends
+from fastapi.responses import Response
+from pydantic import BaseModel, TypeAdapter
+from sse_starlette import EventSourceResponse
+from starlette.convertors import Convertor, register_url_convertor
+
+from agentcontext.control import chats, wire
+from agentcontext.control.auth import Admin, AgentToken, User, plane_of
+from agentcontext.control.models import ChatFile, PersonalSkill
+from agentcontext.control.plane import ControlPlane
+from agentcontext.control.tools import ToolResult
+
+Plane = Annotated[ControlPlane, Depends(plane_of)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 500, 503)
+}
+JSON = "application/json"
+
+
+class _ToolName(Convertor[str]):
+    """A tool name is the rest of the path, whatever it holds (``/``, a newline): MCP servers name their tools."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("tool", _ToolName())
+
+agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS)
+router = APIRouter(prefix="/api/v1", responses=ERRORS)
+
+
+def answer(model: BaseModel, status: int = 200) -> Response:
+    """The model as the response body, serialised by pydantic (what it omits stays unset)."""
+    return Response(model.__pydantic_serializer__.to_json(model, exclude_unset=True), status, media_type=JSON)
+
+
+_CHATS = TypeAdapter(list[wire.ChatResponse])
+_SKILLS = TypeAdapter(list[wire.SkillSummary])
+_FILES = TypeAdapter(list[wire.ChatFileEntry])
+_WORKSPACES = TypeAdapter(list[wire.WorkspaceEntry])
+
+
+def _answer_list(adapter: TypeAdapter[Any], items: Any) -> Response:
+    return Response(adapter.dump_json(adapter.validate_python(items, from_attributes=True)), media_type=JSON)
+
+
+# --- agent routes --------------------------------------------------------------------
+
+
+@agent_router.post(
+    "/context",
+    summary="Push the agent's snapshot",
+    response_model=wire.PushResponse,
+    responses={501: {"model": wire.ErrorBody, "description": "Context sync is disabled: stop pushing."}},
+)
+async def push(plane: Plane, agent: AgentToken, body: wire.PushRequest) -> Response:
+    outcome = await plane.push(agent, body)
+    return answer(
+        wire.PushResponse(accepted=outcome.accepted, version=outcome.version, stored_version=outcome.stored_version)
+    )
+
+
+@agent_router.post("/heartbeat", summary="The agent is alive (or, with online false, leaving)", status_code=204)
+async def heartbeat(plane: Plane, agent: AgentToken, body: wire.HeartbeatRequest) -> Response:
+    await plane.heartbeat(agent, body)
+    return Response(status_code=204)
+
+
+# --- user routes ---------------------------------------------------------------------
+
+
+@router.get("/users/me", summary="Who the token belongs to", response_model=wire.MeResponse, tags=["users"])
+async def me(user: User) -> Response:
+    return answer(wire.MeResponse(id=user.user_id, name=user.name, is_admin=user.is_admin))
+
+
+@router.post(
+    "/users",
+    summary="Create a user (administrators)",
+    status_code=201,
+    response_model=wire.IssuedResponse,
+    tags=["users"],
+)
+async def create_user(plane: Plane, user: Admin, body: wire.CreateUserBody) -> Response:
+    issued = await plane.create_user(user, body.name, admin=body.admin)
+    return answer(wire.IssuedResponse.model_validate(issued), 201)
+
+
+@router.get(
+    "/overview",
+    summary="Server, workspaces, agents, snapshots, MCP servers, chat counts and problems, in one read",
+    response_model=wire.OverviewResponse,
+    tags=["workspaces"],
+)
+async def overview(plane: Plane, user: User) -> Response:
+    return answer(wire.OverviewResponse.model_validate(await plane.overview(user)))
+
+
+@router.get(
+    "/workspaces",
+    summary="Workspaces open to this user, with their agents",
+    response_model=list[wire.WorkspaceEntry],
+    tags=["workspaces"],
+)
+async def workspaces(plane: Plane, user: User) -> Response:
+    return _answer_list(_WORKSPACES, await plane.list_workspaces(user))
+
+
+@router.post(
+    "/workspaces/{workspace}/agents",
+    summary="Create an agent and its token (administrators; creates the workspace)",
+    status_code=201,
+    response_model=wire.IssuedResponse,
+    tags=["workspaces"],
+)
+async def create_agent(plane: Plane, user: Admin, workspace: str, body: wire.CreateAgentBody) -> Response:
+    issued = await plane.create_agent(user, workspace, body.name, parent=body.parent)
+    return answer(wire.IssuedResponse.model_validate(issued), 201)
+
+
+@router.post(
+    "/chats",
+    summary="Create a chat, bound and pinned",
+    status_code=201,
+    response_model=wire.ChatResponse,
+    tags=["chats"],
+)
+async def create_chat(plane: Plane, user: User, body: wire.CreateChatBody) -> Response:
+    new = chats.NewChat(body.workspace, body.status, body.parent_id, body.title, body.plan_mode)
+    return answer(wire.ChatResponse.model_validate(await plane.create_chat(user, new)), 201)
+
+
+@router.get("/chats", summary="This user's chats, newest first", response_model=list[wire.ChatResponse], tags=["chats"])
+async def list_chats(plane: Plane, user: User, archived: bool = False) -> Response:
+    return _answer_list(_CHATS, await plane.list_chats(user, archived=archived))
+
+
+@router.get(
+    "/chats/{chat_id}", summary="A chat with its context summary", response_model=wire.ChatResponse, tags=["chats"]
+)
+async def get_chat(plane: Plane, user: User, chat_id: str) -> Response:
+    return answer(wire.ChatResponse.model_validate(await plane.get_chat(user, chat_id)))
+
+
+@router.patch(
+    "/chats/{chat_id}",
+    summary="Change a chat's status, title or archived flag",
+    response_model=wire.ChatResponse,
+    tags=["chats"],
+)
+async def update_chat(plane: Plane, user: User, chat_id: str, body: wire.UpdateChatBody) -> Response:
+    view = await plane.update_chat(user, chat_id, status=body.status, archived=body.archived, title=body.title)
+    return answer(wire.ChatResponse.model_validate(view))
+
+
+_VIEW_FIELDS = tuple(field.name for field in fields(chats.ChatView))
+
+
+@router.put(
+    "/chats/{chat_id}/context",
+    summary="Refresh: re-pin to the latest snapshot and say what changed",
+    response_model=wire.RefreshResponse,
+    tags=["chats"],
+)
+async def refresh(plane: Plane, user: User, chat_id: str) -> Response:
+    view, diff = await plane.refresh(user, chat_id)
+    done = SimpleNamespace(**{name: getattr(view, name) for name in _VIEW_FIELDS}, diff=diff)
+    return answer(wire.RefreshResponse.model_validate(done))
+
+
+@router.get(
+    "/chats/{chat_id}/prompt",
+    summary="This turn's system prompt and tools",
+    response_model=wire.PromptResponse,
+    responses={200: {"headers": {"X-Prompt-Cache": {"description": "hit: served as built before; miss: built now"}}}},
+    tags=["chats"],
+)
+async def chat_prompt(plane: Plane, user: User, chat_id: str) -> Response:
+    prompt = await plane.prompt_json(user, chat_id)
+    return Response(prompt.body, media_type=JSON, headers={"X-Prompt-Cache": "hit" if prompt.cached else "miss"})
+
+
+@router.post(
+    "/chats/{chat_id}/tools/{name:tool}",
+    summary="Run a chat tool; failures are results with is_error",
+    response_model=wire.ToolResultBody,
+    tags=["chats"],
+)
+async def call_tool(
+    plane: Plane,
+    user: User,
+    chat_id: str,
+    name: str,
+    arguments: Annotated[Any, Body(description="The tool's arguments, a JSON object.")] = None,
+) -> Response:
+    return answer(_tool_result(await plane.call_tool(user, chat_id, name, {} if arguments is None else arguments)))
+
+
+def _tool_result(result: ToolResult) -> wire.ToolResultBody:
+    if not result.attachments:
+        return wire.ToolResultBody(content=result.content, is_error=result.is_error)
+    attachments = [wire.Attachment.model_validate(a) for a in result.attachments]
+    return wire.ToolResultBody(content=result.content, is_error=result.is_error, attachments=attachments)
+
+
+@router.get(
+    "/chats/{chat_id}/files",
+    summary="The chat's attachments (proposed plans)",
+    response_model=list[wire.ChatFileEntry],
+    tags=["chats"],
+)
+async def chat_files(plane: Plane, user: User, chat_id: str) -> Response:
+    return _answer_list(_FILES, [_file_entry(f) for f in await plane.chat_files(user, chat_id)])
+
+
+def _file_entry(file: ChatFile) -> dict[str, Any]:
+    return {
+        "id": file.id,
+        "name": file.name,
+        "kind": file.kind,
+        "media_type": file.media_type,
+        "path": file.path,
+        "size_bytes": file.size_bytes,
+        "created_at": file.created_at.isoformat(),
+    }
+
+
+@router.get(
+    "/chats/{chat_id}/files/{file_id}",
+    summary="One attachment's content",
+    response_class=Response,
+    responses={200: {"content": {"text/markdown": {"schema": {"type": "string"}}}}},
+    tags=["chats"],
+)
+async def chat_file(plane: Plane, user: User, chat_id: str, file_id: str) -> Response:
+    file, text = await plane.chat_file(user, chat_id, file_id)
+    return Response(text, media_type=file.media_type, headers={"Content-Disposition": _disposition(file.name)})
+
+
+def _disposition(name: str) -> str:
+    """``inline`` with the file's name: an ASCII fallback and the exact name (RFC 6266), whatever its script."""
+    fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name)
+    return f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+@router.get(
+    "/chats/{chat_id}/events",
+    summary="Server-sent events: state, pinned, out_of_date, up_to_date, refreshed, agent_online, agent_offline",
+    tags=["chats"],
+    response_class=EventSourceResponse,
+)
+async def chat_events(plane: Plane, user: User, chat_id: str) -> EventSourceResponse:
+    topics, _ = await plane.event_topics(user, chat_id)  # a 404 must come before the stream starts
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        with plane.broker.subscribe(topics) as receive:
+            _, state = await plane.event_topics(user, chat_id)  # read after subscribing: nothing falls between
+            yield {"event": "state", "data": json.dumps(state)}
+            async for event in receive:
+                yield {"event": event.kind, "data": json.dumps(event.data)}
+
+    return EventSourceResponse(stream(), ping=15)
+
+
+@router.get("/users/me/skills", summary="Your personal skills", response_model=list[wire.SkillSummary], tags=["skills"])
+async def list_skills(plane: Plane, user: User) -> Response:
+    return _answer_list(_SKILLS, [_skill(k) for k in await plane.list_personal_skills(user)])
+
+
+def _skill(skill: PersonalSkill) -> dict[str, Any]:
+    return {
+        "name": skill.name,
+        "description": skill.description,
+        "size_bytes": skill.size_bytes,
+        "created_at": skill.created_at.isoformat(),
+        "updated_at": skill.updated_at.isoformat(),
+    }
+
+
+@router.post(
+    "/users/me/skills",
+    summary="Add a personal skill",
+    status_code=201,
+    response_model=wire.SkillSummary,
+    tags=["skills"],
+)
+async def create_skill(plane: Plane, user: User, body: wire.SkillBody) -> Response:
+    return answer(wire.SkillSummary(**_skill(await plane.create_personal_skill(user, body.content))), 201)
+
+
+@router.get(
+    "/users/me/skills/{name}",
+    summary="One personal skill with its SKILL.md",
+    response_model=wire.SkillDetail,
+    tags=["skills"],
+)
+async def get_skill(plane: Plane, user: User, name: str) -> Response:
+    skill, text = await plane.get_personal_skill(user, name)
+    return answer(wire.SkillDetail(**_skill(skill), content=text))
+
+
+@router.put(
+    "/users/me/skills/{name}", summary="Replace a personal skill", response_model=wire.SkillSummary, tags=["skills"]
+)
+async def update_skill(plane: Plane, user: User, name: str, body: wire.SkillBody) -> Response:
+    return answer(wire.SkillSummary(**_skill(await plane.update_personal_skill(user, name, body.content))))
+
+
+@router.delete("/users/me/skills/{name}", summary="Delete a personal skill", status_code=204, tags=["skills"])
+async def delete_skill(plane: Plane, user: User, name: str) -> Response:
+    await plane.delete_personal_skill(user, name)
+    return Response(status_code=204)
