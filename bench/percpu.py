@@ -1,6 +1,7 @@
 """Server CPU per request, by type, against ``/healthz`` in the same run, on SQLite and PostgreSQL.
 
     .venv/bin/python bench/percpu.py [--count 400] [--rounds 3] [--only sqlite|postgresql] [--json PATH]
+                                     [--py-spy BIN [--profile TYPE]]
 
 One ``agentcontext server`` on loopback (a fresh SQLite file; a throwaway PostgreSQL cluster,
 ``TempCluster``), 5 agents (workspace ws-NNNN, agent "main") each with a first 10-resource push
@@ -24,7 +25,10 @@ connection, and the server process's CPU time (every thread, from its CPU clock,
 * ``sse``: open ``GET /events``, read its first event (``state``), close.
 
 Reported per type: the median over rounds of the CPU microseconds a request, and its ratio
-to the median floor. What the PostgreSQL server itself spends is not in the figure (another
+to the median floor. ``--py-spy BIN`` samples the server (``py-spy record``, GIL held) while
+each type (or only ``--profile TYPE``) runs in the first round, and prints where the time
+went: by library, and our and SQLAlchemy's functions (raw stacks in bench/out/).
+What the PostgreSQL server itself spends is not in the figure (another
 process). Goals (issue 13): push at most 6x the floor on SQLite and 10x on PostgreSQL, every
 other chat request at most 5x.
 """
@@ -37,7 +41,9 @@ import ctypes
 import json
 import os
 import platform
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,9 +108,7 @@ def setup(http: httpx.Client, base: str, user: str, tokens: list[str]) -> World:
 
 
 def new_chat(http: httpx.Client, world: World, index: int) -> str:
-    response = http.post(
-        f"{world.base}/api/v1/chats", json={"workspace": f"ws-{index:04d}"}, headers=_user(world)
-    )
+    response = http.post(f"{world.base}/api/v1/chats", json={"workspace": f"ws-{index:04d}"}, headers=_user(world))
     return str(check(response, "create chat", world).json()["id"])
 
 
@@ -175,28 +179,102 @@ def sse(http: httpx.Client, world: World, n: int) -> None:
 Request = Callable[[httpx.Client, World, int], None]
 
 
-def measure(clock: CpuClock, http: httpx.Client, world: World, request: Request, count: int) -> float:
+@dataclass
+class Sampler:
+    """``py-spy record`` of the server around one request type at a time (``--py-spy``)."""
+
+    binary: str | None
+    pid: int
+    label: str
+    only: str | None
+    done: set[str] = field(default_factory=set)
+
+    @contextlib.contextmanager
+    def around(self, kind: str) -> Iterator[None]:
+        if self.binary is None or kind in self.done or (self.only and kind != self.only):
+            yield
+            return
+        self.done.add(kind)
+        out = OUT / f"py-spy-percpu-{self.label}-{kind}.txt"
+        command = [self.binary, "record", "--pid", str(self.pid), "--rate", "400", "--gil", "--format", "raw"]
+        recorder = subprocess.Popen([*command, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1)
+        try:
+            yield
+        finally:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait(60)
+        summarise_profile(out, f"{self.label} {kind}")
+
+
+LIBRARIES = (
+    "agentcontext", "sqlalchemy", "fastapi", "starlette", "pydantic", "anyio", "httpx", "httpcore", "uvicorn",
+    "sse_starlette", "psycopg", "json", "sqlite3", "asyncio", "threading", "cryptography", "h11", "concurrent",
+)  # fmt: skip
+
+
+def summarise_profile(path: Path, title: str) -> None:
+    by_library: dict[str, int] = {}
+    by_function: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, weight = line.rpartition(" ")
+        if not weight.isdigit():
+            continue
+        frames = stack.split(";")
+        total += int(weight)
+        seen_libraries = {lib for frame in frames for lib in LIBRARIES if f"/{lib}/" in frame or f"({lib}" in frame}
+        for library in seen_libraries:
+            by_library[library] = by_library.get(library, 0) + int(weight)
+        for frame in {f.rpartition(":")[0] + ")" for f in frames}:
+            if "agentcontext/" in frame or "sqlalchemy/" in frame:
+                by_function[frame] = by_function.get(frame, 0) + int(weight)
+    print(f"\npy-spy, {title}: {total} samples with the GIL held; inclusive by library:")
+    print(
+        "  "
+        + ", ".join(f"{lib} {n / max(1, total):.0%}" for lib, n in sorted(by_library.items(), key=lambda kv: -kv[1]))
+    )
+    for frame, samples in sorted(by_function.items(), key=lambda kv: -kv[1])[:25]:
+        print(f"  {samples / max(1, total):6.1%}  {frame[:140]}")
+
+
+def measure(
+    clock: CpuClock, http: httpx.Client, world: World, request: Request, count: int, sampler: Sampler | None = None
+) -> float:
     """Server CPU microseconds a request, over ``count`` sequential requests."""
-    before = clock()
-    for n in range(count):
-        request(http, world, n)
-    return (clock() - before) / count * 1e6
+    kind = request.__name__
+    with sampler.around(kind) if sampler is not None else contextlib.nullcontext():
+        before = clock()
+        for n in range(count):
+            request(http, world, n)
+        spent = clock() - before
+    return spent / count * 1e6
 
 
-def one_round(clock: CpuClock, http: httpx.Client, world: World, count: int) -> dict[str, float]:
-    out = {"healthz_before": measure(clock, http, world, healthz, count * 2)}
-    out["push"] = measure(clock, http, world, push, count)
-    out["heartbeat"] = measure(clock, http, world, heartbeat, count)
+def prompt_hit(http: httpx.Client, world: World, n: int) -> None:
+    prompt(http, world, n)
+
+
+def prompt_miss(http: httpx.Client, world: World, n: int) -> None:
+    prompt(http, world, n)
+
+
+def one_round(
+    clock: CpuClock, http: httpx.Client, world: World, count: int, sampler: Sampler | None
+) -> dict[str, float]:
+    out = {"healthz_before": measure(clock, http, world, healthz, count * 2, sampler)}
+    out["push"] = measure(clock, http, world, push, count, sampler)
+    out["heartbeat"] = measure(clock, http, world, heartbeat, count, sampler)
     for n in range(len(world.chats)):  # each chat served once since the pushes moved its agent's snapshot
         prompt(http, world, n)
-    out["prompt_hit"] = measure(clock, http, world, prompt, count)
+    out["prompt_hit"] = measure(clock, http, world, prompt_hit, count, sampler)
     fresh = World(world.base, world.user, world.agents, world.versions, [], world.errors)
     fresh.chats = [(new_chat(http, world, n % len(world.agents)), n % len(world.agents)) for n in range(count)]
-    out["prompt_miss"] = measure(clock, http, fresh, prompt, count)
-    out["read_skill"] = measure(clock, http, world, read_skill, count)
-    out["mcp_call"] = measure(clock, http, world, mcp_call, count)
-    out["refresh"] = measure(clock, http, world, refresh, count)
-    out["sse"] = measure(clock, http, world, sse, max(1, count // 2))
+    out["prompt_miss"] = measure(clock, http, fresh, prompt_miss, count, sampler)
+    out["read_skill"] = measure(clock, http, world, read_skill, count, sampler)
+    out["mcp_call"] = measure(clock, http, world, mcp_call, count, sampler)
+    out["refresh"] = measure(clock, http, world, refresh, count, sampler)
+    out["sse"] = measure(clock, http, world, sse, max(1, count // 2), sampler)
     out["healthz_after"] = measure(clock, http, world, healthz, count * 2)
     return out
 
@@ -210,10 +288,11 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
     tmp.mkdir()
     with upstream_agent(tmp, enabled=True), servers(url, 1, tmp, label) as (bases, logs, processes):
         clock = CpuClock(processes[0].pid)
+        sampler = Sampler(args.py_spy, processes[0].pid, label, args.profile)
         with httpx.Client(timeout=60) as http:
             world = setup(http, bases[0], user, tokens)
             for number in range(args.rounds):
-                rounds.append(one_round(clock, http, world, args.count))
+                rounds.append(one_round(clock, http, world, args.count, sampler if number == 0 else None))
                 print(f"{time.strftime('%H:%M:%S')} {label}: round {number + 1} done", file=sys.stderr, flush=True)
         errors = world.errors + server_errors(logs)
     floors = [r[k] for r in rounds for k in ("healthz_before", "healthz_after")]
@@ -270,12 +349,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", choices=["sqlite", "postgresql"], action="append")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--py-spy", metavar="BIN", help="py-spy binary: sample the server while each type runs")
+    parser.add_argument("--profile", choices=["healthz", *TYPES], help="with --py-spy: only this type")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="agentcontext-percpu-") as name, databases(
-        args.only or ["sqlite", "postgresql"], Path(name)
-    ) as found:
+    with (
+        tempfile.TemporaryDirectory(prefix="agentcontext-percpu-") as name,
+        databases(args.only or ["sqlite", "postgresql"], Path(name)) as found,
+    ):
         for label, url in found:
             results.append(run(label, url, args, Path(name)))
             if args.json:

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from agentcontext.errors import InvalidRequestError
-from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 
 M = TypeVar("M", bound=BaseModel)
@@ -165,10 +165,17 @@ class PushedResource(BaseModel):
 
     def to_resource(self) -> Resource:
         """Raises ValueError: a field the core reads and this version does not check is malformed."""
-        try:
-            return Resource.from_dict(self.model_dump(exclude={"id"}))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"malformed: {exc}") from None
+        if self.model_extra:  # fields this version does not know: the core's own reading of the whole
+            try:
+                return Resource.from_dict(self.model_dump(exclude={"id"}))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(f"malformed: {exc}") from None
+        tools = tuple(Tool(t.name, t.description or "", t.input_schema) for t in self.tools)
+        return Resource(
+            self.kind, self.path, self.scope, self.status, self.size_bytes, self.content_hash, self.content,
+            self.error, tuple(self.warnings), self.name, self.description, self.doc_order, self.source,
+            tuple(self.servers), self.connect, tools,
+        )  # fmt: skip
 
 
 class PushRequest(BaseModel):

@@ -442,6 +442,40 @@ async def test_heartbeats_send_agent_offline_and_agent_online_on_changes_only(se
         assert (kind, data["agent_id"]) == ("agent_online", served.agent_id)
 
 
+async def test_an_event_between_the_state_read_and_the_subscription_is_not_lost(
+    served: Deployment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream reads the chat's state once, then subscribes: what was delivered in between makes it read
+    again, so the first event never says "online" about an agent that went offline meanwhile."""
+    await push(served, 1, "Use pytest.", initial=True)
+    chat = await new_chat(served)
+    plane = served.plane
+    read = plane.event_topics
+    reads = 0
+
+    async def read_then_go_offline(*args: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        found = await read(*args)
+        if reads == 1:  # the agent leaves after the state was read, before the stream subscribes
+            mark = plane.broker.mark()
+            await heartbeat(served, online=False)
+            with anyio.fail_after(WAIT):  # delivered here (through PostgreSQL too) before this returns
+                while not plane.broker.delivered_since([agent_topic(served.agent_id)], mark):
+                    await anyio.sleep(0.01)
+        return found
+
+    monkeypatch.setattr(plane, "event_topics", read_then_go_offline)
+    async with events(served, chat["id"]) as stream:
+        kind, state = await stream.next()
+    assert (kind, state["agent_online"], reads) == ("state", False, 2)
+    monkeypatch.setattr(plane, "event_topics", read)
+    reads = 0
+    async with events(served, chat["id"]) as stream:
+        kind, state = await stream.next()
+    assert (kind, state["agent_online"]) == ("state", False)  # nothing in between: read once
+
+
 async def test_the_sweeper_marks_a_silent_agent_offline_and_a_heartbeat_brings_it_back(db_url: str) -> None:
     settings = ControlSettings(offline_after=1.5, sweep_every=3600)  # sweeps only when the test asks
     async with deployment(db_url, settings) as env:

@@ -777,5 +777,5 @@ def test_an_unchanged_resource_is_not_rewritten(world: World) -> None:
     writes = [
         s for s in statements if s.startswith(("insert into snapshot_resources", "delete from snapshot_resources"))
     ]
-    assert len(writes) == 2  # AGENTS.md out and back in; the skill and the server untouched
+    assert len(writes) == 1  # AGENTS.md rewritten in place; the skill and the server untouched
     assert world.stored()["/w/AGENTS.md"] == "Use spaces.\n"

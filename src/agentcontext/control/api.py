@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext import __version__
-from agentcontext.control import wire
+from agentcontext.control import auth, wire
 from agentcontext.control.plane import ControlPlane, SyncDisabled
 from agentcontext.control.routes import agent_router, answer, router
 from agentcontext.errors import (
@@ -205,9 +205,18 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 responses = operation.get("responses", {})
                 if "422" in responses:
                     responses["422"] = {"description": "Unprocessable Content", "content": _ERROR_CONTENT}
-        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        components = document.setdefault("components", {})
+        schemas = components.setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
+        # the routes authenticate in one dependency of their own (auth): the scheme is declared here
+        components["securitySchemes"] = {
+            auth.SCHEME: {"type": "http", "scheme": "bearer", "description": auth.SCHEME_DESCRIPTION}
+        }
+        for path, operations in document.get("paths", {}).items():
+            if path.startswith("/api/"):
+                for operation in operations.values():
+                    operation["security"] = [{auth.SCHEME: []}]
         app.openapi_schema = document
     return app.openapi_schema
 

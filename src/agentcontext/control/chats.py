@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
 from agentcontext.control import rows
 from agentcontext.control import tables as t
 from agentcontext.control.agentselect import Candidate, find_chat_agent
-from agentcontext.control.contents import Executor
+from agentcontext.control.contents import Executor, dialect_of
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import copy_pin
@@ -148,8 +149,12 @@ _PIN_SOURCE = sa.select(t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.s
 
 
 def lock_agent(executor: Executor, agent_id: str) -> None:
-    """Hold the agent's row against pushes (``FOR KEY SHARE``) for the rest of the transaction."""
-    executor.execute(_LOCK_AGENT, {"agent_id": agent_id})
+    """Hold the agent's row against pushes (``FOR KEY SHARE``) for the rest of the transaction.
+
+    SQLite has no row locks to take: its one writer at a time orders pins and pushes already.
+    """
+    if dialect_of(executor) != "sqlite":
+        executor.execute(_LOCK_AGENT, {"agent_id": agent_id})
 
 
 def pin_source(executor: Executor, agent_id: str) -> PinSource | None:
@@ -319,17 +324,39 @@ def refresh(executor: Executor, user: UserPrincipal, chat_id: str, *, suffix: st
     source = pin_source(executor, chat.agent_id) if chat.agent_id else None
     chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
     after = rows.read(executor, chat.agent_id, chat=False) if source is not None and chat.agent_id else []
-    if not rows.same_rows(rows.read(executor, chat.id, chat=True) if events else before, after):
-        if source is not None and chat.agent_id is not None:
-            copy_pin(executor, chat.agent_id, [chat.id])
-        else:
-            executor.execute(_CLEAR_PIN, {"chat_id": chat.id})
+    _repin(executor, chat.id, rows.read(executor, chat.id, chat=True) if events else before, after)
     changes = diff_rows(before, after)
     events = [e for e in events if e.kind != "pinned"]
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest = source.aggregate_hash if source is not None else None
     return Refreshed(chat, changes, tuple(events), view(chat, after, latest))
+
+
+_DROP_PINNED = sa.delete(t.chat_resources).where(
+    t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.source == sa.bindparam("gone")
+)
+
+
+def _upsert_pinned(insert: Any) -> Any:
+    statement = insert(t.chat_resources)
+    replaced = {c.name: statement.excluded[c.name] for c in t.chat_resources.columns if not c.primary_key}
+    return statement.on_conflict_do_update(index_elements=["chat_id", "source"], set_=replaced)
+
+
+_UPSERT_PINNED = {"postgresql": _upsert_pinned(postgresql.insert), "sqlite": _upsert_pinned(sqlite.insert)}
+
+
+def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequence[Any]) -> None:
+    """Make the chat's pinned rows the snapshot's, writing only the rows that differ."""
+    old = {row[0]: tuple(row) for row in pinned}
+    gone = old.keys() - {row[0] for row in latest}
+    if gone:
+        executor.execute(_DROP_PINNED, [{"chat_id": chat_id, "gone": source} for source in gone])
+    changed = [row for row in latest if old.get(row[0]) != tuple(row)]
+    if changed:
+        values = [{"chat_id": chat_id, **dict(zip(rows.ROW_COLUMNS, row, strict=True))} for row in changed]
+        executor.execute(_UPSERT_PINNED[dialect_of(executor)], values)
 
 
 def diff_rows(before: Iterable[Any], after: Iterable[Any]) -> Diff:
@@ -493,11 +520,28 @@ def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error
 
 
 _LATEST_HASH = sa.select(t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+_OWNED_WITH_LATEST = (
+    sa.select(*_CHAT_COLUMNS, t.snapshots.c.aggregate_hash.label("latest_hash"))
+    .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
 
 
 def summary(executor: Executor, chat: ChatRow) -> ChatView:
     latest = executor.scalar(_LATEST_HASH, {"agent_id": chat.agent_id}) if chat.agent_id else None
     return view(chat, rows.read(executor, chat.id, chat=True), latest)
+
+
+def owned_summary(executor: Executor, user: UserPrincipal, chat_id: str) -> ChatView:
+    """The user's chat as the API returns it, in two queries.
+
+    Raises:
+        NotFoundError: no such chat of this user.
+    """
+    row = executor.execute(_OWNED_WITH_LATEST, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    if row is None:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    return view(ChatRow.of(row), rows.read(executor, chat_id, chat=True), row.latest_hash)
 
 
 def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatView]:

@@ -23,6 +23,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -103,6 +104,11 @@ class Database:
         self.engine = _create_engine(self.url, echo=echo, pool_size=pool_size)
         self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
         self._row_writer = self.engine.execution_options(**_row_write_options(self.dialect))
+        # SQLite's hot paths get an engine of their own, without the BEGIN listener the sessions need: a
+        # listener makes SQLAlchemy dispatch events around every statement, and these say BEGIN themselves
+        self._rows = (
+            _create_engine(self.url, echo=echo, pool_size=pool_size, listeners=False) if self.is_sqlite else None
+        )
         self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
@@ -148,6 +154,9 @@ class Database:
     def read_rows(self, work: Callable[[Connection], T]) -> T:
         """``read`` on a Core connection, for hot paths; run again on a fresh connection if the old one was dropped."""
 
+        if self._rows is not None:
+            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN", work))
+
         def attempt() -> T:
             with self._read_engine.connect() as connection, connection.begin():
                 return work(connection)
@@ -157,6 +166,9 @@ class Database:
     def write_rows(self, work: Callable[[Connection], T]) -> T:
         """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
 
+        if self._rows is not None:
+            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN IMMEDIATE", work))
+
         def attempt() -> T:
             with self._row_writer.connect() as connection, connection.begin():
                 return work(connection)
@@ -165,6 +177,17 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._rows is not None:
+            self._rows.dispose()
+
+
+def _sqlite_transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
+    """``work`` in one SQLite transaction begun with ``begin`` (the sqlite3 module, in autocommit, begins none)."""
+    with engine.connect() as connection:
+        connection.exec_driver_sql(begin)
+        result = work(connection)
+        connection.commit()
+        return result
 
 
 def _retrying(attempt: Callable[[], T]) -> T:
@@ -207,7 +230,7 @@ def _row_write_options(dialect: str) -> dict[str, Any]:
     return {"sqlite_begin": "BEGIN IMMEDIATE"}
 
 
-def _create_engine(url: URL, *, echo: bool, pool_size: int) -> Engine:
+def _create_engine(url: URL, *, echo: bool, pool_size: int, listeners: bool = True) -> Engine:
     # a few connections beyond the workers' for what runs outside them (migrations, the CLI's own)
     pool = {"pool_size": pool_size, "max_overflow": 4, "pool_recycle": 3600}
     if url.get_backend_name() == "postgresql":
@@ -218,12 +241,14 @@ def _create_engine(url: URL, *, echo: bool, pool_size: int) -> Engine:
     if database in ("", ":memory:"):
         pool = {}  # one in-memory database per connection: SQLAlchemy's singleton pool
     engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
-    _sqlite_transactions(engine)
+    _sqlite_connections(engine)
+    if listeners:
+        _sqlite_transactions(engine)
     return engine
 
 
-def _sqlite_transactions(engine: Engine) -> None:
-    """Let SQLAlchemy, not the sqlite3 module, decide when a transaction begins (and how)."""
+def _sqlite_connections(engine: Engine) -> None:
+    """Each new connection: autocommit in the sqlite3 module (we say when to begin), WAL, waits, foreign keys."""
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
@@ -234,6 +259,10 @@ def _sqlite_transactions(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Let SQLAlchemy, not the sqlite3 module, decide when a transaction begins (and how)."""
 
     @event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:

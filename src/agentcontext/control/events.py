@@ -34,6 +34,7 @@ Kind = Literal[
 ]
 BUFFER = 256  # ordinary events a subscriber may have queued; one more slot is kept for ``lagged``
 NOTIFY_LIMIT = 7900  # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more
+LAST_KEPT = 65536  # topics whose last delivery is remembered (``delivered_since``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,15 @@ def snapshot_topic(agent_id: str) -> str:
 class Broker(Protocol):
     async def publish(self, events: Sequence[Event]) -> None: ...
 
+    def mark(self) -> int:
+        """Where this replica's deliveries stand now (see ``delivered_since``)."""
+        ...
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        """Whether any of ``topics`` had an event delivered here after ``mark``: a stream that read its state
+        before subscribing reads it again only then."""
+        ...
+
     def subscribe(
         self, topics: Collection[str]
     ) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]: ...
@@ -86,6 +96,12 @@ class LocalFanout:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[MemoryObjectSendStream[Event]]] = {}
         self._closed = False
+        self.sequence = 0  # deliveries so far
+        self._last: dict[str, int] = {}  # topic -> the delivery that last reached it
+        self._forgotten = 0  # topics not in _last may have had deliveries up to this one
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return any(self._last.get(topic, self._forgotten) > mark for topic in topics)
 
     @contextlib.contextmanager
     def subscribe(self, topics: Collection[str]) -> Iterator[MemoryObjectReceiveStream[Event]]:
@@ -107,6 +123,11 @@ class LocalFanout:
             send.close()
 
     def deliver(self, event: Event) -> None:
+        self.sequence += 1
+        if len(self._last) >= LAST_KEPT:  # bounded: what is forgotten counts as delivered just now
+            self._last.clear()
+            self._forgotten = self.sequence
+        self._last[event.topic] = self.sequence
         for send in list(self._subscribers.get(event.topic, ())):
             _offer(send, event)
 
@@ -151,6 +172,12 @@ class LocalBroker:
 
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
+
+    def mark(self) -> int:
+        return self.fanout.sequence
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return self.fanout.delivered_since(topics, mark)
 
     def close(self) -> None:
         self.fanout.close()
@@ -217,6 +244,12 @@ class PostgresBroker:
 
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
+
+    def mark(self) -> int:
+        return self.fanout.sequence
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return self.fanout.delivered_since(topics, mark)
 
     def close(self) -> None:
         self.fanout.close()

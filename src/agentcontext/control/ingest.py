@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
 from agentcontext.control import contents, rows
 from agentcontext.control import tables as t
@@ -164,6 +165,12 @@ def touch_agent(
 # --- the snapshot ------------------------------------------------------------------------------
 
 _SNAPSHOT = sa.select(t.snapshots.c.version).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+# SQLite has one writer and no row locks: the agent and its snapshot's version in one statement
+_AGENT_AND_VERSION = (
+    sa.select(*_AGENT.selected_columns, t.snapshots.c.version)
+    .select_from(t.agents.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.agents.c.id))
+    .where(t.agents.c.id == sa.bindparam("agent_id"))
+)
 _SNAPSHOT_COLUMNS = (
     "version", "aggregate_hash", "error", "work_dir", "project_root", "profile", "payload_bytes", "run_id",
     "received_at", "mcp_hash",
@@ -177,11 +184,20 @@ _UPDATE_SNAPSHOT = (
 _EXISTING = sa.select(*(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
     t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
 )
+# one row a parameter set (executemany): a list parameter would be expanded into the SQL on every call
 _DELETE_ROWS = sa.delete(t.snapshot_resources).where(
     t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
-    t.snapshot_resources.c.source.in_(sa.bindparam("sources", expanding=True)),
+    t.snapshot_resources.c.source == sa.bindparam("gone"),
 )
-_INSERT_ROWS = sa.insert(t.snapshot_resources)
+
+
+def _upsert(insert: Any) -> Any:
+    statement = insert(t.snapshot_resources)
+    replaced = {c.name: statement.excluded[c.name] for c in t.snapshot_resources.columns if not c.primary_key}
+    return statement.on_conflict_do_update(index_elements=["agent_id", "source"], set_=replaced)
+
+
+_UPSERT_ROWS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
 
 
 def ingest(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime, box: SecretBox) -> Outcome:
@@ -189,8 +205,13 @@ def ingest(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime, b
 
     ``box`` seals the per-run secret the agent sends (``agent_secret``).
     """
-    agent = executor.execute(_AGENT_LOCKED, {"agent_id": agent_id}).first()
-    stored = executor.scalar(_SNAPSHOT, {"agent_id": agent_id})
+    agent: Any
+    if contents.dialect_of(executor) == "sqlite":
+        agent = executor.execute(_AGENT_AND_VERSION, {"agent_id": agent_id}).first()
+        stored = agent.version if agent is not None else None
+    else:  # the version read after the lock is taken: a push that held it has committed by then
+        agent = executor.execute(_AGENT_LOCKED, {"agent_id": agent_id}).first()
+        stored = executor.scalar(_SNAPSHOT, {"agent_id": agent_id})
     if stored is not None and not push.initial and push.version <= stored:
         events = touch_agent(executor, agent_id, push.agent, now=now, box=box, current=agent)
         return Outcome(False, push.version, stored, tuple(events))
@@ -212,23 +233,22 @@ def ingest(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime, b
     else:
         executor.execute(_UPDATE_SNAPSHOT, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
     _store_resources(executor, agent_id, push.resources)
-    events += hydrate(executor, agent_id, push, now=now)
-    events += mark_out_of_date(executor, agent_id, push.aggregate_hash, now=now)
+    events += pin_and_mark(executor, agent_id, push, now=now)
     return Outcome(True, push.version, push.version, tuple(events))
 
 
 def _store_resources(executor: Executor, agent_id: str, resources: Sequence[Resource]) -> None:
-    """Rewrite the rows that changed (any column, the server-computed content key too), delete the ones gone."""
-    existing = {row.source: rows.pushed_form(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+    """Write the rows that changed (any column, the server-computed content key too), delete the ones gone."""
+    existing = {row[0]: row for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
     texts: dict[str, str] = {}
     changed: list[tuple[Resource, dict[str, Any]]] = []
     for resource in resources:
         row = rows.to_row(resource, rows.keyed(resource, texts), derived=False)
-        if existing.pop(row["source"], None) != row:
+        stored = existing.pop(row["source"], None)
+        if stored is None or not rows.stored_as(stored, row):
             changed.append((resource, row))
-    stale = [row["source"] for _, row in changed] + list(existing)  # rewritten, and no longer pushed
-    if stale:
-        executor.execute(_DELETE_ROWS, {"agent_id": agent_id, "sources": stale})
+    if existing:  # no longer pushed
+        executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in existing])
     if not changed:
         return
     wanted = {row["content_key"] for _, row in changed}
@@ -236,105 +256,83 @@ def _store_resources(executor: Executor, agent_id: str, resources: Sequence[Reso
     for resource, row in changed:
         rows.add_derived(resource, row)
         row["agent_id"] = agent_id
-    executor.execute(_INSERT_ROWS, [row for _, row in changed])
+    executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], [row for _, row in changed])
 
 
 # --- chats: pins and marks -----------------------------------------------------------------------
 
 # (an UPDATE may not name a bound parameter after one of its columns: "for_agent", not "agent_id")
-_ACTIVE = sa.and_(
-    t.chats.c.agent_id == sa.bindparam("for_agent"),
-    t.chats.c.archived.is_(False),
-    t.chats.c.status.in_(ACTIVE_STATUSES),
-)
-_HYDRATE = (
-    sa.update(t.chats)
-    .where(
-        t.chats.c.agent_id == sa.bindparam("for_agent"), t.chats.c.archived.is_(False), t.chats.c.pinned_hash.is_(None)
-    )
-    .values(
-        pinned_hash=sa.bindparam("hash"),
-        pinned_version=sa.bindparam("version"),
-        pinned_error=sa.bindparam("error"),
-        pinned_at=sa.bindparam("now"),
-        dirty_since=None,
-        updated_at=sa.bindparam("now"),
-    )
-    .returning(t.chats.c.id)
-)
 _LATEST: sa.BindParameter[str] = sa.bindparam("latest")
-# out of date: pinned elsewhere and not marked yet; up to date again: pinned here and marked (a revert)
-_MARK = (
+_NOW: sa.BindParameter[dt.datetime] = sa.bindparam("now", type_=t.chats.c.updated_at.type)
+_UNPINNED = t.chats.c.pinned_hash.is_(None)
+# In one statement: pin the agent's chats that have no pin yet ("hydrate": they start up to date), mark
+# out of date the active ones pinned elsewhere and not marked yet, and up to date again the active ones
+# pinned here and marked (a revert). SET reads the row as it was; a hydrated chat is told by its pin time.
+# (An UPDATE may not name a bound parameter after one of its columns: "for_agent", not "agent_id".)
+_PIN_AND_MARK = (
     sa.update(t.chats)
     .where(
-        _ACTIVE,
-        t.chats.c.pinned_hash.is_not(None),
+        t.chats.c.agent_id == sa.bindparam("for_agent"),
+        t.chats.c.archived.is_(False),
         sa.or_(
-            sa.and_(t.chats.c.pinned_hash != _LATEST, t.chats.c.dirty_since.is_(None)),
-            sa.and_(t.chats.c.pinned_hash == _LATEST, t.chats.c.dirty_since.is_not(None)),
+            _UNPINNED,
+            sa.and_(
+                sa.or_(*(t.chats.c.status == status for status in ACTIVE_STATUSES)),  # no list to expand
+                sa.or_(
+                    sa.and_(t.chats.c.pinned_hash != _LATEST, t.chats.c.dirty_since.is_(None)),
+                    sa.and_(t.chats.c.pinned_hash == _LATEST, t.chats.c.dirty_since.is_not(None)),
+                ),
+            ),
         ),
     )
     .values(
-        dirty_since=sa.case((t.chats.c.pinned_hash == _LATEST, sa.null()), else_=sa.bindparam("now")),
-        updated_at=sa.bindparam("now"),
+        pinned_hash=sa.func.coalesce(t.chats.c.pinned_hash, _LATEST),
+        pinned_version=sa.case((_UNPINNED, sa.bindparam("version")), else_=t.chats.c.pinned_version),
+        pinned_error=sa.case((_UNPINNED, sa.bindparam("error", type_=sa.Text)), else_=t.chats.c.pinned_error),
+        pinned_at=sa.case((_UNPINNED, _NOW), else_=t.chats.c.pinned_at),
+        dirty_since=sa.case((sa.or_(_UNPINNED, t.chats.c.pinned_hash == _LATEST), sa.null()), else_=_NOW),
+        updated_at=_NOW,
     )
-    .returning(t.chats.c.id, t.chats.c.pinned_hash, t.chats.c.dirty_since)
+    .returning(t.chats.c.id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.chats.c.pinned_at)
 )
-_CLEAR_PINS = sa.delete(t.chat_resources).where(
-    t.chat_resources.c.chat_id.in_(sa.bindparam("chat_ids", expanding=True))
-)
+_CLEAR_PIN = sa.delete(t.chat_resources).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
 _PIN_COLUMNS = [c.name for c in t.snapshot_resources.columns if c.name != "agent_id"]
-_PINNED_CHATS = (
-    sa.select(t.chats.c.id.label("chat_id"))
-    .where(t.chats.c.id.in_(sa.bindparam("chat_ids", expanding=True)))
-    .subquery()
-)
-_COPY_PINS = sa.insert(t.chat_resources).from_select(
+_COPY_PIN = sa.insert(t.chat_resources).from_select(
     ["chat_id", *_PIN_COLUMNS],
-    sa.select(_PINNED_CHATS.c.chat_id, *(t.snapshot_resources.c[name] for name in _PIN_COLUMNS))
-    .select_from(_PINNED_CHATS.join(t.snapshot_resources, sa.true()))  # every chat times every row, on purpose
-    .where(t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")),
+    sa.select(sa.bindparam("chat_id", type_=sa.String), *(t.snapshot_resources.c[name] for name in _PIN_COLUMNS)).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+    ),
 )
 
 
-def hydrate(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime) -> list[Event]:
-    """Pin the agent's chats that have no pin yet to this snapshot (they start up to date)."""
-    params = {
-        "for_agent": agent_id,
-        "hash": push.aggregate_hash,
-        "version": push.version,
-        "error": push.error,
-        "now": now,
-    }
-    chat_ids = list(executor.scalars(_HYDRATE, params))
-    if not chat_ids:
-        return []
-    copy_pin(executor, agent_id, chat_ids)
-    return [
-        Event(chat_topic(c), "pinned", {"chat_id": c, "pinned_hash": push.aggregate_hash, "version": push.version})
-        for c in chat_ids
+def pin_and_mark(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime) -> list[Event]:
+    """Coder's hydration and ``MarkChatsContextDirtyByAgent`` (plus marking up to date what matches again)."""
+    latest = push.aggregate_hash
+    params = {"for_agent": agent_id, "latest": latest, "version": push.version, "error": push.error, "now": now}
+    changed = sorted(executor.execute(_PIN_AND_MARK, params).all(), key=lambda row: row.id)
+    pinned = [row.id for row in changed if row.pinned_at == now and row.dirty_since is None]
+    copy_pin(executor, agent_id, pinned)
+    events = [
+        Event(chat_topic(c), "pinned", {"chat_id": c, "pinned_hash": latest, "version": push.version}) for c in pinned
     ]
-
-
-def copy_pin(executor: Executor, agent_id: str, chat_ids: Sequence[str]) -> None:
-    """Replace the chats' pinned rows with the agent's current snapshot rows (clear, then copy)."""
-    executor.execute(_CLEAR_PINS, {"chat_ids": list(chat_ids)})
-    executor.execute(_COPY_PINS, {"chat_ids": list(chat_ids), "agent_id": agent_id})
-
-
-def mark_out_of_date(executor: Executor, agent_id: str, latest_hash: str, *, now: dt.datetime) -> list[Event]:
-    """Coder's ``MarkChatsContextDirtyByAgent``, plus marking up to date what matches again."""
-    marked = executor.execute(_MARK, {"for_agent": agent_id, "latest": latest_hash, "now": now}).all()
-    events = []
-    for row in sorted(marked, key=lambda r: r.id):
-        if row.pinned_hash == latest_hash:
-            events.append(Event(chat_topic(row.id), "up_to_date", {"chat_id": row.id, "pinned_hash": latest_hash}))
+    for row in changed:
+        if row.id in pinned:
+            continue
+        if row.pinned_hash == latest:
+            events.append(Event(chat_topic(row.id), "up_to_date", {"chat_id": row.id, "pinned_hash": latest}))
         else:
             data = {
                 "chat_id": row.id,
                 "pinned_hash": row.pinned_hash,
-                "latest_hash": latest_hash,
+                "latest_hash": latest,
                 "dirty_since": now.isoformat(),
             }
             events.append(Event(chat_topic(row.id), "out_of_date", data))
     return events
+
+
+def copy_pin(executor: Executor, agent_id: str, chat_ids: Sequence[str]) -> None:
+    """Replace the chats' pinned rows with the agent's current snapshot rows (clear, then copy), chat by chat."""
+    for chat_id in chat_ids:
+        executor.execute(_CLEAR_PIN, {"chat_id": chat_id})
+        executor.execute(_COPY_PIN, {"chat_id": chat_id, "agent_id": agent_id})

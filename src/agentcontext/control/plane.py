@@ -201,7 +201,7 @@ class ControlPlane:
         return view
 
     async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> chats.ChatView:
-        return await self._read(lambda c: chats.summary(c, chats.owned_chat(c, user, chat_id)))
+        return await self._read(lambda c: chats.owned_summary(c, user, chat_id))
 
     async def list_chats(self, user: identity.UserPrincipal, *, archived: bool = False) -> list[chats.ChatView]:
         return await self._read(lambda c: chats.summaries(c, chats.list_chats(c, user, archived=archived)))

@@ -15,19 +15,17 @@ from types import SimpleNamespace
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter
 from sse_starlette import EventSourceResponse
 from starlette.convertors import Convertor, register_url_convertor
 
 from agentcontext.control import chats, wire
-from agentcontext.control.auth import Admin, AgentToken, User, plane_of
+from agentcontext.control.auth import Admin, AgentToken, User
 from agentcontext.control.models import ChatFile, PersonalSkill
-from agentcontext.control.plane import ControlPlane
 from agentcontext.control.tools import ToolResult
 
-Plane = Annotated[ControlPlane, Depends(plane_of)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 500, 503)
 }
@@ -76,16 +74,16 @@ def _answer_list(adapter: TypeAdapter[Any], items: Any) -> Response:
     response_model=wire.PushResponse,
     responses={501: {"model": wire.ErrorBody, "description": "Context sync is disabled: stop pushing."}},
 )
-async def push(plane: Plane, agent: AgentToken, body: wire.PushRequest) -> Response:
-    outcome = await plane.push(agent, body)
+async def push(call: AgentToken, body: wire.PushRequest) -> Response:
+    outcome = await call.plane.push(call.agent, body)
     return answer(
         wire.PushResponse(accepted=outcome.accepted, version=outcome.version, stored_version=outcome.stored_version)
     )
 
 
 @agent_router.post("/heartbeat", summary="The agent is alive (or, with online false, leaving)", status_code=204)
-async def heartbeat(plane: Plane, agent: AgentToken, body: wire.HeartbeatRequest) -> Response:
-    await plane.heartbeat(agent, body)
+async def heartbeat(call: AgentToken, body: wire.HeartbeatRequest) -> Response:
+    await call.plane.heartbeat(call.agent, body)
     return Response(status_code=204)
 
 
@@ -93,8 +91,8 @@ async def heartbeat(plane: Plane, agent: AgentToken, body: wire.HeartbeatRequest
 
 
 @router.get("/users/me", summary="Who the token belongs to", response_model=wire.MeResponse, tags=["users"])
-async def me(user: User) -> Response:
-    return answer(wire.MeResponse(id=user.user_id, name=user.name, is_admin=user.is_admin))
+async def me(call: User) -> Response:
+    return answer(wire.MeResponse(id=call.user.user_id, name=call.user.name, is_admin=call.user.is_admin))
 
 
 @router.post(
@@ -104,8 +102,8 @@ async def me(user: User) -> Response:
     response_model=wire.IssuedResponse,
     tags=["users"],
 )
-async def create_user(plane: Plane, user: Admin, body: wire.CreateUserBody) -> Response:
-    issued = await plane.create_user(user, body.name, admin=body.admin)
+async def create_user(call: Admin, body: wire.CreateUserBody) -> Response:
+    issued = await call.plane.create_user(call.user, body.name, admin=body.admin)
     return answer(wire.IssuedResponse.model_validate(issued), 201)
 
 
@@ -115,8 +113,8 @@ async def create_user(plane: Plane, user: Admin, body: wire.CreateUserBody) -> R
     response_model=wire.OverviewResponse,
     tags=["workspaces"],
 )
-async def overview(plane: Plane, user: User) -> Response:
-    return answer(wire.OverviewResponse.model_validate(await plane.overview(user)))
+async def overview(call: User) -> Response:
+    return answer(wire.OverviewResponse.model_validate(await call.plane.overview(call.user)))
 
 
 @router.get(
@@ -125,8 +123,8 @@ async def overview(plane: Plane, user: User) -> Response:
     response_model=list[wire.WorkspaceEntry],
     tags=["workspaces"],
 )
-async def workspaces(plane: Plane, user: User) -> Response:
-    return _answer_list(_WORKSPACES, await plane.list_workspaces(user))
+async def workspaces(call: User) -> Response:
+    return _answer_list(_WORKSPACES, await call.plane.list_workspaces(call.user))
 
 
 @router.post(
@@ -136,8 +134,8 @@ async def workspaces(plane: Plane, user: User) -> Response:
     response_model=wire.IssuedResponse,
     tags=["workspaces"],
 )
-async def create_agent(plane: Plane, user: Admin, workspace: str, body: wire.CreateAgentBody) -> Response:
-    issued = await plane.create_agent(user, workspace, body.name, parent=body.parent)
+async def create_agent(call: Admin, workspace: str, body: wire.CreateAgentBody) -> Response:
+    issued = await call.plane.create_agent(call.user, workspace, body.name, parent=body.parent)
     return answer(wire.IssuedResponse.model_validate(issued), 201)
 
 
@@ -148,21 +146,21 @@ async def create_agent(plane: Plane, user: Admin, workspace: str, body: wire.Cre
     response_model=wire.ChatResponse,
     tags=["chats"],
 )
-async def create_chat(plane: Plane, user: User, body: wire.CreateChatBody) -> Response:
+async def create_chat(call: User, body: wire.CreateChatBody) -> Response:
     new = chats.NewChat(body.workspace, body.status, body.parent_id, body.title, body.plan_mode)
-    return answer(wire.ChatResponse.model_validate(await plane.create_chat(user, new)), 201)
+    return answer(wire.ChatResponse.model_validate(await call.plane.create_chat(call.user, new)), 201)
 
 
 @router.get("/chats", summary="This user's chats, newest first", response_model=list[wire.ChatResponse], tags=["chats"])
-async def list_chats(plane: Plane, user: User, archived: bool = False) -> Response:
-    return _answer_list(_CHATS, await plane.list_chats(user, archived=archived))
+async def list_chats(call: User, archived: bool = False) -> Response:
+    return _answer_list(_CHATS, await call.plane.list_chats(call.user, archived=archived))
 
 
 @router.get(
     "/chats/{chat_id}", summary="A chat with its context summary", response_model=wire.ChatResponse, tags=["chats"]
 )
-async def get_chat(plane: Plane, user: User, chat_id: str) -> Response:
-    return answer(wire.ChatResponse.model_validate(await plane.get_chat(user, chat_id)))
+async def get_chat(call: User, chat_id: str) -> Response:
+    return answer(wire.ChatResponse.model_validate(await call.plane.get_chat(call.user, chat_id)))
 
 
 @router.patch(
@@ -171,8 +169,10 @@ async def get_chat(plane: Plane, user: User, chat_id: str) -> Response:
     response_model=wire.ChatResponse,
     tags=["chats"],
 )
-async def update_chat(plane: Plane, user: User, chat_id: str, body: wire.UpdateChatBody) -> Response:
-    view = await plane.update_chat(user, chat_id, status=body.status, archived=body.archived, title=body.title)
+async def update_chat(call: User, chat_id: str, body: wire.UpdateChatBody) -> Response:
+    view = await call.plane.update_chat(
+        call.user, chat_id, status=body.status, archived=body.archived, title=body.title
+    )
     return answer(wire.ChatResponse.model_validate(view))
 
 
@@ -185,8 +185,8 @@ _VIEW_FIELDS = tuple(field.name for field in fields(chats.ChatView))
     response_model=wire.RefreshResponse,
     tags=["chats"],
 )
-async def refresh(plane: Plane, user: User, chat_id: str) -> Response:
-    view, diff = await plane.refresh(user, chat_id)
+async def refresh(call: User, chat_id: str) -> Response:
+    view, diff = await call.plane.refresh(call.user, chat_id)
     done = SimpleNamespace(**{name: getattr(view, name) for name in _VIEW_FIELDS}, diff=diff)
     return answer(wire.RefreshResponse.model_validate(done))
 
@@ -198,8 +198,8 @@ async def refresh(plane: Plane, user: User, chat_id: str) -> Response:
     responses={200: {"headers": {"X-Prompt-Cache": {"description": "hit: served as built before; miss: built now"}}}},
     tags=["chats"],
 )
-async def chat_prompt(plane: Plane, user: User, chat_id: str) -> Response:
-    prompt = await plane.prompt_json(user, chat_id)
+async def chat_prompt(call: User, chat_id: str) -> Response:
+    prompt = await call.plane.prompt_json(call.user, chat_id)
     return Response(prompt.body, media_type=JSON, headers={"X-Prompt-Cache": "hit" if prompt.cached else "miss"})
 
 
@@ -210,13 +210,14 @@ async def chat_prompt(plane: Plane, user: User, chat_id: str) -> Response:
     tags=["chats"],
 )
 async def call_tool(
-    plane: Plane,
-    user: User,
+    call: User,
     chat_id: str,
     name: str,
     arguments: Annotated[Any, Body(description="The tool's arguments, a JSON object.")] = None,
 ) -> Response:
-    return answer(_tool_result(await plane.call_tool(user, chat_id, name, {} if arguments is None else arguments)))
+    return answer(
+        _tool_result(await call.plane.call_tool(call.user, chat_id, name, {} if arguments is None else arguments))
+    )
 
 
 def _tool_result(result: ToolResult) -> wire.ToolResultBody:
@@ -232,8 +233,8 @@ def _tool_result(result: ToolResult) -> wire.ToolResultBody:
     response_model=list[wire.ChatFileEntry],
     tags=["chats"],
 )
-async def chat_files(plane: Plane, user: User, chat_id: str) -> Response:
-    return _answer_list(_FILES, [_file_entry(f) for f in await plane.chat_files(user, chat_id)])
+async def chat_files(call: User, chat_id: str) -> Response:
+    return _answer_list(_FILES, [_file_entry(f) for f in await call.plane.chat_files(call.user, chat_id)])
 
 
 def _file_entry(file: ChatFile) -> dict[str, Any]:
@@ -255,8 +256,8 @@ def _file_entry(file: ChatFile) -> dict[str, Any]:
     responses={200: {"content": {"text/markdown": {"schema": {"type": "string"}}}}},
     tags=["chats"],
 )
-async def chat_file(plane: Plane, user: User, chat_id: str, file_id: str) -> Response:
-    file, text = await plane.chat_file(user, chat_id, file_id)
+async def chat_file(call: User, chat_id: str, file_id: str) -> Response:
+    file, text = await call.plane.chat_file(call.user, chat_id, file_id)
     return Response(text, media_type=file.media_type, headers={"Content-Disposition": _disposition(file.name)})
 
 
@@ -272,12 +273,14 @@ def _disposition(name: str) -> str:
     tags=["chats"],
     response_class=EventSourceResponse,
 )
-async def chat_events(plane: Plane, user: User, chat_id: str) -> EventSourceResponse:
-    topics, _ = await plane.event_topics(user, chat_id)  # a 404 must come before the stream starts
+async def chat_events(call: User, chat_id: str) -> EventSourceResponse:
+    topics, _ = await call.plane.event_topics(call.user, chat_id)  # a 404 must come before the stream starts
 
     async def stream() -> AsyncIterator[dict[str, str]]:
-        with plane.broker.subscribe(topics) as receive:
-            _, state = await plane.event_topics(user, chat_id)  # read after subscribing: nothing falls between
+        with call.plane.broker.subscribe(topics) as receive:
+            _, state = await call.plane.event_topics(
+                call.user, chat_id
+            )  # read after subscribing: nothing falls between
             yield {"event": "state", "data": json.dumps(state)}
             async for event in receive:
                 yield {"event": event.kind, "data": json.dumps(event.data)}
@@ -286,8 +289,8 @@ async def chat_events(plane: Plane, user: User, chat_id: str) -> EventSourceResp
 
 
 @router.get("/users/me/skills", summary="Your personal skills", response_model=list[wire.SkillSummary], tags=["skills"])
-async def list_skills(plane: Plane, user: User) -> Response:
-    return _answer_list(_SKILLS, [_skill(k) for k in await plane.list_personal_skills(user)])
+async def list_skills(call: User) -> Response:
+    return _answer_list(_SKILLS, [_skill(k) for k in await call.plane.list_personal_skills(call.user)])
 
 
 def _skill(skill: PersonalSkill) -> dict[str, Any]:
@@ -307,8 +310,8 @@ def _skill(skill: PersonalSkill) -> dict[str, Any]:
     response_model=wire.SkillSummary,
     tags=["skills"],
 )
-async def create_skill(plane: Plane, user: User, body: wire.SkillBody) -> Response:
-    return answer(wire.SkillSummary(**_skill(await plane.create_personal_skill(user, body.content))), 201)
+async def create_skill(call: User, body: wire.SkillBody) -> Response:
+    return answer(wire.SkillSummary(**_skill(await call.plane.create_personal_skill(call.user, body.content))), 201)
 
 
 @router.get(
@@ -317,19 +320,19 @@ async def create_skill(plane: Plane, user: User, body: wire.SkillBody) -> Respon
     response_model=wire.SkillDetail,
     tags=["skills"],
 )
-async def get_skill(plane: Plane, user: User, name: str) -> Response:
-    skill, text = await plane.get_personal_skill(user, name)
+async def get_skill(call: User, name: str) -> Response:
+    skill, text = await call.plane.get_personal_skill(call.user, name)
     return answer(wire.SkillDetail(**_skill(skill), content=text))
 
 
 @router.put(
     "/users/me/skills/{name}", summary="Replace a personal skill", response_model=wire.SkillSummary, tags=["skills"]
 )
-async def update_skill(plane: Plane, user: User, name: str, body: wire.SkillBody) -> Response:
-    return answer(wire.SkillSummary(**_skill(await plane.update_personal_skill(user, name, body.content))))
+async def update_skill(call: User, name: str, body: wire.SkillBody) -> Response:
+    return answer(wire.SkillSummary(**_skill(await call.plane.update_personal_skill(call.user, name, body.content))))
 
 
 @router.delete("/users/me/skills/{name}", summary="Delete a personal skill", status_code=204, tags=["skills"])
-async def delete_skill(plane: Plane, user: User, name: str) -> Response:
-    await plane.delete_personal_skill(user, name)
+async def delete_skill(call: User, name: str) -> Response:
+    await call.plane.delete_personal_skill(call.user, name)
     return Response(status_code=204)

@@ -69,38 +69,48 @@ def to_resource(row: Any, text: str | None) -> Resource:
     return Resource.from_dict(data)
 
 
-def _select(table: sa.Table, owner: sa.Column[Any], *, texts: bool) -> sa.Select[Any]:
+def _select(table: sa.Table, owner: sa.Column[Any], texts: str | None) -> sa.Select[Any]:
+    """The rows of one owner by source; with ``texts``, each row's text when its kind is that (``"*"``: any)."""
     columns = [table.c[name] for name in ROW_COLUMNS]
-    if not texts:
+    if texts is None:
         return sa.select(*columns).where(owner == sa.bindparam("owner")).order_by(table.c.source)
-    wanted = sa.and_(t.contents.c.hash == table.c.content_key, table.c.kind.in_(sa.bindparam("kinds", expanding=True)))
+    joined = t.contents.c.hash == table.c.content_key
+    if texts != "*":
+        joined = sa.and_(joined, table.c.kind == texts)  # a literal: no list parameter to expand on each call
     return (
         sa.select(*columns, t.contents.c.text)
-        .select_from(table.outerjoin(t.contents, wanted))
+        .select_from(table.outerjoin(t.contents, joined))
         .where(owner == sa.bindparam("owner"))
         .order_by(table.c.source)
     )
 
 
-SNAPSHOT_ROWS = _select(t.snapshot_resources, t.snapshot_resources.c.agent_id, texts=False)
-SNAPSHOT_ROWS_TEXT = _select(t.snapshot_resources, t.snapshot_resources.c.agent_id, texts=True)
-CHAT_ROWS = _select(t.chat_resources, t.chat_resources.c.chat_id, texts=False)
-CHAT_ROWS_TEXT = _select(t.chat_resources, t.chat_resources.c.chat_id, texts=True)
+_KINDS_WITH_TEXT: tuple[str | None, ...] = (None, "*", *ALL_KINDS)
+_STATEMENTS = {
+    (chat, texts): _select(
+        t.chat_resources if chat else t.snapshot_resources,
+        t.chat_resources.c.chat_id if chat else t.snapshot_resources.c.agent_id,
+        texts,
+    )
+    for chat in (True, False)
+    for texts in _KINDS_WITH_TEXT
+}
 
 
-def kinds_of(with_content: Contents) -> tuple[str, ...]:
+def _texts_of(with_content: Contents) -> str | None:
     if isinstance(with_content, bool):
-        return ALL_KINDS if with_content else ()
-    return tuple(with_content)
+        return "*" if with_content else None
+    kinds = set(with_content)
+    if not kinds:
+        return None
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    return "*"  # several kinds: all texts are read (no caller asks for that but "all")
 
 
 def read(executor: Executor, owner: str, *, chat: bool, with_content: Contents = False) -> list[Any]:
     """The rows of a chat's pin (``chat``) or of an agent's snapshot, by source; ``text`` with the kinds asked."""
-    kinds = kinds_of(with_content)
-    if not kinds:
-        return list(executor.execute(CHAT_ROWS if chat else SNAPSHOT_ROWS, {"owner": owner}))
-    statement = CHAT_ROWS_TEXT if chat else SNAPSHOT_ROWS_TEXT
-    return list(executor.execute(statement, {"owner": owner, "kinds": list(kinds)}))
+    return list(executor.execute(_STATEMENTS[chat, _texts_of(with_content)], {"owner": owner}))
 
 
 def load(rows: Iterable[Any]) -> list[Resource]:
@@ -120,10 +130,12 @@ def same_rows(before: Iterable[Any], after: Iterable[Any]) -> bool:
     return [tuple(row) for row in before] == [tuple(row) for row in after]
 
 
-def pushed_form(row: Any) -> dict[str, Any]:
-    """A stored row as ``to_row(..., derived=False)`` makes it, to compare with a pushed resource's."""
-    data = {name: getattr(row, name) for name in ROW_COLUMNS}
-    meta = data["meta"] or {}
+def stored_as(stored: Any, row: dict[str, Any]) -> bool:
+    """Whether a stored row (as ``rows.read`` gives it) holds what ``to_row(..., derived=False)`` made: the same
+    columns, and the same ``meta`` but for what the server works out itself."""
+    if any(stored[index] != row[name] for index, name in enumerate(ROW_COLUMNS[:-1])):
+        return False
+    meta = stored[-1] or {}
     if BLANK in meta:
-        data["meta"] = {k: v for k, v in meta.items() if k != BLANK}
-    return data
+        meta = {k: v for k, v in meta.items() if k != BLANK}
+    return bool(meta == row["meta"])

@@ -15,7 +15,6 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import anyio
 import uvicorn
@@ -24,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from agentcontext import dashboard
 from agentcontext.control import agent_secret, identity, migrate
+from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.api import create_app
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, LocalBroker, PostgresBroker
@@ -63,7 +63,7 @@ class ServerOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     settings: ControlSettings = ControlSettings()
-    key_file: Path | None = None  # the server key (agent_secret); default: the environment, else the data dir's
+    secrets: SecretBox | None = None  # the server key (agent_secret); default: the environment's, else the data dir's
 
 
 def build_app(plane: ControlPlane, *, background: bool = True) -> FastAPI:
@@ -82,7 +82,7 @@ class _Server(uvicorn.Server):
 
 
 async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], None] | None = None) -> None:
-    secrets = agent_secret.load(os.environ, options.key_file)
+    secrets = options.secrets or agent_secret.load(os.environ)
     plane = ControlPlane(db, broker_for(db), options.settings, secrets=secrets)
     config = uvicorn.Config(
         build_app(plane),
