@@ -142,3 +142,11 @@ async def test_an_answer_that_arrives_in_pieces_is_put_together() -> None:
         assert await get(client, f"http://127.0.0.1:{port}") == (200, b"abcd")
         group.cancel_scope.cancel()
     await client.aclose()
+
+
+@pytest.fixture(
+    params=[pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop"), pytest.param("asyncio", id="asyncio")]
+)
+def anyio_backend(request: pytest.FixtureRequest) -> object:
+    """The server runs on uvloop (its transports are not asyncio's classes); tests run on plain asyncio too."""
+    return request.param

@@ -119,7 +119,7 @@ class World:
     def summary(self, chat_id: str) -> dict[str, Any]:
         with self.db.read() as session:
             view = chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
-            return wire.ChatResponse.model_validate(view).model_dump(mode="json")  # as the API answers it
+            return wire.ChatResponse.model_validate(view).model_dump(mode="json", exclude_unset=True)  # as answered
 
     def pinned(self, chat_id: str) -> dict[str, str | None]:
         with self.db.read() as session:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import cast
 from urllib.parse import urlsplit
 
 import anyio
@@ -44,8 +45,7 @@ class _Connection(asyncio.Protocol):
         self._keep_alive = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass asyncio's
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True

@@ -205,6 +205,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 responses = operation.get("responses", {})
                 if "422" in responses:
                     responses["422"] = {"description": "Unprocessable Content", "content": _ERROR_CONTENT}
+                for code, response in responses.items():  # errors are JSON, whatever a route answers otherwise
+                    if code[0] in "45":
+                        response["content"] = _ERROR_CONTENT
         components = document.setdefault("components", {})
         schemas = components.setdefault("schemas", {})
         for unused in ("HTTPValidationError", "ValidationError"):

@@ -123,7 +123,7 @@ async def check_text(request: Request) -> None:
     if request.method in ("GET", "HEAD", "DELETE"):
         return
     body = await request.body()
-    if body and _SUSPECT.search(body):
+    if body and (b"\\u" in body or b"\xed" in body) and _SUSPECT.search(body):  # the scan only when it may find
         try:
             parsed = json.loads(body)
         except ValueError:

@@ -318,19 +318,72 @@ def refresh(executor: Executor, user: UserPrincipal, chat_id: str, *, suffix: st
     Raises:
         NotFoundError: no such chat of this user. ConflictError: agent selection.
     """
-    chat = owned_chat(executor, user, chat_id)
-    before = rows.read(executor, chat.id, chat=True)
-    chat, events = bind(executor, chat, suffix=suffix, now=now)
-    source = pin_source(executor, chat.agent_id) if chat.agent_id else None
-    chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
-    after = rows.read(executor, chat.agent_id, chat=False) if source is not None and chat.agent_id else []
-    _repin(executor, chat.id, rows.read(executor, chat.id, chat=True) if events else before, after)
+    found = executor.execute(_OWNED_WITH_SOURCE, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    if found is None:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    chat = ChatRow.of(found)
+    if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
+        before = rows.read(executor, chat.id, chat=True)
+        chat, events = bind(executor, chat, suffix=suffix, now=now)
+        source = pin_source(executor, chat.agent_id) if chat.agent_id else None
+        chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
+        after = rows.read(executor, chat.agent_id, chat=False) if source is not None and chat.agent_id else []
+        _repin(executor, chat.id, rows.read(executor, chat.id, chat=True), after)
+    else:
+        events = []
+        if dialect_of(executor) == "sqlite":  # one writer: what the join read is the latest
+            source = PinSource(found.aggregate_hash, found.version, found.error) if found.version is not None else None
+        else:  # read again once the agent's row is held: a push that held it has committed by then
+            source = pin_source(executor, chat.agent_id)
+        chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
+        before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
+        _repin(executor, chat.id, before, after)
     changes = diff_rows(before, after)
     events = [e for e in events if e.kind != "pinned"]
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest = source.aggregate_hash if source is not None else None
     return Refreshed(chat, changes, tuple(events), view(chat, after, latest))
+
+
+_OWNED_WITH_SOURCE = (
+    sa.select(*_CHAT_COLUMNS, t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error)
+    .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
+_PINNED_AND_LATEST = sa.union_all(
+    sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+        t.chat_resources.c.chat_id == sa.bindparam("chat_id")
+    ),
+    sa.select(sa.literal(1).label("side"), *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+    ),
+).order_by(sa.literal_column("side"), sa.literal_column("source"))
+
+
+class _Row(tuple[Any, ...]):
+    """A row of ``rows.ROW_COLUMNS`` read by position, with the names ``rows`` and the summary use."""
+
+    __slots__ = ()
+    source = property(lambda self: self[0])
+    kind = property(lambda self: self[1])
+    path = property(lambda self: self[2])
+    scope = property(lambda self: self[3])
+    status = property(lambda self: self[4])
+    size_bytes = property(lambda self: self[5])
+    content_hash = property(lambda self: self[6])
+    error = property(lambda self: self[7])
+    content_key = property(lambda self: self[8])
+    meta = property(lambda self: self[9])
+
+
+def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -> tuple[list[Any], list[Any]]:
+    """The chat's pinned rows and its agent's snapshot rows, each by source, in one query."""
+    pinned: list[Any] = []
+    latest: list[Any] = []
+    for row in executor.execute(_PINNED_AND_LATEST, {"chat_id": chat_id, "agent_id": agent_id or ""}):
+        (latest if row[0] else pinned).append(_Row(row[1:]))
+    return pinned, latest
 
 
 _DROP_PINNED = sa.delete(t.chat_resources).where(
@@ -415,24 +468,6 @@ def list_chats(executor: Executor, user: UserPrincipal, *, limit: int = 100, arc
 
 
 @dataclass(frozen=True, slots=True)
-class ToolView:
-    name: str
-    description: str
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceView:
-    path: str
-    kind: str
-    status: str
-    size_bytes: int
-    error: str | None
-    skill_name: str | None = None
-    skill_description: str | None = None
-    tools: tuple[ToolView, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ContextView:
     pinned_hash: str | None
     pinned_version: int | None
@@ -441,7 +476,9 @@ class ContextView:
     dirty: bool
     dirty_since: str | None
     error: str | None
-    resources: tuple[ResourceView, ...]
+    # each pinned resource as the API lists it: path, kind, status, size_bytes, error; skill_name and
+    # skill_description for skills, tools ({name, description}) for MCP servers
+    resources: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,40 +498,44 @@ class ChatView:
     context: ContextView
 
 
-def listed(row: Any) -> bool:
+_SKILL, _MCP_SERVER, _INSTRUCTION, _OK = (
+    str(Kind.SKILL),
+    str(Kind.MCP_SERVER),
+    str(Kind.INSTRUCTION_FILE),
+    str(Status.OK),
+)
+
+
+def listed(row: Sequence[Any]) -> bool:
     """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
 
     Empty as the prompt sees it: nothing left once sanitised (worked out at push time: ``rows.BLANK``).
+    ``row`` is in ``rows.ROW_COLUMNS`` order.
     """
-    meta = row.meta or {}
-    if row.status == Status.OK and row.kind == Kind.INSTRUCTION_FILE and meta.get(rows.BLANK):
-        return False
-    return not (row.kind == Kind.SKILL and row.status == Status.OK and not usable_skill_name(meta.get("name")))
+    _, kind, _, _, status, *_, meta = row
+    if status != _OK:
+        return True
+    if kind == _INSTRUCTION:
+        return not (meta or {}).get(rows.BLANK)
+    return not (kind == _SKILL and not usable_skill_name((meta or {}).get("name")))
 
 
-def resource_view(row: Any) -> ResourceView:
-    meta = row.meta or {}
-    skill = row.kind == Kind.SKILL
-    tools = None
-    if row.kind == Kind.MCP_SERVER:
-        tools = tuple(
-            ToolView(str(tool["name"]), str(tool.get("description") or "")) for tool in meta.get("tools") or ()
-        )
-    return ResourceView(
-        path=row.path,
-        kind=row.kind,
-        status=row.status,
-        size_bytes=row.size_bytes,
-        error=row.error,
-        skill_name=meta.get("name") if skill else None,
-        skill_description=meta.get("description") if skill else None,
-        tools=tools,
-    )
+def resource_view(row: Sequence[Any]) -> dict[str, Any]:
+    """A pinned resource as the API lists it (``row`` in ``rows.ROW_COLUMNS`` order)."""
+    _, kind, path, _, status, size_bytes, _, error, _, meta = row
+    data: dict[str, Any] = {"path": path, "kind": kind, "status": status, "size_bytes": size_bytes, "error": error}
+    if kind == _SKILL:
+        data["skill_name"] = (meta or {}).get("name")
+        data["skill_description"] = (meta or {}).get("description")
+    elif kind == _MCP_SERVER:
+        tools = (meta or {}).get("tools") or ()
+        data["tools"] = [{"name": str(t["name"]), "description": str(t.get("description") or "")} for t in tools]
+    return data
 
 
 def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error: str | None = None) -> ChatView:
     """The chat's summary from its pinned rows (as ``rows.read`` gives them, texts not needed)."""
-    listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r.path, r.kind))  # Coder: by source ascending
+    listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r[2], r[1]))  # Coder: by source (path) ascending
     return ChatView(
         id=chat.id,
         status=chat.status,
@@ -552,7 +593,7 @@ def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatView]:
     pinned: dict[str, list[Any]] = {chat_id: [] for chat_id in ids}
     columns = [t.chat_resources.c.chat_id, *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)]
     for row in executor.execute(sa.select(*columns).where(t.chat_resources.c.chat_id.in_(ids))):
-        pinned[row.chat_id].append(row)
+        pinned[row.chat_id].append(row[1:])
     agents = {chat.agent_id for chat in listing if chat.agent_id}
     found = executor.execute(
         sa.select(t.snapshots.c.agent_id, t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id.in_(agents))

@@ -60,11 +60,22 @@ class Push:
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """The snapshot rows a replica wrote for an agent, as ``rows.to_row(..., derived=False)`` makes them, and the
+    snapshot write they belong to (its version and time): the next push compares against them without reading
+    them back, when the snapshot row shows nobody wrote since."""
+
+    tag: tuple[int, dt.datetime]
+    rows: dict[str, dict[str, Any]]  # source -> row
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     accepted: bool
     version: int
     stored_version: int | None
     events: tuple[Event, ...] = ()
+    written: Written | None = None  # to keep once the transaction has committed
 
 
 def from_request(request: PushRequest) -> Push:
@@ -164,10 +175,12 @@ def touch_agent(
 
 # --- the snapshot ------------------------------------------------------------------------------
 
-_SNAPSHOT = sa.select(t.snapshots.c.version).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+_SNAPSHOT = sa.select(t.snapshots.c.version, t.snapshots.c.received_at).where(
+    t.snapshots.c.agent_id == sa.bindparam("agent_id")
+)
 # SQLite has one writer and no row locks: the agent and its snapshot's version in one statement
 _AGENT_AND_VERSION = (
-    sa.select(*_AGENT.selected_columns, t.snapshots.c.version)
+    sa.select(*_AGENT.selected_columns, t.snapshots.c.version, t.snapshots.c.received_at)
     .select_from(t.agents.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.agents.c.id))
     .where(t.agents.c.id == sa.bindparam("agent_id"))
 )
@@ -200,18 +213,29 @@ def _upsert(insert: Any) -> Any:
 _UPSERT_ROWS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
 
 
-def ingest(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime, box: SecretBox) -> Outcome:
+def ingest(
+    executor: Executor,
+    agent_id: str,
+    push: Push,
+    *,
+    now: dt.datetime,
+    box: SecretBox,
+    written: Written | None = None,
+) -> Outcome:
     """Store ``push`` for the agent unless the version gate refuses it (then only the agent's liveness is).
 
-    ``box`` seals the per-run secret the agent sends (``agent_secret``).
+    ``box`` seals the per-run secret the agent sends (``agent_secret``); ``written`` is what this replica
+    wrote for the agent last (``Outcome.written``), if it kept it.
     """
     agent: Any
     if contents.dialect_of(executor) == "sqlite":
         agent = executor.execute(_AGENT_AND_VERSION, {"agent_id": agent_id}).first()
-        stored = agent.version if agent is not None else None
+        snapshot = (agent.version, agent.received_at) if agent is not None and agent.version is not None else None
     else:  # the version read after the lock is taken: a push that held it has committed by then
         agent = executor.execute(_AGENT_LOCKED, {"agent_id": agent_id}).first()
-        stored = executor.scalar(_SNAPSHOT, {"agent_id": agent_id})
+        found = executor.execute(_SNAPSHOT, {"agent_id": agent_id}).first()
+        snapshot = (found.version, found.received_at) if found is not None else None
+    stored = snapshot[0] if snapshot is not None else None
     if stored is not None and not push.initial and push.version <= stored:
         events = touch_agent(executor, agent_id, push.agent, now=now, box=box, current=agent)
         return Outcome(False, push.version, stored, tuple(events))
@@ -232,31 +256,44 @@ def ingest(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime, b
         executor.execute(_INSERT_SNAPSHOT, {"agent_id": agent_id, **values})
     else:
         executor.execute(_UPDATE_SNAPSHOT, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
-    _store_resources(executor, agent_id, push.resources)
+    known = written.rows if written is not None and snapshot is not None and written.tag == snapshot else None
+    rows_now = _store_resources(executor, agent_id, push.resources, known)
     events += pin_and_mark(executor, agent_id, push, now=now)
-    return Outcome(True, push.version, push.version, tuple(events))
+    return Outcome(True, push.version, push.version, tuple(events), Written((push.version, now), rows_now))
 
 
-def _store_resources(executor: Executor, agent_id: str, resources: Sequence[Resource]) -> None:
-    """Write the rows that changed (any column, the server-computed content key too), delete the ones gone."""
-    existing = {row[0]: row for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+def _store_resources(
+    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """Write the rows that changed (any column, the server-computed content key too), delete the ones gone.
+
+    ``known``: the stored rows, when this replica knows them (else they are read). Returns the rows now stored.
+    """
+    if known is None:
+        known = {row[0]: rows.pushed_form(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+    gone = set(known)
     texts: dict[str, str] = {}
+    now_stored: dict[str, dict[str, Any]] = {}
     changed: list[tuple[Resource, dict[str, Any]]] = []
     for resource in resources:
         row = rows.to_row(resource, rows.keyed(resource, texts), derived=False)
-        stored = existing.pop(row["source"], None)
-        if stored is None or not rows.stored_as(stored, row):
+        source = row["source"]
+        gone.discard(source)
+        now_stored[source] = row
+        if known.get(source) != row:
             changed.append((resource, row))
-    if existing:  # no longer pushed
-        executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in existing])
-    if not changed:
-        return
-    wanted = {row["content_key"] for _, row in changed}
-    contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
-    for resource, row in changed:
-        rows.add_derived(resource, row)
-        row["agent_id"] = agent_id
-    executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], [row for _, row in changed])
+    if gone:  # no longer pushed
+        executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in gone])
+    if changed:
+        wanted = {row["content_key"] for _, row in changed}
+        contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
+        written = []
+        for resource, row in changed:
+            full = {**row, "meta": dict(row["meta"]), "agent_id": agent_id}
+            rows.add_derived(resource, full)
+            written.append(full)
+        executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], written)
+    return now_stored
 
 
 # --- chats: pins and marks -----------------------------------------------------------------------

@@ -32,7 +32,7 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
 from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
 from agentcontext.control.prompt import Toolset, TurnContext
-from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring
+from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.control.turns import TurnRow, Turns, turn_row
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff
@@ -89,6 +89,7 @@ class ControlPlane:
         self.link = link or AgentLink()
         self.secrets = secrets or SecretBox.ephemeral()
         self.turns = Turns()
+        self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
         self._workers = anyio.CapacityLimiter(db.pool_size)
 
@@ -151,7 +152,12 @@ class ControlPlane:
         if not self.settings.sync_enabled:
             raise SyncDisabled(SYNC_DISABLED)
         checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
-        outcome = await self._write(lambda c: ingest.ingest(c, agent.agent_id, checked, now=now(), box=self.secrets))
+        written = self._written.get(agent.agent_id, None)
+        outcome = await self._write(
+            lambda c: ingest.ingest(c, agent.agent_id, checked, now=now(), box=self.secrets, written=written)
+        )
+        if outcome.written is not None:  # committed: the next push compares against these without reading them
+            self._written.put(agent.agent_id, None, outcome.written)
         events = list(outcome.events)
         if outcome.accepted:
             data = {"agent_id": agent.agent_id, "version": outcome.version}

@@ -8,21 +8,23 @@ names, so an answer is exactly what the document says. Chat tools answer 200 wit
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import fields
 from types import SimpleNamespace
 from typing import Annotated, Any
 from urllib.parse import quote
 
+from anyio.streams.memory import MemoryObjectReceiveStream
 from fastapi import APIRouter, Body
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter
-from sse_starlette import EventSourceResponse
 from starlette.convertors import Convertor, register_url_convertor
 
 from agentcontext.control import chats, wire
 from agentcontext.control.auth import Admin, AgentToken, User
+from agentcontext.control.event_stream import EventStream, frame
+from agentcontext.control.events import Event
 from agentcontext.control.models import ChatFile, PersonalSkill
 from agentcontext.control.tools import ToolResult
 
@@ -271,21 +273,24 @@ def _disposition(name: str) -> str:
     "/chats/{chat_id}/events",
     summary="Server-sent events: state, pinned, out_of_date, up_to_date, refreshed, agent_online, agent_offline",
     tags=["chats"],
-    response_class=EventSourceResponse,
+    status_code=200,
+    response_class=EventStream,
+    responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}}},
 )
-async def chat_events(call: User, chat_id: str) -> EventSourceResponse:
-    topics, _ = await call.plane.event_topics(call.user, chat_id)  # a 404 must come before the stream starts
+async def chat_events(call: User, chat_id: str) -> EventStream:
+    broker = call.plane.broker
+    mark = broker.mark()
+    topics, state = await call.plane.event_topics(call.user, chat_id)  # a 404 must come before the stream starts
 
-    async def stream() -> AsyncIterator[dict[str, str]]:
-        with call.plane.broker.subscribe(topics) as receive:
-            _, state = await call.plane.event_topics(
-                call.user, chat_id
-            )  # read after subscribing: nothing falls between
-            yield {"event": "state", "data": json.dumps(state)}
-            async for event in receive:
-                yield {"event": event.kind, "data": json.dumps(event.data)}
+    @contextlib.asynccontextmanager
+    async def opened() -> AsyncIterator[tuple[bytes, MemoryObjectReceiveStream[Event]]]:
+        with broker.subscribe(topics) as receive:
+            current = state
+            if broker.delivered_since(topics, mark):  # an event fell between the read and the subscription
+                _, current = await call.plane.event_topics(call.user, chat_id)
+            yield frame("state", current), receive
 
-    return EventSourceResponse(stream(), ping=15)
+    return EventStream(opened, ping=15)
 
 
 @router.get("/users/me/skills", summary="Your personal skills", response_model=list[wire.SkillSummary], tags=["skills"])

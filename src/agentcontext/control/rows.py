@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor, key_of
-from agentcontext.resource import Kind, Resource
+from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.sanitize import sanitize
 
 _COLUMNS = ("kind", "path", "scope", "status", "size_bytes", "content_hash", "error")
@@ -61,12 +61,29 @@ def keyed(resource: Resource, texts: dict[str, str]) -> str | None:
     return key
 
 
+_KNOWN_META = frozenset(
+    {"warnings", "name", "description", "doc_order", "source", "servers", "connect", "tools", BLANK}
+)
+
+
 def to_resource(row: Any, text: str | None) -> Resource:
-    data: dict[str, Any] = dict(row.meta or {})
-    data.update({name: getattr(row, name) for name in _COLUMNS})
-    if text is not None:
-        data["content"] = text
-    return Resource.from_dict(data)
+    """The row's resource: built here from what this version stores; by ``Resource.from_dict`` when ``meta``
+    holds more (a field of a newer core), so nothing it knows is lost."""
+    meta: dict[str, Any] = row.meta or {}
+    if not meta.keys() <= _KNOWN_META:
+        data = {**meta, **{name: getattr(row, name) for name in _COLUMNS}}
+        if text is not None:
+            data["content"] = text
+        return Resource.from_dict(data)
+    tools = tuple(
+        Tool(str(t["name"]), str(t.get("description") or ""), dict(t.get("input_schema") or {}))
+        for t in meta.get("tools", ())
+    )
+    return Resource(
+        Kind(row.kind), row.path, Scope(row.scope), Status(row.status), row.size_bytes, row.content_hash, text,
+        row.error, tuple(meta.get("warnings", ())), meta.get("name"), meta.get("description"), meta.get("doc_order"),
+        meta.get("source"), tuple(meta.get("servers", ())), bool(meta.get("connect", True)), tools,
+    )  # fmt: skip
 
 
 def _select(table: sa.Table, owner: sa.Column[Any], texts: str | None) -> sa.Select[Any]:
@@ -130,12 +147,10 @@ def same_rows(before: Iterable[Any], after: Iterable[Any]) -> bool:
     return [tuple(row) for row in before] == [tuple(row) for row in after]
 
 
-def stored_as(stored: Any, row: dict[str, Any]) -> bool:
-    """Whether a stored row (as ``rows.read`` gives it) holds what ``to_row(..., derived=False)`` made: the same
-    columns, and the same ``meta`` but for what the server works out itself."""
-    if any(stored[index] != row[name] for index, name in enumerate(ROW_COLUMNS[:-1])):
-        return False
-    meta = stored[-1] or {}
-    if BLANK in meta:
-        meta = {k: v for k, v in meta.items() if k != BLANK}
-    return bool(meta == row["meta"])
+def pushed_form(stored: Any) -> dict[str, Any]:
+    """A stored row (as ``rows.read`` gives it) as ``to_row(..., derived=False)`` makes it: without what the server
+    works out itself, to compare with a pushed resource's."""
+    data = dict(zip(ROW_COLUMNS, stored, strict=True))
+    meta = data["meta"] or {}
+    data["meta"] = {k: v for k, v in meta.items() if k != BLANK} if BLANK in meta else meta
+    return data

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentcontext.control.chats import DEFAULT_STATUS, STATUSES
 from agentcontext.sync_contract import HeartbeatRequest, PushedResource, PushRequest, PushResponse
@@ -85,7 +85,7 @@ class ToolSummary(BaseModel):
 
 
 class ResourceSummary(BaseModel):
-    """One pinned resource; ``skill_*`` only for skills, ``tools`` only for MCP servers."""
+    """One pinned resource; ``skill_*`` only for skills, ``tools`` only for MCP servers (absent otherwise)."""
 
     model_config = ANSWER
 
@@ -97,16 +97,6 @@ class ResourceSummary(BaseModel):
     skill_name: str | None = None
     skill_description: str | None = None
     tools: list[ToolSummary] | None = None
-
-    @model_serializer(mode="wrap")
-    def _of_its_kind(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.kind != "skill":
-            data.pop("skill_name", None)
-            data.pop("skill_description", None)
-        if self.kind != "mcp_server":
-            data.pop("tools", None)
-        return data
 
 
 class ContextSummary(BaseModel):
