@@ -8,11 +8,12 @@ One ``agentcontext server`` on loopback (a fresh SQLite file; a throwaway Postgr
 and 2 chats, and a real ``agentcontext agent`` in front of the real ``mcp-server-time`` that
 every simulated agent advertises (as ``bench/load.py`` sets them up). Then, ``--rounds`` times,
 each request type is sent ``--count`` times from one client, sequentially, on one keep-alive
-connection, and the server process's CPU time (every thread, from its CPU clock,
-``clock_getcpuclockid``) before and after is divided by the count:
+connection, in batches of 20 that alternate with 20 requests of the floor, and the server
+process's CPU time (every thread, from its CPU clock, ``clock_getcpuclockid``) spent on each
+is divided by the count; the ratio is the type's CPU over the floor's measured alongside it
+(the shared machine's speed drifts; alternating keeps both on the same footing):
 
-* ``healthz``: ``GET /healthz``, the floor (HTTP, uvicorn, FastAPI; no auth, no database),
-  measured first and last in each round;
+* ``healthz``: ``GET /healthz``, the floor (HTTP, uvicorn, FastAPI; no auth, no database);
 * ``push``: a 10-resource snapshot whose root AGENTS.md changed (version up), round-robin over
   the agents, each with 2 chats pinned to it (the first push after their refresh marks them);
 * ``heartbeat``: ``POST /agent/heartbeat``;
@@ -24,8 +25,8 @@ connection, and the server process's CPU time (every thread, from its CPU clock,
 * ``refresh``: ``PUT /context`` (re-pin);
 * ``sse``: open ``GET /events``, read its first event (``state``), close.
 
-Reported per type: the median over rounds of the CPU microseconds a request, and its ratio
-to the median floor. ``--py-spy BIN`` samples the server (``py-spy record``, GIL held) while
+Reported per type: the median over rounds of the CPU microseconds a request, and the median
+over rounds of its ratio to its floor. ``--py-spy BIN`` samples the server (``py-spy record``, GIL held) while
 each type (or only ``--profile TYPE``) runs in the first round, and prints where the time
 went: by library, and our and SQLAlchemy's functions (raw stacks in bench/out/).
 What the PostgreSQL server itself spends is not in the figure (another
@@ -238,17 +239,25 @@ def summarise_profile(path: Path, title: str) -> None:
         print(f"  {samples / max(1, total):6.1%}  {frame[:140]}")
 
 
+BATCH = 20  # requests of a type, then as many of the floor, alternately: a drift of the machine hits both alike
+
+
 def measure(
     clock: CpuClock, http: httpx.Client, world: World, request: Request, count: int, sampler: Sampler | None = None
-) -> float:
-    """Server CPU microseconds a request, over ``count`` sequential requests."""
-    kind = request.__name__
-    with sampler.around(kind) if sampler is not None else contextlib.nullcontext():
-        before = clock()
-        for n in range(count):
-            request(http, world, n)
-        spent = clock() - before
-    return spent / count * 1e6
+) -> tuple[float, float]:
+    """Server CPU microseconds a request of ``request`` and of the floor, over ``count`` each, in alternate batches."""
+    spent = floor = 0.0
+    with sampler.around(request.__name__) if sampler is not None else contextlib.nullcontext():
+        for start in range(0, count, BATCH):
+            batch = range(start, min(count, start + BATCH))
+            before = clock()
+            for n in batch:
+                request(http, world, n)
+            middle = clock()
+            for n in batch:
+                healthz(http, world, n)
+            spent, floor = spent + middle - before, floor + clock() - middle
+    return spent / count * 1e6, floor / count * 1e6
 
 
 def prompt_hit(http: httpx.Client, world: World, n: int) -> None:
@@ -261,9 +270,9 @@ def prompt_miss(http: httpx.Client, world: World, n: int) -> None:
 
 def one_round(
     clock: CpuClock, http: httpx.Client, world: World, count: int, sampler: Sampler | None
-) -> dict[str, float]:
-    out = {"healthz_before": measure(clock, http, world, healthz, count * 2, sampler)}
-    out["push"] = measure(clock, http, world, push, count, sampler)
+) -> dict[str, tuple[float, float]]:
+    """Each type's CPU a request, with the floor measured alongside it: (type, floor)."""
+    out = {"push": measure(clock, http, world, push, count, sampler)}
     out["heartbeat"] = measure(clock, http, world, heartbeat, count, sampler)
     for n in range(len(world.chats)):  # each chat served once since the pushes moved its agent's snapshot
         prompt(http, world, n)
@@ -274,8 +283,7 @@ def one_round(
     out["read_skill"] = measure(clock, http, world, read_skill, count, sampler)
     out["mcp_call"] = measure(clock, http, world, mcp_call, count, sampler)
     out["refresh"] = measure(clock, http, world, refresh, count, sampler)
-    out["sse"] = measure(clock, http, world, sse, max(1, count // 2), sampler)
-    out["healthz_after"] = measure(clock, http, world, healthz, count * 2)
+    out["sse"] = measure(clock, http, world, sse, max(BATCH, count // 2), sampler)
     return out
 
 
@@ -283,7 +291,7 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
     load_start = os.getloadavg()
     print(f"{time.strftime('%H:%M:%S')} {label}: start, load average {load_start}", file=sys.stderr, flush=True)
     user, tokens = populate(url, AGENTS)
-    rounds: list[dict[str, float]] = []
+    rounds: list[dict[str, tuple[float, float]]] = []
     tmp = tmp / label
     tmp.mkdir()
     with upstream_agent(tmp, enabled=True), servers(url, 1, tmp, label) as (bases, logs, processes):
@@ -295,9 +303,10 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
                 rounds.append(one_round(clock, http, world, args.count, sampler if number == 0 else None))
                 print(f"{time.strftime('%H:%M:%S')} {label}: round {number + 1} done", file=sys.stderr, flush=True)
         errors = world.errors + server_errors(logs)
-    floors = [r[k] for r in rounds for k in ("healthz_before", "healthz_after")]
+    floors = [r[kind][1] for r in rounds for kind in TYPES]
     floor = statistics.median(floors)
-    per_type = {kind: statistics.median(r[kind] for r in rounds) for kind in TYPES}
+    per_type = {kind: statistics.median(r[kind][0] for r in rounds) for kind in TYPES}
+    ratios = {kind: statistics.median(r[kind][0] / r[kind][1] for r in rounds) for kind in TYPES}
     dialect = "sqlite" if label.startswith("sqlite") else "postgresql"
     return {
         "label": label,
@@ -309,7 +318,7 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
         "floor_us": floor,
         "floor_spread_us": (min(floors), max(floors)),
         "per_request_us": per_type,
-        "ratio": {kind: value / floor for kind, value in per_type.items()},
+        "ratio": ratios,  # each round's type against the floor measured alongside it; the median
         "goal": {kind: GOALS.get(kind, {}).get(dialect, DEFAULT_GOAL) for kind in TYPES},
         "errors": errors,
     }
@@ -321,10 +330,10 @@ def report(results: list[dict[str, Any]]) -> None:
         print("load average at start " + ", ".join(f"{x:.2f}" for x in r["load_average_start"]))
         low, high = r["floor_spread_us"]
         print(f"floor /healthz: {r['floor_us']:.0f} us CPU a request (rounds {low:.0f} to {high:.0f})")
-        print(f"{'type':12} {'us CPU':>8} {'x floor':>8} {'goal':>6}  rounds (us)")
+        print(f"{'type':12} {'us CPU':>8} {'x floor':>8} {'goal':>6}  rounds (x their floor)")
         for kind in TYPES:
             ratio, goal = r["ratio"][kind], r["goal"][kind]
-            each = " ".join(f"{x[kind]:.0f}" for x in r["rounds"])
+            each = " ".join(f"{x[kind][0] / x[kind][1]:.1f}x" for x in r["rounds"])
             mark = "met" if ratio <= goal else "NOT MET"
             print(f"{kind:12} {r['per_request_us'][kind]:>8.0f} {ratio:>7.1f}x {goal:>5.0f}x  {each}  {mark}")
         for error in r["errors"][:10]:

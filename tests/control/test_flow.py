@@ -670,7 +670,7 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
         latest = session.scalar(sa.select(Snapshot.aggregate_hash))
     assert [o.accepted for o in outcomes] == [True]
     assert chat.context.pinned_hash == latest is not None
-    assert {r.path for r in chat.context.resources} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
+    assert {r["path"] for r in chat.context.resources} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
 
 
 def _waiting_on_a_lock(db: Database) -> bool:

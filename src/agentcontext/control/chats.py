@@ -15,7 +15,7 @@ COMMITTED (``Database.write_rows``); the summary is built from the rows a call h
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from agentcontext.control.agentselect import Candidate, find_chat_agent
 from agentcontext.control.contents import Executor, dialect_of
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.ingest import copy_pin
+from agentcontext.control.ingest import Written, copy_pin
 from agentcontext.control.models import new_id
 from agentcontext.control.skill_index import usable_skill_name
 from agentcontext.errors import InvalidRequestError, NotFoundError
@@ -138,14 +138,15 @@ class PinSource:
     aggregate_hash: str
     version: int
     error: str | None
+    received_at: dt.datetime | None = None  # with the version: which write of the snapshot this is
 
 
 _LOCK_AGENT = (
     sa.select(t.agents.c.id).where(t.agents.c.id == sa.bindparam("agent_id")).with_for_update(read=True, key_share=True)
 )
-_PIN_SOURCE = sa.select(t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error).where(
-    t.snapshots.c.agent_id == sa.bindparam("agent_id")
-)
+_PIN_SOURCE = sa.select(
+    t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error, t.snapshots.c.received_at
+).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
 
 
 def lock_agent(executor: Executor, agent_id: str) -> None:
@@ -161,7 +162,7 @@ def pin_source(executor: Executor, agent_id: str) -> PinSource | None:
     """The agent's snapshot to pin a chat to, read after locking the agent (None: it has not pushed)."""
     lock_agent(executor, agent_id)
     row = executor.execute(_PIN_SOURCE, {"agent_id": agent_id}).first()
-    return None if row is None else PinSource(row.aggregate_hash, row.version, row.error)
+    return None if row is None else PinSource(row.aggregate_hash, row.version, row.error, row.received_at)
 
 
 def _pin_values(source: PinSource | None, now: dt.datetime) -> dict[str, Any]:
@@ -307,13 +308,33 @@ class Refreshed:
     diff: Diff
     events: tuple[Event, ...]
     view: ChatView
+    pinned: Pinned | None = None  # the chat's pinned rows now, to keep once the transaction has committed
 
 
-def refresh(executor: Executor, user: UserPrincipal, chat_id: str, *, suffix: str, now: dt.datetime) -> Refreshed:
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A chat's pinned rows (``rows.ROW_COLUMNS`` order, by source) as a replica last wrote them, and the pin they
+    belong to (its time and hash): the next refresh compares against them without reading them back."""
+
+    tag: tuple[dt.datetime | None, str | None]
+    rows: list[tuple[Any, ...]]
+
+
+def refresh(
+    executor: Executor,
+    user: UserPrincipal,
+    chat_id: str,
+    *,
+    suffix: str,
+    now: dt.datetime,
+    pinned: Pinned | None = None,
+    latest: Callable[[str], Written | None] | None = None,
+) -> Refreshed:
     """Re-pin the chat to its agent's latest snapshot, clear the out-of-date mark, say what changed.
 
-    The chat's pinned rows and the snapshot's are each read once (without their texts); the
-    pin is copied only when they differ, and the summary is built from the rows in hand.
+    The chat's pinned rows and the snapshot's are each read once (without their texts), or not at all when
+    this replica wrote them last (``pinned``; ``latest`` gives what it wrote for an agent's snapshot); only the
+    rows that differ are written, and the summary is built from the rows in hand.
 
     Raises:
         NotFoundError: no such chat of this user. ConflictError: agent selection.
@@ -332,22 +353,40 @@ def refresh(executor: Executor, user: UserPrincipal, chat_id: str, *, suffix: st
     else:
         events = []
         if dialect_of(executor) == "sqlite":  # one writer: what the join read is the latest
-            source = PinSource(found.aggregate_hash, found.version, found.error) if found.version is not None else None
+            source = (
+                PinSource(found.aggregate_hash, found.version, found.error, found.received_at)
+                if found.version is not None
+                else None
+            )
         else:  # read again once the agent's row is held: a push that held it has committed by then
             source = pin_source(executor, chat.agent_id)
+        known_before = pinned.rows if pinned is not None and pinned.tag == (chat.pinned_at, chat.pinned_hash) else None
+        written = latest(chat.agent_id) if latest is not None and source is not None else None
+        fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
-        before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
+        if known_before is not None and (source is None or fresh):
+            before = [_Row(row) for row in known_before]
+            after = [_Row(row) for row in written.sorted_rows()] if fresh and written is not None else []
+        else:
+            before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
         _repin(executor, chat.id, before, after)
     changes = diff_rows(before, after)
     events = [e for e in events if e.kind != "pinned"]
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
-    latest = source.aggregate_hash if source is not None else None
-    return Refreshed(chat, changes, tuple(events), view(chat, after, latest))
+    latest_hash = source.aggregate_hash if source is not None else None
+    kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after])
+    return Refreshed(chat, changes, tuple(events), view(chat, after, latest_hash), kept)
 
 
 _OWNED_WITH_SOURCE = (
-    sa.select(*_CHAT_COLUMNS, t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error)
+    sa.select(
+        *_CHAT_COLUMNS,
+        t.snapshots.c.aggregate_hash,
+        t.snapshots.c.version,
+        t.snapshots.c.error,
+        t.snapshots.c.received_at,
+    )
     .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
 )

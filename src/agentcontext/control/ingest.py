@@ -61,12 +61,15 @@ class Push:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """The snapshot rows a replica wrote for an agent, as ``rows.to_row(..., derived=False)`` makes them, and the
-    snapshot write they belong to (its version and time): the next push compares against them without reading
-    them back, when the snapshot row shows nobody wrote since."""
+    """The snapshot rows a replica wrote for an agent, as stored (``rows.ROW_COLUMNS`` order), and the snapshot
+    write they belong to (its version and time): the next push compares against them, and a refresh re-pins
+    to them, without reading them back, when the snapshot row shows nobody wrote since."""
 
     tag: tuple[int, dt.datetime]
-    rows: dict[str, dict[str, Any]]  # source -> row
+    rows: dict[str, tuple[Any, ...]]  # source -> row
+
+    def sorted_rows(self) -> list[tuple[Any, ...]]:
+        return [self.rows[source] for source in sorted(self.rows)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,36 +266,35 @@ def ingest(
 
 
 def _store_resources(
-    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, dict[str, Any]] | None
-) -> dict[str, dict[str, Any]]:
+    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, tuple[Any, ...]] | None
+) -> dict[str, tuple[Any, ...]]:
     """Write the rows that changed (any column, the server-computed content key too), delete the ones gone.
 
     ``known``: the stored rows, when this replica knows them (else they are read). Returns the rows now stored.
     """
     if known is None:
-        known = {row[0]: rows.pushed_form(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+        known = {row[0]: tuple(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
     gone = set(known)
     texts: dict[str, str] = {}
-    now_stored: dict[str, dict[str, Any]] = {}
-    changed: list[tuple[Resource, dict[str, Any]]] = []
+    now_stored: dict[str, tuple[Any, ...]] = {}
+    changed: list[dict[str, Any]] = []
     for resource in resources:
         row = rows.to_row(resource, rows.keyed(resource, texts), derived=False)
         source = row["source"]
         gone.discard(source)
-        now_stored[source] = row
-        if known.get(source) != row:
-            changed.append((resource, row))
+        stored = known.get(source)
+        if stored is not None and rows.pushed_form(stored) == row:
+            now_stored[source] = stored
+            continue
+        rows.add_derived(resource, row)
+        now_stored[source] = tuple(row[name] for name in rows.ROW_COLUMNS)
+        changed.append({**row, "agent_id": agent_id})
     if gone:  # no longer pushed
         executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in gone])
     if changed:
-        wanted = {row["content_key"] for _, row in changed}
+        wanted = {row["content_key"] for row in changed}
         contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
-        written = []
-        for resource, row in changed:
-            full = {**row, "meta": dict(row["meta"]), "agent_id": agent_id}
-            rows.add_derived(resource, full)
-            written.append(full)
-        executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], written)
+        executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], changed)
     return now_stored
 
 

@@ -90,6 +90,7 @@ class ControlPlane:
         self.secrets = secrets or SecretBox.ephemeral()
         self.turns = Turns()
         self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
+        self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
         self._workers = anyio.CapacityLimiter(db.pool_size)
 
@@ -229,7 +230,16 @@ class ControlPlane:
 
     async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> tuple[chats.ChatView, Diff]:
         """The chat re-pinned, and what changed."""
-        done = await self._write(lambda c: chats.refresh(c, user, chat_id, suffix=self.settings.chat_suffix, now=now()))
+        pinned = self._pinned.get(chat_id, None)
+
+        def work(connection: Connection) -> chats.Refreshed:
+            suffix = self.settings.chat_suffix
+            latest = partial(self._written.get, key=None)
+            return chats.refresh(connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest)
+
+        done = await self._write(work)
+        if done.pinned is not None:  # committed: the next refresh compares against these without reading them
+            self._pinned.put(chat_id, None, done.pinned)
         await self._publish(done.events)
         return done.view, done.diff
 
