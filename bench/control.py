@@ -63,7 +63,6 @@ from agentcontext.control import identity, prompt, rows
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.service import prepare
-from agentcontext.control.turns import PROMPT_TEXTS, load_context, turn_row
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot, aggregate_hash
 
@@ -402,6 +401,8 @@ async def throughput(bases: Sequence[str], token: str, paths: Sequence[str], con
 
 def one_prompt(db: Database, token: str, chat_id: str) -> list[float]:
     """The steps of GET /prompt, one after the other in this thread: perf_counter marks between them."""
+    from agentcontext.control.turns import load_context, turn_row  # here: the other benches import this module
+
     marks = [time.perf_counter()]
     user = db.read_rows(lambda c: identity.authenticate(c, token))
     marks.append(time.perf_counter())
@@ -441,7 +442,7 @@ def stages(url: str, token: str, chat_ids: Sequence[str], rounds: int, profile: 
             pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(30)
             print(f"cProfile of {rounds} in-process prompt builds ({db.dialect}):\n{text.getvalue()}")
         with db.read() as s:  # how much a pin weighs: the content a prompt not served before reads
-            pinned = rows.chat_resources(s, chat_ids[0], with_content=PROMPT_TEXTS)
+            pinned = rows.chat_resources(s, chat_ids[0], with_content=("instruction_file",))
     finally:
         db.dispose()
     out = {name: statistics.median(values) * 1000 for name, values in samples.items()}

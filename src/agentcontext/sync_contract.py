@@ -65,8 +65,12 @@ def _utf8_bytes(value: str) -> int:
 
 def _at_most(limit: int) -> AfterValidator:
     def check(value: str) -> str:
+        if value.isascii() and "\x00" not in value:  # the common case, in two C calls
+            if len(value) > limit:
+                raise ValueError(f"is longer than {limit} bytes")
+            return value
         storable(value)
-        if len(value) > limit or _utf8_bytes(value) > limit:
+        if _utf8_bytes(value) > limit:
             raise ValueError(f"is longer than {limit} bytes")
         return value
 

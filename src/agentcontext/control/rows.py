@@ -9,6 +9,9 @@ sanitised (Coder leaves those out of the listing).
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -132,6 +135,84 @@ def read(executor: Executor, owner: str, *, chat: bool, with_content: Contents =
 
 def load(rows: Iterable[Any]) -> list[Resource]:
     return [to_resource(row, getattr(row, "text", None)) for row in rows]
+
+
+# --- resources by their raw rows: what a turn reads, mostly rows it has read before ------------------------
+
+_RAW_META = sa.cast(t.chat_resources.c.meta, sa.Text).label("meta")  # its JSON text: a row is hashable
+_PIN_RAW = {
+    texts: sa.select(
+        *(t.chat_resources.c[name] for name in ROW_COLUMNS[:-1]),
+        _RAW_META,
+        *([t.contents.c.text] if texts else []),
+    )
+    .select_from(
+        t.chat_resources.outerjoin(
+            t.contents,
+            sa.and_(t.contents.c.hash == t.chat_resources.c.content_key, t.chat_resources.c.kind == texts),
+        )
+        if texts
+        else t.chat_resources
+    )
+    .where(t.chat_resources.c.chat_id == sa.bindparam("owner"))
+    .order_by(t.chat_resources.c.source)
+    for texts in (None, str(Kind.INSTRUCTION_FILE))
+}
+_SNAPSHOT_RAW_MCP = (
+    sa.select(
+        *(t.snapshot_resources.c[name] for name in ROW_COLUMNS[:-1]),
+        sa.type_coerce(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+    )
+    .where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("owner"), t.snapshot_resources.c.kind == str(Kind.MCP_SERVER)
+    )
+    .order_by(t.snapshot_resources.c.source)
+)
+_LOADED: OrderedDict[tuple[Any, ...], Resource] = OrderedDict()
+_LOADED_KEPT = 8192
+_LOADED_LOCK = threading.Lock()
+
+
+def pinned_resources(executor: Executor, chat_id: str, *, instruction_texts: bool) -> list[Resource]:
+    """A chat's pinned resources, the instruction files' texts with them when asked.
+
+    Rows come back as stored (``meta`` as its JSON text), and each is built into a resource once: a row read
+    before (the same columns, the same text) gives the resource built then.
+    """
+    statement = _PIN_RAW[str(Kind.INSTRUCTION_FILE) if instruction_texts else None]
+    return [_resource_of(tuple(row)) for row in executor.execute(statement, {"owner": chat_id})]
+
+
+def latest_mcp_servers(executor: Executor, agent_id: str) -> list[Resource]:
+    """The MCP servers of the agent's latest snapshot (no texts), built once each like ``pinned_resources``."""
+    return [_resource_of(tuple(row)) for row in executor.execute(_SNAPSHOT_RAW_MCP, {"owner": agent_id})]
+
+
+def _resource_of(raw: tuple[Any, ...]) -> Resource:
+    """``raw``: the row's columns, ``meta`` as text, then the text when read (its content key stands for it)."""
+    with_text = len(raw) > len(ROW_COLUMNS)
+    key = (*raw[: len(ROW_COLUMNS)], with_text and raw[-1] is not None)
+    with _LOADED_LOCK:
+        found = _LOADED.get(key)
+        if found is not None:
+            _LOADED.move_to_end(key)
+            return found
+    resource = to_resource(_Raw(raw), raw[-1] if with_text else None)
+    with _LOADED_LOCK:
+        _LOADED[key] = resource
+        while len(_LOADED) > _LOADED_KEPT:
+            _LOADED.popitem(last=False)
+    return resource
+
+
+class _Raw:
+    """A raw row read by name, its ``meta`` decoded."""
+
+    __slots__ = ("kind", "path", "scope", "status", "size_bytes", "content_hash", "error", "meta")
+
+    def __init__(self, raw: tuple[Any, ...]) -> None:
+        _, self.kind, self.path, self.scope, self.status, self.size_bytes, self.content_hash, self.error, _ = raw[:9]
+        self.meta = json.loads(raw[9]) if raw[9] else {}
 
 
 def snapshot_resources(executor: Executor, agent_id: str, *, with_content: Contents = True) -> list[Resource]:

@@ -108,10 +108,6 @@ def turn_row(executor: Executor, user: UserPrincipal, chat_id: str) -> TurnRow:
     return TurnRow(chat_id=row.id, personal_count=int(row.personal_count or 0), **found)
 
 
-_LATEST_MCP = sa.select(*(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
-    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
-    t.snapshot_resources.c.kind == str(Kind.MCP_SERVER),
-)
 _PERSONAL = (
     sa.select(t.personal_skills.c.name, t.personal_skills.c.description)
     .where(t.personal_skills.c.owner_id == sa.bindparam("user_id"))
@@ -121,8 +117,8 @@ _PERSONAL = (
 
 def load_context(executor: Executor, user: UserPrincipal, row: TurnRow, *, texts: bool) -> ChatContext:
     """The chat's turn context, its pin read once (with the instruction files' texts when ``texts``)."""
-    pinned = rows.load(rows.read(executor, row.chat_id, chat=True, with_content=PROMPT_TEXTS if texts else False))
-    latest = rows.load(executor.execute(_LATEST_MCP, {"agent_id": row.agent_id})) if row.mcp_hash else []
+    pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
+    latest = rows.latest_mcp_servers(executor, row.agent_id) if row.mcp_hash and row.agent_id else []
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
