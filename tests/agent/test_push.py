@@ -23,6 +23,7 @@ from starlette.routing import Route
 from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import PUSH_PATH, Pusher
 from agentcontext.snapshot import Snapshot
+from agentcontext.sync_contract import PushRequest
 from agentcontext.testing import make_workspace
 from tests.agent.conftest import make_agent, ready, running, serving, write_atomic
 from tests.helpers import free_port
@@ -249,3 +250,26 @@ async def test_run_push_retry_sends_the_newest_snapshot_not_the_one_that_failed(
             assert await outcomes(pusher, 1) == [(2, True, "accepted")]
     assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, True)]
     assert received[1].body == wire(newer, initial=True)
+
+
+async def test_a_snapshot_that_breaks_the_contract_is_not_sent_and_the_next_change_is(
+    tmp_path: Path, home: Path
+) -> None:
+    """The pusher builds its body from the definition the control plane validates against: a push the control
+    plane would refuse (a snapshot error past its 4,096 bytes, here a watcher's) is never sent; the next
+    snapshot goes out as usual."""
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    agent.watch_error = "the watcher failed: " + "x" * 5000
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            assert await outcomes(pusher, 1) == [(1, True, "refused")]
+            assert plane.received == []
+            agent.watch_error = None
+            await change(agent, work, "v2")
+            [sent] = await plane.requests(1)
+            assert await outcomes(pusher, 2) == [(1, True, "refused"), (2, True, "accepted")]
+    assert sent.body["version"] == 2 and sent.body["initial"] is True
+    assert PushRequest.model_validate(sent.body).version == 2  # what went out is the contract's

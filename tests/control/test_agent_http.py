@@ -53,6 +53,7 @@ async def scripted(answer: Answer) -> AsyncIterator[Server]:
                 reply = answer(data)
                 if reply is None:
                     await anyio.sleep_forever()
+                    return
                 await stream.send(reply)
                 if b"Connection: close" in reply:
                     return

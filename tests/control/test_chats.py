@@ -95,7 +95,7 @@ class World:
         outcome = self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes), box=BOX))
         assert outcome.accepted
 
-    def create(self, user: UserPrincipal | None = None, **fields: Any) -> Chat:
+    def create(self, user: UserPrincipal | None = None, **fields: Any) -> chats.ChatRow:
         new = chats.NewChat(**({"workspace": "ws"} | fields))
         return self.db.write(lambda s: chats.create(s, user or self.alice, new, suffix=DEFAULT_SUFFIX, now=T0))
 
@@ -454,7 +454,7 @@ def test_another_users_chat_is_not_found_never_forbidden(world: World) -> None:
     mine = world.create()
     missing = "00000000-0000-0000-0000-000000000000"
 
-    def update(session: Session, chat_id: str) -> Chat:
+    def update(session: Session, chat_id: str) -> chats.ChatRow:
         return chats.update(session, world.bob, chat_id, status="error", archived=None, title=None, now=T0)
 
     for chat_id in (mine.id, missing):

@@ -31,9 +31,9 @@ from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
 from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
-from agentcontext.control.prompt import Toolset, TurnContext
+from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
-from agentcontext.control.turns import TurnRow, Turns, turn_row
+from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff
 from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
@@ -275,6 +275,14 @@ class ControlPlane:
             turn, cached = self.turns.prompt(connection, user, row)
             assert turn.body is not None
             return Prompt(turn.body, cached)
+
+        return await self._turn(user, chat_id, work)
+
+    async def context(self, user: identity.UserPrincipal, chat_id: str) -> ChatContext:
+        """The chat's whole turn context, every pinned text with it (what serves skills as documents)."""
+
+        def work(connection: Connection, row: TurnRow) -> ChatContext:
+            return load_context(connection, user, row, texts=True, all_texts=True)
 
         return await self._turn(user, chat_id, work)
 

@@ -118,6 +118,14 @@ class TurnContext:
     def tools(self) -> tuple[ToolSpec, ...]:
         return self.toolset.tools
 
+    @property
+    def skills(self) -> tuple[SkillRef, ...]:
+        return self.toolset.skills
+
+    @property
+    def mcp_routes(self) -> Mapping[str, tuple[str, str]]:
+        return self.toolset.mcp_routes
+
     def to_dict(self) -> dict[str, Any]:
         return {"system": self.system, "tools": [t.to_dict() for t in self.tools]}
 

@@ -115,9 +115,15 @@ _PERSONAL = (
 )
 
 
-def load_context(executor: Executor, user: UserPrincipal, row: TurnRow, *, texts: bool) -> ChatContext:
-    """The chat's turn context, its pin read once (with the instruction files' texts when ``texts``)."""
-    pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
+def load_context(
+    executor: Executor, user: UserPrincipal, row: TurnRow, *, texts: bool, all_texts: bool = False
+) -> ChatContext:
+    """The chat's turn context, its pin read once (with the instruction files' texts when ``texts``, every
+    pinned text with ``all_texts``)."""
+    if all_texts:
+        pinned = rows.chat_resources(executor, row.chat_id, with_content=True)
+    else:
+        pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
     latest = rows.latest_mcp_servers(executor, row.agent_id) if row.mcp_hash and row.agent_id else []
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
