@@ -28,7 +28,7 @@ is divided by the count; the ratio is the type's CPU over the floor's measured a
 Reported per type: the median over rounds of the CPU microseconds a request, and the median
 over rounds of its ratio to its floor. ``--py-spy BIN`` samples the server (``py-spy record``, GIL held) while
 each type (or only ``--profile TYPE``) runs in the first round, and prints where the time
-went: by library, and our and SQLAlchemy's functions (raw stacks in bench/out/).
+went, as ``bench/control.py --py-spy`` does (raw stacks in bench/out/).
 What the PostgreSQL server itself spends is not in the figure (another
 process). Goals (issue 13): push at most 6x the floor on SQLite and 10x on PostgreSQL, every
 other chat request at most 5x.
@@ -42,9 +42,7 @@ import ctypes
 import json
 import os
 import platform
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +54,7 @@ from typing import Any
 import httpx
 
 from agentcontext.control.pg_cluster import TempCluster
-from control import OUT, populate, server_errors, servers
+from control import OUT, populate, sampled, server_errors, servers
 from load import MCP_TOOL, UPSTREAM, push_body, skill_name, static_resources, upstream_agent
 
 AGENTS = 5
@@ -182,7 +180,7 @@ Request = Callable[[httpx.Client, World, int], None]
 
 @dataclass
 class Sampler:
-    """``py-spy record`` of the server around one request type at a time (``--py-spy``)."""
+    """``py-spy record`` of the server around one request type at a time (``--py-spy``): ``control.sampled``."""
 
     binary: str | None
     pid: int
@@ -196,47 +194,9 @@ class Sampler:
             yield
             return
         self.done.add(kind)
-        out = OUT / f"py-spy-percpu-{self.label}-{kind}.txt"
-        command = [self.binary, "record", "--pid", str(self.pid), "--rate", "400", "--gil", "--format", "raw"]
-        recorder = subprocess.Popen([*command, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(1)
-        try:
+        print(f"\n{self.label} {kind}:")
+        with sampled(self.binary, self.pid, OUT / f"py-spy-percpu-{self.label}-{kind}.txt"):
             yield
-        finally:
-            recorder.send_signal(signal.SIGINT)
-            recorder.wait(60)
-        summarise_profile(out, f"{self.label} {kind}")
-
-
-LIBRARIES = (
-    "agentcontext", "sqlalchemy", "fastapi", "starlette", "pydantic", "anyio", "httpx", "httpcore", "uvicorn",
-    "sse_starlette", "psycopg", "json", "sqlite3", "asyncio", "threading", "cryptography", "h11", "concurrent",
-)  # fmt: skip
-
-
-def summarise_profile(path: Path, title: str) -> None:
-    by_library: dict[str, int] = {}
-    by_function: dict[str, int] = {}
-    total = 0
-    for line in path.read_text().splitlines():
-        stack, _, weight = line.rpartition(" ")
-        if not weight.isdigit():
-            continue
-        frames = stack.split(";")
-        total += int(weight)
-        seen_libraries = {lib for frame in frames for lib in LIBRARIES if f"/{lib}/" in frame or f"({lib}" in frame}
-        for library in seen_libraries:
-            by_library[library] = by_library.get(library, 0) + int(weight)
-        for frame in {f.rpartition(":")[0] + ")" for f in frames}:
-            if "agentcontext/" in frame or "sqlalchemy/" in frame:
-                by_function[frame] = by_function.get(frame, 0) + int(weight)
-    print(f"\npy-spy, {title}: {total} samples with the GIL held; inclusive by library:")
-    print(
-        "  "
-        + ", ".join(f"{lib} {n / max(1, total):.0%}" for lib, n in sorted(by_library.items(), key=lambda kv: -kv[1]))
-    )
-    for frame, samples in sorted(by_function.items(), key=lambda kv: -kv[1])[:25]:
-        print(f"  {samples / max(1, total):6.1%}  {frame[:140]}")
 
 
 BATCH = 20  # requests of a type, then as many of the floor, alternately: a drift of the machine hits both alike

@@ -70,7 +70,7 @@ async def setup(db: Database, box: SecretBox, agent: Agent) -> tuple[ControlPlan
     assert isinstance(principal, AgentPrincipal) and isinstance(person, UserPrincipal)
     assert (await plane.push(principal, {**first_push(initial=True), "agent": INFO})).accepted
     chat = await plane.create_chat(person, NewChat("ws"))
-    return plane, person, chat.id
+    return plane, person, chat["id"]
 
 
 def every_cell(db: Database) -> Iterator[Any]:

@@ -82,7 +82,7 @@ class Control:
 
     async def chat(self, *, plan_mode: bool = False, parent_id: str | None = None) -> str:
         new = NewChat(workspace=None if parent_id else WORKSPACE, parent_id=parent_id, plan_mode=plan_mode)
-        return (await self.plane.create_chat(self.user, new)).id
+        return str((await self.plane.create_chat(self.user, new))["id"])
 
     async def prompt(self, chat_id: str) -> dict[str, Any]:
         return (await self.plane.prompt(self.user, chat_id)).to_dict()

@@ -20,7 +20,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from agentcontext.control import chats, identity, ingest, rows, wire
+from agentcontext.control import chats, identity, ingest, rows
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.events import Event
@@ -118,8 +118,7 @@ class World:
 
     def summary(self, chat_id: str) -> dict[str, Any]:
         with self.db.read() as session:
-            view = chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
-            return wire.ChatResponse.model_validate(view).model_dump(mode="json", exclude_unset=True)  # as answered
+            return chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
 
     def pinned(self, chat_id: str) -> dict[str, str | None]:
         with self.db.read() as session:

@@ -614,7 +614,7 @@ async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db
     async def chats_and_refreshes() -> None:
         for n in range(CHATS):
             chat = await plane.create_chat(principal, NewChat("ws"))
-            chat_ids.append(chat.id)
+            chat_ids.append(chat["id"])
             if n % 3 == 0:
                 await plane.refresh(principal, chat_ids[n // 2])
 
@@ -664,13 +664,13 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
 
         monkeypatch.setattr(chats_module, "create", create_while_a_push_starts)
         created = await plane.create_chat(principal, NewChat("ws"))
-    chat = await plane.get_chat(principal, created.id)
+    chat = await plane.get_chat(principal, created["id"])
     await plane.aclose()
     with db.read() as session:
         latest = session.scalar(sa.select(Snapshot.aggregate_hash))
     assert [o.accepted for o in outcomes] == [True]
-    assert chat.context.pinned_hash == latest is not None
-    assert {r["path"] for r in chat.context.resources} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
+    assert chat["context"]["pinned_hash"] == latest is not None
+    assert {r["path"] for r in chat["context"]["resources"]} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
 
 
 def _waiting_on_a_lock(db: Database) -> bool:

@@ -396,7 +396,7 @@ async def test_a_servers_latest_catalog_replaces_its_pinned_tools_without_a_refr
         summary = await control.plane.get_chat(control.user, chat)
     assert before == ["propose_plan", "live__add", "live__echo", "live__pid"]
     assert after == ["propose_plan", "live__add", "live__added", "live__echo", "live__pid"]
-    assert summary.context.dirty is False  # an MCP-only change never marks a chat out of date
+    assert summary["context"]["dirty"] is False  # an MCP-only change never marks a chat out of date
 
 
 async def test_servers_only_in_the_pin_are_kept(tmp_path: Path, home: Path) -> None:

@@ -93,7 +93,7 @@ async def test_read_skill_serves_the_pinned_body_and_lists_files_live(tmp_path: 
         "body": "# Lint\n\nRun ruff.",
         "files": [".hidden/", "added.md", "big.txt", "reference.md", "scripts/"],
     }
-    assert summary.context.dirty is True
+    assert summary["context"]["dirty"] is True
 
 
 async def test_read_skill_serves_the_pin_when_the_workspace_is_unreachable(tmp_path: Path, home: Path) -> None:

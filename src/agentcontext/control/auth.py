@@ -59,19 +59,18 @@ async def _principal(request: Request) -> tuple[ControlPlane, Principal]:
 
 
 async def _user(request: Request) -> UserCall:
-    plane, principal = await _principal(request)
-    if not isinstance(principal, UserPrincipal):
-        raise ForbiddenError("this route needs a user's API token, not an agent token")
-    await check_text(request)
-    return UserCall(plane, principal)
+    return await _user_call(request, admin=False)
 
 
 async def _admin(request: Request) -> UserCall:
-    """An administrator, refused before the body is looked at."""
+    return await _user_call(request, admin=True)
+
+
+async def _user_call(request: Request, *, admin: bool) -> UserCall:
     plane, principal = await _principal(request)
     if not isinstance(principal, UserPrincipal):
         raise ForbiddenError("this route needs a user's API token, not an agent token")
-    if not principal.is_admin:
+    if admin and not principal.is_admin:  # refused before the body is looked at
         raise ForbiddenError("only an administrator may do this")
     await check_text(request)
     return UserCall(plane, principal)

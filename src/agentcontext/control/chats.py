@@ -506,35 +506,7 @@ def list_chats(executor: Executor, user: UserPrincipal, *, limit: int = 100, arc
 # --- the summary the API shows ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ContextView:
-    pinned_hash: str | None
-    pinned_version: int | None
-    pinned_at: str | None
-    latest_hash: str | None
-    dirty: bool
-    dirty_since: str | None
-    error: str | None
-    # each pinned resource as the API lists it: path, kind, status, size_bytes, error; skill_name and
-    # skill_description for skills, tools ({name, description}) for MCP servers
-    resources: tuple[dict[str, Any], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ChatView:
-    """The chat as the API returns it, with its context summary."""
-
-    id: str
-    status: str
-    title: str
-    workspace_id: str
-    agent_id: str | None
-    parent_id: str | None
-    plan_mode: bool
-    archived: bool
-    created_at: str
-    updated_at: str
-    context: ContextView
+ChatView = dict[str, Any]  # a chat as the API answers it (``wire.ChatResponse``), its context summary in it
 
 
 _SKILL, _MCP_SERVER, _INSTRUCTION, _OK = (
@@ -573,30 +545,30 @@ def resource_view(row: Sequence[Any]) -> dict[str, Any]:
 
 
 def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error: str | None = None) -> ChatView:
-    """The chat's summary from its pinned rows (as ``rows.read`` gives them, texts not needed)."""
+    """The chat's summary from its pinned rows (``rows.ROW_COLUMNS`` order, texts not needed)."""
     listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r[2], r[1]))  # Coder: by source (path) ascending
-    return ChatView(
-        id=chat.id,
-        status=chat.status,
-        title=chat.title,
-        workspace_id=chat.workspace_id,
-        agent_id=chat.agent_id,
-        parent_id=chat.parent_id,
-        plan_mode=chat.plan_mode,
-        archived=chat.archived,
-        created_at=chat.created_at.isoformat(),
-        updated_at=chat.updated_at.isoformat(),
-        context=ContextView(
-            pinned_hash=chat.pinned_hash,
-            pinned_version=chat.pinned_version,
-            pinned_at=chat.pinned_at.isoformat() if chat.pinned_at else None,
-            latest_hash=latest_hash,
-            dirty=chat.dirty_since is not None,
-            dirty_since=chat.dirty_since.isoformat() if chat.dirty_since else None,
-            error=error or chat.pinned_error,
-            resources=tuple(resource_view(r) for r in listing),
-        ),
-    )
+    return {
+        "id": chat.id,
+        "status": chat.status,
+        "title": chat.title,
+        "workspace_id": chat.workspace_id,
+        "agent_id": chat.agent_id,
+        "parent_id": chat.parent_id,
+        "plan_mode": chat.plan_mode,
+        "archived": chat.archived,
+        "created_at": chat.created_at.isoformat(),
+        "updated_at": chat.updated_at.isoformat(),
+        "context": {
+            "pinned_hash": chat.pinned_hash,
+            "pinned_version": chat.pinned_version,
+            "pinned_at": chat.pinned_at.isoformat() if chat.pinned_at else None,
+            "latest_hash": latest_hash,
+            "dirty": chat.dirty_since is not None,
+            "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
+            "error": error or chat.pinned_error,
+            "resources": [resource_view(r) for r in listing],
+        },
+    }
 
 
 _LATEST_HASH = sa.select(t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))

@@ -35,7 +35,6 @@ from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
-from agentcontext.snapshot import Diff
 from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
 
 log = logging.getLogger("agentcontext.control")
@@ -228,8 +227,8 @@ class ControlPlane:
 
         return await self._write(work)
 
-    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> tuple[chats.ChatView, Diff]:
-        """The chat re-pinned, and what changed."""
+    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> chats.ChatView:
+        """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths)."""
         pinned = self._pinned.get(chat_id, None)
 
         def work(connection: Connection) -> chats.Refreshed:
@@ -241,7 +240,7 @@ class ControlPlane:
         if done.pinned is not None:  # committed: the next refresh compares against these without reading them
             self._pinned.put(chat_id, None, done.pinned)
         await self._publish(done.events)
-        return done.view, done.diff
+        return {**done.view, "diff": done.diff.to_dict()}
 
     def _bind(self, connection: Connection, user: identity.UserPrincipal, chat_id: str) -> list[Event]:
         """Bind and pin a chat that is not yet (its first turn), in a write transaction."""

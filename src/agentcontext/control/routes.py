@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import fields
-from types import SimpleNamespace
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -178,9 +176,6 @@ async def update_chat(call: User, chat_id: str, body: wire.UpdateChatBody) -> Re
     return answer(wire.ChatResponse.model_validate(view))
 
 
-_VIEW_FIELDS = tuple(field.name for field in fields(chats.ChatView))
-
-
 @router.put(
     "/chats/{chat_id}/context",
     summary="Refresh: re-pin to the latest snapshot and say what changed",
@@ -188,9 +183,7 @@ _VIEW_FIELDS = tuple(field.name for field in fields(chats.ChatView))
     tags=["chats"],
 )
 async def refresh(call: User, chat_id: str) -> Response:
-    view, diff = await call.plane.refresh(call.user, chat_id)
-    done = SimpleNamespace(**{name: getattr(view, name) for name in _VIEW_FIELDS}, diff=diff)
-    return answer(wire.RefreshResponse.model_validate(done))
+    return answer(wire.RefreshResponse.model_validate(await call.plane.refresh(call.user, chat_id)))
 
 
 @router.get(

@@ -161,7 +161,7 @@ _PIN_RAW = {
 _SNAPSHOT_RAW_MCP = (
     sa.select(
         *(t.snapshot_resources.c[name] for name in ROW_COLUMNS[:-1]),
-        sa.type_coerce(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+        sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
     )
     .where(
         t.snapshot_resources.c.agent_id == sa.bindparam("owner"), t.snapshot_resources.c.kind == str(Kind.MCP_SERVER)

@@ -123,8 +123,8 @@ async def chat(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
 @router.post("/ui/chats/{chat_id}/refresh")
 async def refresh(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
     await session.check_form(request)
-    _, diff = await session.plane_of(request).refresh(user, chat_id)
-    return await _chat_page(request, user, chat_id, diff.to_dict())
+    done = await session.plane_of(request).refresh(user, chat_id)
+    return await _chat_page(request, user, chat_id, done["diff"])
 
 
 async def _chat_page(request: Request, user: UserPrincipal, chat_id: str, diff: dict[str, Any] | None) -> HTMLResponse:
