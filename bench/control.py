@@ -456,7 +456,7 @@ def sampled(py_spy: str | None, pid: int, out: Path) -> Iterator[None]:
     if py_spy is None:
         yield
         return
-    command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw"]
+    command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--gil"]  # CPU, not waits
     recorder = subprocess.Popen([*command, "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(1)
     try:

@@ -30,9 +30,11 @@ At the end the loops stop, events get a moment to arrive, and the database is re
   ``out_of_date`` for that pin; the chat's pin is the one its last refresh answered.
 
 Each count of mismatches must be 0. Reported: requests by kind with p50/p99 latency, error rate
-(non-2xx and transport errors), pushes accepted and refused, events received, the prompts the
-server answered from its turn cache (``X-Prompt-Cache``), the servers' RSS (every second from
-/proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
+(non-2xx and transport errors), requests over 250 ms by when they started (5 s windows), pushes
+accepted and refused, events received, the prompts the server answered from its turn cache
+(``X-Prompt-Cache``; and of those, the ones whose chat's pin had not moved since its previous
+prompt: a refresh that moved it makes the next prompt a new one), the servers' RSS (every second
+from /proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
 
 ``--scale`` runs the load at growing sizes (``--stages``: agents, with two chats each; each a
 fresh database and servers, ``--seconds`` long) and reports where each request kind's p99 first
@@ -152,8 +154,12 @@ class Record:
     requests: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)  # non-2xx, or a wrong answer
     cache: Counter[str] = field(default_factory=Counter)  # prompts by X-Prompt-Cache: hit, miss (absent: unknown)
+    # the same, of the prompts whose chat's pin had not moved since its previous prompt (a refresh moves it)
+    cache_same_pin: Counter[str] = field(default_factory=Counter)
     transport: Counter[str] = field(default_factory=Counter)  # no answer at all
     samples: list[str] = field(default_factory=list)  # the first few failures, said
+    slow: list[float] = field(default_factory=list)  # when (perf_counter) each request over the limit started
+    began: float = 0.0  # perf_counter when the loops began
 
     def fail(self, kind: str, what: str, *, transport: bool = False) -> None:
         (self.transport if transport else self.failed)[kind] += 1
@@ -168,7 +174,10 @@ class Record:
         except httpx.HTTPError as exc:
             self.fail(kind, f"{type(exc).__name__} {exc}", transport=True)
             return None
-        self.latency[kind].append(time.perf_counter() - start)
+        took = time.perf_counter() - start
+        self.latency[kind].append(took)
+        if took * 1000 >= P99_LIMIT_MS:
+            self.slow.append(start)
         if not response.is_success:
             self.fail(kind, f"{response.status_code} {response.text[:200]}")
             return None
@@ -195,6 +204,7 @@ class ChatSim:
     agent: int
     skill: str
     pinned: str  # the hash the last create or refresh answered
+    prompted: str | None = None  # ``pinned`` at the chat's previous prompt
     wanted: bool = False  # an out_of_date came since the last refresh
     last_refresh: float = 0.0
     turns: int = 0
@@ -261,7 +271,11 @@ async def run_chat(
         chat.turns += 1
         response = await record.call(http, "prompt", "GET", f"{url}/prompt")
         if response is not None:
-            record.cache[response.headers.get("x-prompt-cache", "unknown")] += 1
+            said = response.headers.get("x-prompt-cache", "unknown")
+            record.cache[said] += 1
+            if chat.prompted == chat.pinned:
+                record.cache_same_pin[said] += 1
+            chat.prompted = chat.pinned
             if "<available-skills>" not in response.json()["system"]:
                 record.fail("prompt", f"chat {chat.id}: no skills in the prompt")
         response = await record.call(http, "read_skill", "POST", f"{url}/tools/read_skill", json={"name": chat.skill})
@@ -426,6 +440,7 @@ async def drive(
                 while not all(c.connected for c in chats):
                     await anyio.sleep(0.05)
             async with anyio.create_task_group() as loops:
+                record.began = time.perf_counter()
                 for agent in agents:
                     base = bases[agent.index % len(bases)]
                     loops.start_soon(run_agent, agent_http, base, record, agent, stop, args.period)
@@ -578,14 +593,19 @@ def summarise(
         "client_cpu_percent": 100 * out.client_cpu / out.seconds,
         "client_lag_p50_ms": pct(out.lag, 0.5),
         "client_lag_p99_ms": pct(out.lag, 0.99),
+        "slow_by_5s": dict(sorted(Counter(5 * int((t - r.began) // 5) for t in r.slow).items())),
         "prompt_cache": dict(r.cache),
-        "prompt_cache_hit_rate": r.cache["hit"] / (r.cache["hit"] + r.cache["miss"])
-        if r.cache["hit"] + r.cache["miss"]
-        else None,
+        "prompt_cache_hit_rate": _rate(r.cache),
+        "prompt_cache_same_pin": dict(r.cache_same_pin),
+        "prompt_cache_same_pin_hit_rate": _rate(r.cache_same_pin),
         "lost": {k: len(v) for k, v in lost.items()},
         "lost_said": {k: v[:5] for k, v in lost.items() if v},
         "server_log_errors": log_errors[:10],
     }
+
+
+def _rate(said: Counter[str]) -> float | None:
+    return said["hit"] / (said["hit"] + said["miss"]) if said["hit"] + said["miss"] else None
 
 
 def _cpu_percent(cpu: Sequence[tuple[float, float]]) -> float:
@@ -606,11 +626,20 @@ def report(results: Sequence[dict[str, Any]]) -> None:
                 f" {p50:>8} {p99:>8}"
             )
         print(f"error rate {r['error_rate']:.4%} of {r['requests']} requests")
+        slow = r.get("slow_by_5s") or {}
+        windows = ", ".join(f"{t}-{t + 5} s: {n}" for t, n in slow.items())
+        print(f"requests over {P99_LIMIT_MS:.0f} ms, by when they started: {windows or 'none'}")
         print(f"pushes accepted {r['pushes_accepted']}, refused {r['pushes_refused']} (the replays)")
         print(f"chat turns {r['turns']}, refreshes {r['refreshes']}; events received {r['events']}")
         rate = r["prompt_cache_hit_rate"]
         said = f"{rate:.1%}" if rate is not None else "not reported by this server"
         print(f"prompts answered from the turn cache: {said} {r['prompt_cache']}")
+        same = r.get("prompt_cache_same_pin_hit_rate")
+        if same is not None:
+            print(
+                f"  of those whose pin had not moved since the chat's previous prompt: {same:.1%}"
+                f" {r['prompt_cache_same_pin']}"
+            )
         print(
             f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"
             f" {r['rss_mb_end']:.1f}, max {r['rss_mb_max']:.1f}; slope over the last 40 s"

@@ -167,6 +167,23 @@ class PushedResource(BaseModel):
         """What the resource weighs as Coder counts it: its compact JSON, as pushed."""
         return len(self.__pydantic_serializer__.to_json(self, exclude_unset=True))
 
+    def json_bytes_within_cap(self) -> int:
+        """``json_bytes``, or a bound on it when that is within ``MAX_RESOURCE_BYTES`` (no JSON written then)."""
+        bound = self.json_bytes_at_most()
+        return bound if bound is not None and bound <= MAX_RESOURCE_BYTES else self.json_bytes()
+
+    def json_bytes_at_most(self) -> int | None:
+        """A bound on ``json_bytes`` without writing the JSON (``None``: tools or unknown fields, write it).
+
+        A character takes at most 6 bytes in JSON (``\\u001f``); the keys, numbers and enums fit in 512.
+        """
+        if self.tools or self.model_extra:
+            return None
+        texts = (self.id, self.path, self.content_hash, self.content, self.error, self.name, self.description,
+                 self.source)  # fmt: skip
+        chars = sum(len(text) for text in texts if text) + sum(map(len, self.warnings)) + sum(map(len, self.servers))
+        return 6 * chars + 512 + 8 * (len(self.warnings) + len(self.servers))
+
     def to_resource(self) -> Resource:
         """Raises ValueError: a field the core reads and this version does not check is malformed."""
         if self.model_extra:  # fields this version does not know: the core's own reading of the whole
@@ -208,6 +225,9 @@ class PushRequest(BaseModel):
         checked: list[Resource] = []
         seen: set[str] = set()
         total = 0
+        sizes = [pushed.json_bytes_within_cap() for pushed in self.resources]
+        if sum(sizes) > MAX_TOTAL_BYTES:  # bounds, some of them: the sizes themselves decide
+            sizes = [pushed.json_bytes() for pushed in self.resources]
         for index, pushed in enumerate(self.resources):
             try:
                 resource = pushed.to_resource()
@@ -216,7 +236,7 @@ class PushRequest(BaseModel):
             if resource.id in seen:
                 raise ValueError(f'resources[{index}]: duplicate source "{resource.id}"')
             seen.add(resource.id)
-            size = pushed.json_bytes()
+            size = sizes[index]
             if size > MAX_RESOURCE_BYTES:
                 raise ValueError(f"resources[{index}] is larger than {MAX_RESOURCE_BYTES} bytes")
             total += size

@@ -201,6 +201,35 @@ async def test_publish_falls_back_to_local_delivery_when_postgresql_is_unreachab
         group.cancel_scope.cancel()
 
 
+async def test_events_sent_with_a_write_go_out_when_it_commits_in_order_and_not_when_it_rolls_back(
+    pg_cluster: TempCluster,
+) -> None:
+    url = pg_cluster.create_database()
+    topic = chat_topic("a")
+    db = Database(url)
+    async with pg_broker(url) as one, pg_broker(url) as two:
+        with two.subscribe([topic]) as receive:
+
+            def rolled_back(connection: Any) -> None:
+                assert one.send_with(connection, [Event(topic, "pinned", {"n": 0})]) == ()
+                raise RuntimeError("the write fails after its events were handed over")
+
+            with pytest.raises(RuntimeError):
+                await anyio.to_thread.run_sync(db.write_rows, rolled_back)
+            sent = [Event(topic, "out_of_date", {"n": n}) for n in (1, 2, 3)]
+            left = await anyio.to_thread.run_sync(db.write_rows, lambda c: one.send_with(c, sent))
+            assert left == ()
+            assert [(await next_event(receive)).data["n"] for _ in range(3)] == [1, 2, 3]
+            await anyio.sleep(0.2)
+            assert drain(receive) == []  # the rolled-back write's event never went out
+    db.dispose()
+
+
+async def test_a_local_broker_leaves_a_writes_events_to_publish_after_commit() -> None:
+    events = [Event(chat_topic("a"), "pinned", {})]
+    assert LocalBroker().send_with(None, events) is events  # type: ignore[arg-type]
+
+
 async def test_an_event_too_large_for_a_notification_arrives_truncated(pg_cluster: TempCluster) -> None:
     url = pg_cluster.create_database()
     topic = chat_topic("a")

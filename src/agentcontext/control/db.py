@@ -6,7 +6,9 @@ the busy timeout instead of failing half-way with "database is locked". PostgreS
 3) runs ORM writes at REPEATABLE READ and retries serialization failures and deadlocks, as
 Coder does for push, hydration and refresh. The hot paths (``read_rows``, ``write_rows``)
 run on Core connections; their writes run at READ COMMITTED and order themselves with row
-locks instead (``store`` says which), so each statement sees what committed before it.
+locks instead (``ingest`` and ``chats`` say which), so each statement sees what committed
+before it. A read of one statement (a turn whose key has not moved, a token, an event
+stream's first state) runs outside any transaction (``read_one``): no BEGIN and COMMIT.
 
 The pool holds as many connections as the control plane runs database work at once
 (``pool_size``; the plane's worker threads are limited to it), so no request waits for a
@@ -104,6 +106,7 @@ class Database:
         self.engine = _create_engine(self.url, echo=echo, pool_size=pool_size)
         self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
         self._row_writer = self.engine.execution_options(**_row_write_options(self.dialect))
+        self._single = self.engine.execution_options(isolation_level="AUTOCOMMIT") if not self.is_sqlite else None
         # SQLite's hot paths get an engine of their own, without the BEGIN listener the sessions need: a
         # listener makes SQLAlchemy dispatch events around every statement, and these say BEGIN themselves
         self._rows = (
@@ -163,6 +166,20 @@ class Database:
 
         return _retrying(attempt)
 
+    def read_one(self, work: Callable[[Connection], T]) -> T:
+        """``read_rows`` without a transaction, for ``work`` that runs one statement (or statements that need
+        not agree): each statement sees what had committed when it ran, and none waits on a BEGIN or COMMIT."""
+        if self._rows is not None:  # the sqlite3 module in autocommit: each statement its own transaction
+            return _retrying(partial(_sqlite_statements, self._rows, work))
+        single = self._single
+        assert single is not None
+
+        def attempt() -> T:
+            with single.connect() as connection:
+                return work(connection)
+
+        return _retrying(attempt)
+
     def write_rows(self, work: Callable[[Connection], T]) -> T:
         """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
 
@@ -188,6 +205,11 @@ def _sqlite_transaction(engine: Engine, begin: str, work: Callable[[Connection],
         result = work(connection)
         connection.commit()
         return result
+
+
+def _sqlite_statements(engine: Engine, work: Callable[[Connection], T]) -> T:
+    with engine.connect() as connection:
+        return work(connection)
 
 
 def _retrying(attempt: Callable[[], T]) -> T:

@@ -28,6 +28,7 @@ from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agent_secret import ForeignSeal, SecretBox
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
+from agentcontext.control.chat_view import ChatView
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
 from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
@@ -104,8 +105,24 @@ class ControlPlane:
     async def _read(self, work: Callable[[Connection], T]) -> T:
         return await self._thread(partial(self.db.read_rows, work))
 
+    async def _read_one(self, work: Callable[[Connection], T]) -> T:
+        """``_read`` for work of one statement: no transaction around it (``Database.read_one``)."""
+        return await self._thread(partial(self.db.read_one, work))
+
     async def _write(self, work: Callable[[Connection], T]) -> T:
         return await self._thread(partial(self.db.write_rows, work))
+
+    async def _write_events(self, work: Callable[[Connection], tuple[T, Sequence[Event]]]) -> T:
+        """``_write`` of work that hands back events: they go out with its transaction where the broker can
+        (``Broker.send_with``), else once it has committed."""
+
+        def run(connection: Connection) -> tuple[T, Sequence[Event]]:
+            result, events = work(connection)
+            return result, self.broker.send_with(connection, events)
+
+        result, left = await self._write(run)
+        await self._publish(left)
+        return result
 
     async def _write_orm(self, work: Callable[[Session], T]) -> T:
         return await self._thread(partial(self.db.write, work))
@@ -129,7 +146,7 @@ class ControlPlane:
         known = self._principals.get(digest)
         if known is not None:
             return known
-        principal = await self._read(lambda c: identity.authenticate(c, token))
+        principal = await self._read_one(lambda c: identity.authenticate(c, token))
         self._principals.put(digest, principal)
         return principal
 
@@ -153,16 +170,18 @@ class ControlPlane:
             raise SyncDisabled(SYNC_DISABLED)
         checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
         written = self._written.get(agent.agent_id, None)
-        outcome = await self._write(
-            lambda c: ingest.ingest(c, agent.agent_id, checked, now=now(), box=self.secrets, written=written)
-        )
+
+        def work(connection: Connection) -> tuple[ingest.Outcome, list[Event]]:
+            outcome = ingest.ingest(connection, agent.agent_id, checked, now=now(), box=self.secrets, written=written)
+            events = list(outcome.events)
+            if outcome.accepted:
+                data = {"agent_id": agent.agent_id, "version": outcome.version}
+                events.append(Event(snapshot_topic(agent.agent_id), "snapshot", data))
+            return outcome, events
+
+        outcome = await self._write_events(work)
         if outcome.written is not None:  # committed: the next push compares against these without reading them
             self._written.put(agent.agent_id, None, outcome.written)
-        events = list(outcome.events)
-        if outcome.accepted:
-            data = {"agent_id": agent.agent_id, "version": outcome.version}
-            events.append(Event(snapshot_topic(agent.agent_id), "snapshot", data))
-        await self._publish(events)
         return outcome
 
     async def heartbeat(self, agent: identity.AgentPrincipal, body: HeartbeatRequest | Mapping[str, Any]) -> None:
@@ -172,12 +191,11 @@ class ControlPlane:
         beat = body if isinstance(body, HeartbeatRequest) else validated(HeartbeatRequest, body)
         info = beat.agent or AgentInfo()
         if beat.online:
-            events = await self._write(
-                lambda c: ingest.touch_agent(c, agent.agent_id, info, now=now(), box=self.secrets)
+            await self._write_events(
+                lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=self.secrets))
             )
         else:
-            events = await self._write(lambda c: _go_offline(c, agent.agent_id))
-        await self._publish(events)
+            await self._write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
 
     async def sweep(self) -> list[str]:
         """Mark agents silent for ``offline_after`` seconds offline; returns their ids."""
@@ -196,20 +214,18 @@ class ControlPlane:
 
     # --- chats ------------------------------------------------------------------------
 
-    async def create_chat(self, user: identity.UserPrincipal, new: chats.NewChat) -> chats.ChatView:
-        def work(connection: Connection) -> tuple[chats.ChatView, list[Event]]:
+    async def create_chat(self, user: identity.UserPrincipal, new: chats.NewChat) -> ChatView:
+        def work(connection: Connection) -> tuple[ChatView, list[Event]]:
             chat = chats.create(connection, user, new, suffix=self.settings.chat_suffix, now=now())
             pinned = [Event(chat_topic(chat.id), "pinned", {"chat_id": chat.id, "pinned_hash": chat.pinned_hash})]
             return chats.summary(connection, chat), pinned if chat.pinned_hash else []
 
-        view, events = await self._write(work)
-        await self._publish(events)
-        return view
+        return await self._write_events(work)
 
-    async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> chats.ChatView:
+    async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> ChatView:
         return await self._read(lambda c: chats.owned_summary(c, user, chat_id))
 
-    async def list_chats(self, user: identity.UserPrincipal, *, archived: bool = False) -> list[chats.ChatView]:
+    async def list_chats(self, user: identity.UserPrincipal, *, archived: bool = False) -> list[ChatView]:
         return await self._read(lambda c: chats.summaries(c, chats.list_chats(c, user, archived=archived)))
 
     async def update_chat(
@@ -220,26 +236,27 @@ class ControlPlane:
         status: str | None = None,
         archived: bool | None = None,
         title: str | None = None,
-    ) -> chats.ChatView:
-        def work(connection: Connection) -> chats.ChatView:
+    ) -> ChatView:
+        def work(connection: Connection) -> ChatView:
             chat = chats.update(connection, user, chat_id, status=status, archived=archived, title=title, now=now())
             return chats.summary(connection, chat)
 
         return await self._write(work)
 
-    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> chats.ChatView:
+    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> ChatView:
         """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths)."""
         pinned = self._pinned.get(chat_id, None)
 
-        def work(connection: Connection) -> chats.Refreshed:
+        def work(connection: Connection) -> tuple[chats.Refreshed, Sequence[Event]]:
             suffix = self.settings.chat_suffix
             latest = partial(self._written.get, key=None)
-            return chats.refresh(connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest)
+            done = chats.refresh(connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest)
+            return done, done.events
 
-        done = await self._write(work)
+        done = await self._write_events(work)
         if done.pinned is not None:  # committed: the next refresh compares against these without reading them
             self._pinned.put(chat_id, None, done.pinned)
-        await self._publish(done.events)
+        self.turns.forget(chat_id)  # re-pinned: its next turn is a new one
         return {**done.view, "diff": done.diff.to_dict()}
 
     def _bind(self, connection: Connection, user: identity.UserPrincipal, chat_id: str) -> list[Event]:
@@ -263,12 +280,21 @@ class ControlPlane:
             events = self._bind(connection, user, chat_id)
             return work(connection, turn_row(connection, user, chat_id)), events
 
-        bound, events = await self._write(bind_then)
-        await self._publish(events)
-        return bound
+        return await self._write_events(bind_then)
 
     async def prompt_json(self, user: identity.UserPrincipal, chat_id: str) -> Prompt:
-        """The prompt as JSON bytes: one small query when the chat's turn key has not moved."""
+        """The prompt as JSON bytes: one small query, outside any transaction, when the chat's turn key has not
+        moved; else the key read again and the prompt rendered from what one transaction reads with it."""
+
+        def quick(connection: Connection) -> Prompt | None:
+            row = turn_row(connection, user, chat_id)
+            turn = self.turns.cached(row, prompt=True) if row.ready else None
+            return Prompt(turn.body, True) if turn is not None and turn.body is not None else None
+
+        if self.turns.kept(chat_id) is not None:
+            found = await self._read_one(quick)
+            if found is not None:
+                return found
 
         def work(connection: Connection, row: TurnRow) -> Prompt:
             turn, cached = self.turns.prompt(connection, user, row)
@@ -309,7 +335,9 @@ class ControlPlane:
                 log.exception("loading personal skill %r", wanted.name)
                 return _Call(row, toolset, None, unreadable=True)
 
-        found = await self._turn(user, chat_id, work)
+        found = await self._quick_call(user, chat_id, name, arguments)
+        if found is None:
+            found = await self._turn(user, chat_id, work)
         row = found.row
         call = tools.ToolCall(
             chat_id=row.chat_id,
@@ -323,6 +351,30 @@ class ControlPlane:
             skill_unreadable=found.unreadable,
         )
         return await tools.run(self.link, call, name, arguments)
+
+    async def _quick_call(
+        self, user: identity.UserPrincipal, chat_id: str, name: str, arguments: Mapping[str, Any]
+    ) -> _Call | None:
+        """A tool call's turn in one statement outside any transaction, when the chat's turn is kept and its key
+        has not moved: the pinned skill it reads (guessed from the kept turn) comes in the same statement."""
+        kept = self.turns.kept(chat_id)
+        if kept is None:
+            return None
+        wanted = tools.wanted_skill(kept.tools, name, arguments)
+        if wanted is not None and wanted.personal:
+            return None  # a second statement: the transaction's path
+        pinned = kept.tools.pinned_skills.get(wanted.name) if wanted is not None else None
+        if wanted is not None and pinned is None:
+            return None
+
+        def quick(connection: Connection) -> _Call | None:
+            row = turn_row(connection, user, chat_id, source=pinned.id if pinned is not None else None)
+            turn = self.turns.cached(row) if row.ready else None
+            if turn is None or turn.tools is not kept.tools:  # the key moved: the guess may be wrong
+                return None
+            return _Call(row, turn.tools, row.text)
+
+        return await self._read_one(quick)
 
     async def _store_plan(self, chat_id: str, name: str, path: str, text: str) -> str:
         def work(session: Session) -> str:
@@ -359,7 +411,7 @@ class ControlPlane:
 
     async def event_topics(self, user: identity.UserPrincipal, chat_id: str) -> tuple[list[str], dict[str, Any]]:
         """The topics a chat's event stream listens on, and the chat's state to send first."""
-        return await self._read(lambda c: chat_state(c, user, chat_id))
+        return await self._read_one(lambda c: chat_state(c, user, chat_id))
 
     # --- personal skills ----------------------------------------------------------------
 

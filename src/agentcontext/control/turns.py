@@ -59,6 +59,14 @@ _KEY = (
     )
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
 )
+# the same, and the text of one pinned resource (a skill a tool call reads) in the same statement
+_KEY_AND_TEXT = _KEY.add_columns(
+    sa.select(t.contents.c.text)
+    .select_from(t.chat_resources.join(t.contents, t.contents.c.hash == t.chat_resources.c.content_key))
+    .where(t.chat_resources.c.chat_id == t.chats.c.id, t.chat_resources.c.source == sa.bindparam("source"))
+    .scalar_subquery()
+    .label("text")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +87,7 @@ class TurnRow:
     mcp_hash: str | None
     personal_count: int
     personal_last: Any  # a datetime, or its text on SQLite (an aggregate loses the column's type)
+    text: str | None = None  # the pinned text ``turn_row`` was asked for (``source``), not part of the key
 
     @property
     def ready(self) -> bool:
@@ -99,13 +108,20 @@ _FROM_ROW = (
 )  # fmt: skip
 
 
-def turn_row(executor: Executor, user: UserPrincipal, chat_id: str) -> TurnRow:
-    """Raises: NotFoundError (no such chat of this user)."""
-    row = executor.execute(_KEY, {"chat_id": chat_id, "user_id": user.user_id}).first()
+def turn_row(executor: Executor, user: UserPrincipal, chat_id: str, *, source: str | None = None) -> TurnRow:
+    """The chat's turn row; with ``source``, the text of that pinned resource in the same statement.
+
+    Raises: NotFoundError (no such chat of this user).
+    """
+    values = {"chat_id": chat_id, "user_id": user.user_id}
+    row = executor.execute(_KEY, values).first() if source is None else executor.execute(
+        _KEY_AND_TEXT, {**values, "source": source}
+    ).first()  # fmt: skip
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     found = {name: getattr(row, name) for name in _FROM_ROW}
-    return TurnRow(chat_id=row.id, personal_count=int(row.personal_count or 0), **found)
+    text = row.text if source is not None else None
+    return TurnRow(chat_id=row.id, personal_count=int(row.personal_count or 0), text=text, **found)
 
 
 _PERSONAL = (
@@ -160,6 +176,23 @@ class Turns:
         self._recent: Recent[Turn] = Recent(capacity)
         self.hits = 0
         self.misses = 0
+
+    def kept(self, chat_id: str) -> Turn | None:
+        """The turn last built for the chat, whatever its key: what a call may guess it still is."""
+        return self._recent.latest(chat_id)
+
+    def cached(self, row: TurnRow, *, prompt: bool = False) -> Turn | None:
+        """The turn built for ``row``'s key (with its prompt rendered, with ``prompt``), counted as a hit;
+        nothing (and no miss) when its key moved."""
+        found = self._recent.get(row.chat_id, row.key)
+        if found is None or (prompt and found.body is None):
+            return None
+        self.hits += 1
+        return found
+
+    def forget(self, chat_id: str) -> None:
+        """The chat's pin moved here: its next turn is built anew, without first asking whether it was kept."""
+        self._recent.discard(chat_id)
 
     def tools(self, executor: Executor, user: UserPrincipal, row: TurnRow) -> Toolset:
         found = self._recent.get(row.chat_id, row.key)
