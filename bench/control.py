@@ -62,7 +62,6 @@ import sqlalchemy as sa
 from agentcontext.control import identity, prompt, rows
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.plane import _PROMPT_CONTENT, _load_context, _turn_key
 from agentcontext.control.service import prepare
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot, aggregate_hash
@@ -402,16 +401,15 @@ async def throughput(bases: Sequence[str], token: str, paths: Sequence[str], con
 
 def one_prompt(db: Database, token: str, chat_id: str) -> list[float]:
     """The steps of GET /prompt, one after the other in this thread: perf_counter marks between them."""
+    from agentcontext.control.turns import load_context, turn_row  # here: the other benches import this module
+
     marks = [time.perf_counter()]
-    with db.read() as s:
-        user = identity.authenticate(s, token)
+    user = db.read_rows(lambda c: identity.authenticate(c, token))
     marks.append(time.perf_counter())
     assert isinstance(user, identity.UserPrincipal)
-    with db.read() as s:
-        _turn_key(s, user, chat_id)
+    row = db.read_rows(lambda c: turn_row(c, user, chat_id))
     marks.append(time.perf_counter())
-    with db.read() as s:
-        _chat, context, _agent = _load_context(s, user, chat_id, with_content=_PROMPT_CONTENT)
+    context = db.read_rows(lambda c: load_context(c, user, row, texts=True))
     marks.append(time.perf_counter())
     turn = prompt.build(context)
     marks.append(time.perf_counter())
@@ -444,7 +442,7 @@ def stages(url: str, token: str, chat_ids: Sequence[str], rounds: int, profile: 
             pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(30)
             print(f"cProfile of {rounds} in-process prompt builds ({db.dialect}):\n{text.getvalue()}")
         with db.read() as s:  # how much a pin weighs: the content a prompt not served before reads
-            pinned = rows.chat_resources(s, chat_ids[0], with_content=_PROMPT_CONTENT)
+            pinned = rows.chat_resources(s, chat_ids[0], with_content=("instruction_file",))
     finally:
         db.dispose()
     out = {name: statistics.median(values) * 1000 for name, values in samples.items()}
@@ -458,7 +456,7 @@ def sampled(py_spy: str | None, pid: int, out: Path) -> Iterator[None]:
     if py_spy is None:
         yield
         return
-    command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw"]
+    command = [py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--gil"]  # CPU, not waits
     recorder = subprocess.Popen([*command, "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(1)
     try:

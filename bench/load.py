@@ -1,9 +1,12 @@
 """Load: 100 agents pushing changing snapshots while 200 chats take turns, for 60 s; nothing lost.
 
-    .venv/bin/python bench/load.py [--agents 100] [--chats 200] [--seconds 60] [--postgres] [--json PATH]
+    .venv/bin/python bench/load.py [--agents 100] [--chats 200] [--seconds 60] [--postgres [--replicas 2]]
+                                   [--scale [--stages 5,10,...]] [--json PATH]
 
 On loopback only, bounded in count and time. One ``agentcontext server`` on a fresh database
-(SQLite; ``--postgres``: a throwaway cluster, ``TempCluster``), N agents (workspace ws-NNNN,
+(SQLite; ``--postgres``: a throwaway cluster, ``TempCluster``, with ``--replicas`` servers on it:
+each agent and each chat talks to one of them, and each chat holds its event stream on the
+next one, so events cross replicas), N agents (workspace ws-NNNN,
 agent "main") and one user made directly in the database (``bench/control.py``'s ``populate``),
 each agent's first snapshot pushed (``initial``), then two chats per workspace. Then, from this
 one client process (asyncio on uvloop, httpx):
@@ -27,9 +30,15 @@ At the end the loops stop, events get a moment to arrive, and the database is re
   ``out_of_date`` for that pin; the chat's pin is the one its last refresh answered.
 
 Each count of mismatches must be 0. Reported: requests by kind with p50/p99 latency, error rate
-(non-2xx and transport errors), pushes accepted and refused, events received, the server's RSS
-(every second from /proc) and CPU, and this client's CPU and event-loop lag (is the client the
-bottleneck?).
+(non-2xx and transport errors), requests over 250 ms by when they started (5 s windows), pushes
+accepted and refused, events received, the prompts the server answered from its turn cache
+(``X-Prompt-Cache``; and of those, the ones whose chat's pin had not moved since its previous
+prompt: a refresh that moved it makes the next prompt a new one), the servers' RSS (every second
+from /proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
+
+``--scale`` runs the load at growing sizes (``--stages``: agents, with two chats each; each a
+fresh database and servers, ``--seconds`` long) and reports where each request kind's p99 first
+passes 250 ms, and whether every stage up to 25 agents and 50 chats held under it.
 """
 
 from __future__ import annotations
@@ -72,6 +81,8 @@ KEEPALIVE = 2.0
 PUSH = "/api/v1/agent/context"
 HEARTBEAT = "/api/v1/agent/heartbeat"
 KINDS = ("push", "heartbeat", "prompt", "read_skill", "mcp_call", "refresh", "events")
+P99_LIMIT_MS = 250.0
+HELD = (25, 50)  # agents, chats: what must hold under P99_LIMIT_MS
 MCP_TOOL = "time__get_current_time"
 TIME_TOOL = Tool(
     "get_current_time",
@@ -142,8 +153,13 @@ class Record:
     latency: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in KINDS})
     requests: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)  # non-2xx, or a wrong answer
+    cache: Counter[str] = field(default_factory=Counter)  # prompts by X-Prompt-Cache: hit, miss (absent: unknown)
+    # the same, of the prompts whose chat's pin had not moved since its previous prompt (a refresh moves it)
+    cache_same_pin: Counter[str] = field(default_factory=Counter)
     transport: Counter[str] = field(default_factory=Counter)  # no answer at all
     samples: list[str] = field(default_factory=list)  # the first few failures, said
+    slow: list[float] = field(default_factory=list)  # when (perf_counter) each request over the limit started
+    began: float = 0.0  # perf_counter when the loops began
 
     def fail(self, kind: str, what: str, *, transport: bool = False) -> None:
         (self.transport if transport else self.failed)[kind] += 1
@@ -158,7 +174,10 @@ class Record:
         except httpx.HTTPError as exc:
             self.fail(kind, f"{type(exc).__name__} {exc}", transport=True)
             return None
-        self.latency[kind].append(time.perf_counter() - start)
+        took = time.perf_counter() - start
+        self.latency[kind].append(took)
+        if took * 1000 >= P99_LIMIT_MS:
+            self.slow.append(start)
         if not response.is_success:
             self.fail(kind, f"{response.status_code} {response.text[:200]}")
             return None
@@ -185,6 +204,7 @@ class ChatSim:
     agent: int
     skill: str
     pinned: str  # the hash the last create or refresh answered
+    prompted: str | None = None  # ``pinned`` at the chat's previous prompt
     wanted: bool = False  # an out_of_date came since the last refresh
     last_refresh: float = 0.0
     turns: int = 0
@@ -250,8 +270,14 @@ async def run_chat(
     while not stop.is_set():
         chat.turns += 1
         response = await record.call(http, "prompt", "GET", f"{url}/prompt")
-        if response is not None and "<available-skills>" not in response.json()["system"]:
-            record.fail("prompt", f"chat {chat.id}: no skills in the prompt")
+        if response is not None:
+            said = response.headers.get("x-prompt-cache", "unknown")
+            record.cache[said] += 1
+            if chat.prompted == chat.pinned:
+                record.cache_same_pin[said] += 1
+            chat.prompted = chat.pinned
+            if "<available-skills>" not in response.json()["system"]:
+                record.fail("prompt", f"chat {chat.id}: no skills in the prompt")
         response = await record.call(http, "read_skill", "POST", f"{url}/tools/read_skill", json={"name": chat.skill})
         if response is not None and response.json()["is_error"]:
             record.fail("read_skill", f"chat {chat.id}: {response.json()['content'][:200]}")
@@ -348,8 +374,10 @@ def slope(points: Sequence[tuple[float, float]]) -> float:
 # --- setting up, running, checking ---------------------------------------------------------------
 
 
-async def setup(base: str, user_token: str, tokens: Sequence[str], chats: int) -> tuple[list[AgentSim], list[ChatSim]]:
-    """Each agent's initial push, then the chats (pinned to it), round-robin over the workspaces."""
+async def setup(
+    bases: Sequence[str], user_token: str, tokens: Sequence[str], chats: int
+) -> tuple[list[AgentSim], list[ChatSim]]:
+    """Each agent's initial push, then the chats (pinned to it), round-robin over the workspaces and replicas."""
     agents = [AgentSim(i, token, static_resources(i)) for i, token in enumerate(tokens)]
     record = Record()
     limits = httpx.Limits(max_connections=16, keepalive_expiry=KEEPALIVE)
@@ -357,6 +385,7 @@ async def setup(base: str, user_token: str, tokens: Sequence[str], chats: int) -
         for agent in agents:
             body, digest = push_body(agent.index, agent.fixed, 1, "", initial=True)
             headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
+            base = bases[agent.index % len(bases)]
             response = await record.call(http, "push", "POST", base + PUSH, content=body, headers=headers)
             if response is None or not response.json()["accepted"]:
                 raise RuntimeError(f"initial push of agent {agent.index} failed: {record.samples}")
@@ -366,6 +395,7 @@ async def setup(base: str, user_token: str, tokens: Sequence[str], chats: int) -
         for n in range(chats):
             agent = agents[n % len(agents)]
             new = {"workspace": f"ws-{agent.index:04d}", "title": f"load {n}"}
+            base = bases[n % len(bases)]
             response = await record.call(http, "prompt", "POST", base + "/api/v1/chats", json=new, headers=headers)
             if response is None:
                 raise RuntimeError(f"chat {n} could not be created: {record.samples}")
@@ -379,14 +409,18 @@ class Outcome:
     agents: list[AgentSim]
     chats: list[ChatSim]
     record: Record
-    meter: Meter
+    meters: list[Meter]  # one a server
     seconds: float
     client_cpu: float
+    lag: list[float]  # how late a 100 ms sleep of this client woke
 
 
-async def drive(base: str, pid: int, user_token: str, tokens: Sequence[str], args: argparse.Namespace) -> Outcome:
-    agents, chats = await setup(base, user_token, tokens, args.chats)
-    record, meter, stop = Record(), Meter(pid), anyio.Event()
+async def drive(
+    bases: Sequence[str], pids: Sequence[int], user_token: str, tokens: Sequence[str], args: argparse.Namespace
+) -> Outcome:
+    agents, chats = await setup(bases, user_token, tokens, args.chats)
+    record, meters, stop = Record(), [Meter(pid) for pid in pids], anyio.Event()
+    meter = meters[0]
     start, cpu0 = time.monotonic(), time.process_time()
     many = httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=KEEPALIVE)
     timeout = httpx.Timeout(30, read=None)
@@ -397,25 +431,29 @@ async def drive(base: str, pid: int, user_token: str, tokens: Sequence[str], arg
         httpx.AsyncClient(timeout=timeout, limits=many, headers=headers) as event_http,
         anyio.create_task_group() as outer,
     ):
-        outer.start_soon(meter.run, start)
+        for each in meters:
+            outer.start_soon(each.run, start)
         async with anyio.create_task_group() as streams:
-            for chat in chats:
-                streams.start_soon(hold_events, event_http, base, record, chat)
+            for n, chat in enumerate(chats):  # on the next replica: events cross from the one that made them
+                streams.start_soon(hold_events, event_http, bases[(n + 1) % len(bases)], record, chat)
             with anyio.move_on_after(10):
                 while not all(c.connected for c in chats):
                     await anyio.sleep(0.05)
             async with anyio.create_task_group() as loops:
+                record.began = time.perf_counter()
                 for agent in agents:
+                    base = bases[agent.index % len(bases)]
                     loops.start_soon(run_agent, agent_http, base, record, agent, stop, args.period)
-                for chat in chats:
-                    loops.start_soon(run_chat, chat_http, base, record, chat, stop, args)
+                for n, chat in enumerate(chats):
+                    loops.start_soon(run_chat, chat_http, bases[n % len(bases)], record, chat, stop, args)
                 await anyio.sleep(args.seconds)
                 stop.set()
             await anyio.sleep(QUIET)
             streams.cancel_scope.cancel()
-        meter.read(time.monotonic() - start)
+        for each in meters:
+            each.read(time.monotonic() - start)
         outer.cancel_scope.cancel()
-    return Outcome(agents, chats, record, meter, time.monotonic() - start, time.process_time() - cpu0)
+    return Outcome(agents, chats, record, meters, time.monotonic() - start, time.process_time() - cpu0, meter.lag)
 
 
 def check(url: str, out: Outcome) -> dict[str, list[str]]:
@@ -488,10 +526,10 @@ def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, 
     print(f"{time.strftime('%H:%M:%S')} {label}: start, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     load_start = os.getloadavg()
     user_token, tokens = populate(url, args.agents)
-    with upstream_agent(tmp, enabled=not args.no_mcp), servers(url, 1, tmp, label) as (bases, logs, processes):
-        outcome = anyio.run(
-            drive, bases[0], processes[0].pid, user_token, tokens, args, backend_options={"use_uvloop": True}
-        )
+    replicas = args.replicas if args.postgres else 1
+    with upstream_agent(tmp, enabled=not args.no_mcp), servers(url, replicas, tmp, label) as (bases, logs, processes):
+        pids = [p.pid for p in processes]
+        outcome = anyio.run(drive, bases, pids, user_token, tokens, args, backend_options={"use_uvloop": True})
         lost = check(url, outcome)
         errors = server_errors(logs)
     print(f"{time.strftime('%H:%M:%S')} {label}: done", file=sys.stderr, flush=True)
@@ -520,7 +558,8 @@ def summarise(
     }
     total = sum(r.requests.values())
     bad = sum(r.failed.values()) + sum(r.transport.values())
-    rss, cpu = out.meter.rss, out.meter.cpu
+    rss = [(t, sum(m.rss[i][1] for m in out.meters)) for i, (t, _) in enumerate(out.meters[0].rss)
+           if all(len(m.rss) > i for m in out.meters)]  # fmt: skip
     end = rss[-1][0] if rss else 0.0
     at10 = next((mb for t, mb in rss if t >= 10), None)
     events: Counter[str] = Counter()
@@ -549,19 +588,34 @@ def summarise(
         "rss_mb_max": max((mb for _, mb in rss), default=None),
         "rss_slope_last40_mb_per_min": slope([p for p in rss if p[0] >= end - 40]),
         "rss_series": rss,
-        "server_cpu_percent": 100 * (cpu[-1][1] - cpu[0][1]) / (cpu[-1][0] - cpu[0][0]) if len(cpu) > 1 else None,
+        "replicas": len(out.meters),
+        "server_cpu_percent": sum(_cpu_percent(m.cpu) for m in out.meters),
         "client_cpu_percent": 100 * out.client_cpu / out.seconds,
-        "client_lag_p50_ms": pct(out.meter.lag, 0.5),
-        "client_lag_p99_ms": pct(out.meter.lag, 0.99),
+        "client_lag_p50_ms": pct(out.lag, 0.5),
+        "client_lag_p99_ms": pct(out.lag, 0.99),
+        "slow_by_5s": dict(sorted(Counter(5 * int((t - r.began) // 5) for t in r.slow).items())),
+        "prompt_cache": dict(r.cache),
+        "prompt_cache_hit_rate": _rate(r.cache),
+        "prompt_cache_same_pin": dict(r.cache_same_pin),
+        "prompt_cache_same_pin_hit_rate": _rate(r.cache_same_pin),
         "lost": {k: len(v) for k, v in lost.items()},
         "lost_said": {k: v[:5] for k, v in lost.items() if v},
         "server_log_errors": log_errors[:10],
     }
 
 
+def _rate(said: Counter[str]) -> float | None:
+    return said["hit"] / (said["hit"] + said["miss"]) if said["hit"] + said["miss"] else None
+
+
+def _cpu_percent(cpu: Sequence[tuple[float, float]]) -> float:
+    return 100 * (cpu[-1][1] - cpu[0][1]) / (cpu[-1][0] - cpu[0][0]) if len(cpu) > 1 else 0.0
+
+
 def report(results: Sequence[dict[str, Any]]) -> None:
     for r in results:
-        print(f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s; {r['machine']}")
+        where = f"{r['replicas']} servers" if r["replicas"] > 1 else "1 server"
+        print(f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s, {where}; {r['machine']}")
         print("load average at start " + ", ".join(f"{x:.2f}" for x in r["load_average_start"]))
         print(f"{'kind':12} {'requests':>9} {'per s':>7} {'non-2xx':>8} {'transport':>9} {'p50 ms':>8} {'p99 ms':>8}")
         for kind, k in r["kinds"].items():
@@ -572,8 +626,20 @@ def report(results: Sequence[dict[str, Any]]) -> None:
                 f" {p50:>8} {p99:>8}"
             )
         print(f"error rate {r['error_rate']:.4%} of {r['requests']} requests")
+        slow = r.get("slow_by_5s") or {}
+        windows = ", ".join(f"{t}-{t + 5} s: {n}" for t, n in slow.items())
+        print(f"requests over {P99_LIMIT_MS:.0f} ms, by when they started: {windows or 'none'}")
         print(f"pushes accepted {r['pushes_accepted']}, refused {r['pushes_refused']} (the replays)")
         print(f"chat turns {r['turns']}, refreshes {r['refreshes']}; events received {r['events']}")
+        rate = r["prompt_cache_hit_rate"]
+        said = f"{rate:.1%}" if rate is not None else "not reported by this server"
+        print(f"prompts answered from the turn cache: {said} {r['prompt_cache']}")
+        same = r.get("prompt_cache_same_pin_hit_rate")
+        if same is not None:
+            print(
+                f"  of those whose pin had not moved since the chat's previous prompt: {same:.1%}"
+                f" {r['prompt_cache_same_pin']}"
+            )
         print(
             f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"
             f" {r['rss_mb_end']:.1f}, max {r['rss_mb_max']:.1f}; slope over the last 40 s"
@@ -602,17 +668,50 @@ def main() -> None:
     parser.add_argument("--turn-gap", type=float, default=1.0, help="a chat's pause between turns (jittered)")
     parser.add_argument("--refresh-gap", type=float, default=3.0, help="at least this long between a chat's refreshes")
     parser.add_argument("--postgres", action="store_true", help="on a throwaway PostgreSQL instead of SQLite")
+    parser.add_argument("--replicas", type=int, default=1, help="with --postgres: servers on the one database")
     parser.add_argument("--no-mcp", action="store_true", help="no real agent: chats make no MCP tool calls")
+    parser.add_argument(
+        "--scale", action="store_true", help="run at each size of --stages; say where p99 passes 250 ms"
+    )
+    parser.add_argument("--stages", default="5,10,15,20,25,30,40,50,70,100", help="agents a stage (two chats each)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="agentcontext-load-") as name, _database(args, Path(name)) as (label, url):
-        result = run(label, url, args, Path(name))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    report([result])
-    if any(result["lost"].values()):
+    sizes = [int(n) for n in args.stages.split(",")] if args.scale else [args.agents]
+    results = []
+    for agents in sizes:
+        if args.scale:
+            args.agents, args.chats = agents, 2 * agents
+        with tempfile.TemporaryDirectory(prefix="agentcontext-load-") as name, _database(args, Path(name)) as found:
+            results.append(run(found[0], found[1], args, Path(name)))
+        if args.json:
+            args.json.write_text(json.dumps(results if args.scale else results[0], indent=2, default=str) + "\n")
+        report(results[-1:])
+    if args.scale:
+        report_scale(results)
+    if any(any(r["lost"].values()) for r in results):
         sys.exit(1)
+
+
+def report_scale(results: Sequence[dict[str, Any]]) -> None:
+    """Each stage's p99 by kind, where each kind first passes the limit, and whether the held size held."""
+    print(f"\n== scale: p99 ms by kind and stage (limit {P99_LIMIT_MS:.0f} ms)")
+    print(f"{'agents/chats':>13} {'req/s':>6} " + " ".join(f"{kind:>10}" for kind in KINDS) + "  lost  load")
+    for r in results:
+        p99 = [r["kinds"][kind]["p99_ms"] for kind in KINDS]
+        cells = " ".join(f"{v:>10.0f}" if v is not None else f"{'-':>10}" for v in p99)
+        lost = sum(r["lost"].values())
+        print(f"{r['agents']:>6}/{r['chats']:<6} {r['requests'] / r['seconds']:>6.0f} {cells}  {lost:>4}"
+              f"  {r['load_average_start'][0]:.1f}")  # fmt: skip
+    for kind in KINDS:
+        crossed = next((r for r in results if (r["kinds"][kind]["p99_ms"] or 0) >= P99_LIMIT_MS), None)
+        where = f"{crossed['agents']} agents / {crossed['chats']} chats" if crossed else "never, up to the last stage"
+        print(f"{kind:10} p99 first at or over {P99_LIMIT_MS:.0f} ms: {where}")
+    held = [r for r in results if (r["agents"], r["chats"]) <= HELD]
+    fine = all(
+        all((r["kinds"][k]["p99_ms"] or 0) < P99_LIMIT_MS for k in KINDS) and not any(r["lost"].values()) for r in held
+    )
+    print(f"up to {HELD[0]} agents / {HELD[1]} chats: {'held' if fine and held else 'NOT held'}")
 
 
 @contextlib.contextmanager

@@ -42,17 +42,13 @@ def test_the_front_door_exports_a_sorted_complete_all() -> None:
 
 def imported_by(package: str, *others: str) -> list[str]:
     """The modules of ``agentcontext.<other>`` that importing every module of ``agentcontext.<package>`` loads."""
-    script = (
-        "import importlib, json, pkgutil, sys\n"
+    imports = (
+        "import importlib, pkgutil\n"
         f"import agentcontext.{package} as package\n"
         f"for info in pkgutil.walk_packages(package.__path__, 'agentcontext.{package}.'):\n"
         "    if '.migrations' not in info.name: importlib.import_module(info.name)\n"
-        f"other = [['agentcontext', name] for name in {list(others)!r}]\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[:2] in other)))\n"
     )
-    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    found: list[str] = json.loads(output)
-    return found
+    return _loaded(imports, others)
 
 
 def test_the_control_plane_imports_neither_the_agent_nor_the_mcp_server() -> None:
@@ -68,3 +64,35 @@ def test_the_dashboard_imports_only_the_control_plane_and_the_core() -> None:
 def test_up_runs_the_agent_and_the_server_as_processes_and_imports_neither() -> None:
     """``agentcontext up`` supervises them as children: it needs the database to provision, not their code."""
     assert imported_by("local", "agent", "mcp", "cli", "dashboard") == []
+
+
+def imported_by_module(module: str, *others: str) -> list[str]:
+    """The modules of ``agentcontext.<other>`` that importing ``module`` alone loads."""
+    return _loaded(f"import importlib\nimportlib.import_module({module!r})\n", others)
+
+
+def _loaded(imports: str, others: tuple[str, ...]) -> list[str]:
+    """The modules of ``agentcontext.<other>`` loaded once ``imports`` has run, in a fresh interpreter."""
+    script = (
+        f"import json, sys\n{imports}"
+        f"other = [['agentcontext', name] for name in {list(others)!r}]\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[:2] in other)))\n"
+    )
+    output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    found: list[str] = json.loads(output)
+    return found
+
+
+def test_the_api_does_not_import_the_dashboard_the_server_adds_it() -> None:
+    """The dashboard imports the control plane; the API importing the dashboard back would be a cycle."""
+    assert imported_by_module("agentcontext.control.api", "dashboard") == []
+    assert imported_by_module("agentcontext.control.plane", "dashboard") == []
+    assert "agentcontext.dashboard" in imported_by_module("agentcontext.control.service", "dashboard")
+
+
+def test_the_agent_and_the_control_plane_share_the_sync_contract_and_nothing_else_of_each_other() -> None:
+    """The push and heartbeat are one definition (``sync_contract``, in the core): the agent's pusher imports
+    it without the control plane's database, and the control plane validates against it."""
+    assert imported_by_module("agentcontext.agent.push", "control") == []
+    assert "agentcontext.sync_contract" in imported_by_module("agentcontext.agent.push", "sync_contract")
+    assert "agentcontext.sync_contract" in imported_by_module("agentcontext.control.ingest", "sync_contract")

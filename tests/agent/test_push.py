@@ -23,6 +23,7 @@ from starlette.routing import Route
 from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import PUSH_PATH, Pusher
 from agentcontext.snapshot import Snapshot
+from agentcontext.sync_contract import PushRequest
 from agentcontext.testing import make_workspace
 from tests.agent.conftest import make_agent, ready, running, serving, write_atomic
 from tests.helpers import free_port
@@ -42,7 +43,7 @@ class Received:
 
 @dataclass
 class ControlPlane:
-    """Records each push; answers from ``script``, then ``200 {"accepted": true}``."""
+    """Records each push; answers from ``script``, then accepts (``PushResponse``: accepted, version, stored)."""
 
     script: list[Answer]
     url: str = ""
@@ -50,9 +51,11 @@ class ControlPlane:
     _arrived: anyio.Event = field(default_factory=anyio.Event)
 
     async def push(self, request: Request) -> Response:
-        self.received.append(Received(await request.json(), request.headers.get("authorization")))
+        pushed = await request.json()
+        self.received.append(Received(pushed, request.headers.get("authorization")))
         self._arrived.set()
-        status, body = self.script.pop(0) if self.script else (200, {"accepted": True})
+        accepted = {"accepted": True, "version": pushed["version"], "stored_version": pushed["version"]}
+        status, body = self.script.pop(0) if self.script else (200, accepted)
         if isinstance(body, str):
             return PlainTextResponse(body, status_code=status)
         return JSONResponse(body, status_code=status)
@@ -189,7 +192,7 @@ async def test_run_push_retries_until_the_control_plane_listens(tmp_path: Path, 
 async def test_run_push_accepted_false_is_not_retried(tmp_path: Path, home: Path) -> None:
     work = workspace(tmp_path)
     agent = make_agent(work, home)
-    async with control_plane([(200, {"accepted": False})]) as plane:
+    async with control_plane([(200, {"accepted": False, "version": 1, "stored_version": 5})]) as plane:
         pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
         async with pushing(agent, pusher):
             await ready(agent)
@@ -247,3 +250,26 @@ async def test_run_push_retry_sends_the_newest_snapshot_not_the_one_that_failed(
             assert await outcomes(pusher, 1) == [(2, True, "accepted")]
     assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, True)]
     assert received[1].body == wire(newer, initial=True)
+
+
+async def test_a_snapshot_that_breaks_the_contract_is_not_sent_and_the_next_change_is(
+    tmp_path: Path, home: Path
+) -> None:
+    """The pusher builds its body from the definition the control plane validates against: a push the control
+    plane would refuse (a snapshot error past its 4,096 bytes, here a watcher's) is never sent; the next
+    snapshot goes out as usual."""
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    agent.watch_error = "the watcher failed: " + "x" * 5000
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            assert await outcomes(pusher, 1) == [(1, True, "refused")]
+            assert plane.received == []
+            agent.watch_error = None
+            await change(agent, work, "v2")
+            [sent] = await plane.requests(1)
+            assert await outcomes(pusher, 2) == [(1, True, "refused"), (2, True, "accepted")]
+    assert sent.body["version"] == 2 and sent.body["initial"] is True
+    assert PushRequest.model_validate(sent.body).version == 2  # what went out is the contract's

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from agentcontext.agent.api import create_app as agent_app
-from agentcontext.control.api import create_app as control_app
+from agentcontext.control.service import build_app as control_app
 from agentcontext.web.guard import Edge
 from tests.attacks.http_surfaces import AGENT_TOKEN, agent_surface, control_surface, guarded_serving
 

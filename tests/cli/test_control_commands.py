@@ -31,9 +31,12 @@ from agentcontext.cli import app
 from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
+from agentcontext.local import state
+from agentcontext.local.state import LocalState
 from tests.control import conftest as control_fixtures
 from tests.control.conftest import first_push
 from tests.helpers import terminate
+from tests.local.running import data_dir
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -385,15 +388,32 @@ def test_server_and_token_options_override_the_environment(plane: Plane) -> None
     assert json.loads(created.stdout)["status"] == "pending"
 
 
-def test_chats_commands_without_a_server_or_token_exit_2_saying_what_is_missing(plane: Plane) -> None:
-    no_server = run("chats", "list", env={"AGENTCONTEXT_TOKEN": plane.user})
+def test_chats_commands_without_a_server_or_token_exit_2_saying_what_is_missing(plane: Plane, tmp_path: Path) -> None:
+    nowhere = {"HOME": str(tmp_path)}  # and no state of `agentcontext up` either
+    no_server = run("chats", "list", env={**nowhere, "AGENTCONTEXT_TOKEN": plane.user})
     assert no_server.returncode == 2
-    assert "no control plane given: pass --server URL or set AGENTCONTEXT_SERVER" in no_server.stderr
-    no_token = run("chats", "list", env={"AGENTCONTEXT_SERVER": plane.server.url})
+    assert "no control plane given: pass --server URL, set AGENTCONTEXT_SERVER, or run `agentcontext up`" in (
+        no_server.stderr
+    )
+    no_token = run("chats", "list", env={**nowhere, "AGENTCONTEXT_SERVER": plane.server.url})
     assert no_token.returncode == 2
     assert "no token given: pass --token TOKEN or set AGENTCONTEXT_TOKEN" in no_token.stderr
     for result in (no_server, no_token):
         assert result.stdout == "" and "Traceback" not in result.stderr
+
+
+def test_chats_commands_find_the_server_and_token_that_up_stored_as_status_does(plane: Plane, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    state.save(data_dir(home) / "local.json", LocalState(server_url=plane.server.url, user_token=plane.user))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTCONTEXT_", "XDG_"))} | {"HOME": str(home)}
+    listed = subprocess.run(
+        [sys.executable, "-m", "agentcontext", "chats", "list", "--json"], capture_output=True, text=True, env=env
+    )
+    assert listed.returncode == 0, listed.stderr
+    with plane.api() as api:
+        assert json.loads(listed.stdout) == api.get("/api/v1/chats").json()
+    shown = run("chats", "show", plane.chat_id, "--json", env={"HOME": str(home)})
+    assert shown.returncode == 0 and json.loads(shown.stdout)["id"] == plane.chat_id
 
 
 def test_chats_commands_report_server_errors_in_one_line_with_exit_2(plane: Plane) -> None:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from agentcontext.control import migrate
+from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.api import MAX_BODY
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster, find_binaries
@@ -29,6 +30,7 @@ from agentcontext.web.hosts import ServedHosts
 
 # In-process clients reach the app as http://control: a name it serves, as behind a proxy (--allow-host control)
 CONTROL_EDGE = Edge(hosts=ServedHosts(frozenset({"control"})), max_body=MAX_BODY)
+BOX = SecretBox.ephemeral()  # the server key of stores that tests drive directly
 NO_POSTGRES = "PostgreSQL is not installed here (no initdb/pg_ctl/postgres found; apt-get install postgresql)"
 
 

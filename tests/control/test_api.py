@@ -31,6 +31,7 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.models import Base
 from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.control.service import build_app
 from agentcontext.resource import Kind, Resource
 from agentcontext.testing import skill_md
 from tests.agent.conftest import serving
@@ -100,7 +101,7 @@ async def open_world(db: Database, settings: ControlSettings | None = None) -> A
 
     tokens = db.write(setup)
     plane = ControlPlane(db, LocalBroker(), settings, AgentLink(transport=httpx.MockTransport(fake_agent)))
-    app = create_app(plane, background=False, edge=CONTROL_EDGE)
+    app = build_app(plane, background=False, edge=CONTROL_EDGE)  # the API and the dashboard, as served
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://control") as client:
             yield World(db, plane, client, tokens)
@@ -646,41 +647,46 @@ def invalid_pushes() -> list[tuple[str, dict[str, Any], str]]:
     duplicate["resources"].append(duplicate["resources"][0])
     nul = push_body([text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "before\x00after")])
     return [
-        ("version zero", {**good, "version": 0}, "version must be between 1 and"),
-        ("version not a number", {**good, "version": "one"}, "version"),
-        ("version past int64", {**good, "version": 2**63}, "version must be between 1 and"),
-        ("no aggregate hash", {k: v for k, v in good.items() if k != "aggregate_hash"}, "aggregate_hash"),
+        ("version zero", {**good, "version": 0}, "version must be at least 1"),
+        ("version not a number", {**good, "version": "one"}, "version must be an integer"),
+        ("version a boolean", {**good, "version": True}, "version must be an integer"),
+        ("version a numeric string", {**good, "version": "7", "initial": "yes"}, "version must be an integer"),
+        ("initial not a boolean", {**good, "initial": "yes"}, "initial must be true or false"),
+        ("an unknown field", {**good, "extra": 1}, "extra is not a field of this body"),
+        ("version past int64", {**good, "version": 2**63}, "version must be at most 9223372036854775807"),
+        ("no aggregate hash", {k: v for k, v in good.items() if k != "aggregate_hash"}, "aggregate_hash is required"),
         ("wrong aggregate hash", {**good, "aggregate_hash": "0" * 64}, "does not match the resources"),
-        ("resources not a list", {**good, "resources": {"a": 1}}, "resources"),
-        ("resource not an object", {**good, "resources": ["AGENTS.md"]}, "resources"),
+        ("resources not a list", {**good, "resources": {"a": 1}}, "resources must be a list"),
+        ("resource not an object", {**good, "resources": ["AGENTS.md"]}, "resources[0] must be an object"),
         ("unknown kind", _resources(good, (0, "kind", "binary")), "resources[0].kind 'binary' is not one of"),
         ("unknown status", _resources(good, (0, "status", "fine")), "resources[0].status 'fine' is not one of"),
         ("unknown scope", _resources(good, (0, "scope", "galaxy")), "resources[0].scope 'galaxy' is not one of"),
         ("empty path", _resources(good, (0, "path", ""), (0, "id", "instruction_file:")), "resources[0].path is empty"),
         ("path too long", _resources(good, (0, "path", "/" + "p" * 1024)), "resources[0].path is longer than 1024"),
-        ("id not kind:path", _resources(good, (0, "id", "instruction_file:/elsewhere")), "resources[0].id must be"),
+        ("id not kind:path", _resources(good, (0, "id", "instruction_file:/elsewhere")), "resources[0]: id must be"),
         ("duplicate source", duplicate, 'duplicate source "instruction_file:'),
         ("hash not hex", _resources(good, (0, "content_hash", "Z" * 64)), "resources[0].content_hash must be"),
-        ("negative size", _resources(good, (0, "size_bytes", -1)), "resources[0].size_bytes must be between"),
-        ("warnings not strings", _resources(good, (0, "warnings", [1])), "resources[0].warnings must be a list"),
+        ("negative size", _resources(good, (0, "size_bytes", -1)), "resources[0].size_bytes must be at least 0"),
+        ("warnings not strings", _resources(good, (0, "warnings", [1])), "resources[0].warnings[0] must be a string"),
         ("tools malformed", _resources(good, (skill, "tools", [1])), f"resources[{skill}].tools[0]"),
         ("doc_order not a number", _resources(good, (0, "doc_order", "first")), "resources[0].doc_order"),
         ("error too long", _resources(good, (0, "error", "e" * 5000)), "resources[0].error is longer than 4096"),
         ("body over 256 KiB", _resources(good, (0, "content", "c" * (256 * 1024))), "resources[0] is larger than"),
-        ("over 1,000 resources", _many(1001), "too many resources: 1001 (at most 1000)"),
+        ("over 1,000 resources", _many(1001), "resources has 1001 items (at most 1000)"),
         ("over 4 MiB in all", _many(17, 250 * 1024), "resources are larger than 4194304 bytes in all"),
         ("agent url not http", {**good, "agent": {"url": "ftp://agent"}}, "agent.url must be an http"),
-        ("agent not an object", {**good, "agent": "me"}, "agent"),
+        ("agent not an object", {**good, "agent": "me"}, "agent must be an object"),
         ("a NUL character", nul, "resources[0].content: contains a NUL character"),
         ("a lone surrogate", _resources(good, (0, "error", "\ud800")), "resources[0].error: contains a lone surrogate"),
     ]
 
 
 @pytest.mark.parametrize("case", invalid_pushes(), ids=lambda case: case[0])
-async def test_an_invalid_push_is_refused_whole_with_400_naming_the_field(
+async def test_an_invalid_push_is_refused_whole_with_422_naming_the_field(
     world: World, case: tuple[str, dict[str, Any], str]
 ) -> None:
-    _, body, detail = case
+    """Text no database can store is 400 wherever it is; anything else that breaks the contract is 422."""
+    name, body, detail = case
     before = state(world.db)
     content = json.dumps(body, ensure_ascii=True).encode()
     response = await world.call(
@@ -691,7 +697,7 @@ async def test_an_invalid_push_is_refused_whole_with_400_naming_the_field(
         headers={"Content-Type": "application/json"},
     )
     status, message, text = error(response)
-    assert (status, message) == (400, "Invalid request.")
+    assert (status, message) == (400 if name in ("a NUL character", "a lone surrogate") else 422, "Invalid request.")
     assert detail in text
     assert state(world.db) == before
 
@@ -780,7 +786,7 @@ async def test_a_body_over_8_mib_is_413_with_content_length_and_chunked(world: W
     assert error(chunked) == (413, "Request body too large.", f"at most {MAX_BODY} bytes")
     just_under = b'{"content": "' + b"x" * (MAX_BODY - 20) + b'"}'
     allowed = await world.call("POST", path, token, content=just_under, headers={"Content-Type": "application/json"})
-    assert allowed.status_code == 400  # parsed and refused on its merits, not for its size
+    assert allowed.status_code in (400, 422)  # parsed and refused on its merits, not for its size
 
 
 async def test_a_large_body_without_a_token_is_refused_401_before_it_is_read(world: World) -> None:
@@ -791,15 +797,10 @@ async def test_a_large_body_without_a_token_is_refused_401_before_it_is_read(wor
 @pytest.mark.parametrize(
     ("method", "path", "content", "where"),
     [
-        ("POST", "/api/v1/chats", b"{not json", "body"),
-        ("POST", "/api/v1/chats", b'{"workspace": 5, "plan_mode": "maybe"}', "body.plan_mode"),
-        ("POST", "/api/v1/chats", b'["shared"]', "body"),
+        ("POST", "/api/v1/chats", b"{not json", "body is not valid JSON"),
         ("POST", "/api/v1/chats", b'{"workspace": "shared", "status": "sleeping"}', "status 'sleeping' is not one of"),
         ("POST", "/api/v1/chats", b'{"title": "t"}', "workspace is required"),
         ("POST", "/api/v1/chats", b'{"workspace": "shared", "title": "' + b"t" * 257 + b'"}', "title is longer"),
-        ("POST", "/api/v1/users/me/skills", b"{}", "body.content"),
-        ("PATCH", "/api/v1/chats/{chat_id}", b'{"archived": "sometimes"}', "body.archived"),
-        ("GET", "/api/v1/chats?archived=perhaps", b"", "query.archived"),
         ("POST", "/api/v1/chats", b'{"workspace": "shared\\u0000"}', "workspace: contains a NUL character"),
         ("POST", "/api/v1/chats", b'{"workspace": "shared", "title": "\\udfff"}', "title: contains a lone surrogate"),
         ("PATCH", "/api/v1/chats/{chat_id}", b'{"title": "a\\u0000b"}', "title: contains a NUL character"),
@@ -821,6 +822,50 @@ async def test_malformed_requests_are_400_invalid_request_with_a_detail(
     )
     status, message, detail = error(response)
     assert (status, message) == (400, "Invalid request."), response.text
+    assert where in detail
+    assert state(world.db) == before
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content", "where"),
+    [
+        ("POST", "/api/v1/chats", b'{"workspace": 5, "plan_mode": "maybe"}', "workspace must be a string"),
+        ("POST", "/api/v1/chats", b'{"workspace": "shared", "plan_mode": "maybe"}', "plan_mode must be true or false"),
+        ("POST", "/api/v1/chats", b'{"workspace": "shared", "plan_mode": 1}', "plan_mode must be true or false"),
+        ("POST", "/api/v1/chats", b'{"workspace": "shared", "title": 7}', "title must be a string"),
+        ("POST", "/api/v1/chats", b'{"workspace": "shared", "colour": "red"}', "colour is not a field of this body"),
+        ("POST", "/api/v1/chats", b'["shared"]', "body must be an object"),
+        ("POST", "/api/v1/users/me/skills", b"{}", "content is required"),
+        ("POST", "/api/v1/users/me/skills", b'{"content": 5}', "content must be a string"),
+        ("PUT", "/api/v1/users/me/skills/{skill}", b'{"content": ["x"]}', "content must be a string"),
+        ("PATCH", "/api/v1/chats/{chat_id}", b'{"archived": "sometimes"}', "archived must be true or false"),
+        ("PATCH", "/api/v1/chats/{chat_id}", b'{"archived": 0}', "archived must be true or false"),
+        ("PATCH", "/api/v1/chats/{chat_id}", b'{"status": 3}', "status must be a string"),
+        ("POST", "/api/v1/users", b'{"name": "carol", "admin": "yes"}', "admin must be true or false"),
+        ("POST", "/api/v1/users", b'{"name": 1}', "name must be a string"),
+        ("POST", "/api/v1/workspaces/shared/agents", b'{"name": "x", "parent": 2}', "parent must be a string"),
+        ("POST", "/api/v1/workspaces/shared/agents", b'{"name": "x", "role": "y"}', "role is not a field of this body"),
+        ("POST", "/api/v1/agent/heartbeat", b'{"online": "no"}', "online must be true or false"),
+        ("POST", "/api/v1/agent/heartbeat", b'{"agent": {"run_id": 5}}', "agent.run_id must be a string"),
+        ("POST", "/api/v1/agent/heartbeat", b'{"agent": {"token": "x"}}', "agent.token is not a field of this body"),
+        ("GET", "/api/v1/chats?archived=perhaps", b"", "query.archived"),
+    ],
+)
+async def test_a_coerced_or_mistyped_body_is_refused_with_422_naming_the_field(
+    world: World, alices: Alices, method: str, path: str, content: bytes, where: str
+) -> None:
+    """No route coerces: a number is not a string, a string or number is not a boolean, an unknown field is refused."""
+    before = state(world.db)
+    token = "agent" if "/agent/" in path else "admin" if path in ("/api/v1/users",) or "/agents" in path else "alice"
+    response = await world.call(
+        method,
+        path.replace("{chat_id}", alices.chat_id).replace("{skill}", alices.skill),
+        token,
+        content=content,
+        headers={"Content-Type": "application/json"},
+    )
+    status, message, detail = error(response)
+    assert (status, message) == (422, "Invalid request."), response.text
     assert where in detail
     assert state(world.db) == before
 
@@ -870,7 +915,10 @@ async def test_openapi_lists_every_route_and_documents_the_error_shape(world: Wo
     assert "security" not in document["paths"]["/healthz"]["get"]
     for operations in document["paths"].values():
         for operation in operations.values():
-            assert "422" not in operation["responses"]  # invalid requests are 400, as the error handler says
+            if "422" in operation["responses"]:  # a body or query that breaks its model: our error shape
+                assert operation["responses"]["422"]["content"]["application/json"] == {
+                    "schema": {"$ref": "#/components/schemas/ErrorBody"}
+                }
     schemas = document["components"]["schemas"]
     assert set(schemas["ErrorBody"]["properties"]) == {"message", "detail"}
     assert document["paths"]["/api/v1/chats"]["post"]["responses"]["400"]["content"]["application/json"] == {

@@ -30,6 +30,7 @@ from agentcontext.errors import ConflictError, InvalidRequestError, NotFoundErro
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import skill_md
+from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -91,9 +92,10 @@ class World:
 
     def push(self, *resources: Resource, version: int, minutes: int = 0, agent: str | None = None, **kw: Any) -> None:
         checked = ingest.check_push(body(*resources, version=version, **kw))
-        assert self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes))).accepted
+        outcome = self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes), box=BOX))
+        assert outcome.accepted
 
-    def create(self, user: UserPrincipal | None = None, **fields: Any) -> Chat:
+    def create(self, user: UserPrincipal | None = None, **fields: Any) -> chats.ChatRow:
         new = chats.NewChat(**({"workspace": "ws"} | fields))
         return self.db.write(lambda s: chats.create(s, user or self.alice, new, suffix=DEFAULT_SUFFIX, now=T0))
 
@@ -104,7 +106,7 @@ class World:
     def ensure_bound(self, chat_id: str, *, minutes: int = 0) -> list[Event]:
         def work(session: Session) -> list[Event]:
             chat = chats.owned_chat(session, self.alice, chat_id, lock=True)
-            return chats.ensure_bound(session, chat, suffix=DEFAULT_SUFFIX, now=at(minutes))
+            return chats.bind(session, chat, suffix=DEFAULT_SUFFIX, now=at(minutes))[1]
 
         return self.db.write(work)
 
@@ -451,7 +453,7 @@ def test_another_users_chat_is_not_found_never_forbidden(world: World) -> None:
     mine = world.create()
     missing = "00000000-0000-0000-0000-000000000000"
 
-    def update(session: Session, chat_id: str) -> Chat:
+    def update(session: Session, chat_id: str) -> chats.ChatRow:
         return chats.update(session, world.bob, chat_id, status="error", archived=None, title=None, now=T0)
 
     for chat_id in (mine.id, missing):

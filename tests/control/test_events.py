@@ -201,6 +201,35 @@ async def test_publish_falls_back_to_local_delivery_when_postgresql_is_unreachab
         group.cancel_scope.cancel()
 
 
+async def test_events_sent_with_a_write_go_out_when_it_commits_in_order_and_not_when_it_rolls_back(
+    pg_cluster: TempCluster,
+) -> None:
+    url = pg_cluster.create_database()
+    topic = chat_topic("a")
+    db = Database(url)
+    async with pg_broker(url) as one, pg_broker(url) as two:
+        with two.subscribe([topic]) as receive:
+
+            def rolled_back(connection: Any) -> None:
+                assert one.send_with(connection, [Event(topic, "pinned", {"n": 0})]) == ()
+                raise RuntimeError("the write fails after its events were handed over")
+
+            with pytest.raises(RuntimeError):
+                await anyio.to_thread.run_sync(db.write_rows, rolled_back)
+            sent = [Event(topic, "out_of_date", {"n": n}) for n in (1, 2, 3)]
+            left = await anyio.to_thread.run_sync(db.write_rows, lambda c: one.send_with(c, sent))
+            assert left == ()
+            assert [(await next_event(receive)).data["n"] for _ in range(3)] == [1, 2, 3]
+            await anyio.sleep(0.2)
+            assert drain(receive) == []  # the rolled-back write's event never went out
+    db.dispose()
+
+
+async def test_a_local_broker_leaves_a_writes_events_to_publish_after_commit() -> None:
+    events = [Event(chat_topic("a"), "pinned", {})]
+    assert LocalBroker().send_with(None, events) is events  # type: ignore[arg-type]
+
+
 async def test_an_event_too_large_for_a_notification_arrives_truncated(pg_cluster: TempCluster) -> None:
     url = pg_cluster.create_database()
     topic = chat_topic("a")
@@ -440,6 +469,40 @@ async def test_heartbeats_send_agent_offline_and_agent_online_on_changes_only(se
         await heartbeat(served, online=True)
         kind, data = await stream.next()
         assert (kind, data["agent_id"]) == ("agent_online", served.agent_id)
+
+
+async def test_an_event_between_the_state_read_and_the_subscription_is_not_lost(
+    served: Deployment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream reads the chat's state once, then subscribes: what was delivered in between makes it read
+    again, so the first event never says "online" about an agent that went offline meanwhile."""
+    await push(served, 1, "Use pytest.", initial=True)
+    chat = await new_chat(served)
+    plane = served.plane
+    read = plane.event_topics
+    reads = 0
+
+    async def read_then_go_offline(*args: Any) -> Any:
+        nonlocal reads
+        reads += 1
+        found = await read(*args)
+        if reads == 1:  # the agent leaves after the state was read, before the stream subscribes
+            mark = plane.broker.mark()
+            await heartbeat(served, online=False)
+            with anyio.fail_after(WAIT):  # delivered here (through PostgreSQL too) before this returns
+                while not plane.broker.delivered_since([agent_topic(served.agent_id)], mark):
+                    await anyio.sleep(0.01)
+        return found
+
+    monkeypatch.setattr(plane, "event_topics", read_then_go_offline)
+    async with events(served, chat["id"]) as stream:
+        kind, state = await stream.next()
+    assert (kind, state["agent_online"], reads) == ("state", False, 2)
+    monkeypatch.setattr(plane, "event_topics", read)
+    reads = 0
+    async with events(served, chat["id"]) as stream:
+        kind, state = await stream.next()
+    assert (kind, state["agent_online"]) == ("state", False)  # nothing in between: read once
 
 
 async def test_the_sweeper_marks_a_silent_agent_offline_and_a_heartbeat_brings_it_back(db_url: str) -> None:

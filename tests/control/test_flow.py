@@ -634,10 +634,11 @@ async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db
 
 
 @pytest.mark.anyio
-async def test_a_chat_created_while_the_first_push_commits_comes_back_pinned(
+async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The push cannot see the chat being created, nor the creation the push: the chat is pinned all the same."""
+    """A first push arriving while a chat is being created waits for it, then sees it and pins it, in its own
+    transaction: no second look after the commit is needed (the chat holds its agent's row against pushes)."""
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
     user = db.write(lambda s: identity.create_user(s, "alice"))
@@ -647,17 +648,36 @@ async def test_a_chat_created_while_the_first_push_commits_comes_back_pinned(
     agent_principal = await plane.authenticate(issued.token)
     assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
     original = chats_module.create
+    outcomes: list[Any] = []
 
-    def create_then_let_a_push_commit(*args: Any, **kwargs: Any) -> Chat:
-        chat = original(*args, **kwargs)  # no snapshot yet: unpinned, not committed
-        assert chat.pinned_hash is None
-        outcome = anyio.from_thread.run(plane.push, agent_principal, big_snapshot(1, initial=True, files=FILES))
-        assert outcome.accepted  # committed, with its recheck, before this chat is
-        return chat
+    async def push() -> None:
+        outcomes.append(await plane.push(agent_principal, big_snapshot(1, initial=True, files=FILES)))
 
-    monkeypatch.setattr(chats_module, "create", create_then_let_a_push_commit)
-    chat = await plane.create_chat(principal, NewChat("ws"))
+    async with anyio.create_task_group() as group:
+
+        def create_while_a_push_starts(*args: Any, **kwargs: Any) -> Any:
+            chat = original(*args, **kwargs)  # no snapshot yet: unpinned, not committed, its agent's row held
+            assert chat.pinned_hash is None
+            anyio.from_thread.run_sync(group.start_soon, push)
+            poll(partial(_waiting_on_a_lock, db), bool, "the push to wait for this chat's commit")
+            return chat
+
+        monkeypatch.setattr(chats_module, "create", create_while_a_push_starts)
+        created = await plane.create_chat(principal, NewChat("ws"))
+    chat = await plane.get_chat(principal, created["id"])
     await plane.aclose()
     with db.read() as session:
         latest = session.scalar(sa.select(Snapshot.aggregate_hash))
+    assert [o.accepted for o in outcomes] == [True]
     assert chat["context"]["pinned_hash"] == latest is not None
+    assert {r["path"] for r in chat["context"]["resources"]} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
+
+
+def _waiting_on_a_lock(db: Database) -> bool:
+    with db.engine.connect() as connection:
+        waiting = connection.scalar(
+            sa.text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            )
+        )
+    return bool(waiting)

@@ -31,6 +31,7 @@ from agentcontext.errors import InvalidRequestError
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
 KIB = 1024
@@ -175,7 +176,7 @@ def test_a_thousand_resources_pass() -> None:
 
 
 def test_a_thousand_and_one_resources_are_refused() -> None:
-    refused(many(1001), "too many resources: 1001 (at most 1000)")
+    refused(many(1001), "resources has 1001 items (at most 1000)")
 
 
 def test_a_resource_body_of_exactly_256_kib_passes() -> None:
@@ -206,9 +207,9 @@ def path_of(size: int, char: str = "a") -> str:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        pytest.param(top("version", 0), "version must be between 1 and", id="version-0-is-the-placeholder"),
-        pytest.param(top("version", -1), "version must be between 1 and", id="negative-version"),
-        pytest.param(top("version", 2**63), "version must be between 1 and 9223372036854775807", id="version-2^63"),
+        pytest.param(top("version", 0), "version must be at least 1", id="version-0-is-the-placeholder"),
+        pytest.param(top("version", -1), "version must be at least 1", id="negative-version"),
+        pytest.param(top("version", 2**63), "version must be at most 9223372036854775807", id="version-2^63"),
         pytest.param(top("version", "7"), "version must be an integer", id="version-as-text"),
         pytest.param(top("version", 7.0), "version must be an integer", id="version-as-float"),
         pytest.param(top("version", True), "version must be an integer", id="version-as-bool"),
@@ -218,7 +219,9 @@ def path_of(size: int, char: str = "a") -> str:
         pytest.param(top("aggregate_hash", "a" * 65), "aggregate_hash is longer than 64 bytes", id="aggregate-hash-65"),
         pytest.param(top("aggregate_hash", None), "aggregate_hash must be a string", id="aggregate-hash-missing"),
         pytest.param(top("resources", {"a": 1}), "resources must be a list", id="resources-not-a-list"),
-        pytest.param(top("payload_bytes", 2**63), "payload_bytes must be between 0 and", id="payload-bytes-2^63"),
+        pytest.param(
+            top("payload_bytes", 2**63), "payload_bytes must be at most 9223372036854775807", id="payload-bytes-2^63"
+        ),
         pytest.param(top("work_dir", "/" + "w" * 1024), "work_dir is longer than 1024 bytes", id="work-dir-1025"),
         pytest.param(top("agent", "me"), "agent must be an object", id="agent-not-an-object"),
         pytest.param(top("agent", {"url": "ftp://x"}), "agent.url must be an http", id="agent-url-scheme"),
@@ -242,7 +245,7 @@ def test_a_bad_snapshot_field_is_refused_by_name(edit: Callable[[dict[str, Any]]
         pytest.param(moved(path_of(1025)), "resources[0].path is longer than 1024 bytes", id="path-1025"),
         pytest.param(moved(path_of(1026, "é")), "resources[0].path is longer than 1024 bytes", id="path-in-bytes"),
         pytest.param(first("source", path_of(1025)), "resources[0].source is longer than 1024 bytes", id="source-1025"),
-        pytest.param(first("id", "skill:/w/AGENTS.md"), 'resources[0].id must be "instruction_file:/w/AGENTS.md"'),
+        pytest.param(first("id", "skill:/w/AGENTS.md"), 'resources[0]: id must be "instruction_file:/w/AGENTS.md"'),
         pytest.param(first("error", "e" * 4097), "resources[0].error is longer than 4096 bytes", id="error-4097"),
         pytest.param(
             first("content_hash", "a" * 65), "resources[0].content_hash is longer than 64 bytes", id="hash-65"
@@ -250,8 +253,8 @@ def test_a_bad_snapshot_field_is_refused_by_name(edit: Callable[[dict[str, Any]]
         pytest.param(first("content_hash", "A" * 64), "resources[0].content_hash", id="hash-upper-case"),
         pytest.param(first("content_hash", "abc"), "resources[0].content_hash", id="hash-odd-length"),
         pytest.param(first("content_hash", "ab" * 16), "resources[0].content_hash", id="hash-of-16-bytes"),
-        pytest.param(first("size_bytes", 2**63), "resources[0].size_bytes must be between 0 and", id="size-2^63"),
-        pytest.param(first("size_bytes", -1), "resources[0].size_bytes must be between 0 and", id="negative-size"),
+        pytest.param(first("size_bytes", 2**63), "resources[0].size_bytes must be at most", id="size-2^63"),
+        pytest.param(first("size_bytes", -1), "resources[0].size_bytes must be at least 0", id="negative-size"),
         pytest.param(first("warnings", "w"), "resources[0].warnings must be a list", id="warnings-not-a-list"),
         pytest.param(first("doc_order", "first"), "resources[0].doc_order must be an integer", id="doc-order-text"),
         pytest.param(first("name", 7), "resources[0].name must be a string", id="name-not-text"),
@@ -266,7 +269,7 @@ def test_a_bad_resource_field_is_refused_by_name(edit: Callable[[dict[str, Any]]
     [
         pytest.param("t", "resources[0].tools must be a list", id="tools-not-a-list"),
         pytest.param(["t"], "resources[0].tools[0] must be an object", id="tool-not-an-object"),
-        pytest.param([{"description": "x"}], "resources[0].tools[0].name must be a string", id="tool-without-name"),
+        pytest.param([{"description": "x"}], "resources[0].tools[0].name is required", id="tool-without-name"),
         pytest.param([{"name": "t", "input_schema": "x"}], "resources[0].tools[0].input_schema must be an object"),
     ],
 )
@@ -285,7 +288,7 @@ def test_a_nil_or_non_object_resource_is_refused(item: Any) -> None:
 
 @pytest.mark.parametrize("raw", [None, [], "push", 1])
 def test_a_push_that_is_not_an_object_is_refused(raw: Any) -> None:
-    refused(raw, "must be an object")
+    refused(raw, "body must be an object")
 
 
 def test_duplicate_sources_are_refused() -> None:
@@ -341,7 +344,7 @@ class World:
 
     def push(self, raw: dict[str, Any], *, minutes: int = 0, agent_id: str | None = None) -> ingest.Outcome:
         checked = ingest.check_push(raw)
-        return self.db.write(lambda s: ingest.ingest(s, agent_id or self.agent_id, checked, now=at(minutes)))
+        return self.db.write(lambda s: ingest.ingest(s, agent_id or self.agent_id, checked, now=at(minutes), box=BOX))
 
     def chat(self, status: str = "pending", *, workspace: str = "ws", archived: bool = False) -> str:
         def work(session: sa.orm.Session) -> str:
@@ -551,13 +554,9 @@ def test_a_push_records_the_agents_address_and_work_dir(world: World) -> None:
     with world.db.read() as session:
         agent = session.get(Agent, world.agent_id)
         assert agent is not None
-        assert (agent.url, agent.api_token, agent.run_id, agent.os, agent.work_dir) == (
-            "http://10.0.0.5:4000",
-            "s3",
-            "r1",
-            "linux",
-            "/w",
-        )
+        assert (agent.url, agent.run_id, agent.os, agent.work_dir) == ("http://10.0.0.5:4000", "r1", "linux", "/w")
+        assert agent.sealed_secret is not None and "s3" not in agent.sealed_secret  # sealed, never in the clear
+        assert BOX.open(world.agent_id, agent.sealed_secret) == "s3"
         assert (agent.online, agent.last_seen_at) == (True, at(3))
     assert [e.kind for e in world.push(body(AGENTS, version=2)).events] == []  # already online: no event
 
@@ -795,7 +794,7 @@ def test_the_marks_are_written_with_the_snapshot_in_one_transaction(world: World
     checked = ingest.check_push(body(AGENTS_V2, version=2))
 
     def push_then_fail(session: sa.orm.Session) -> None:
-        ingest.ingest(session, world.agent_id, checked, now=at(1))
+        ingest.ingest(session, world.agent_id, checked, now=at(1), box=BOX)
         raise RuntimeError("crash after the marks, before commit")
 
     with pytest.raises(RuntimeError):
@@ -823,5 +822,5 @@ def test_an_unchanged_resource_is_not_rewritten(world: World) -> None:
     writes = [
         s for s in statements if s.startswith(("insert into snapshot_resources", "delete from snapshot_resources"))
     ]
-    assert len(writes) == 2  # AGENTS.md out and back in; the skill and the server untouched
+    assert len(writes) == 1  # AGENTS.md rewritten in place; the skill and the server untouched
     assert world.stored()["/w/AGENTS.md"] == "Use spaces.\n"

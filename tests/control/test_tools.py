@@ -17,7 +17,7 @@ import anyio
 import pytest
 import sqlalchemy as sa
 
-from agentcontext.control import skill_index, tools
+from agentcontext.control import personal_skills, skill_index, tools
 from agentcontext.control.models import ChatFile
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Status
@@ -156,33 +156,34 @@ async def test_every_alias_the_prompt_lists_reads_back_its_own_skill(tmp_path: P
     }
 
 
-async def test_a_missing_personal_skill_is_not_found(tmp_path: Path, home: Path) -> None:
+async def test_a_missing_personal_skill_is_not_found(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async with control_plane(tmp_path) as control, workspace(control, tmp_path / "w", SKILLS, home=home):
         await control.add_personal_skill(NOTES)
         chat = await control.chat()
         qualified = await failed(control, chat, "read_skill", {"name": "personal/ghost"})
-        plane = control.plane
-        load = plane._personal_text
-
-        async def deleted_meanwhile(user: Any, name: str) -> str:  # the skill goes after the turn was read
-            await plane.delete_personal_skill(user, name)
-            return await load(user, name)
-
-        plane._personal_text = deleted_meanwhile  # type: ignore[method-assign]
+        await control.prompt(chat)  # the turn lists the skill
+        await control.plane.delete_personal_skill(control.user, "notes")  # and it goes before the call
         raced = await failed(control, chat, "read_skill", {"name": "notes"})
+        monkeypatch.setattr(personal_skills, "text_of", lambda *args: None)  # gone between listing and reading
+        await control.add_personal_skill(NOTES)
+        vanished = await failed(control, chat, "read_skill", {"name": "notes"})
     assert qualified == 'skill "personal/ghost" not found'
-    assert raced == 'skill "notes" not found'
+    assert raced == vanished == 'skill "notes" not found'
 
 
-async def test_a_personal_skill_loader_failure_is_not_leaked(tmp_path: Path, home: Path) -> None:
+async def test_a_personal_skill_loader_failure_is_not_leaked(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async with control_plane(tmp_path) as control, workspace(control, tmp_path / "w", SKILLS, home=home):
         await control.add_personal_skill(NOTES)
         chat = await control.chat()
 
-        async def broken(user: Any, name: str) -> str:
+        def broken(*args: Any) -> str:
             raise RuntimeError("connection to postgresql://admin:s3cret@db failed")
 
-        control.plane._personal_text = broken  # type: ignore[method-assign]
+        monkeypatch.setattr(personal_skills, "text_of", broken)
         text = await failed(control, chat, "read_skill", {"name": "notes"})
     assert text == 'failed to load personal skill "notes"'
 
@@ -360,7 +361,7 @@ async def test_a_valid_plan_is_stored_as_an_attachment_and_not_echoed(tmp_path: 
         "media_type": "text/markdown",
     }
     assert "Do the thing" not in result.content
-    assert [(f["name"], f["kind"], f["media_type"], f["path"]) for f in files] == [
+    assert [(f.name, f.kind, f.media_type, f.path) for f in files] == [
         ("design.md", "plan", "text/markdown", str(path))
     ]
     assert (stored.size_bytes, text) == (len(plan), plan)
@@ -378,7 +379,7 @@ async def test_a_plan_of_exactly_32_kib_is_accepted_and_one_byte_more_is_not(tmp
         accepted = await control.call_json(chat, "propose_plan", {"path": str(exact)})
         refused = [await failed(control, chat, "propose_plan", {"path": str(p)}) for p in (over, multibyte)]
         [stored] = await control.plane.chat_files(control.user, chat)
-    assert accepted["ok"] is True and stored["size_bytes"] == PLAN_CAP
+    assert accepted["ok"] is True and stored.size_bytes == PLAN_CAP
     assert refused == ["plan file exceeds 32 KiB size limit"] * 2
 
 
@@ -473,7 +474,7 @@ async def test_plan_turns_accept_only_the_chat_path(tmp_path: Path, home: Path) 
     assert wrong == f"during plan turns, propose_plan path must be {chat_path}"
     assert (empty["ok"], empty["path"]) == (True, str(chat_path))
     assert exact["path"] == str(chat_path)
-    assert [f["name"] for f in files] == [chat_path.name] * 2
+    assert [f.name for f in files] == [chat_path.name] * 2
 
 
 async def test_plan_turns_refuse_a_symlinked_chat_path(tmp_path: Path, home: Path) -> None:

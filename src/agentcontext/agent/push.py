@@ -11,19 +11,24 @@ Each push carries what the control plane needs to reach the agent back (``agent`
 advertised URL, a per-run secret its API accepts, the run id, OS and home). Between pushes
 a heartbeat every ``heartbeat`` seconds keeps the agent "online"; on shutdown a last one
 says it is going offline.
+
+Bodies and answers are the models of ``agentcontext.sync_contract``, the definition the
+control plane validates against: a snapshot that would break it is not sent (it is logged
+and waits for the next change, as a refused push does).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import httpx
+from pydantic import ValidationError
 
 from agentcontext.agent.context import ContextAgent
 from agentcontext.snapshot import Snapshot
+from agentcontext.sync_contract import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
 
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"
@@ -31,18 +36,7 @@ HEARTBEAT_PATH = "/api/v1/agent/heartbeat"
 KEEPALIVE_SECONDS = 2.0  # below uvicorn's 5 s keep-alive
 
 
-@dataclass(frozen=True, slots=True)
-class AgentInfo:
-    """How the control plane reaches this agent, sent with every push and heartbeat."""
-
-    url: str | None = None
-    api_token: str | None = None
-    run_id: str | None = None
-    os: str | None = None
-    home: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+JSON = {"Content-Type": "application/json"}
 
 
 Outcome = Literal["accepted", "rejected", "refused", "disabled"]
@@ -94,11 +88,10 @@ class Pusher:
             await self._send_heartbeat(client, online=True)
 
     async def _send_heartbeat(self, client: httpx.AsyncClient, *, online: bool) -> None:
-        headers = {"Authorization": f"Bearer {self.token}"}
+        headers = {"Authorization": f"Bearer {self.token}", **JSON}
+        body = HeartbeatRequest(agent=self.info, online=online).model_dump_json(exclude_none=True)
         try:
-            response = await client.post(
-                self.heartbeat_url, json={"agent": self.info.to_dict(), "online": online}, headers=headers
-            )
+            response = await client.post(self.heartbeat_url, content=body, headers=headers)
         except httpx.HTTPError as exc:
             log.debug("heartbeat failed: %s", exc)
             return
@@ -124,11 +117,17 @@ class Pusher:
         self, client: httpx.AsyncClient, agent: ContextAgent, snapshot: Snapshot, initial: bool
     ) -> tuple[Outcome, Snapshot]:
         """Push until answered; a retry sends the newest snapshot, not the one that first failed."""
-        headers = {"Authorization": f"Bearer {self.token}"}
+        headers = {"Authorization": f"Bearer {self.token}", **JSON}
         delay = self.initial_backoff
         while True:
             try:
-                response = await client.post(self.url, json=self._body(snapshot, initial), headers=headers)
+                body = self._body(snapshot, initial)
+            except ContractError as exc:  # the control plane would refuse it: say why, wait for the next change
+                log.error("context push not sent, the snapshot breaks the contract: %s", exc)
+                self.pushed.append((snapshot.version, initial, "refused"))
+                return "refused", snapshot
+            try:
+                response = await client.post(self.url, content=body, headers=headers)
             except httpx.HTTPError as exc:
                 log.warning("context push failed (%s); retrying in %.2fs", exc, delay)
             else:
@@ -141,8 +140,10 @@ class Pusher:
             delay = min(delay * 2, self.max_backoff)
             snapshot = agent.snapshot
 
-    def _body(self, snapshot: Snapshot, initial: bool) -> dict[str, Any]:
-        return {**snapshot.to_dict(), "initial": initial, "agent": self.info.to_dict()}
+    def _body(self, snapshot: Snapshot, initial: bool) -> bytes:
+        """Raises: ContractError."""
+        raw = {**snapshot.to_dict(), "initial": initial, "agent": self.info.to_dict()}
+        return validated(PushRequest, raw).model_dump_json(exclude_unset=True).encode("utf-8")
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:
         """None means "transient: try again"."""
@@ -157,13 +158,11 @@ class Pusher:
             log.error("context push refused (%s): %s", status, _message(response))
             return "refused"
         try:
-            data = response.json()
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):  # not an answer we understand: not accepted, and nothing to retry
-            log.error("context push answered %s without a JSON object", status)
+            answer = PushResponse.model_validate_json(response.content)
+        except ValidationError as exc:  # not an answer we understand: not accepted, and nothing to retry
+            log.error("context push answered %s off the contract: %s", status, exc.errors()[:1])
             return "rejected"
-        return "accepted" if bool(data.get("accepted", False)) else "rejected"
+        return "accepted" if answer.accepted else "rejected"
 
 
 def _message(response: httpx.Response) -> str:

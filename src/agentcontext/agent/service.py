@@ -28,10 +28,11 @@ import uvicorn
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.agent.push import AgentInfo, Pusher
+from agentcontext.agent.push import Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.config import Config
 from agentcontext.errors import ConfigError
+from agentcontext.sync_contract import AgentInfo
 from agentcontext.trust import TrustStore
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import is_loopback

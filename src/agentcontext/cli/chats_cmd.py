@@ -1,13 +1,15 @@
 """``agentcontext chats``: create, show, refresh and prompt chats on a control plane.
 
 The server and token come from ``--server`` and ``--token-file`` (or ``--token``, which shows
-in ``ps``), else ``AGENTCONTEXT_SERVER`` / ``AGENTCONTEXT_TOKEN``. Every command takes
-``--json`` and then prints exactly what the API returned.
+in ``ps``), else ``AGENTCONTEXT_SERVER`` / ``AGENTCONTEXT_TOKEN``, else what ``agentcontext up``
+stored (its server and your user's token), as ``agentcontext status`` finds them. Every
+command takes ``--json`` and then prints exactly what the API returned.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +17,22 @@ import typer
 from rich.table import Table
 
 from agentcontext.cli.common import STATUS_STYLE, stdout
+from agentcontext.cli.status_cmd import ServerOption, TokenOption, credentials
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
-from agentcontext.control.client import ControlClient, from_environment
+from agentcontext.control.client import ControlClient
 from agentcontext.errors import InvalidRequestError
 
 app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
 
-ServerOption = typer.Option(None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER).", show_default=False)
-TokenOption = typer.Option(
-    None,
-    "--token",
-    help="Your API token; shows in `ps`: prefer --token-file or AGENTCONTEXT_TOKEN.",
-    show_default=False,
-)
 JsonFlag = typer.Option(False, "--json", help="Print the API's JSON.")
 
 
 def _client(server: str | None, token: str | None, token_file: Path | None) -> ControlClient:
-    return ControlClient(*from_environment(server, resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")))
+    """Raises: ConfigError (no server or token given, and no usable state of ``agentcontext up``)."""
+    from agentcontext.local.state import default_path
+
+    given = resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")
+    return ControlClient(*credentials(server, given, os.environ, default_path()))
 
 
 def _show_chat(chat: dict[str, Any]) -> None:

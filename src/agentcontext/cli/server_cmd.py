@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -107,17 +108,26 @@ def server(
     ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
+    key_file: Path | None = typer.Option(
+        None,
+        "--key-file",
+        envvar="AGENTCONTEXT_SERVER_KEY_FILE",
+        help="The server key that seals agents' secrets (default: AGENTCONTEXT_SERVER_KEY, else control-plane.key"
+        " in the data dir, made on first start). Replicas of one database need the same key.",
+        show_default=False,
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the server does."),
 ) -> None:
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
 
     The first start on an empty database creates the user `admin` and prints its API token
     once. Give agents tokens with `agentcontext agents create`, users with `agentcontext
-    users create`. Several servers may share one PostgreSQL database.
+    users create`. Several servers may share one PostgreSQL database (and its server key).
 
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
     """
+    from agentcontext.control import agent_secret
     from agentcontext.control.api import MAX_BODY
     from agentcontext.control.db import default_url
     from agentcontext.control.plane import ControlSettings
@@ -126,6 +136,7 @@ def server(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
+    secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
     err = stderr()
     opening = err.status("Opening the database and applying migrations …") if os.isatty(2) else contextlib.nullcontext()
@@ -139,7 +150,7 @@ def server(
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")
 
-    run(database, ServerOptions(host, port, settings, served), on_ready=ready)
+    run(database, ServerOptions(host, port, settings, edge=served, secrets=secrets), on_ready=ready)
 
 
 db_app = typer.Typer(help="The control plane's database.", no_args_is_help=True)

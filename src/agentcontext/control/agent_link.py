@@ -9,12 +9,14 @@ agent) or ``AgentReplyError`` (the agent answered with an error), never httpx ex
 
 from __future__ import annotations
 
+import json as json_module
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
+from agentcontext.control.agent_http import AgentHttp, AgentHttpError
 from agentcontext.errors import AgentContextError, UnavailableError
 
 
@@ -22,6 +24,7 @@ from agentcontext.errors import AgentContextError, UnavailableError
 class AgentAddress:
     url: str
     api_token: str | None
+    unusable: str | None = None  # why the agent cannot be called (its secret could not be unsealed here)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -48,14 +51,20 @@ class AgentLink:
         """``call_timeout`` bounds MCP tool calls and file reads; ``quick_timeout`` what must not hold a turn up
         (the best-effort listing of a skill's files, the home directory): a frozen agent that accepts
         connections but never answers costs that long, not a whole call timeout.
+
+        ``http://`` agents are called through ``agent_http`` (the lean client), ``https://`` ones and every
+        call when a ``transport`` is given (tests) through that httpx transport, without a client around it.
         """
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(call_timeout, connect=connect_timeout), transport=transport
-        )
-        self._quick = httpx.Timeout(quick_timeout, connect=min(connect_timeout, quick_timeout))
+        self._http = AgentHttp() if transport is None else None
+        self._transport = transport or httpx.AsyncHTTPTransport()
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._quick_timeout = quick_timeout
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+        await self._transport.aclose()
 
     async def _request(
         self,
@@ -67,31 +76,42 @@ class AgentLink:
         params: dict[str, str] | None = None,
         quick: bool = False,
     ) -> dict[str, Any]:
+        if address.unusable:
+            raise UnavailableError(address.unusable)
         url = address.url.rstrip("/") + "/api/v0/" + path
-        timeout = self._quick if quick else httpx.USE_CLIENT_DEFAULT
+        if params:
+            url += "?" + urlencode(params)
+        body = json_module.dumps(json, separators=(",", ":")).encode() if json is not None else None
+        timeout = self._quick_timeout if quick else self._call_timeout
+        connect = min(self._connect_timeout, timeout)
+        headers = [*address.headers.items(), *([("Content-Type", "application/json")] if body is not None else [])]
+        if self._http is not None and url.startswith("http://"):
+            try:
+                status, content = await self._http.request(
+                    method, url, headers, body, connect_timeout=connect, timeout=timeout
+                )
+            except AgentHttpError as exc:
+                raise UnavailableError(str(exc)) from None
+            except (ValueError, UnicodeError) as exc:  # what the agent advertised is no usable URL or secret
+                raise UnavailableError(f"cannot call the agent: {exc}") from None
+        else:
+            status, content = await self._send(method, url, headers, body, connect, timeout)
+        return _answer(status, content)
+
+    async def _send(
+        self, method: str, url: str, headers: list[tuple[str, str]], body: bytes | None, connect: float, timeout: float
+    ) -> tuple[int, bytes]:
+        """Through the httpx transport: no client (its cookies, redirects, auth and hooks apply to nothing here)."""
         try:
-            response = await self._client.request(
-                method, url, json=json, params=params, headers=address.headers, timeout=timeout
-            )
+            request = httpx.Request(method, url, headers=headers, content=body)
+            request.extensions = {"timeout": httpx.Timeout(timeout, connect=connect).as_dict()}
+            response = await self._transport.handle_async_request(request)
+            try:
+                return response.status_code, await response.aread()
+            finally:
+                await response.aclose()
         except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: what the agent advertised is no URL
-            raise UnavailableError(_describe(exc)) from None
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if response.status_code in (401, 403):  # a stale secret (the agent restarted): as good as unreachable
-            raise UnavailableError("the workspace agent refused the control plane's credentials")
-        if response.status_code >= 400:
-            message = body.get("message") if isinstance(body, dict) else None
-            detail = body.get("detail") if isinstance(body, dict) else None
-            raise AgentReplyError(
-                response.status_code,
-                str(message or f"agent answered {response.status_code}"),
-                str(detail) if detail else None,
-            )
-        if not isinstance(body, dict):
-            raise UnavailableError(f"agent answered {response.status_code} without a JSON object")
-        return body
+            raise UnavailableError(_describe(exc, url)) from None
 
     async def skill_files(self, address: AgentAddress, name: str) -> list[str]:
         body = await self._request(address, "GET", f"skills/{quote(name, safe='')}", quick=True)
@@ -120,9 +140,31 @@ class AgentLink:
         )
 
 
-def _describe(exc: httpx.HTTPError | httpx.InvalidURL) -> str:
+def _answer(status: int, content: bytes) -> dict[str, Any]:
+    """The agent's JSON object, or why there is none to use.
+
+    Raises:
+        UnavailableError: refused credentials, or no JSON object. AgentReplyError: an error status.
+    """
+    try:
+        body = json_module.loads(content) if content else None
+    except ValueError:
+        body = None
+    if status in (401, 403):  # a stale secret (the agent restarted): as good as unreachable
+        raise UnavailableError("the workspace agent refused the control plane's credentials")
+    if status >= 400:
+        message = body.get("message") if isinstance(body, dict) else None
+        detail = body.get("detail") if isinstance(body, dict) else None
+        raise AgentReplyError(status, str(message or f"agent answered {status}"), str(detail) if detail else None)
+    if not isinstance(body, dict):
+        raise UnavailableError(f"agent answered {status} without a JSON object")
+    return body
+
+
+def _describe(exc: httpx.HTTPError | httpx.InvalidURL, url: str) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     if isinstance(exc, httpx.ConnectError):
-        return f"connection refused or unreachable ({exc.request.url.host}:{exc.request.url.port})"
+        where = httpx.URL(url)
+        return f"connection refused or unreachable ({where.host}:{where.port})"
     return str(exc) or type(exc).__name__

@@ -4,61 +4,112 @@ A chat is written once, in its final create-time state (seed 001): status, bindi
 pin together. The binding (workspace, agent) is persisted and reused; when the bound agent
 is gone (deleted) or was never found, the next use re-resolves it by the chat-suffix rule
 and re-pins. Child chats inherit the parent's binding and pin.
+
+Everything that pins a chat to its agent's snapshot (creating, binding, refreshing it) first
+takes the agent's row ``FOR KEY SHARE`` and only then reads the snapshot: a push holds that
+row ``FOR UPDATE`` for its whole transaction, so a pin and a push never overlap and each
+sees what the other committed (``ingest`` says why). These run on Core connections at READ
+COMMITTED (``Database.write_rows``); the summary is built from the rows a call has in hand.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session
+from sqlalchemy.dialects import postgresql, sqlite
 
 from agentcontext.control import rows
+from agentcontext.control import tables as t
 from agentcontext.control.agentselect import Candidate, find_chat_agent
+from agentcontext.control.chat_view import ChatView, view
+from agentcontext.control.contents import Executor, dialect_of
 from agentcontext.control.events import Event, chat_topic
-from agentcontext.control.identity import UserPrincipal, workspace_by_name_or_id
-from agentcontext.control.ingest import copy_pin
-from agentcontext.control.models import Agent, Chat, ChatResource, Snapshot
-from agentcontext.control.skill_index import usable_skill_name
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.ingest import Written, copy_pin
+from agentcontext.control.models import new_id
 from agentcontext.errors import InvalidRequestError, NotFoundError
-from agentcontext.resource import Kind, Resource, Status
-from agentcontext.sanitize import sanitize
-from agentcontext.snapshot import Diff, diff
+from agentcontext.snapshot import Diff
 
 STATUSES = ("pending", "waiting", "running", "paused", "requires_action", "completed", "error")
 DEFAULT_STATUS = "pending"
 MAX_TITLE = 256
 
 
-def owned_chat(session: Session, user: UserPrincipal, chat_id: str, *, lock: bool = False) -> Chat:
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    """A chat as stored."""
+
+    id: str
+    owner_id: str
+    workspace_id: str
+    agent_id: str | None
+    parent_id: str | None
+    title: str
+    status: str
+    plan_mode: bool
+    archived: bool
+    pinned_hash: str | None
+    pinned_version: int | None
+    pinned_error: str | None
+    pinned_at: dt.datetime | None
+    dirty_since: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @classmethod
+    def of(cls, row: Any) -> ChatRow:
+        return cls(**{name: getattr(row, name) for name in _CHAT_FIELDS})
+
+
+_CHAT_FIELDS = tuple(ChatRow.__dataclass_fields__)
+_CHAT_COLUMNS = [t.chats.c[name] for name in _CHAT_FIELDS]
+_OWNED = sa.select(*_CHAT_COLUMNS).where(
+    t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id")
+)
+_OWNED_LOCKED = _OWNED.with_for_update()
+
+
+def owned_chat(executor: Executor, user: UserPrincipal, chat_id: str, *, lock: bool = False) -> ChatRow:
     """The user's chat; another user's chat is "not found" too, so ids leak nothing.
 
     Raises:
         NotFoundError: no such chat of this user.
     """
-    query = sa.select(Chat).where(Chat.id == chat_id, Chat.owner_id == user.user_id)
-    chat = session.scalar(query.with_for_update() if lock else query)
-    if chat is None:
+    row = executor.execute(_OWNED_LOCKED if lock else _OWNED, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
-    return chat
+    return ChatRow.of(row)
 
 
-def usable_workspace(session: Session, user: UserPrincipal, key: str) -> str:
-    """The id of a workspace the user may open chats in (unowned, or theirs).
+_WORKSPACE_BY_ID = sa.select(t.workspaces.c.id, t.workspaces.c.owner_id).where(t.workspaces.c.id == sa.bindparam("key"))
+_WORKSPACE_BY_NAME = sa.select(t.workspaces.c.id, t.workspaces.c.owner_id).where(
+    t.workspaces.c.name == sa.bindparam("key")
+)
+
+
+def usable_workspace(executor: Executor, user: UserPrincipal, key: str) -> str:
+    """The id of a workspace the user may open chats in (unowned, or theirs); an id wins over a name.
 
     Raises:
         NotFoundError: no such workspace, or not theirs.
     """
-    workspace = workspace_by_name_or_id(session, key)
-    if workspace.owner_id not in (None, user.user_id) and not user.is_admin:
+    found = executor.execute(_WORKSPACE_BY_ID, {"key": key}).first()
+    found = found or executor.execute(_WORKSPACE_BY_NAME, {"key": key}).first()
+    if found is None or (found.owner_id not in (None, user.user_id) and not user.is_admin):
         raise NotFoundError(f'workspace "{key}" not found')
-    return workspace.id
+    return str(found.id)
 
 
-def select_agent(session: Session, workspace_id: str, suffix: str) -> str:
+_CANDIDATES = sa.select(t.agents.c.id, t.agents.c.name, t.agents.c.display_order, t.agents.c.parent_id).where(
+    t.agents.c.workspace_id == sa.bindparam("workspace_id")
+)
+
+
+def select_agent(executor: Executor, workspace_id: str, suffix: str) -> str:
     """The chat agent of the workspace (coder.md 9).
 
     Raises:
@@ -66,34 +117,60 @@ def select_agent(session: Session, workspace_id: str, suffix: str) -> str:
     """
     candidates = [
         Candidate(row.id, row.name, row.display_order, row.parent_id)
-        for row in session.execute(
-            sa.select(Agent.id, Agent.name, Agent.display_order, Agent.parent_id).where(
-                Agent.workspace_id == workspace_id
-            )
-        )
+        for row in executor.execute(_CANDIDATES, {"workspace_id": workspace_id})
     ]
     return find_chat_agent(candidates, suffix).id
 
 
-def pinnable_snapshot(session: Session, agent_id: str) -> Snapshot | None:
-    """The agent's snapshot, to pin a chat to, share-locked (a no-op on SQLite, which has one writer).
+def _try_select(executor: Executor, workspace_id: str, suffix: str) -> str | None:
+    """The chat agent, or None while the workspace has none (the chat binds on first use)."""
+    try:
+        return select_agent(executor, workspace_id, suffix)
+    except NotFoundError:
+        return None
 
-    On PostgreSQL (REPEATABLE READ) a push that committed after this transaction began makes
-    the lock fail with a serialization failure, and the write is retried on the new snapshot;
-    a push that comes after waits for the lock, and the control plane re-checks the agent's
-    chats once it has committed (``ControlPlane.push``). Pins never share a lock among
-    themselves, so chats are created and refreshed side by side.
+
+@dataclass(frozen=True, slots=True)
+class PinSource:
+    """The agent's latest snapshot, as a chat is pinned to it."""
+
+    aggregate_hash: str
+    version: int
+    error: str | None
+    received_at: dt.datetime | None = None  # with the version: which write of the snapshot this is
+
+
+_LOCK_AGENT = (
+    sa.select(t.agents.c.id).where(t.agents.c.id == sa.bindparam("agent_id")).with_for_update(read=True, key_share=True)
+)
+_PIN_SOURCE = sa.select(
+    t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error, t.snapshots.c.received_at
+).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+
+
+def lock_agent(executor: Executor, agent_id: str) -> None:
+    """Hold the agent's row against pushes (``FOR KEY SHARE``) for the rest of the transaction.
+
+    SQLite has no row locks to take: its one writer at a time orders pins and pushes already.
     """
-    return session.scalar(sa.select(Snapshot).where(Snapshot.agent_id == agent_id).with_for_update(read=True))
+    if dialect_of(executor) != "sqlite":
+        executor.execute(_LOCK_AGENT, {"agent_id": agent_id})
 
 
-def _pin_values(snapshot: Snapshot | None, now: dt.datetime) -> dict[str, Any]:
-    if snapshot is None:
+def pin_source(executor: Executor, agent_id: str) -> PinSource | None:
+    """The agent's snapshot to pin a chat to, read after locking the agent (None: it has not pushed)."""
+    lock_agent(executor, agent_id)
+    row = executor.execute(_PIN_SOURCE, {"agent_id": agent_id}).first()
+    return None if row is None else PinSource(row.aggregate_hash, row.version, row.error, row.received_at)
+
+
+def _pin_values(source: PinSource | None, now: dt.datetime) -> dict[str, Any]:
+    if source is None:
         return {"pinned_hash": None, "pinned_version": None, "pinned_error": None, "pinned_at": None}
     return {
-        "pinned_hash": snapshot.aggregate_hash,
-        "pinned_version": snapshot.version,
-        "pinned_error": snapshot.error,
+        "pinned_hash": source.aggregate_hash,
+        "pinned_version": source.version,
+        "pinned_error": source.error,
         "pinned_at": now,
     }
 
@@ -116,7 +193,17 @@ def check_new_chat(new: NewChat) -> None:
         raise InvalidRequestError("workspace is required (a name or an id), unless parent_id is given")
 
 
-def create(session: Session, user: UserPrincipal, new: NewChat, *, suffix: str, now: dt.datetime) -> Chat:
+_INSERT_CHAT = sa.insert(t.chats)
+_CHAT_PIN_COLUMNS = [c.name for c in t.chat_resources.columns if c.name != "chat_id"]
+_COPY_CHAT_PIN = sa.insert(t.chat_resources).from_select(
+    ["chat_id", *_CHAT_PIN_COLUMNS],
+    sa.select(sa.bindparam("to_chat", type_=sa.String), *(t.chat_resources.c[n] for n in _CHAT_PIN_COLUMNS)).where(
+        t.chat_resources.c.chat_id == sa.bindparam("from_chat")
+    ),
+)
+
+
+def create(executor: Executor, user: UserPrincipal, new: NewChat, *, suffix: str, now: dt.datetime) -> ChatRow:
     """A chat, bound and pinned, written once.
 
     Raises:
@@ -124,61 +211,71 @@ def create(session: Session, user: UserPrincipal, new: NewChat, *, suffix: str, 
     """
     check_new_chat(new)
     values: dict[str, Any] = {
+        "id": new_id(),
         "owner_id": user.user_id,
-        "status": new.status,
+        "parent_id": None,
         "title": new.title,
+        "status": new.status,
         "plan_mode": new.plan_mode,
+        "archived": False,
+        "dirty_since": None,
         "created_at": now,
         "updated_at": now,
     }
     if new.parent_id is not None:
-        parent = owned_chat(session, user, new.parent_id)
-        if new.workspace and usable_workspace(session, user, new.workspace) != parent.workspace_id:
+        parent = owned_chat(executor, user, new.parent_id)
+        if new.workspace and usable_workspace(executor, user, new.workspace) != parent.workspace_id:
             raise InvalidRequestError("a child chat stays in its parent's workspace")
-        values |= {
-            "parent_id": parent.id,
-            "workspace_id": parent.workspace_id,
-            "agent_id": parent.agent_id,
-            "pinned_hash": parent.pinned_hash,
-            "pinned_version": parent.pinned_version,
-            "pinned_error": parent.pinned_error,
-            "pinned_at": parent.pinned_at,
-            "dirty_since": parent.dirty_since,
-        }
-        chat = Chat(**values)
-        session.add(chat)
-        session.flush()
-        _copy_chat_pin(session, parent.id, chat.id)
-        return chat
+        if parent.agent_id is not None:
+            lock_agent(executor, parent.agent_id)
+            parent = owned_chat(executor, user, new.parent_id)  # its pin as of now, with pushes held off
+        inherited = ("agent_id", "pinned_hash", "pinned_version", "pinned_error", "pinned_at", "dirty_since")
+        values |= {"parent_id": parent.id, "workspace_id": parent.workspace_id}
+        values |= {name: getattr(parent, name) for name in inherited}
+        executor.execute(_INSERT_CHAT, values)
+        executor.execute(_COPY_CHAT_PIN, {"to_chat": values["id"], "from_chat": parent.id})
+        return _written(values)
     assert new.workspace is not None
-    workspace_id = usable_workspace(session, user, new.workspace)
-    agent_id = _try_select(session, workspace_id, suffix)
-    snapshot = pinnable_snapshot(session, agent_id) if agent_id else None
-    chat = Chat(**values, workspace_id=workspace_id, agent_id=agent_id, **_pin_values(snapshot, now))
-    session.add(chat)
-    session.flush()
-    if snapshot is not None and agent_id is not None:
-        copy_pin(session, agent_id, [chat.id])
-    return chat
+    workspace_id = usable_workspace(executor, user, new.workspace)
+    agent_id = _try_select(executor, workspace_id, suffix)
+    source = pin_source(executor, agent_id) if agent_id else None
+    values |= {"workspace_id": workspace_id, "agent_id": agent_id, **_pin_values(source, now)}
+    executor.execute(_INSERT_CHAT, values)
+    if source is not None and agent_id is not None:
+        copy_pin(executor, agent_id, [values["id"]])
+    return _written(values)
 
 
-def _try_select(session: Session, workspace_id: str, suffix: str) -> str | None:
-    """The chat agent, or None while the workspace has none (the chat binds on first use)."""
-    try:
-        return select_agent(session, workspace_id, suffix)
-    except NotFoundError:
-        return None
+def _written(values: dict[str, Any]) -> ChatRow:
+    return ChatRow(**{name: values[name] for name in _CHAT_FIELDS})
 
 
-def _copy_chat_pin(session: Session, from_chat: str, to_chat: str) -> None:
-    columns = [c.name for c in ChatResource.__table__.columns if c.name != "chat_id"]
-    select = sa.select(sa.literal(to_chat), *(ChatResource.__table__.c[n] for n in columns)).where(
-        ChatResource.chat_id == from_chat
+_SET_PIN = (
+    sa.update(t.chats)
+    .where(t.chats.c.id == sa.bindparam("chat_id"))
+    .values(
+        agent_id=sa.bindparam("new_agent_id"),
+        pinned_hash=sa.bindparam("new_pinned_hash"),
+        pinned_version=sa.bindparam("new_pinned_version"),
+        pinned_error=sa.bindparam("new_pinned_error"),
+        pinned_at=sa.bindparam("new_pinned_at"),
+        dirty_since=None,
+        updated_at=sa.bindparam("now"),
     )
-    session.execute(sa.insert(ChatResource).from_select(["chat_id", *columns], select))
+    .returning(*_CHAT_COLUMNS)
+)
+_CLEAR_PIN = sa.delete(t.chat_resources).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
 
 
-def ensure_bound(session: Session, chat: Chat, *, suffix: str, now: dt.datetime) -> list[Event]:
+def _set_pin(
+    executor: Executor, chat_id: str, agent_id: str | None, source: PinSource | None, now: dt.datetime
+) -> ChatRow:
+    pin = {f"new_{name}": value for name, value in _pin_values(source, now).items()}
+    row = executor.execute(_SET_PIN, {"chat_id": chat_id, "new_agent_id": agent_id, "now": now, **pin}).one()
+    return ChatRow.of(row)
+
+
+def bind(executor: Executor, chat: ChatRow, *, suffix: str, now: dt.datetime) -> tuple[ChatRow, list[Event]]:
     """Repair a missing binding (the agent was deleted, or none existed) and pin a chat that has no pin.
 
     Raises:
@@ -186,74 +283,190 @@ def ensure_bound(session: Session, chat: Chat, *, suffix: str, now: dt.datetime)
     """
     events: list[Event] = []
     if chat.agent_id is None:
-        agent_id = _try_select(session, chat.workspace_id, suffix)
+        agent_id = _try_select(executor, chat.workspace_id, suffix)
         if agent_id is None:
-            return events  # nothing to bind to: the old pin (if any) keeps serving
-        chat.agent_id = agent_id
+            return chat, events  # nothing to bind to: the old pin (if any) keeps serving
         # a new agent: its snapshot, not the old pin; with none yet, no pin at all (its first push pins)
-        for name, value in _pin_values(None, now).items():
-            setattr(chat, name, value)
-        chat.dirty_since = None
-        chat.updated_at = now
-        session.flush()
-        session.execute(sa.delete(ChatResource).where(ChatResource.chat_id == chat.id))
-    if chat.pinned_hash is None:
-        snapshot = pinnable_snapshot(session, chat.agent_id)
-        if snapshot is not None:
-            for name, value in _pin_values(snapshot, now).items():
-                setattr(chat, name, value)
-            chat.dirty_since = None
-            chat.updated_at = now
-            session.flush()
-            copy_pin(session, chat.agent_id, [chat.id])
+        chat = _set_pin(executor, chat.id, agent_id, None, now)
+        executor.execute(_CLEAR_PIN, {"chat_id": chat.id})
+    if chat.pinned_hash is None and chat.agent_id is not None:
+        agent_id = chat.agent_id
+        source = pin_source(executor, agent_id)
+        if source is not None:
+            chat = _set_pin(executor, chat.id, agent_id, source, now)
+            copy_pin(executor, agent_id, [chat.id])
             events.append(
-                Event(chat_topic(chat.id), "pinned", {"chat_id": chat.id, "pinned_hash": snapshot.aggregate_hash})
+                Event(chat_topic(chat.id), "pinned", {"chat_id": chat.id, "pinned_hash": source.aggregate_hash})
             )
-    session.flush()
-    return events
+    return chat, events
 
 
 @dataclass(frozen=True, slots=True)
 class Refreshed:
-    chat: Chat
+    chat: ChatRow
     diff: Diff
     events: tuple[Event, ...]
+    view: ChatView
+    pinned: Pinned | None = None  # the chat's pinned rows now, to keep once the transaction has committed
 
 
-def refresh(session: Session, user: UserPrincipal, chat_id: str, *, suffix: str, now: dt.datetime) -> Refreshed:
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A chat's pinned rows (``rows.ROW_COLUMNS`` order, by source) as a replica last wrote them, and the pin they
+    belong to (its time and hash): the next refresh compares against them without reading them back."""
+
+    tag: tuple[dt.datetime | None, str | None]
+    rows: list[tuple[Any, ...]]
+
+
+def refresh(
+    executor: Executor,
+    user: UserPrincipal,
+    chat_id: str,
+    *,
+    suffix: str,
+    now: dt.datetime,
+    pinned: Pinned | None = None,
+    latest: Callable[[str], Written | None] | None = None,
+) -> Refreshed:
     """Re-pin the chat to its agent's latest snapshot, clear the out-of-date mark, say what changed.
+
+    The chat's pinned rows and the snapshot's are each read once (without their texts), or not at all when
+    this replica wrote them last (``pinned``; ``latest`` gives what it wrote for an agent's snapshot); only the
+    rows that differ are written, and the summary is built from the rows in hand.
 
     Raises:
         NotFoundError: no such chat of this user. ConflictError: agent selection.
     """
-    chat = owned_chat(session, user, chat_id, lock=True)
-    before = rows.chat_resources(session, chat.id, with_content=False)
-    events = ensure_bound(session, chat, suffix=suffix, now=now)
-    snapshot = pinnable_snapshot(session, chat.agent_id) if chat.agent_id else None
-    for name, value in _pin_values(snapshot, now).items():
-        setattr(chat, name, value)
-    chat.dirty_since = None
-    chat.updated_at = now
-    session.flush()
-    if snapshot is not None and chat.agent_id is not None:
-        copy_pin(session, chat.agent_id, [chat.id])
+    found = executor.execute(_OWNED_WITH_SOURCE, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    if found is None:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    chat = ChatRow.of(found)
+    if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
+        before = rows.read(executor, chat.id, chat=True)
+        chat, events = bind(executor, chat, suffix=suffix, now=now)
+        source = pin_source(executor, chat.agent_id) if chat.agent_id else None
+        chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
+        after = rows.read(executor, chat.agent_id, chat=False) if source is not None and chat.agent_id else []
+        _repin(executor, chat.id, rows.read(executor, chat.id, chat=True), after)
     else:
-        session.execute(sa.delete(ChatResource).where(ChatResource.chat_id == chat.id))
-    after = rows.chat_resources(session, chat.id, with_content=False)
-    changes = diff(before, after)
+        events = []
+        if dialect_of(executor) == "sqlite":  # one writer: what the join read is the latest
+            source = (
+                PinSource(found.aggregate_hash, found.version, found.error, found.received_at)
+                if found.version is not None
+                else None
+            )
+        else:  # read again once the agent's row is held: a push that held it has committed by then
+            source = pin_source(executor, chat.agent_id)
+        known_before = pinned.rows if pinned is not None and pinned.tag == (chat.pinned_at, chat.pinned_hash) else None
+        written = latest(chat.agent_id) if latest is not None and source is not None else None
+        fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
+        chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
+        if known_before is not None and (source is None or fresh):
+            before = [_Row(row) for row in known_before]
+            after = [_Row(row) for row in written.sorted_rows()] if fresh and written is not None else []
+        else:
+            before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
+        _repin(executor, chat.id, before, after)
+    changes = diff_rows(before, after)
     events = [e for e in events if e.kind != "pinned"]
-    events.append(
-        Event(
-            chat_topic(chat.id),
-            "refreshed",
-            {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()},
-        )
+    data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
+    events.append(Event(chat_topic(chat.id), "refreshed", data))
+    latest_hash = source.aggregate_hash if source is not None else None
+    kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after])
+    return Refreshed(chat, changes, tuple(events), view(chat, after, latest_hash), kept)
+
+
+_OWNED_WITH_SOURCE = (
+    sa.select(
+        *_CHAT_COLUMNS,
+        t.snapshots.c.aggregate_hash,
+        t.snapshots.c.version,
+        t.snapshots.c.error,
+        t.snapshots.c.received_at,
     )
-    return Refreshed(chat, changes, tuple(events))
+    .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
+_PINNED_AND_LATEST = sa.union_all(
+    sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+        t.chat_resources.c.chat_id == sa.bindparam("chat_id")
+    ),
+    sa.select(sa.literal(1).label("side"), *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+    ),
+).order_by(sa.literal_column("side"), sa.literal_column("source"))
+
+
+class _Row(tuple[Any, ...]):
+    """A row of ``rows.ROW_COLUMNS`` read by position, with the names ``rows`` and the summary use."""
+
+    __slots__ = ()
+    source = property(lambda self: self[0])
+    kind = property(lambda self: self[1])
+    path = property(lambda self: self[2])
+    scope = property(lambda self: self[3])
+    status = property(lambda self: self[4])
+    size_bytes = property(lambda self: self[5])
+    content_hash = property(lambda self: self[6])
+    error = property(lambda self: self[7])
+    content_key = property(lambda self: self[8])
+    meta = property(lambda self: self[9])
+
+
+def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -> tuple[list[Any], list[Any]]:
+    """The chat's pinned rows and its agent's snapshot rows, each by source, in one query."""
+    pinned: list[Any] = []
+    latest: list[Any] = []
+    for row in executor.execute(_PINNED_AND_LATEST, {"chat_id": chat_id, "agent_id": agent_id or ""}):
+        (latest if row[0] else pinned).append(_Row(row[1:]))
+    return pinned, latest
+
+
+_DROP_PINNED = sa.delete(t.chat_resources).where(
+    t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.source == sa.bindparam("gone")
+)
+
+
+def _upsert_pinned(insert: Any) -> Any:
+    statement = insert(t.chat_resources)
+    replaced = {c.name: statement.excluded[c.name] for c in t.chat_resources.columns if not c.primary_key}
+    return statement.on_conflict_do_update(index_elements=["chat_id", "source"], set_=replaced)
+
+
+_UPSERT_PINNED = {"postgresql": _upsert_pinned(postgresql.insert), "sqlite": _upsert_pinned(sqlite.insert)}
+
+
+def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequence[Any]) -> None:
+    """Make the chat's pinned rows the snapshot's, writing only the rows that differ."""
+    old = {row[0]: tuple(row) for row in pinned}
+    gone = old.keys() - {row[0] for row in latest}
+    if gone:
+        executor.execute(_DROP_PINNED, [{"chat_id": chat_id, "gone": source} for source in gone])
+    changed = [row for row in latest if old.get(row[0]) != tuple(row)]
+    if changed:
+        values = [{"chat_id": chat_id, **dict(zip(rows.ROW_COLUMNS, row, strict=True))} for row in changed]
+        executor.execute(_UPSERT_PINNED[dialect_of(executor)], values)
+
+
+def diff_rows(before: Iterable[Any], after: Iterable[Any]) -> Diff:
+    """Resources added, removed, or changed in content, status or tools (by source), as paths."""
+    old = {row.source: row for row in before}
+    new = {row.source: row for row in after}
+
+    def signature(row: Any) -> tuple[Any, ...]:
+        return (row.content_hash, row.status, (row.meta or {}).get("tools") or [])
+
+    return Diff(
+        added=tuple(sorted(new[s].path for s in new.keys() - old.keys())),
+        removed=tuple(sorted(old[s].path for s in old.keys() - new.keys())),
+        changed=tuple(sorted(new[s].path for s in new.keys() & old.keys() if signature(new[s]) != signature(old[s]))),
+    )
 
 
 def update(
-    session: Session,
+    executor: Executor,
     user: UserPrincipal,
     chat_id: str,
     *,
@@ -261,93 +474,74 @@ def update(
     archived: bool | None,
     title: str | None,
     now: dt.datetime,
-) -> Chat:
+) -> ChatRow:
     """Raises: NotFoundError, InvalidRequestError."""
-    chat = owned_chat(session, user, chat_id, lock=True)
+    chat = owned_chat(executor, user, chat_id, lock=True)
+    values: dict[str, Any] = {"updated_at": now}
     if status is not None:
         if status not in STATUSES:
             raise InvalidRequestError(f"status {status!r} is not one of {', '.join(STATUSES)}")
-        chat.status = status
+        values["status"] = status
     if archived is not None:
-        chat.archived = archived
+        values["archived"] = archived
     if title is not None:
         if len(title) > MAX_TITLE:
             raise InvalidRequestError(f"title is longer than {MAX_TITLE} characters")
-        chat.title = title
-    chat.updated_at = now
-    return chat
+        values["title"] = title
+    executor.execute(sa.update(t.chats).where(t.chats.c.id == chat.id).values(**values))
+    return _written({**{name: getattr(chat, name) for name in _CHAT_FIELDS}, **values})
 
 
-def list_chats(session: Session, user: UserPrincipal, *, limit: int = 100, archived: bool = False) -> Sequence[Chat]:
-    return session.scalars(
-        sa.select(Chat)
-        .where(Chat.owner_id == user.user_id, Chat.archived.is_(archived))
-        .order_by(Chat.created_at.desc(), Chat.id)
+def list_chats(executor: Executor, user: UserPrincipal, *, limit: int = 100, archived: bool = False) -> list[ChatRow]:
+    found = executor.execute(
+        sa.select(*_CHAT_COLUMNS)
+        .where(t.chats.c.owner_id == user.user_id, t.chats.c.archived.is_(archived))
+        .order_by(t.chats.c.created_at.desc(), t.chats.c.id)
         .limit(limit)
-    ).all()
-
-
-# --- the summary the API shows ---------------------------------------------------------
-
-
-def listed(resource: Resource) -> bool:
-    """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
-
-    Empty as the prompt sees it: nothing left once sanitised (invisible characters, HTML comments).
-    """
-    if resource.status is Status.OK and resource.kind is Kind.INSTRUCTION_FILE and not sanitize(resource.content or ""):
-        return False
-    return not (resource.kind is Kind.SKILL and resource.status is Status.OK and not usable_skill_name(resource.name))
-
-
-def resource_summary(resource: Resource) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "path": resource.path,
-        "kind": str(resource.kind),
-        "status": str(resource.status),
-        "size_bytes": resource.size_bytes,
-        "error": resource.error,
-    }
-    if resource.kind is Kind.SKILL:
-        data["skill_name"] = resource.name
-        data["skill_description"] = resource.description
-    if resource.kind is Kind.MCP_SERVER:
-        data["tools"] = [{"name": t.name, "description": t.description} for t in resource.tools]
-    return data
-
-
-def _by_source(resource: Resource) -> tuple[str, str]:
-    """Coder lists by source ascending: its source is the file's path (ours is ``kind:path``)."""
-    return (resource.path, str(resource.kind))
-
-
-def summary(session: Session, chat: Chat, *, error: str | None = None) -> dict[str, Any]:
-    """The chat as the API returns it, with its context summary."""
-    resources = rows.chat_resources(session, chat.id)
-    latest = (
-        session.scalar(sa.select(Snapshot.aggregate_hash).where(Snapshot.agent_id == chat.agent_id))
-        if chat.agent_id
-        else None
     )
-    return {
-        "id": chat.id,
-        "status": chat.status,
-        "title": chat.title,
-        "workspace_id": chat.workspace_id,
-        "agent_id": chat.agent_id,
-        "parent_id": chat.parent_id,
-        "plan_mode": chat.plan_mode,
-        "archived": chat.archived,
-        "created_at": chat.created_at.isoformat(),
-        "updated_at": chat.updated_at.isoformat(),
-        "context": {
-            "pinned_hash": chat.pinned_hash,
-            "pinned_version": chat.pinned_version,
-            "pinned_at": chat.pinned_at.isoformat() if chat.pinned_at else None,
-            "latest_hash": latest,
-            "dirty": chat.dirty_since is not None,
-            "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
-            "error": error or chat.pinned_error,
-            "resources": [resource_summary(r) for r in sorted(resources, key=_by_source) if listed(r)],
-        },
-    }
+    return [ChatRow.of(row) for row in found]
+
+
+# --- the summary the API shows (built by chat_view) ------------------------------------
+
+
+_LATEST_HASH = sa.select(t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+_OWNED_WITH_LATEST = (
+    sa.select(*_CHAT_COLUMNS, t.snapshots.c.aggregate_hash.label("latest_hash"))
+    .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
+
+
+def summary(executor: Executor, chat: ChatRow) -> ChatView:
+    latest = executor.scalar(_LATEST_HASH, {"agent_id": chat.agent_id}) if chat.agent_id else None
+    return view(chat, rows.read(executor, chat.id, chat=True), latest)
+
+
+def owned_summary(executor: Executor, user: UserPrincipal, chat_id: str) -> ChatView:
+    """The user's chat as the API returns it, in two queries.
+
+    Raises:
+        NotFoundError: no such chat of this user.
+    """
+    row = executor.execute(_OWNED_WITH_LATEST, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    if row is None:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    return view(ChatRow.of(row), rows.read(executor, chat_id, chat=True), row.latest_hash)
+
+
+def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatView]:
+    """Summaries of many chats in two queries."""
+    if not listing:
+        return []
+    ids = [chat.id for chat in listing]
+    pinned: dict[str, list[Any]] = {chat_id: [] for chat_id in ids}
+    columns = [t.chat_resources.c.chat_id, *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)]
+    for row in executor.execute(sa.select(*columns).where(t.chat_resources.c.chat_id.in_(ids))):
+        pinned[row.chat_id].append(row[1:])
+    agents = {chat.agent_id for chat in listing if chat.agent_id}
+    found = executor.execute(
+        sa.select(t.snapshots.c.agent_id, t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id.in_(agents))
+    )
+    latest = {row.agent_id: row.aggregate_hash for row in found}
+    return [view(chat, pinned[chat.id], latest.get(chat.agent_id) if chat.agent_id else None) for chat in listing]

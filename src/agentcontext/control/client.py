@@ -12,7 +12,6 @@ the server's message and detail.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -22,7 +21,6 @@ import httpx
 from agentcontext.errors import (
     AgentContextError,
     AuthError,
-    ConfigError,
     ConflictError,
     ForbiddenError,
     InvalidRequestError,
@@ -43,21 +41,6 @@ _ERRORS: dict[int, type[AgentContextError]] = {
 def _path(*parts: str) -> str:
     """``/api/v1/`` plus the parts, each encoded whole: an id or a tool name may hold ``/`` or ``?``."""
     return "/api/v1/" + "/".join(quote(part, safe="") for part in parts)
-
-
-def from_environment(server: str | None, token: str | None) -> tuple[str, str]:
-    """The server URL and token: the arguments, else ``AGENTCONTEXT_SERVER`` / ``AGENTCONTEXT_TOKEN``.
-
-    Raises:
-        ConfigError: either is missing.
-    """
-    url = server or os.environ.get("AGENTCONTEXT_SERVER", "")
-    secret = token or os.environ.get("AGENTCONTEXT_TOKEN", "")
-    if not url:
-        raise ConfigError("no control plane given: pass --server URL or set AGENTCONTEXT_SERVER")
-    if not secret:
-        raise ConfigError("no token given: pass --token TOKEN or set AGENTCONTEXT_TOKEN")
-    return url, secret
 
 
 class ControlClient:

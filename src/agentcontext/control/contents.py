@@ -8,45 +8,64 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from agentcontext.control.models import ChatFile, ChatResource, Content, PersonalSkill, SnapshotResource
+from agentcontext.control import tables as t
+
+Executor = Connection | Session  # a Core connection on hot paths, a session on cold ones
+
+_INSERT = {
+    "postgresql": postgresql.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]),
+    "sqlite": sqlite.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]),
+}
+_GET = sa.select(t.contents.c.hash, t.contents.c.text).where(
+    t.contents.c.hash.in_(sa.bindparam("keys", expanding=True))
+)
 
 
 def key_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def put(session: Session, texts: Iterable[str]) -> dict[str, str]:
+def dialect_of(executor: Executor) -> str:
+    return executor.dialect.name if isinstance(executor, Connection) else executor.get_bind().dialect.name
+
+
+def put(executor: Executor, texts: Iterable[str]) -> dict[str, str]:
     """Store each text unless already stored; returns text -> key."""
     keys = {text: key_of(text) for text in texts}
-    if not keys:
-        return keys
-    rows = [{"hash": key, "size_bytes": len(text.encode("utf-8")), "text": text} for text, key in keys.items()]
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    for start in range(0, len(rows), 200):  # well under either database's bound-parameter limit
-        session.execute(insert(Content).on_conflict_do_nothing(index_elements=["hash"]), rows[start : start + 200])
+    put_keyed(executor, keys)
     return keys
 
 
-def get(session: Session, keys: Iterable[str]) -> dict[str, str]:
+def put_keyed(executor: Executor, keys: dict[str, str]) -> None:
+    """Store each text (text -> its key, already computed) unless already stored."""
+    if not keys:
+        return
+    rows = [{"hash": key, "size_bytes": len(text.encode("utf-8")), "text": text} for text, key in keys.items()]
+    insert = _INSERT[dialect_of(executor)]
+    for start in range(0, len(rows), 200):  # well under either database's bound-parameter limit
+        executor.execute(insert, rows[start : start + 200])
+
+
+def get(executor: Executor, keys: Iterable[str]) -> dict[str, str]:
     """key -> text for the keys that exist."""
-    wanted = set(keys)
+    wanted = list(set(keys))
     if not wanted:
         return {}
-    found = session.execute(sa.select(Content.hash, Content.text).where(Content.hash.in_(wanted)))
-    return {row[0]: row[1] for row in found}  # not dict(found): a Result has keys() of its own
+    return {row[0]: row[1] for row in executor.execute(_GET, {"keys": wanted})}
 
 
-def unreferenced(session: Session) -> int:
+def unreferenced(executor: Executor) -> int:
     """Delete contents nothing points at any more; returns how many."""
     used = sa.union(
-        sa.select(SnapshotResource.content_key),
-        sa.select(ChatResource.content_key),
-        sa.select(PersonalSkill.content_key),
-        sa.select(ChatFile.content_key),
+        sa.select(t.snapshot_resources.c.content_key),
+        sa.select(t.chat_resources.c.content_key),
+        sa.select(t.personal_skills.c.content_key),
+        sa.select(t.chat_files.c.content_key),
     ).subquery()
-    result: sa.CursorResult[Any] = session.execute(  # type: ignore[assignment]
-        sa.delete(Content).where(Content.hash.not_in(sa.select(used.c[0]).where(used.c[0].is_not(None))))
+    result: sa.CursorResult[Any] = executor.execute(  # type: ignore[assignment]
+        sa.delete(t.contents).where(t.contents.c.hash.not_in(sa.select(used.c[0]).where(used.c[0].is_not(None))))
     )
     return int(result.rowcount or 0)

@@ -3,8 +3,17 @@
 SQLite (the default, a file in the user data dir) runs in WAL mode so readers never wait
 for the writer; a write transaction starts with ``BEGIN IMMEDIATE`` so two writers queue on
 the busy timeout instead of failing half-way with "database is locked". PostgreSQL (psycopg
-3) runs writes at REPEATABLE READ and retries serialization failures and deadlocks, as
-Coder does for push, hydration and refresh.
+3) runs ORM writes at REPEATABLE READ and retries serialization failures and deadlocks, as
+Coder does for push, hydration and refresh. The hot paths (``read_rows``, ``write_rows``)
+run on Core connections; their writes run at READ COMMITTED and order themselves with row
+locks instead (``ingest`` and ``chats`` say which), so each statement sees what committed
+before it. A read of one statement (a turn whose key has not moved, a token, an event
+stream's first state) runs outside any transaction (``read_one``): no BEGIN and COMMIT.
+
+The pool holds as many connections as the control plane runs database work at once
+(``pool_size``; the plane's worker threads are limited to it), so no request waits for a
+connection and none is opened per request. A connection the database dropped is replaced
+and the work run again, without a ping before each use.
 
 Events a write produces are handed back with its result and published only after commit.
 """
@@ -16,6 +25,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +42,7 @@ from agentcontext.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8
+POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
 _RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 
 
@@ -89,11 +100,19 @@ def normalize_url(url: str) -> URL:
 class Database:
     """An engine plus the transaction helpers every store function uses."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = POOL_SIZE) -> None:
         self.url = normalize_url(url)
         self.dialect = self.url.get_backend_name()
-        self.engine = _create_engine(self.url, echo=echo)
+        self.pool_size = pool_size
+        self.engine = _create_engine(self.url, echo=echo, pool_size=pool_size)
         self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
+        self._row_writer = self.engine.execution_options(**_row_write_options(self.dialect))
+        self._single = self.engine.execution_options(isolation_level="AUTOCOMMIT") if not self.is_sqlite else None
+        # SQLite's hot paths get an engine of their own, without the BEGIN listener the sessions need: a
+        # listener makes SQLAlchemy dispatch events around every statement, and these say BEGIN themselves
+        self._rows = (
+            _create_engine(self.url, echo=echo, pool_size=pool_size, listeners=False) if self.is_sqlite else None
+        )
         self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
@@ -129,24 +148,88 @@ class Database:
 
         ``work`` must be safe to run again: it reads what it needs inside the transaction.
         """
-        for attempt in range(RETRIES):
-            try:
-                with self._writer() as session, session.begin():
-                    return work(session)
-            except DBAPIError as exc:
-                if attempt + 1 < RETRIES and _retryable(exc):
-                    time.sleep(random.uniform(0, 0.005 * 2**attempt))
-                    continue
-                if isinstance(exc, OperationalError):
-                    raise StorageUnavailable(_describe(exc)) from exc
-                raise
-        raise AssertionError("unreachable")
+
+        def attempt() -> T:
+            with self._writer() as session, session.begin():
+                return work(session)
+
+        return _retrying(attempt)
+
+    def read_rows(self, work: Callable[[Connection], T]) -> T:
+        """``read`` on a Core connection, for hot paths; run again on a fresh connection if the old one was dropped."""
+
+        if self._rows is not None:
+            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN", work))
+
+        def attempt() -> T:
+            with self._read_engine.connect() as connection, connection.begin():
+                return work(connection)
+
+        return _retrying(attempt)
+
+    def read_one(self, work: Callable[[Connection], T]) -> T:
+        """``read_rows`` without a transaction, for ``work`` that runs one statement (or statements that need
+        not agree): each statement sees what had committed when it ran, and none waits on a BEGIN or COMMIT."""
+        if self._rows is not None:  # the sqlite3 module in autocommit: each statement its own transaction
+            return _retrying(partial(_sqlite_statements, self._rows, work))
+        single = self._single
+        assert single is not None
+
+        def attempt() -> T:
+            with single.connect() as connection:
+                return work(connection)
+
+        return _retrying(attempt)
+
+    def write_rows(self, work: Callable[[Connection], T]) -> T:
+        """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
+
+        if self._rows is not None:
+            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN IMMEDIATE", work))
+
+        def attempt() -> T:
+            with self._row_writer.connect() as connection, connection.begin():
+                return work(connection)
+
+        return _retrying(attempt)
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._rows is not None:
+            self._rows.dispose()
+
+
+def _sqlite_transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
+    """``work`` in one SQLite transaction begun with ``begin`` (the sqlite3 module, in autocommit, begins none)."""
+    with engine.connect() as connection:
+        connection.exec_driver_sql(begin)
+        result = work(connection)
+        connection.commit()
+        return result
+
+
+def _sqlite_statements(engine: Engine, work: Callable[[Connection], T]) -> T:
+    with engine.connect() as connection:
+        return work(connection)
+
+
+def _retrying(attempt: Callable[[], T]) -> T:
+    for number in range(RETRIES):
+        try:
+            return attempt()
+        except DBAPIError as exc:
+            if number + 1 < RETRIES and _retryable(exc):
+                time.sleep(random.uniform(0, 0.005 * 2**number))
+                continue
+            if isinstance(exc, OperationalError):
+                raise StorageUnavailable(_describe(exc)) from exc
+            raise
+    raise AssertionError("unreachable")
 
 
 def _retryable(exc: DBAPIError) -> bool:
+    if exc.connection_invalidated:  # the database dropped the connection: the pool replaced it
+        return True
     code = getattr(exc.orig, "sqlstate", None)
     if code in _RETRY_SQLSTATES:
         return True
@@ -164,19 +247,31 @@ def _write_options(dialect: str) -> dict[str, Any]:
     return {"sqlite_begin": "BEGIN IMMEDIATE"}
 
 
-def _create_engine(url: URL, *, echo: bool) -> Engine:
+def _row_write_options(dialect: str) -> dict[str, Any]:
+    if dialect == "postgresql":
+        return {"isolation_level": "READ COMMITTED"}
+    return {"sqlite_begin": "BEGIN IMMEDIATE"}
+
+
+def _create_engine(url: URL, *, echo: bool, pool_size: int, listeners: bool = True) -> Engine:
+    # a few connections beyond the workers' for what runs outside them (migrations, the CLI's own)
+    pool = {"pool_size": pool_size, "max_overflow": 4, "pool_recycle": 3600}
     if url.get_backend_name() == "postgresql":
-        return sa.create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return sa.create_engine(url, echo=echo, **pool)
     database = url.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
         create_private(Path(database))
-    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30})
-    _sqlite_transactions(engine)
+    if database in ("", ":memory:"):
+        pool = {}  # one in-memory database per connection: SQLAlchemy's singleton pool
+    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
+    _sqlite_connections(engine)
+    if listeners:
+        _sqlite_transactions(engine)
     return engine
 
 
-def _sqlite_transactions(engine: Engine) -> None:
-    """Let SQLAlchemy, not the sqlite3 module, decide when a transaction begins (and how)."""
+def _sqlite_connections(engine: Engine) -> None:
+    """Each new connection: autocommit in the sqlite3 module (we say when to begin), WAL, waits, foreign keys."""
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
@@ -187,6 +282,10 @@ def _sqlite_transactions(engine: Engine) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+
+
+def _sqlite_transactions(engine: Engine) -> None:
+    """Let SQLAlchemy, not the sqlite3 module, decide when a transaction begins (and how)."""
 
     @event.listens_for(engine, "begin")
     def _begin(connection: sa.Connection) -> None:

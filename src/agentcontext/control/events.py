@@ -1,10 +1,11 @@
 """Chat events: pinned, out of date, refreshed, agent online and offline; and each accepted snapshot.
 
-A write hands back its events and they are published only after it commits. Subscribers
+A write hands back its events and they are published only once it commits. Subscribers
 listen on topics (``chat:<id>``, ``agent:<id>``). On SQLite every subscriber is in the one
-server process; on PostgreSQL each replica publishes with ``NOTIFY`` and delivers what it
-hears on its own ``LISTEN`` connection, so a push through one replica reaches an event
-stream held on another (``PostgresBroker``).
+server process; on PostgreSQL each replica publishes with ``NOTIFY`` (the hot paths' writes
+within their own transaction, ``send_with``: their events go out exactly when it commits) and
+delivers what it hears on its own ``LISTEN`` connection, so a push through one replica reaches
+an event stream held on another (``PostgresBroker``).
 
 Delivery never blocks a publisher: a subscriber whose buffer is full loses the event and
 is told so with a ``lagged`` event (the buffer keeps a slot for it), after which it can
@@ -26,7 +27,9 @@ from typing import Any, Literal, Protocol
 import anyio
 import anyio.abc
 import psycopg
+import sqlalchemy as sa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from sqlalchemy.engine import Connection
 
 log = logging.getLogger("agentcontext.control.events")
 Kind = Literal[
@@ -34,6 +37,7 @@ Kind = Literal[
 ]
 BUFFER = 256  # ordinary events a subscriber may have queued; one more slot is kept for ``lagged``
 NOTIFY_LIMIT = 7900  # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more
+LAST_KEPT = 65536  # topics whose last delivery is remembered (``delivered_since``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,20 @@ def snapshot_topic(agent_id: str) -> str:
 class Broker(Protocol):
     async def publish(self, events: Sequence[Event]) -> None: ...
 
+    def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
+        """Hand ``events`` to the write transaction on ``connection`` where the broker can (PostgreSQL: they go
+        out when it commits, and not at all when it does not); what is left to ``publish`` once it has."""
+        ...
+
+    def mark(self) -> int:
+        """Where this replica's deliveries stand now (see ``delivered_since``)."""
+        ...
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        """Whether any of ``topics`` had an event delivered here after ``mark``: a stream that read its state
+        before subscribing reads it again only then."""
+        ...
+
     def subscribe(
         self, topics: Collection[str]
     ) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]: ...
@@ -86,6 +104,12 @@ class LocalFanout:
     def __init__(self) -> None:
         self._subscribers: dict[str, set[MemoryObjectSendStream[Event]]] = {}
         self._closed = False
+        self.sequence = 0  # deliveries so far
+        self._last: dict[str, int] = {}  # topic -> the delivery that last reached it
+        self._forgotten = 0  # topics not in _last may have had deliveries up to this one
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return any(self._last.get(topic, self._forgotten) > mark for topic in topics)
 
     @contextlib.contextmanager
     def subscribe(self, topics: Collection[str]) -> Iterator[MemoryObjectReceiveStream[Event]]:
@@ -107,6 +131,11 @@ class LocalFanout:
             send.close()
 
     def deliver(self, event: Event) -> None:
+        self.sequence += 1
+        if len(self._last) >= LAST_KEPT:  # bounded: what is forgotten counts as delivered just now
+            self._last.clear()
+            self._forgotten = self.sequence
+        self._last[event.topic] = self.sequence
         for send in list(self._subscribers.get(event.topic, ())):
             _offer(send, event)
 
@@ -149,8 +178,17 @@ class LocalBroker:
         for event in events:
             self.fanout.deliver(event)
 
+    def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
+        return events
+
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
+
+    def mark(self) -> int:
+        return self.fanout.sequence
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return self.fanout.delivered_since(topics, mark)
 
     def close(self) -> None:
         self.fanout.close()
@@ -209,6 +247,13 @@ class PostgresBroker:
         for event in events:
             self.fanout.deliver(event)
 
+    def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
+        """``NOTIFY`` every event in the writer's transaction, in one statement: delivered on commit, in order."""
+        if events:
+            payloads = [_notification(event) for event in events]
+            connection.execute(_NOTIFY, {"channel": self.CHANNEL, "payloads": payloads})
+        return ()
+
     async def _drop_publisher(self) -> None:
         publisher, self._publisher = self._publisher, None
         if publisher is not None:
@@ -217,6 +262,12 @@ class PostgresBroker:
 
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
+
+    def mark(self) -> int:
+        return self.fanout.sequence
+
+    def delivered_since(self, topics: Collection[str], mark: int) -> bool:
+        return self.fanout.delivered_since(topics, mark)
 
     def close(self) -> None:
         self.fanout.close()
@@ -254,6 +305,12 @@ class PostgresBroker:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._drop_publisher()
+
+
+_NOTIFY = sa.text(
+    "SELECT pg_notify(:channel, e.payload) FROM unnest(CAST(:payloads AS text[])) WITH ORDINALITY AS e(payload, n)"
+    " ORDER BY e.n"
+)
 
 
 def _notification(event: Event) -> str:

@@ -12,10 +12,11 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -68,7 +69,20 @@ class AgentPrincipal:
 Principal = UserPrincipal | AgentPrincipal
 
 
-def authenticate(session: Session, token: str) -> Principal:
+_AGENTS = cast(sa.Table, Agent.__table__)
+_USERS = cast(sa.Table, User.__table__)
+_TOKENS = cast(sa.Table, ApiToken.__table__)
+_AGENT_TOKEN = sa.select(_AGENTS.c.id, _AGENTS.c.workspace_id, _AGENTS.c.name).where(
+    _AGENTS.c.token_hash == sa.bindparam("digest")
+)
+_USER_TOKEN = (
+    sa.select(_USERS.c.id, _USERS.c.name, _USERS.c.is_admin)
+    .select_from(_USERS.join(_TOKENS, _TOKENS.c.user_id == _USERS.c.id))
+    .where(_TOKENS.c.token_hash == sa.bindparam("digest"))
+)
+
+
+def authenticate(executor: Session | Connection, token: str) -> Principal:
     """The user or agent ``token`` belongs to.
 
     Raises:
@@ -76,15 +90,11 @@ def authenticate(session: Session, token: str) -> Principal:
     """
     digest = token_hash(token)
     if token.startswith(AGENT_PREFIX):
-        agent = session.execute(
-            sa.select(Agent.id, Agent.workspace_id, Agent.name).where(Agent.token_hash == digest)
-        ).first()
+        agent = executor.execute(_AGENT_TOKEN, {"digest": digest}).first()
         if agent is not None:
             return AgentPrincipal("agent", agent.id, agent.workspace_id, agent.name)
     elif token.startswith(USER_PREFIX):
-        user = session.execute(
-            sa.select(User.id, User.name, User.is_admin).join(ApiToken).where(ApiToken.token_hash == digest)
-        ).first()
+        user = executor.execute(_USER_TOKEN, {"digest": digest}).first()
         if user is not None:
             return UserPrincipal("user", user.id, user.name, user.is_admin)
     raise AuthError("invalid token")

@@ -1,11 +1,20 @@
-"""Taking a pushed snapshot (coder.md 4.5): re-validate it, gate it by version, store it, mark chats.
+"""Taking a pushed snapshot (coder.md 4.5): gate it by version, store what changed, pin and mark chats.
 
-The workspace is not trusted: every push is checked again here (counts, sizes, enums,
-unique sources, the aggregate hash recomputed) and a bad one is refused whole. An
-accepted push is one transaction: the snapshot row and its resources are upserted, rows no
-longer present deleted, chats of the agent with no pin yet pinned to it ("hydrated"),
-and pinned chats whose hash differs marked out of date. MCP resources are outside the
-aggregate hash, so an MCP-only change never marks a chat.
+The workspace is not trusted: the body was checked against the contract
+(``sync_contract``: counts, sizes, enums, unique sources, the aggregate hash recomputed)
+and a bad one refused whole before anything here runs. An accepted push is one
+transaction: the snapshot row upserted, the rows that changed rewritten (and only their
+texts sent), rows no longer present deleted, chats of the agent with no pin yet pinned to
+it ("hydrated"), and pinned chats whose hash differs marked out of date. MCP resources are
+outside the aggregate hash, so an MCP-only change never marks a chat. The agent's own row
+is written only when something about it changed (or its last-seen time is getting old).
+
+Ordering against pins (PostgreSQL, where writes run at READ COMMITTED): a push locks its
+agent's row ``FOR UPDATE`` before it reads anything, and whatever pins a chat to the
+agent's snapshot (``chats``) holds that row ``FOR KEY SHARE`` while it reads the snapshot
+and writes the pin. One waits for the other, and each statement of the one that goes second
+sees what the first committed: a chat pinned while a push runs is pinned to the new snapshot
+or marked (or hydrated) by the push, in the push's own transaction. SQLite has one writer.
 
 One deliberate difference from Coder: a chat marked out of date whose pinned hash is
 pushed again (the edit was reverted) is marked up to date, with an event; Coder keeps it
@@ -15,44 +24,25 @@ dirty until refreshed.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session
+from sqlalchemy.dialects import postgresql, sqlite
 
-from agentcontext.control import rows
+from agentcontext.control import contents, rows
+from agentcontext.control import tables as t
+from agentcontext.control.agent_secret import SecretBox
+from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
-from agentcontext.control.models import Agent, Chat, ChatResource, Snapshot, SnapshotResource
-from agentcontext.errors import InvalidRequestError
-from agentcontext.resource import Kind, LoadType, Resource, Scope, Status
-from agentcontext.snapshot import aggregate_hash
+from agentcontext.resource import Kind, Resource
+from agentcontext.sync_contract import AgentInfo, PushRequest, validated
 
-MAX_RESOURCES = 1000
-MAX_BODY_BYTES = 256 * 1024
-MAX_TOTAL_BYTES = 4 * 1024 * 1024
-MAX_SOURCE_BYTES = 1024
-MAX_ERROR_BYTES = 4096
-MAX_HASH_CHARS = 64
-MAX_INT64 = 2**63 - 1
-MAX_CHANGES = 512  # tool changes reported for one MCP server
-MAX_DIFF_BYTES = 16 * 1024  # one tool's diff (the agent cuts them at 4,096 characters)
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 ACTIVE_STATUSES = ("waiting", "running", "paused", "pending", "requires_action")
-
-
-@dataclass(frozen=True, slots=True)
-class AgentInfo:
-    """What the agent says about itself with each push and heartbeat."""
-
-    url: str | None = None
-    api_token: str | None = None
-    run_id: str | None = None
-    os: str | None = None
-    home: str | None = None
+TOUCH_EVERY = dt.timedelta(seconds=5)  # how stale ``last_seen_at`` may get before a push writes it again
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,350 +60,318 @@ class Push:
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """The snapshot rows a replica wrote for an agent, as stored (``rows.ROW_COLUMNS`` order), and the snapshot
+    write they belong to (its version and time): the next push compares against them, and a refresh re-pins
+    to them, without reading them back, when the snapshot row shows nobody wrote since."""
+
+    tag: tuple[int, dt.datetime]
+    rows: dict[str, tuple[Any, ...]]  # source -> row
+
+    def sorted_rows(self) -> list[tuple[Any, ...]]:
+        return [self.rows[source] for source in sorted(self.rows)]
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     accepted: bool
     version: int
     stored_version: int | None
     events: tuple[Event, ...] = ()
+    written: Written | None = None  # to keep once the transaction has committed
 
 
-def _bytes(value: str) -> int:
-    return len(value.encode("utf-8"))
-
-
-def _bounded(name: str, value: Any, limit: int, *, optional: bool = True) -> str | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise InvalidRequestError(f"{name} must be a string")
-    if _bytes(value) > limit:
-        raise InvalidRequestError(f"{name} is longer than {limit} bytes")
-    return value
-
-
-def _integer(name: str, value: Any, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRequestError(f"{name} must be an integer")
-    if not minimum <= value <= MAX_INT64:
-        raise InvalidRequestError(f"{name} must be between {minimum} and {MAX_INT64}")
-    return value
-
-
-def _enum(name: str, value: Any, allowed: type[Kind] | type[Status] | type[Scope] | type[LoadType]) -> str:
-    if not isinstance(value, str) or value not in {str(member) for member in allowed}:  # a list is not hashable
-        raise InvalidRequestError(f"{name} {value!r} is not one of {', '.join(str(m) for m in allowed)}")
-    return str(value)
-
-
-def check_resource(index: int, raw: Any) -> Resource:
-    """One pushed resource, checked as Coder's server does; the first problem found is raised."""
-    where = f"resources[{index}]"
-    if not isinstance(raw, Mapping):
-        raise InvalidRequestError(f"{where} must be an object")
-    if _bytes(json.dumps(raw, ensure_ascii=False, separators=(",", ":"))) > MAX_BODY_BYTES:
-        raise InvalidRequestError(f"{where} is larger than {MAX_BODY_BYTES} bytes")
-    kind = _enum(f"{where}.kind", raw.get("kind"), Kind)
-    _enum(f"{where}.status", raw.get("status"), Status)
-    _enum(f"{where}.scope", raw.get("scope"), Scope)
-    path = _bounded(f"{where}.path", raw.get("path"), MAX_SOURCE_BYTES, optional=False)
-    if not path:
-        raise InvalidRequestError(f"{where}.path is empty")
-    source = raw.get("id", f"{kind}:{path}")
-    if source != f"{kind}:{path}":
-        raise InvalidRequestError(f'{where}.id must be "{kind}:{path}"')
-    _bounded(f"{where}.error", raw.get("error"), MAX_ERROR_BYTES)
-    content_hash = _bounded(f"{where}.content_hash", raw.get("content_hash", ""), MAX_HASH_CHARS, optional=False)
-    _integer(f"{where}.size_bytes", raw.get("size_bytes", 0))
-    if raw.get("doc_order") is not None:  # the prompt sorts instruction files by it
-        _integer(f"{where}.doc_order", raw.get("doc_order"))
-    _bounded(f"{where}.content", raw.get("content"), MAX_BODY_BYTES)
-    _bounded(f"{where}.name", raw.get("name"), MAX_ERROR_BYTES)
-    # the declared source that contributed it is a path, bounded like Coder's source_path
-    _bounded(f"{where}.source", raw.get("source"), MAX_SOURCE_BYTES)
-    # a skill's description is only bounded by the resource's body cap (coder.md 4.5): lenient
-    # validation keeps skills with long descriptions, and the prompt cuts them at 1,024
-    _bounded(f"{where}.description", raw.get("description"), MAX_BODY_BYTES)
-    warnings = raw.get("warnings", [])
-    if not isinstance(warnings, list) or not all(isinstance(w, str) and _bytes(w) <= MAX_ERROR_BYTES for w in warnings):
-        raise InvalidRequestError(f"{where}.warnings must be a list of strings of at most {MAX_ERROR_BYTES} bytes")
-    if content_hash and not _HEX64.fullmatch(content_hash):  # the aggregate hash reads its 32 raw bytes
-        raise InvalidRequestError(f"{where}.content_hash must be empty or 64 lowercase hex digits (a sha256)")
-    _check_mcp_fields(where, raw)
-    _check_load(where, raw.get("load"))
-    try:
-        return Resource.from_dict(dict(raw))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InvalidRequestError(f"{where} is malformed: {exc}") from None
-
-
-def _check_load(where: str, load: Any) -> None:
-    """``load``: how the resource reaches the model; every field bounded and of its type."""
-    if load is None:
-        return
-    if not isinstance(load, Mapping):
-        raise InvalidRequestError(f"{where}.load must be an object")
-    _enum(f"{where}.load.type", load.get("type"), LoadType)
-    _bounded(f"{where}.load.importer", load.get("importer"), MAX_SOURCE_BYTES)
-    _bounded(f"{where}.load.reason", load.get("reason"), MAX_ERROR_BYTES)
-    for key in ("globs", "chain"):
-        items = load.get(key, [])
-        if not isinstance(items, list) or len(items) > 64:
-            raise InvalidRequestError(f"{where}.load.{key} must be a list of at most 64 strings")
-        for item in items:
-            _bounded(f"{where}.load.{key}[]", item, MAX_SOURCE_BYTES, optional=False)
-
-
-def _check_mcp_fields(where: str, raw: Mapping[str, Any]) -> None:
-    """``servers`` and ``connect`` of an MCP config, ``tools`` of an MCP server: their shapes, named."""
-    servers = raw.get("servers", [])
-    if not isinstance(servers, list) or not all(isinstance(s, str) and _bytes(s) <= MAX_SOURCE_BYTES for s in servers):
-        raise InvalidRequestError(f"{where}.servers must be a list of names of at most {MAX_SOURCE_BYTES} bytes")
-    if not isinstance(raw.get("connect", True), bool):
-        raise InvalidRequestError(f"{where}.connect must be true or false")
-    tools = raw.get("tools", [])
-    if not isinstance(tools, list):
-        raise InvalidRequestError(f"{where}.tools must be a list")
-    for number, tool in enumerate(tools):
-        at = f"{where}.tools[{number}]"
-        if not isinstance(tool, Mapping):
-            raise InvalidRequestError(f"{at} must be an object")
-        _bounded(f"{at}.name", tool.get("name"), MAX_SOURCE_BYTES, optional=False)
-        _bounded(f"{at}.description", tool.get("description"), MAX_BODY_BYTES)
-        if not isinstance(tool.get("input_schema") or {}, Mapping):
-            raise InvalidRequestError(f"{at}.input_schema must be an object")
-        if not isinstance(tool.get("annotations") or {}, Mapping):
-            raise InvalidRequestError(f"{at}.annotations must be an object")
-    if raw.get("approval") is not None:
-        _check_approval(f"{where}.approval", raw["approval"])
-
-
-def _check_approval(where: str, approval: Any) -> None:
-    """An MCP server's approval: its state, what it runs, and what changed (each diff bounded)."""
-    if not isinstance(approval, Mapping):
-        raise InvalidRequestError(f"{where} must be an object")
-    if approval.get("state") not in ("pending", "approved", "auto", "changed"):
-        raise InvalidRequestError(f"{where}.state must be one of pending, approved, auto, changed")
-    for key, limit in (("config_path", MAX_SOURCE_BYTES), ("command", MAX_ERROR_BYTES)):
-        _bounded(f"{where}.{key}", approval.get(key, ""), limit, optional=False)
-    for key in ("digest", "tool_set"):
-        value = approval.get(key, "")
-        if not isinstance(value, str) or (value and not _HEX64.fullmatch(value)):
-            raise InvalidRequestError(f"{where}.{key} must be empty or 64 lowercase hex digits (a sha256)")
-    changes = approval.get("changes", [])
-    if not isinstance(changes, list) or len(changes) > MAX_CHANGES:
-        raise InvalidRequestError(f"{where}.changes must be a list of at most {MAX_CHANGES} changes")
-    for number, change in enumerate(changes):
-        at = f"{where}.changes[{number}]"
-        if not isinstance(change, Mapping) or change.get("change") not in ("added", "changed", "removed"):
-            raise InvalidRequestError(f"{at} must be an object whose change is added, changed or removed")
-        _bounded(f"{at}.tool", change.get("tool"), MAX_SOURCE_BYTES, optional=False)
-        _bounded(f"{at}.diff", change.get("diff", ""), MAX_DIFF_BYTES, optional=False)
+def from_request(request: PushRequest) -> Push:
+    return Push(
+        version=request.version,
+        aggregate_hash=request.aggregate_hash,
+        initial=request.initial,
+        error=request.error,
+        work_dir=request.work_dir,
+        project_root=request.project_root,
+        profile=request.profile,
+        payload_bytes=request.payload_bytes,
+        resources=request.checked_resources,
+        agent=request.agent or AgentInfo(),
+    )
 
 
 def check_push(raw: Any) -> Push:
-    """A push body, re-validated whole.
+    """A push body (JSON-like values) checked against the contract.
 
     Raises:
-        InvalidRequestError: the first rule it breaks, named (``resources[3].status ...``).
+        ContractError: naming each field that breaks it (``resources[3].status: ...``).
     """
-    if not isinstance(raw, Mapping):
-        raise InvalidRequestError("the push must be an object")
-    version = _integer("version", raw.get("version"), minimum=1)
-    pushed_hash = _bounded("aggregate_hash", raw.get("aggregate_hash"), MAX_HASH_CHARS, optional=False) or ""
-    error = _bounded("error", raw.get("error"), MAX_ERROR_BYTES)
-    items = raw.get("resources", [])
-    if not isinstance(items, list):
-        raise InvalidRequestError("resources must be a list")
-    if len(items) > MAX_RESOURCES:
-        raise InvalidRequestError(f"too many resources: {len(items)} (at most {MAX_RESOURCES})")
-    total = 0
-    resources: list[Resource] = []
-    seen: set[str] = set()
-    for index, item in enumerate(items):
-        resource = check_resource(index, item)
-        if resource.id in seen:
-            raise InvalidRequestError(f'resources[{index}]: duplicate source "{resource.id}"')
-        seen.add(resource.id)
-        total += _bytes(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
-        if total > MAX_TOTAL_BYTES:
-            raise InvalidRequestError(f"resources are larger than {MAX_TOTAL_BYTES} bytes in all")
-        resources.append(resource)
-    expected = aggregate_hash(resources)
-    if pushed_hash != expected:
-        raise InvalidRequestError(f"aggregate_hash {pushed_hash!r} does not match the resources ({expected})")
-    return Push(
-        version=version,
-        aggregate_hash=expected,
-        initial=raw.get("initial") is True,
-        error=error,
-        work_dir=_bounded("work_dir", raw.get("work_dir", ""), MAX_SOURCE_BYTES, optional=False) or "",
-        project_root=_bounded("project_root", raw.get("project_root"), MAX_SOURCE_BYTES),
-        profile=_bounded("profile", raw.get("profile", "default"), 32, optional=False) or "default",
-        payload_bytes=_integer("payload_bytes", raw.get("payload_bytes", 0)),
-        resources=tuple(resources),
-        agent=check_agent_info(raw.get("agent")),
-    )
+    return from_request(validated(PushRequest, raw))
 
 
 def check_agent_info(raw: Any) -> AgentInfo:
-    if raw is None:
-        return AgentInfo()
-    if not isinstance(raw, Mapping):
-        raise InvalidRequestError("agent must be an object")
-    url = _bounded("agent.url", raw.get("url"), 2048)
-    if url is not None and not url.startswith(("http://", "https://")):
-        raise InvalidRequestError("agent.url must be an http:// or https:// URL")
-    return AgentInfo(
-        url=url,
-        api_token=_bounded("agent.api_token", raw.get("api_token"), 256),
-        run_id=_bounded("agent.run_id", raw.get("run_id"), 64),
-        os=_bounded("agent.os", raw.get("os"), 64),
-        home=_bounded("agent.home", raw.get("home"), MAX_SOURCE_BYTES),
-    )
+    """Raises: ContractError."""
+    return AgentInfo() if raw is None else validated(AgentInfo, raw)
 
 
-def ingest(session: Session, agent_id: str, push: Push, *, now: dt.datetime) -> Outcome:
-    """Store ``push`` for the agent unless the version gate refuses it (then nothing is written)."""
-    stored = session.get(Snapshot, agent_id, with_for_update=True)
-    events: list[Event] = list(touch_agent(session, agent_id, push.agent, now=now))
-    if stored is not None and not push.initial and push.version <= stored.version:
-        return Outcome(False, push.version, stored.version, tuple(events))
-    if stored is None:
-        stored = Snapshot(agent_id=agent_id)
-        session.add(stored)
-    stored.version = push.version
-    stored.aggregate_hash = push.aggregate_hash
-    stored.error = push.error
-    stored.work_dir = push.work_dir
-    stored.project_root = push.project_root
-    stored.profile = push.profile
-    stored.payload_bytes = push.payload_bytes
-    stored.run_id = push.agent.run_id
-    stored.received_at = now
-    session.execute(sa.update(Agent).where(Agent.id == agent_id).values(work_dir=push.work_dir))
-    session.flush()
-    _replace_resources(session, agent_id, push.resources)
-    events += hydrate(session, agent_id, push, now=now)
-    events += mark_out_of_date(session, agent_id, push.aggregate_hash, now=now)
-    return Outcome(True, push.version, push.version, tuple(events))
+def mcp_hash(resources: Sequence[Resource]) -> str:
+    """A digest of the MCP servers of a snapshot: what a chat's prompt overlays from the latest one."""
+    servers = [r.to_dict() for r in resources if r.kind is Kind.MCP_SERVER]
+    if not servers:
+        return ""
+    return hashlib.sha256(
+        json.dumps(servers, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    ).hexdigest()
 
 
-def touch_agent(session: Session, agent_id: str, info: AgentInfo, *, now: dt.datetime) -> list[Event]:
-    """Record that the agent is alive (and where); an event when it was offline."""
-    was_online = session.scalar(sa.select(Agent.online).where(Agent.id == agent_id))
-    values: dict[str, Any] = {"online": True, "last_seen_at": now}
-    for name in ("url", "api_token", "run_id", "os", "home"):
-        value = getattr(info, name)
-        if value is not None:
-            values[name] = value
-    session.execute(sa.update(Agent).where(Agent.id == agent_id).values(**values))
-    if was_online:
+# --- the agent -------------------------------------------------------------------------------
+
+_AGENT = sa.select(
+    t.agents.c.online,
+    t.agents.c.last_seen_at,
+    t.agents.c.url,
+    t.agents.c.sealed_secret,
+    t.agents.c.run_id,
+    t.agents.c.os,
+    t.agents.c.home,
+    t.agents.c.work_dir,
+).where(t.agents.c.id == sa.bindparam("agent_id"))
+_AGENT_LOCKED = _AGENT.with_for_update()
+_TOUCHED = ("online", "last_seen_at", "url", "run_id", "os", "home", "work_dir", "sealed_secret")
+_TOUCH = (
+    sa.update(t.agents)
+    .where(t.agents.c.id == sa.bindparam("agent_id"))
+    .values({name: sa.bindparam(f"new_{name}") for name in _TOUCHED})
+)
+
+
+def touch_agent(
+    executor: Executor,
+    agent_id: str,
+    info: AgentInfo,
+    *,
+    now: dt.datetime,
+    box: SecretBox,
+    work_dir: str | None = None,
+    current: Any = None,
+) -> list[Event]:
+    """Record that the agent is alive (and where), writing only what changed; an event when it was offline.
+
+    ``current`` is the agent's row when the caller already read it (a push, under its lock).
+    """
+    row = current if current is not None else executor.execute(_AGENT, {"agent_id": agent_id}).first()
+    if row is None:
+        return []
+    values = {name: getattr(row, name) for name in _TOUCHED}
+    values["online"] = True
+    for name in ("url", "run_id", "os", "home"):
+        if getattr(info, name) is not None:
+            values[name] = getattr(info, name)
+    if work_dir is not None:
+        values["work_dir"] = work_dir
+    if info.api_token is not None and not box.matches(agent_id, row.sealed_secret, info.api_token):
+        values["sealed_secret"] = box.seal(agent_id, info.api_token)
+    stale = row.last_seen_at is None or now - row.last_seen_at >= TOUCH_EVERY
+    if stale or any(values[name] != getattr(row, name) for name in _TOUCHED):
+        values["last_seen_at"] = now
+        executor.execute(_TOUCH, {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}})
+    if row.online:
         return []
     return [Event(agent_topic(agent_id), "agent_online", {"agent_id": agent_id, "at": now.isoformat()})]
 
 
-def _replace_resources(session: Session, agent_id: str, resources: Sequence[Resource]) -> None:
-    """Upsert changed rows, insert new ones, delete the ones no longer pushed.
+# --- the snapshot ------------------------------------------------------------------------------
 
-    A row is unchanged only when every column is (scope, the server-computed content key, ...).
+_SNAPSHOT = sa.select(t.snapshots.c.version, t.snapshots.c.received_at).where(
+    t.snapshots.c.agent_id == sa.bindparam("agent_id")
+)
+# SQLite has one writer and no row locks: the agent and its snapshot's version in one statement
+_AGENT_AND_VERSION = (
+    sa.select(*_AGENT.selected_columns, t.snapshots.c.version, t.snapshots.c.received_at)
+    .select_from(t.agents.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.agents.c.id))
+    .where(t.agents.c.id == sa.bindparam("agent_id"))
+)
+_SNAPSHOT_COLUMNS = (
+    "version", "aggregate_hash", "error", "work_dir", "project_root", "profile", "payload_bytes", "run_id",
+    "received_at", "mcp_hash",
+)  # fmt: skip
+_INSERT_SNAPSHOT = sa.insert(t.snapshots)
+_UPDATE_SNAPSHOT = (
+    sa.update(t.snapshots)
+    .where(t.snapshots.c.agent_id == sa.bindparam("for_agent"))
+    .values({name: sa.bindparam(f"new_{name}") for name in _SNAPSHOT_COLUMNS})
+)
+_EXISTING = sa.select(*(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+)
+# one row a parameter set (executemany): a list parameter would be expanded into the SQL on every call
+_DELETE_ROWS = sa.delete(t.snapshot_resources).where(
+    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
+    t.snapshot_resources.c.source == sa.bindparam("gone"),
+)
+
+
+def _upsert(insert: Any) -> Any:
+    statement = insert(t.snapshot_resources)
+    replaced = {c.name: statement.excluded[c.name] for c in t.snapshot_resources.columns if not c.primary_key}
+    return statement.on_conflict_do_update(index_elements=["agent_id", "source"], set_=replaced)
+
+
+_UPSERT_ROWS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
+
+
+def ingest(
+    executor: Executor,
+    agent_id: str,
+    push: Push,
+    *,
+    now: dt.datetime,
+    box: SecretBox,
+    written: Written | None = None,
+) -> Outcome:
+    """Store ``push`` for the agent unless the version gate refuses it (then only the agent's liveness is).
+
+    ``box`` seals the per-run secret the agent sends (``agent_secret``); ``written`` is what this replica
+    wrote for the agent last (``Outcome.written``), if it kept it.
     """
-    compared = [c for c in SnapshotResource.__table__.columns if c.name not in ("agent_id", "source")]
-    existing = {
-        row.source: {c.name: row._mapping[c.name] for c in compared}
-        for row in session.execute(
-            sa.select(SnapshotResource.source, *compared).where(SnapshotResource.agent_id == agent_id)
-        )
+    agent: Any
+    if contents.dialect_of(executor) == "sqlite":
+        agent = executor.execute(_AGENT_AND_VERSION, {"agent_id": agent_id}).first()
+        snapshot = (agent.version, agent.received_at) if agent is not None and agent.version is not None else None
+    else:  # the version read after the lock is taken: a push that held it has committed by then
+        agent = executor.execute(_AGENT_LOCKED, {"agent_id": agent_id}).first()
+        found = executor.execute(_SNAPSHOT, {"agent_id": agent_id}).first()
+        snapshot = (found.version, found.received_at) if found is not None else None
+    stored = snapshot[0] if snapshot is not None else None
+    if stored is not None and not push.initial and push.version <= stored:
+        events = touch_agent(executor, agent_id, push.agent, now=now, box=box, current=agent)
+        return Outcome(False, push.version, stored, tuple(events))
+    events = touch_agent(executor, agent_id, push.agent, now=now, box=box, work_dir=push.work_dir, current=agent)
+    values = {
+        "version": push.version,
+        "aggregate_hash": push.aggregate_hash,
+        "error": push.error,
+        "work_dir": push.work_dir,
+        "project_root": push.project_root,
+        "profile": push.profile,
+        "payload_bytes": push.payload_bytes,
+        "run_id": push.agent.run_id,
+        "received_at": now,
+        "mcp_hash": mcp_hash(push.resources),
     }
-    new_rows = {row["source"]: row for row in rows.store(session, resources)}
-    gone = existing.keys() - new_rows.keys()
-    if gone:
-        session.execute(
-            sa.delete(SnapshotResource).where(SnapshotResource.agent_id == agent_id, SnapshotResource.source.in_(gone))
-        )
-    changed = [
-        source for source, row in new_rows.items() if existing.get(source) != {c.name: row[c.name] for c in compared}
-    ]
+    if stored is None:
+        executor.execute(_INSERT_SNAPSHOT, {"agent_id": agent_id, **values})
+    else:
+        executor.execute(_UPDATE_SNAPSHOT, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
+    known = written.rows if written is not None and snapshot is not None and written.tag == snapshot else None
+    rows_now = _store_resources(executor, agent_id, push.resources, known)
+    events += pin_and_mark(executor, agent_id, push, now=now)
+    return Outcome(True, push.version, push.version, tuple(events), Written((push.version, now), rows_now))
+
+
+def _store_resources(
+    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, tuple[Any, ...]] | None
+) -> dict[str, tuple[Any, ...]]:
+    """Write the rows that changed (any column, the server-computed content key too), delete the ones gone.
+
+    ``known``: the stored rows, when this replica knows them (else they are read). Returns the rows now stored.
+    """
+    if known is None:
+        known = {row[0]: tuple(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+    gone = set(known)
+    texts: dict[str, str] = {}
+    now_stored: dict[str, tuple[Any, ...]] = {}
+    changed: list[dict[str, Any]] = []
+    for resource in resources:
+        row = rows.to_row(resource, rows.keyed(resource, texts), derived=False)
+        source = row["source"]
+        gone.discard(source)
+        stored = known.get(source)
+        if stored is not None and rows.pushed_form(stored) == row:
+            now_stored[source] = stored
+            continue
+        rows.add_derived(resource, row)
+        now_stored[source] = tuple(row[name] for name in rows.ROW_COLUMNS)
+        changed.append({**row, "agent_id": agent_id})
+    if gone:  # no longer pushed
+        executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in gone])
     if changed:
-        session.execute(
-            sa.delete(SnapshotResource).where(
-                SnapshotResource.agent_id == agent_id, SnapshotResource.source.in_(changed)
-            )
-        )
-        session.execute(sa.insert(SnapshotResource), [{**new_rows[s], "agent_id": agent_id} for s in changed])
+        wanted = {row["content_key"] for row in changed}
+        contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
+        executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], changed)
+    return now_stored
 
 
-def hydrate(session: Session, agent_id: str, push: Push, *, now: dt.datetime) -> list[Event]:
-    """Pin the agent's chats that have no pin yet to this snapshot (they start up to date)."""
-    chat_ids = list(
-        session.scalars(
-            sa.select(Chat.id).where(Chat.agent_id == agent_id, Chat.archived.is_(False), Chat.pinned_hash.is_(None))
-        )
+# --- chats: pins and marks -----------------------------------------------------------------------
+
+# (an UPDATE may not name a bound parameter after one of its columns: "for_agent", not "agent_id")
+_LATEST: sa.BindParameter[str] = sa.bindparam("latest")
+_NOW: sa.BindParameter[dt.datetime] = sa.bindparam("now", type_=t.chats.c.updated_at.type)
+_UNPINNED = t.chats.c.pinned_hash.is_(None)
+# In one statement: pin the agent's chats that have no pin yet ("hydrate": they start up to date), mark
+# out of date the active ones pinned elsewhere and not marked yet, and up to date again the active ones
+# pinned here and marked (a revert). SET reads the row as it was; a hydrated chat is told by its pin time.
+# (An UPDATE may not name a bound parameter after one of its columns: "for_agent", not "agent_id".)
+_PIN_AND_MARK = (
+    sa.update(t.chats)
+    .where(
+        t.chats.c.agent_id == sa.bindparam("for_agent"),
+        t.chats.c.archived.is_(False),
+        sa.or_(
+            _UNPINNED,
+            sa.and_(
+                sa.or_(*(t.chats.c.status == status for status in ACTIVE_STATUSES)),  # no list to expand
+                sa.or_(
+                    sa.and_(t.chats.c.pinned_hash != _LATEST, t.chats.c.dirty_since.is_(None)),
+                    sa.and_(t.chats.c.pinned_hash == _LATEST, t.chats.c.dirty_since.is_not(None)),
+                ),
+            ),
+        ),
     )
-    if not chat_ids:
-        return []
-    session.execute(
-        sa.update(Chat)
-        .where(Chat.id.in_(chat_ids))
-        .values(
-            pinned_hash=push.aggregate_hash,
-            pinned_version=push.version,
-            pinned_error=push.error,
-            pinned_at=now,
-            dirty_since=None,
-            updated_at=now,
-        )
+    .values(
+        pinned_hash=sa.func.coalesce(t.chats.c.pinned_hash, _LATEST),
+        pinned_version=sa.case((_UNPINNED, sa.bindparam("version")), else_=t.chats.c.pinned_version),
+        pinned_error=sa.case((_UNPINNED, sa.bindparam("error", type_=sa.Text)), else_=t.chats.c.pinned_error),
+        pinned_at=sa.case((_UNPINNED, _NOW), else_=t.chats.c.pinned_at),
+        dirty_since=sa.case((sa.or_(_UNPINNED, t.chats.c.pinned_hash == _LATEST), sa.null()), else_=_NOW),
+        updated_at=_NOW,
     )
-    copy_pin(session, agent_id, chat_ids)
-    return [
-        Event(chat_topic(c), "pinned", {"chat_id": c, "pinned_hash": push.aggregate_hash, "version": push.version})
-        for c in chat_ids
-    ]
+    .returning(t.chats.c.id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.chats.c.pinned_at)
+)
+_CLEAR_PIN = sa.delete(t.chat_resources).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
+_PIN_COLUMNS = [c.name for c in t.snapshot_resources.columns if c.name != "agent_id"]
+_COPY_PIN = sa.insert(t.chat_resources).from_select(
+    ["chat_id", *_PIN_COLUMNS],
+    sa.select(sa.bindparam("chat_id", type_=sa.String), *(t.snapshot_resources.c[name] for name in _PIN_COLUMNS)).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+    ),
+)
 
 
-def copy_pin(session: Session, agent_id: str, chat_ids: Sequence[str]) -> None:
-    """Replace the chats' pinned rows with the agent's current snapshot rows (clear, then copy)."""
-    session.execute(sa.delete(ChatResource).where(ChatResource.chat_id.in_(chat_ids)))
-    columns = [c.name for c in SnapshotResource.__table__.columns if c.name != "agent_id"]
-    chats = sa.select(Chat.id.label("chat_id")).where(Chat.id.in_(chat_ids)).subquery()
-    select = (
-        sa.select(chats.c.chat_id, *(SnapshotResource.__table__.c[name] for name in columns))
-        .select_from(chats.join(SnapshotResource, sa.true()))  # every chat times every row, on purpose
-        .where(SnapshotResource.agent_id == agent_id)
-    )
-    session.execute(sa.insert(ChatResource).from_select(["chat_id", *columns], select))
-
-
-def mark_out_of_date(session: Session, agent_id: str, latest_hash: str, *, now: dt.datetime) -> list[Event]:
-    """Coder's ``MarkChatsContextDirtyByAgent``, plus marking up to date what matches again."""
-    active = sa.and_(Chat.agent_id == agent_id, Chat.archived.is_(False), Chat.status.in_(ACTIVE_STATUSES))
-    dirty = list(
-        session.execute(
-            sa.update(Chat)
-            .where(active, Chat.pinned_hash.is_not(None), Chat.pinned_hash != latest_hash, Chat.dirty_since.is_(None))
-            .values(dirty_since=now, updated_at=now)
-            .returning(Chat.id, Chat.pinned_hash)
-        )
-    )
-    clean = list(
-        session.scalars(
-            sa.update(Chat)
-            .where(active, Chat.pinned_hash == latest_hash, Chat.dirty_since.is_not(None))
-            .values(dirty_since=None, updated_at=now)
-            .returning(Chat.id)
-        )
-    )
+def pin_and_mark(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime) -> list[Event]:
+    """Coder's hydration and ``MarkChatsContextDirtyByAgent`` (plus marking up to date what matches again)."""
+    latest = push.aggregate_hash
+    params = {"for_agent": agent_id, "latest": latest, "version": push.version, "error": push.error, "now": now}
+    changed = sorted(executor.execute(_PIN_AND_MARK, params).all(), key=lambda row: row.id)
+    pinned = [row.id for row in changed if row.pinned_at == now and row.dirty_since is None]
+    copy_pin(executor, agent_id, pinned)
     events = [
-        Event(
-            chat_topic(row.id),
-            "out_of_date",
-            {
+        Event(chat_topic(c), "pinned", {"chat_id": c, "pinned_hash": latest, "version": push.version}) for c in pinned
+    ]
+    for row in changed:
+        if row.id in pinned:
+            continue
+        if row.pinned_hash == latest:
+            events.append(Event(chat_topic(row.id), "up_to_date", {"chat_id": row.id, "pinned_hash": latest}))
+        else:
+            data = {
                 "chat_id": row.id,
                 "pinned_hash": row.pinned_hash,
-                "latest_hash": latest_hash,
+                "latest_hash": latest,
                 "dirty_since": now.isoformat(),
-            },
-        )
-        for row in dirty
-    ]
-    events += [Event(chat_topic(c), "up_to_date", {"chat_id": c, "pinned_hash": latest_hash}) for c in clean]
+            }
+            events.append(Event(chat_topic(row.id), "out_of_date", data))
     return events
+
+
+def copy_pin(executor: Executor, agent_id: str, chat_ids: Sequence[str]) -> None:
+    """Replace the chats' pinned rows with the agent's current snapshot rows (clear, then copy), chat by chat."""
+    for chat_id in chat_ids:
+        executor.execute(_CLEAR_PIN, {"chat_id": chat_id})
+        executor.execute(_COPY_PIN, {"chat_id": chat_id, "agent_id": agent_id})

@@ -100,7 +100,8 @@ class Agent(Base):
     display_order: Mapped[int] = mapped_column(default=0)
     token_hash: Mapped[str] = mapped_column(sa.String(64), unique=True)
     url: Mapped[str | None] = mapped_column(sa.Text, nullable=True)
-    api_token: Mapped[str | None] = mapped_column(sa.Text, nullable=True)  # per-run secret for its own API
+    # the per-run secret its API accepts, sealed with the server key (agent_secret): never stored in the clear
+    sealed_secret: Mapped[str | None] = mapped_column(sa.Text, nullable=True)
     run_id: Mapped[str | None] = mapped_column(sa.String(64), nullable=True)
     os: Mapped[str | None] = mapped_column(sa.String(64), nullable=True)
     home: Mapped[str | None] = mapped_column(sa.Text, nullable=True)
@@ -135,6 +136,8 @@ class Snapshot(Base):
     payload_bytes: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     run_id: Mapped[str | None] = mapped_column(sa.String(64), nullable=True)
     received_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
+    # a digest of the MCP servers it holds: a chat's prompt overlays them, so its cache key carries this
+    mcp_hash: Mapped[str] = mapped_column(sa.String(64), default="", server_default="")
 
 
 class ResourceRow:

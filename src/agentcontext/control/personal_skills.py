@@ -17,6 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from agentcontext.control import contents
+from agentcontext.control import tables as t
+from agentcontext.control.contents import Executor
 from agentcontext.control.models import PersonalSkill, User
 from agentcontext.errors import ConflictError, FrontmatterError, InvalidRequestError, NotFoundError
 from agentcontext.frontmatter import parse
@@ -70,6 +72,21 @@ def get(session: Session, owner_id: str, name: str) -> tuple[PersonalSkill, str]
     if skill is None:
         raise NotFoundError(f'skill "{name}" not found')
     return skill, contents.get(session, [skill.content_key])[skill.content_key]
+
+
+_PERSONAL_TEXT = (
+    sa.select(t.contents.c.text)
+    .select_from(t.personal_skills.join(t.contents, t.contents.c.hash == t.personal_skills.c.content_key))
+    .where(t.personal_skills.c.owner_id == sa.bindparam("owner_id"), t.personal_skills.c.name == sa.bindparam("name"))
+)
+
+
+def text_of(executor: Executor, owner_id: str, name: str) -> str | None:
+    """A personal skill's SKILL.md text, or None when the user has no skill of that name."""
+    text: str | None = executor.scalar(
+        _PERSONAL_TEXT, {"owner_id": owner_id, "name": unicodedata.normalize("NFKC", name)}
+    )
+    return text
 
 
 def create(session: Session, owner_id: str, text: str, *, now: dt.datetime) -> PersonalSkill:

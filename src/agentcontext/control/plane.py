@@ -1,20 +1,21 @@
 """The control plane's operations, one method each, for the HTTP API (and tests) to call.
 
-Database work runs in worker threads (the driver is synchronous) inside one transaction;
-the events it produces are published after it commits. Access rules live here: a user
-reaches only their own chats and skills and the workspaces open to them; an agent token
-only pushes for its own agent.
+Each request's database work is one function run in one worker thread (the driver is
+synchronous) inside one transaction: a request hops to a thread once, and waits for a
+worker in the event loop, never for a connection (the workers are as many as the pool's
+connections). The events a write produces are published after it commits. Access rules
+live here: a user reaches only their own chats and skills and the workspaces open to them;
+an agent token only pushes for its own agent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import sqlalchemy as sa
@@ -22,25 +23,21 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from agentcontext import __version__
-from agentcontext.control import chats, contents, identity, ingest, overview, personal_skills, prompt, rows, tools
+from agentcontext.control import chats, contents, identity, ingest, overview, personal_skills, rows, tools
+from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink
+from agentcontext.control.agent_secret import ForeignSeal, SecretBox
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
+from agentcontext.control.chat_view import ChatView
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
-from agentcontext.control.models import (
-    Agent,
-    Chat,
-    ChatFile,
-    PersonalSkill,
-    Snapshot,
-    SnapshotResource,
-    Workspace,
-    now,
-)
+from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
+from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
+from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
-from agentcontext.resource import Kind
 from agentcontext.snapshot import Diff, diff
+from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
@@ -60,35 +57,85 @@ class ControlSettings:
     auth_ttl: float = AUTH_TTL_SECONDS  # seconds a checked token is trusted before it is checked again
 
 
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A turn's prompt as answered: its JSON, and whether this replica had it already."""
+
+    body: bytes
+    cached: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """What a tool call read in its one transaction."""
+
+    row: TurnRow
+    toolset: Toolset
+    skill_text: str | None
+    unreadable: bool = False  # the skill's text could not be read
+
+
 class ControlPlane:
     def __init__(
-        self, db: Database, broker: Broker, settings: ControlSettings | None = None, link: AgentLink | None = None
+        self,
+        db: Database,
+        broker: Broker,
+        settings: ControlSettings | None = None,
+        link: AgentLink | None = None,
+        secrets: SecretBox | None = None,
     ) -> None:
         self.db = db
         self.broker = broker
         self.settings = settings or ControlSettings()
         self.link = link or AgentLink()
+        self.secrets = secrets or SecretBox.ephemeral()
+        self.turns = Turns()
+        self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
+        self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
-        self._prompts: Recent[bytes] = Recent()
+        self._workers = anyio.CapacityLimiter(db.pool_size)
 
     async def aclose(self) -> None:
         await self.link.aclose()
 
     # --- plumbing ---------------------------------------------------------------------
 
-    async def _write(self, work: Callable[[Session], T]) -> T:
-        return await anyio.to_thread.run_sync(self.db.write, work)
+    async def _thread(self, work: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(work, limiter=self._workers)
 
-    async def _read(self, work: Callable[[Session], T]) -> T:
+    async def _read(self, work: Callable[[Connection], T]) -> T:
+        return await self._thread(partial(self.db.read_rows, work))
+
+    async def _read_one(self, work: Callable[[Connection], T]) -> T:
+        """``_read`` for work of one statement: no transaction around it (``Database.read_one``)."""
+        return await self._thread(partial(self.db.read_one, work))
+
+    async def _write(self, work: Callable[[Connection], T]) -> T:
+        return await self._thread(partial(self.db.write_rows, work))
+
+    async def _write_events(self, work: Callable[[Connection], tuple[T, Sequence[Event]]]) -> T:
+        """``_write`` of work that hands back events: they go out with its transaction where the broker can
+        (``Broker.send_with``), else once it has committed."""
+
+        def run(connection: Connection) -> tuple[T, Sequence[Event]]:
+            result, events = work(connection)
+            return result, self.broker.send_with(connection, events)
+
+        result, left = await self._write(run)
+        await self._publish(left)
+        return result
+
+    async def _write_orm(self, work: Callable[[Session], T]) -> T:
+        return await self._thread(partial(self.db.write, work))
+
+    async def read(self, work: Callable[[Session], T]) -> T:
+        """Run the read-only ``work`` in a worker thread (read models such as the dashboard's)."""
+
         def run() -> T:
             with self.db.read() as session:
                 return work(session)
 
-        return await anyio.to_thread.run_sync(run)
-
-    async def read(self, work: Callable[[Session], T]) -> T:
-        """Run the read-only ``work`` in a worker thread (read models such as the dashboard's)."""
-        return await self._read(work)
+        return await self._thread(run)
 
     async def _publish(self, events: Sequence[Event]) -> None:
         if events:
@@ -100,40 +147,61 @@ class ControlPlane:
         known = self._principals.get(digest)
         if known is not None:
             return known
-        principal = await self._read(lambda s: identity.authenticate(s, token))
+        principal = await self._read_one(lambda c: identity.authenticate(c, token))
         self._principals.put(digest, principal)
         return principal
 
+    def agent_address(self, agent_id: str, url: str | None, sealed_secret: str | None) -> AgentAddress | None:
+        """Where and how to call the agent: its URL and its per-run secret, unsealed."""
+        if not url:
+            return None
+        if sealed_secret is None:
+            return AgentAddress(url, None)
+        try:
+            return AgentAddress(url, self.secrets.open(agent_id, sealed_secret))
+        except ForeignSeal as exc:
+            log.error("agent %s: %s", agent_id, exc)
+            return AgentAddress(url, None, unusable=str(exc))
+
     # --- agents -----------------------------------------------------------------------
 
-    async def push(self, agent: identity.AgentPrincipal, raw: Mapping[str, Any]) -> ingest.Outcome:
-        """Raises: UnavailableError (sync disabled), InvalidRequestError (a bad push, refused whole)."""
+    async def push(self, agent: identity.AgentPrincipal, body: PushRequest | Mapping[str, Any]) -> ingest.Outcome:
+        """Raises: UnavailableError (sync disabled), ContractError (a push that breaks the contract, refused whole)."""
         if not self.settings.sync_enabled:
             raise SyncDisabled(SYNC_DISABLED)
-        checked = ingest.check_push(raw)
-        outcome = await self._write(lambda s: ingest.ingest(s, agent.agent_id, checked, now=now()))
-        await self._publish(outcome.events)
-        if outcome.accepted:
-            data = {"agent_id": agent.agent_id, "version": outcome.version}
-            await self._publish([Event(snapshot_topic(agent.agent_id), "snapshot", data)])
-        if outcome.accepted and not self.db.is_sqlite:
-            await self._publish(await self._write(lambda s: _recheck_chats(s, agent.agent_id)))
+        checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
+        written = self._written.get(agent.agent_id, None)
+
+        def work(connection: Connection) -> tuple[ingest.Outcome, list[Event]]:
+            outcome = ingest.ingest(connection, agent.agent_id, checked, now=now(), box=self.secrets, written=written)
+            events = list(outcome.events)
+            if outcome.accepted:
+                data = {"agent_id": agent.agent_id, "version": outcome.version}
+                events.append(Event(snapshot_topic(agent.agent_id), "snapshot", data))
+            return outcome, events
+
+        outcome = await self._write_events(work)
+        if outcome.written is not None:  # committed: the next push compares against these without reading them
+            self._written.put(agent.agent_id, None, outcome.written)
         return outcome
 
-    async def heartbeat(self, agent: identity.AgentPrincipal, raw: Mapping[str, Any]) -> None:
+    async def heartbeat(self, agent: identity.AgentPrincipal, body: HeartbeatRequest | Mapping[str, Any]) -> None:
+        """Raises: UnavailableError (sync disabled), ContractError."""
         if not self.settings.sync_enabled:
             raise SyncDisabled(SYNC_DISABLED)
-        info = ingest.check_agent_info(raw.get("agent"))
-        if raw.get("online", True) is False:
-            events = await self._write(lambda s: _go_offline(s, agent.agent_id))
+        beat = body if isinstance(body, HeartbeatRequest) else validated(HeartbeatRequest, body)
+        info = beat.agent or AgentInfo()
+        if beat.online:
+            await self._write_events(
+                lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=self.secrets))
+            )
         else:
-            events = await self._write(lambda s: ingest.touch_agent(s, agent.agent_id, info, now=now()))
-        await self._publish(events)
+            await self._write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
 
     async def sweep(self) -> list[str]:
         """Mark agents silent for ``offline_after`` seconds offline; returns their ids."""
         cutoff = now() - dt.timedelta(seconds=self.settings.offline_after)
-        gone = await self._write(lambda s: identity.offline_before(s, cutoff))
+        gone = await self._write_orm(lambda s: identity.offline_before(s, cutoff))
         await self._publish([_offline_event(agent_id) for agent_id in gone])
         return gone
 
@@ -147,29 +215,19 @@ class ControlPlane:
 
     # --- chats ------------------------------------------------------------------------
 
-    async def create_chat(self, user: identity.UserPrincipal, new: chats.NewChat) -> dict[str, Any]:
-        def work(session: Session) -> tuple[dict[str, Any], list[Event]]:
-            chat = chats.create(session, user, new, suffix=self.settings.chat_suffix, now=now())
-            events = [Event(chat_topic(chat.id), "pinned", {"chat_id": chat.id, "pinned_hash": chat.pinned_hash})]
-            return chats.summary(session, chat), events if chat.pinned_hash else []
+    async def create_chat(self, user: identity.UserPrincipal, new: chats.NewChat) -> ChatView:
+        def work(connection: Connection) -> tuple[ChatView, list[Event]]:
+            chat = chats.create(connection, user, new, suffix=self.settings.chat_suffix, now=now())
+            pinned = [Event(chat_topic(chat.id), "pinned", {"chat_id": chat.id, "pinned_hash": chat.pinned_hash})]
+            return chats.summary(connection, chat), pinned if chat.pinned_hash else []
 
-        data, events = await self._write(work)
-        await self._publish(events)
-        if data["context"]["pinned_hash"] is None and data["agent_id"] is not None and not self.db.is_sqlite:
-            # A push that committed while this chat was being created could not see it, and its
-            # recheck may have run before this commit: look again now that the chat is visible.
-            await self._bound(user, data["id"])
-            data = await self.get_chat(user, data["id"])
-        return data
+        return await self._write_events(work)
 
-    async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> dict[str, Any]:
-        return await self._read(lambda s: chats.summary(s, chats.owned_chat(s, user, chat_id)))
+    async def get_chat(self, user: identity.UserPrincipal, chat_id: str) -> ChatView:
+        return await self._read(lambda c: chats.owned_summary(c, user, chat_id))
 
-    async def list_chats(self, user: identity.UserPrincipal, *, archived: bool = False) -> list[dict[str, Any]]:
-        def work(session: Session) -> list[dict[str, Any]]:
-            return [chats.summary(session, c) for c in chats.list_chats(session, user, archived=archived)]
-
-        return await self._read(work)
+    async def list_chats(self, user: identity.UserPrincipal, *, archived: bool = False) -> list[ChatView]:
+        return await self._read(lambda c: chats.summaries(c, chats.list_chats(c, user, archived=archived)))
 
     async def update_chat(
         self,
@@ -179,103 +237,160 @@ class ControlPlane:
         status: str | None = None,
         archived: bool | None = None,
         title: str | None = None,
-    ) -> dict[str, Any]:
-        def work(session: Session) -> dict[str, Any]:
-            chat = chats.update(session, user, chat_id, status=status, archived=archived, title=title, now=now())
-            session.flush()
-            return chats.summary(session, chat)
+    ) -> ChatView:
+        def work(connection: Connection) -> ChatView:
+            chat = chats.update(connection, user, chat_id, status=status, archived=archived, title=title, now=now())
+            return chats.summary(connection, chat)
 
         return await self._write(work)
 
-    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> dict[str, Any]:
-        def work(session: Session) -> tuple[dict[str, Any], tuple[Event, ...]]:
-            done = chats.refresh(session, user, chat_id, suffix=self.settings.chat_suffix, now=now())
-            return {**chats.summary(session, done.chat), "diff": done.diff.to_dict()}, done.events
+    async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> ChatView:
+        """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths)."""
+        pinned = self._pinned.get(chat_id, None)
 
-        data, events = await self._write(work)
-        await self._publish(events)
-        return data
+        def work(connection: Connection) -> tuple[chats.Refreshed, Sequence[Event]]:
+            suffix = self.settings.chat_suffix
+            latest = partial(self._written.get, key=None)
+            done = chats.refresh(connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest)
+            return done, done.events
+
+        done = await self._write_events(work)
+        if done.pinned is not None:  # committed: the next refresh compares against these without reading them
+            self._pinned.put(chat_id, None, done.pinned)
+        self.turns.forget(chat_id)  # re-pinned: its next turn is a new one
+        return {**done.view, "diff": done.diff.to_dict()}
 
     async def pending_changes(self, chat_id: str) -> str:
-        """What a refresh of the chat would change, in words ("AGENTS.md changed, 1 added"); for notices."""
+        """What a refresh of the chat would change, in words ("changed /w/AGENTS.md"); for notices."""
 
-        def work(session: Session) -> str:
-            chat = session.get(Chat, chat_id)
-            if chat is None or chat.agent_id is None:
+        def work(connection: Connection) -> str:
+            agent_id = connection.execute(
+                sa.select(t.chats.c.agent_id).where(t.chats.c.id == chat_id)
+            ).scalar_one_or_none()
+            if agent_id is None:
                 return "the workspace changed"
-            pinned = rows.chat_resources(session, chat_id, with_content=False)
-            latest = rows.snapshot_resources(session, chat.agent_id, with_content=False)
+            pinned = rows.chat_resources(connection, chat_id, with_content=False)
+            latest = rows.snapshot_resources(connection, agent_id, with_content=False)
             return describe_diff(diff([r for r in pinned if r.kind.drifts], [r for r in latest if r.kind.drifts]))
 
         return await self._read(work)
 
-    async def _bound(self, user: identity.UserPrincipal, chat_id: str) -> None:
-        """Bind and pin a chat that is not yet (its first turn), with a write only when needed."""
+    def _bind(self, connection: Connection, user: identity.UserPrincipal, chat_id: str) -> list[Event]:
+        """Bind and pin a chat that is not yet (its first turn), in a write transaction."""
+        chat = chats.owned_chat(connection, user, chat_id)
+        _, events = chats.bind(connection, chat, suffix=self.settings.chat_suffix, now=now())
+        return events
 
-        def needs(session: Session) -> bool:
-            chat = chats.owned_chat(session, user, chat_id)
-            return chat.agent_id is None or chat.pinned_hash is None
+    async def _turn(self, user: identity.UserPrincipal, chat_id: str, work: Callable[[Connection, TurnRow], T]) -> T:
+        """``work`` on the chat's turn row, in one read; a chat not bound and pinned yet is first, in one write."""
 
-        if not await self._read(needs):
-            return
+        def read(connection: Connection) -> tuple[bool, T | None]:
+            row = turn_row(connection, user, chat_id)
+            return (True, work(connection, row)) if row.ready else (False, None)
 
-        def work(session: Session) -> list[Event]:
-            chat = chats.owned_chat(session, user, chat_id, lock=True)
-            return chats.ensure_bound(session, chat, suffix=self.settings.chat_suffix, now=now())
+        done, result = await self._read(read)
+        if done:
+            return cast(T, result)
 
-        await self._publish(await self._write(work))
+        def bind_then(connection: Connection) -> tuple[T, list[Event]]:
+            events = self._bind(connection, user, chat_id)
+            return work(connection, turn_row(connection, user, chat_id)), events
 
-    async def context(
-        self, user: identity.UserPrincipal, chat_id: str, *, with_content: rows.Contents = True
-    ) -> tuple[Chat, prompt.ChatContext, Agent | None]:
-        await self._bound(user, chat_id)
-        return await self._read(lambda s: _load_context(s, user, chat_id, with_content=with_content))
+        return await self._write_events(bind_then)
 
-    async def prompt(self, user: identity.UserPrincipal, chat_id: str) -> prompt.TurnContext:
-        _, context, _ = await self.context(user, chat_id, with_content=_PROMPT_CONTENT)
-        return prompt.build(context)
+    async def prompt_json(self, user: identity.UserPrincipal, chat_id: str) -> Prompt:
+        """The prompt as JSON bytes: one small query, outside any transaction, when the chat's turn key has not
+        moved; else the key read again and the prompt rendered from what one transaction reads with it."""
 
-    async def prompt_json(self, user: identity.UserPrincipal, chat_id: str) -> bytes:
-        """The prompt as JSON bytes: one small query when the chat's turn key has not moved."""
+        def quick(connection: Connection) -> Prompt | None:
+            row = turn_row(connection, user, chat_id)
+            turn = self.turns.cached(row, prompt=True) if row.ready else None
+            return Prompt(turn.body, True) if turn is not None and turn.body is not None else None
 
-        def cached() -> bytes | None:
-            with self.db.read_connection() as connection:
-                key = _turn_key(connection, user, chat_id)
-            return None if key is None else self._prompts.get(chat_id, key)
+        if self.turns.kept(chat_id) is not None:
+            found = await self._read_one(quick)
+            if found is not None:
+                return found
 
-        def rendered(session: Session) -> bytes:
-            key = _turn_key(session, user, chat_id)  # again: the key of exactly what is loaded
-            _, context, _ = _load_context(session, user, chat_id, with_content=_PROMPT_CONTENT)
-            body = _json_bytes(prompt.build(context).to_dict())
-            if key is not None:
-                self._prompts.put(chat_id, key, body)
-            return body
+        def work(connection: Connection, row: TurnRow) -> Prompt:
+            turn, cached = self.turns.prompt(connection, user, row)
+            assert turn.body is not None
+            return Prompt(turn.body, cached)
 
-        body = await anyio.to_thread.run_sync(cached)
-        if body is not None:
-            return body
-        await self._bound(user, chat_id)  # the first turn binds and pins a chat that is not yet
-        return await self._read(rendered)
+        return await self._turn(user, chat_id, work)
+
+    async def context(self, user: identity.UserPrincipal, chat_id: str) -> ChatContext:
+        """The chat's whole turn context, every pinned text with it (what serves skills as documents)."""
+
+        def work(connection: Connection, row: TurnRow) -> ChatContext:
+            return load_context(connection, user, row, texts=True, all_texts=True)
+
+        return await self._turn(user, chat_id, work)
+
+    async def prompt(self, user: identity.UserPrincipal, chat_id: str) -> TurnContext:
+        return await self._turn(user, chat_id, lambda c, row: self.turns.prompt(c, user, row)[0].context())
 
     async def call_tool(
         self, user: identity.UserPrincipal, chat_id: str, name: str, arguments: Any
     ) -> tools.ToolResult:
         if not isinstance(arguments, Mapping):
             return tools.error("invalid JSON input: the arguments must be a JSON object")
-        chat, context, agent = await self.context(user, chat_id)
-        address = AgentAddress(agent.url, agent.api_token) if agent is not None and agent.url else None
+
+        def work(connection: Connection, row: TurnRow) -> _Call:
+            toolset = self.turns.tools(connection, user, row)
+            wanted = tools.wanted_skill(toolset, name, arguments)
+            if wanted is None:
+                return _Call(row, toolset, None)
+            if not wanted.personal:
+                pinned = toolset.pinned_skills.get(wanted.name)
+                text = _pinned_text(connection, row.chat_id, pinned.id) if pinned is not None else None
+                return _Call(row, toolset, text)
+            try:
+                return _Call(row, toolset, personal_skills.text_of(connection, user.user_id, wanted.name))
+            except Exception:  # what went wrong inside the control plane is logged, never shown
+                log.exception("loading personal skill %r", wanted.name)
+                return _Call(row, toolset, None, unreadable=True)
+
+        found = await self._quick_call(user, chat_id, name, arguments)
+        if found is None:
+            found = await self._turn(user, chat_id, work)
+        row = found.row
         call = tools.ToolCall(
-            context=context,
-            turn=prompt.build(context),
-            plan_mode=chat.plan_mode,
-            address=address,
-            load_personal=partial(self._personal_text, user),
-            store_plan=partial(self._store_plan, chat.id),
+            chat_id=row.chat_id,
+            root=row.parent_id is None,
+            plan_mode=row.plan_mode,
+            home=row.home,
+            toolset=found.toolset,
+            address=self.agent_address(row.agent_id or "", row.url, row.sealed_secret),
+            store_plan=partial(self._store_plan, row.chat_id),
+            skill_text=found.skill_text,
+            skill_unreadable=found.unreadable,
         )
         return await tools.run(self.link, call, name, arguments)
 
-    async def _personal_text(self, user: identity.UserPrincipal, name: str) -> str:
-        return await self._read(lambda s: personal_skills.get(s, user.user_id, name)[1])
+    async def _quick_call(
+        self, user: identity.UserPrincipal, chat_id: str, name: str, arguments: Mapping[str, Any]
+    ) -> _Call | None:
+        """A tool call's turn in one statement outside any transaction, when the chat's turn is kept and its key
+        has not moved: the pinned skill it reads (guessed from the kept turn) comes in the same statement."""
+        kept = self.turns.kept(chat_id)
+        if kept is None:
+            return None
+        wanted = tools.wanted_skill(kept.tools, name, arguments)
+        if wanted is not None and wanted.personal:
+            return None  # a second statement: the transaction's path
+        pinned = kept.tools.pinned_skills.get(wanted.name) if wanted is not None else None
+        if wanted is not None and pinned is None:
+            return None
+
+        def quick(connection: Connection) -> _Call | None:
+            row = turn_row(connection, user, chat_id, source=pinned.id if pinned is not None else None)
+            turn = self.turns.cached(row) if row.ready else None
+            if turn is None or turn.tools is not kept.tools:  # the key moved: the guess may be wrong
+                return None
+            return _Call(row, turn.tools, row.text)
+
+        return await self._read_one(quick)
 
     async def _store_plan(self, chat_id: str, name: str, path: str, text: str) -> str:
         def work(session: Session) -> str:
@@ -289,7 +404,7 @@ class ControlPlane:
             session.flush()
             return file.id
 
-        return await self._write(work)
+        return await self._write_orm(work)
 
     async def chat_file(self, user: identity.UserPrincipal, chat_id: str, file_id: str) -> tuple[ChatFile, str]:
         def work(session: Session) -> tuple[ChatFile, str]:
@@ -299,76 +414,56 @@ class ControlPlane:
                 raise NotFoundError(f'file "{file_id}" not found')
             return file, contents.get(session, [file.content_key])[file.content_key]
 
-        return await self._read(work)
+        return await self.read(work)
 
-    async def chat_files(self, user: identity.UserPrincipal, chat_id: str) -> list[dict[str, Any]]:
-        def work(session: Session) -> list[dict[str, Any]]:
+    async def chat_files(self, user: identity.UserPrincipal, chat_id: str) -> list[ChatFile]:
+        def work(session: Session) -> list[ChatFile]:
             chats.owned_chat(session, user, chat_id)
-            found = session.scalars(
-                sa.select(ChatFile).where(ChatFile.chat_id == chat_id).order_by(ChatFile.created_at)
+            return list(
+                session.scalars(sa.select(ChatFile).where(ChatFile.chat_id == chat_id).order_by(ChatFile.created_at))
             )
-            return [_file_json(f) for f in found]
 
-        return await self._read(work)
+        return await self.read(work)
 
     async def event_topics(self, user: identity.UserPrincipal, chat_id: str) -> tuple[list[str], dict[str, Any]]:
         """The topics a chat's event stream listens on, and the chat's state to send first."""
-
-        def work(session: Session) -> tuple[list[str], dict[str, Any]]:
-            chat = chats.owned_chat(session, user, chat_id)
-            topics = [chat_topic(chat.id)] + ([agent_topic(chat.agent_id)] if chat.agent_id else [])
-            online = session.scalar(sa.select(Agent.online).where(Agent.id == chat.agent_id)) if chat.agent_id else None
-            state = {
-                "chat_id": chat.id,
-                "pinned_hash": chat.pinned_hash,
-                "dirty": chat.dirty_since is not None,
-                "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
-                "agent_id": chat.agent_id,
-                "agent_online": bool(online),
-            }
-            return topics, state
-
-        return await self._read(work)
+        return await self._read_one(lambda c: chat_state(c, user, chat_id))
 
     # --- personal skills ----------------------------------------------------------------
 
-    async def list_personal_skills(self, user: identity.UserPrincipal) -> list[dict[str, Any]]:
-        return await self._read(lambda s: [_skill_json(k) for k in personal_skills.list_skills(s, user.user_id)])
+    async def list_personal_skills(self, user: identity.UserPrincipal) -> list[PersonalSkill]:
+        return await self.read(lambda s: list(personal_skills.list_skills(s, user.user_id)))
 
-    async def get_personal_skill(self, user: identity.UserPrincipal, name: str) -> dict[str, Any]:
-        def work(session: Session) -> dict[str, Any]:
-            skill, text = personal_skills.get(session, user.user_id, name)
-            return {**_skill_json(skill), "content": text}
+    async def get_personal_skill(self, user: identity.UserPrincipal, name: str) -> tuple[PersonalSkill, str]:
+        return await self.read(lambda s: personal_skills.get(s, user.user_id, name))
 
-        return await self._read(work)
+    async def create_personal_skill(self, user: identity.UserPrincipal, text: str) -> PersonalSkill:
+        return await self._write_orm(lambda s: personal_skills.create(s, user.user_id, text, now=now()))
 
-    async def create_personal_skill(self, user: identity.UserPrincipal, text: str) -> dict[str, Any]:
-        return _skill_json(await self._write(lambda s: personal_skills.create(s, user.user_id, text, now=now())))
-
-    async def update_personal_skill(self, user: identity.UserPrincipal, name: str, text: str) -> dict[str, Any]:
-        return _skill_json(await self._write(lambda s: personal_skills.update(s, user.user_id, name, text, now=now())))
+    async def update_personal_skill(self, user: identity.UserPrincipal, name: str, text: str) -> PersonalSkill:
+        return await self._write_orm(lambda s: personal_skills.update(s, user.user_id, name, text, now=now()))
 
     async def delete_personal_skill(self, user: identity.UserPrincipal, name: str) -> None:
-        await self._write(lambda s: personal_skills.delete(s, user.user_id, name))
+        await self._write_orm(lambda s: personal_skills.delete(s, user.user_id, name))
 
     # --- workspaces and administration ------------------------------------------------
 
     async def list_workspaces(self, user: identity.UserPrincipal) -> list[dict[str, Any]]:
-        return await self._read(lambda s: _workspaces_json(s, user))
+        return await self.read(lambda s: _workspaces_json(s, user))
 
     async def overview(self, user: identity.UserPrincipal) -> dict[str, Any]:
         """Server, the user's workspaces with agents, snapshots and MCP servers, chat counts, problems."""
-        return await self._read(lambda s: overview.build(s, user, version=__version__, database=self.db.dialect))
+        return await self.read(lambda s: overview.build(s, user, version=__version__, database=self.db.dialect))
 
     async def create_user(self, caller: identity.UserPrincipal, name: str, *, admin: bool) -> identity.Issued:
         _admin_only(caller)
-        return await self._write(lambda s: identity.create_user(s, name, admin=admin))
+        return await self._write_orm(lambda s: identity.create_user(s, name, admin=admin))
 
     async def create_agent(
         self, caller: identity.UserPrincipal, workspace: str, name: str, *, parent: str | None = None
     ) -> identity.Issued:
         _admin_only(caller)
-        return await self._write(lambda s: identity.create_agent(s, workspace, name, parent=parent))
+        return await self._write_orm(lambda s: identity.create_agent(s, workspace, name, parent=parent))
 
     # --- MCP approvals -------------------------------------------------------------------
 
@@ -385,21 +480,27 @@ class ControlPlane:
             NotFoundError: no such agent for this user. ForbiddenError: not the workspace's owner.
             UnavailableError: the agent cannot be reached. AgentReplyError: the agent refused (changed since).
         """
-        address = await self._read(lambda s: _approver_address(s, user, agent_id))
+        row = await self._read(lambda c: _approver_row(c, user, agent_id))
+        address = self.agent_address(agent_id, row.url, row.api_token)
+        if address is None:
+            raise UnavailableError("the workspace agent has not said where to reach it")
         return await self.link.approve_mcp(address, server, digest, tool_set)
 
 
-def _approver_address(session: Session, user: identity.UserPrincipal, agent_id: str) -> AgentAddress:
-    query = sa.select(Agent, Workspace.owner_id).join(Workspace, Workspace.id == Agent.workspace_id)
-    row = session.execute(query.where(Agent.id == agent_id)).first()
+def _approver_row(connection: Connection, user: identity.UserPrincipal, agent_id: str) -> Any:
+    """The agent's URL and sealed secret, once the user is found to own its workspace."""
+    agents, workspaces = t.agents, t.workspaces
+    query = (
+        sa.select(agents.c.url, agents.c.api_token, workspaces.c.owner_id)
+        .join(workspaces, workspaces.c.id == agents.c.workspace_id)
+        .where(agents.c.id == agent_id)
+    )
+    row = connection.execute(query).first()
     if row is None or not (user.is_admin or row.owner_id in (None, user.user_id)):
         raise NotFoundError(f'agent "{agent_id}" not found')
     if row.owner_id != user.user_id and not (row.owner_id is None and user.is_admin):
         raise ForbiddenError("only the workspace's owner may approve its MCP servers")
-    agent: Agent = row[0]
-    if not agent.url:
-        raise UnavailableError("the workspace agent has not said where to reach it")
-    return AgentAddress(agent.url, agent.api_token)
+    return row
 
 
 def describe_diff(changes: Diff, *, limit: int = 5) -> str:
@@ -417,21 +518,16 @@ def _admin_only(caller: identity.UserPrincipal) -> None:
         raise ForbiddenError("only an administrator may do this")
 
 
-def _recheck_chats(session: Session, agent_id: str) -> list[Event]:
-    """Mark the agent's chats against its latest snapshot again, after a push has committed.
-
-    On PostgreSQL a chat pinned by a transaction that committed while the push ran is not
-    seen by the push (REPEATABLE READ); this second, short transaction sees it. (The pin
-    itself share-locks the snapshot row: ``chats.pinnable_snapshot``.)
-    """
-    latest = session.scalar(sa.select(Snapshot.aggregate_hash).where(Snapshot.agent_id == agent_id))
-    return ingest.mark_out_of_date(session, agent_id, latest, now=now()) if latest is not None else []
+_GO_OFFLINE = (
+    sa.update(t.agents)
+    .where(t.agents.c.id == sa.bindparam("agent_id"), t.agents.c.online.is_(True))
+    .values(online=False)
+    .returning(t.agents.c.id)
+)
 
 
-def _go_offline(session: Session, agent_id: str) -> list[Event]:
-    changed = session.execute(
-        sa.update(Agent).where(Agent.id == agent_id, Agent.online.is_(True)).values(online=False).returning(Agent.id)
-    ).first()
+def _go_offline(connection: Connection, agent_id: str) -> list[Event]:
+    changed = connection.execute(_GO_OFFLINE, {"agent_id": agent_id}).first()
     return [_offline_event(agent_id)] if changed else []
 
 
@@ -439,112 +535,49 @@ def _offline_event(agent_id: str) -> Event:
     return Event(agent_topic(agent_id), "agent_offline", {"agent_id": agent_id, "at": now().isoformat()})
 
 
-_PROMPT_CONTENT = (str(Kind.INSTRUCTION_FILE),)  # the prompt shows instruction files; skill bodies wait for read_skill
-
-
-def _json_bytes(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-_MINE = PersonalSkill.owner_id == sa.bindparam("user_id")
-# Built once: constructing this select costs more than running it.
-_TURN_KEY = (
-    sa.select(
-        Chat.agent_id,
-        Chat.pinned_hash,
-        Chat.pinned_at,
-        Chat.parent_id,
-        Agent.os,
-        Agent.work_dir,
-        Agent.home,
-        Snapshot.version,
-        Snapshot.run_id,
-        Snapshot.received_at,
-        sa.select(sa.func.count()).where(_MINE).scalar_subquery(),
-        sa.select(sa.func.max(PersonalSkill.updated_at)).where(_MINE).scalar_subquery(),
-    )
-    .outerjoin(Agent, Agent.id == Chat.agent_id)
-    .outerjoin(Snapshot, Snapshot.agent_id == Chat.agent_id)
-    .where(Chat.id == sa.bindparam("chat_id"), Chat.owner_id == sa.bindparam("user_id"))
+_PINNED_TEXT = (
+    sa.select(t.contents.c.text)
+    .select_from(t.chat_resources.join(t.contents, t.contents.c.hash == t.chat_resources.c.content_key))
+    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.source == sa.bindparam("source"))
 )
 
 
-def _turn_key(session: Session | Connection, user: identity.UserPrincipal, chat_id: str) -> tuple[Any, ...] | None:
-    """Every column a chat's prompt depends on, in one query; None while it is unbound or unpinned.
+def _pinned_text(connection: Connection, chat_id: str, source: str) -> str | None:
+    text: str | None = connection.scalar(_PINNED_TEXT, {"chat_id": chat_id, "source": source})
+    return text
+
+
+_STATE = (
+    sa.select(t.chats.c.id, t.chats.c.agent_id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.agents.c.online)
+    .select_from(t.chats.outerjoin(t.agents, t.agents.c.id == t.chats.c.agent_id))
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
+
+
+def chat_state(connection: Connection, user: identity.UserPrincipal, chat_id: str) -> tuple[list[str], dict[str, Any]]:
+    """A chat's event topics and its state, in one query.
 
     Raises:
         NotFoundError: no such chat of this user.
     """
-    row = session.execute(_TURN_KEY, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    row = connection.execute(_STATE, {"chat_id": chat_id, "user_id": user.user_id}).first()
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
-    if row.agent_id is None or row.pinned_hash is None:
-        return None
-    return tuple(row)
-
-
-def _load_context(
-    session: Session, user: identity.UserPrincipal, chat_id: str, *, with_content: rows.Contents = True
-) -> tuple[Chat, prompt.ChatContext, Agent | None]:
-    chat = chats.owned_chat(session, user, chat_id)
-    agent = session.get(Agent, chat.agent_id) if chat.agent_id else None
-    pinned = rows.chat_resources(session, chat.id, with_content=with_content)
-    latest: list[Any] = []
-    if chat.agent_id:
-        latest = rows.load(
-            session,
-            session.scalars(
-                sa.select(SnapshotResource).where(
-                    SnapshotResource.agent_id == chat.agent_id, SnapshotResource.kind == str(Kind.MCP_SERVER)
-                )
-            ),
-            with_content=False,
-        )
-    personal = tuple(
-        (row.name, row.description)
-        for row in session.execute(
-            sa.select(PersonalSkill.name, PersonalSkill.description)
-            .where(PersonalSkill.owner_id == user.user_id)
-            .order_by(PersonalSkill.name)
-        )
-    )
-    directory = (agent.work_dir if agent is not None else None) or ""
-    context = prompt.ChatContext(
-        chat_id=chat.id,
-        root=chat.parent_id is None,
-        pinned=tuple(pinned),
-        latest_mcp=tuple(latest),
-        personal=personal,
-        os_name=(agent.os if agent is not None else None) or "",
-        directory=directory,
-        home=agent.home if agent is not None else None,
-    )
-    return chat, context, agent
-
-
-def _skill_json(skill: PersonalSkill) -> dict[str, Any]:
-    return {
-        "name": skill.name,
-        "description": skill.description,
-        "size_bytes": skill.size_bytes,
-        "created_at": skill.created_at.isoformat(),
-        "updated_at": skill.updated_at.isoformat(),
+    topics = [chat_topic(row.id)] + ([agent_topic(row.agent_id)] if row.agent_id else [])
+    state = {
+        "chat_id": row.id,
+        "pinned_hash": row.pinned_hash,
+        "dirty": row.dirty_since is not None,
+        "dirty_since": row.dirty_since.isoformat() if row.dirty_since else None,
+        "agent_id": row.agent_id,
+        "agent_online": bool(row.online),
     }
-
-
-def _file_json(file: ChatFile) -> dict[str, Any]:
-    return {
-        "id": file.id,
-        "name": file.name,
-        "kind": file.kind,
-        "media_type": file.media_type,
-        "path": file.path,
-        "size_bytes": file.size_bytes,
-        "created_at": file.created_at.isoformat(),
-    }
+    return topics, state
 
 
 def _workspaces_json(session: Session, user: identity.UserPrincipal) -> list[dict[str, Any]]:
+    from agentcontext.control.models import Agent
+
     query = sa.select(Workspace).order_by(Workspace.name)
     if not user.is_admin:
         query = query.where(sa.or_(Workspace.owner_id.is_(None), Workspace.owner_id == user.user_id))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -85,7 +85,11 @@ def plan_path(home: str | None, chat_id: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class ChatContext:
-    """Everything a turn's context is made of, read from the database in one go."""
+    """Everything a turn's context is made of, read from the database in one go.
+
+    ``pinned`` carries the texts of instruction files when the system prompt is to be
+    rendered; skills and MCP servers never need theirs here.
+    """
 
     chat_id: str
     root: bool
@@ -98,11 +102,34 @@ class ChatContext:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnContext:
-    system: str
+class Toolset:
+    """A turn's tools and what calling them needs: skill aliases, MCP routes, the pinned skills."""
+
     tools: tuple[ToolSpec, ...]
     skills: tuple[SkillRef, ...]
-    mcp_routes: dict[str, tuple[str, str]]  # exposed name -> (server, tool)
+    mcp_routes: Mapping[str, tuple[str, str]]  # exposed name -> (server, tool)
+    pinned_skills: Mapping[str, Resource]  # workspace skill name -> its pinned resource (text not loaded)
+
+    def offers(self, name: str) -> bool:
+        return any(tool.name == name for tool in self.tools)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    system: str
+    toolset: Toolset
+
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]:
+        return self.toolset.tools
+
+    @property
+    def skills(self) -> tuple[SkillRef, ...]:
+        return self.toolset.skills
+
+    @property
+    def mcp_routes(self) -> Mapping[str, tuple[str, str]]:
+        return self.toolset.mcp_routes
 
     def to_dict(self) -> dict[str, Any]:
         return {"system": self.system, "tools": [t.to_dict() for t in self.tools]}
@@ -149,18 +176,9 @@ def skill_refs(context: ChatContext) -> list[SkillRef]:
     return index([(r.name or "", r.description or "") for r in workspace_skills(context.pinned)], context.personal)
 
 
-def build(context: ChatContext) -> TurnContext:
+def toolset(context: ChatContext) -> Toolset:
+    """The turn's tools: from the pinned rows' names and descriptions alone (no texts needed)."""
     refs = skill_refs(context)
-    blocks = [
-        workspace_context(instruction_files(context.pinned), os_name=context.os_name, directory=context.directory),
-        available_skills([ref.entry for ref in refs]),
-    ]
-    plan = plan_path(context.home, context.chat_id) if context.root else None
-    if plan is not None:
-        blocks.append(
-            f"<plan-file>\nThis chat's plan file is {plan}. To propose a plan, write it there with your file tools,"
-            " then call propose_plan with that path.\n</plan-file>"
-        )
     tools: list[ToolSpec] = []
     if refs:
         tools.append(READ_SKILL_SPEC)
@@ -173,7 +191,28 @@ def build(context: ChatContext) -> TurnContext:
         routes[exposed] = route
         clean = for_prompt(tool)  # the agent cleaned it; what reaches a model is cleaned here too, as files are
         tools.append(ToolSpec(exposed, clean.description, _object_schema(clean.input_schema)))
-    return TurnContext("\n\n".join(b for b in blocks if b), tuple(tools), tuple(refs), routes)
+    pinned = {r.name or "": r for r in workspace_skills(context.pinned)}
+    return Toolset(tuple(tools), tuple(refs), routes, pinned)
+
+
+def system_text(context: ChatContext, refs: Sequence[SkillRef]) -> str:
+    """The system prompt: needs the pinned instruction files' texts."""
+    blocks = [
+        workspace_context(instruction_files(context.pinned), os_name=context.os_name, directory=context.directory),
+        available_skills([ref.entry for ref in refs]),
+    ]
+    plan = plan_path(context.home, context.chat_id) if context.root else None
+    if plan is not None:
+        blocks.append(
+            f"<plan-file>\nThis chat's plan file is {plan}. To propose a plan, write it there with your file tools,"
+            " then call propose_plan with that path.\n</plan-file>"
+        )
+    return "\n\n".join(b for b in blocks if b)
+
+
+def build(context: ChatContext) -> TurnContext:
+    tools = toolset(context)
+    return TurnContext(system_text(context, tools.skills), tools)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

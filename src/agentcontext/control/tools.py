@@ -19,11 +19,11 @@ from typing import Any
 
 from agentcontext import skill_files
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
-from agentcontext.control.prompt import PROPOSE_PLAN, READ_SKILL, READ_SKILL_FILE, ChatContext, TurnContext, plan_path
+from agentcontext.control.prompt import PROPOSE_PLAN, READ_SKILL, READ_SKILL_FILE, Toolset, plan_path
 from agentcontext.control.skill_index import AmbiguousSkill, SkillRef, resolve
 from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError, UnavailableError, UnsafePathError
 from agentcontext.frontmatter import split
-from agentcontext.resource import Kind, Resource, Status
+from agentcontext.resource import Resource
 from agentcontext.tool_names import SEPARATOR
 
 log = logging.getLogger("agentcontext.control.tools")
@@ -56,14 +56,30 @@ def ok(data: Mapping[str, Any]) -> ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One call, with everything it may need."""
+    """One call, with everything it may need, read in one go (``wanted_skill`` says which text to read)."""
 
-    context: ChatContext
-    turn: TurnContext
+    chat_id: str
+    root: bool
     plan_mode: bool
+    home: str | None  # the home the agent last reported
+    toolset: Toolset
     address: AgentAddress | None
-    load_personal: Callable[[str], Awaitable[str]] = field(repr=False)
     store_plan: Callable[[str, str, str], Awaitable[str]] = field(repr=False)  # (name, path, text) -> file id
+    skill_text: str | None = field(default=None, repr=False)  # the text of the skill ``wanted_skill`` named
+    skill_unreadable: bool = False  # reading that text failed inside the control plane (logged there)
+
+
+def wanted_skill(toolset: Toolset, name: str, arguments: Any) -> SkillRef | None:
+    """The skill whose text a call will read (``read_skill`` of a skill this turn offers), so it is read up front."""
+    if name != READ_SKILL or not toolset.offers(READ_SKILL) or not isinstance(arguments, Mapping):
+        return None
+    requested = arguments.get("name")
+    if not isinstance(requested, str) or not requested:
+        return None
+    try:
+        return resolve(toolset.skills, scrub(requested))
+    except AgentContextError:
+        return None  # the call itself says why
 
 
 def _text_arg(arguments: Mapping[str, Any], name: str) -> str:
@@ -95,13 +111,13 @@ async def run(link: AgentLink, call: ToolCall, name: str, arguments: Mapping[str
         name, arguments = scrub(name), scrub(arguments)
     except RecursionError:
         return error(f"invalid JSON input: {TOO_DEEP}")
-    if name == READ_SKILL and any(t.name == READ_SKILL for t in call.turn.tools):
+    if name == READ_SKILL and call.toolset.offers(READ_SKILL):
         return await read_skill(link, call, arguments)
-    if name == READ_SKILL_FILE and any(t.name == READ_SKILL_FILE for t in call.turn.tools):
+    if name == READ_SKILL_FILE and call.toolset.offers(READ_SKILL_FILE):
         return await read_skill_file(link, call, arguments)
-    if name == PROPOSE_PLAN and call.context.root:
+    if name == PROPOSE_PLAN and call.root:
         return await propose_plan(link, call, arguments)
-    route = call.turn.mcp_routes.get(name)
+    route = call.toolset.mcp_routes.get(name)
     if route is not None:
         return await call_mcp_tool(link, call, route, arguments)
     return error(f'tool "{name}" is not available in this chat')
@@ -109,7 +125,7 @@ async def run(link: AgentLink, call: ToolCall, name: str, arguments: Mapping[str
 
 def _resolve(call: ToolCall, requested: str) -> SkillRef | ToolResult:
     try:
-        return resolve(call.turn.skills, requested)
+        return resolve(call.toolset.skills, requested)
     except NotFoundError:
         return error(f'skill "{requested}" not found')
     except AmbiguousSkill as exc:
@@ -120,10 +136,7 @@ def _resolve(call: ToolCall, requested: str) -> SkillRef | ToolResult:
 
 
 def _pinned_skill(call: ToolCall, name: str) -> Resource | None:
-    for resource in call.context.pinned:
-        if resource.kind is Kind.SKILL and resource.status is Status.OK and resource.name == name:
-            return resource
-    return None
+    return call.toolset.pinned_skills.get(name)
 
 
 async def read_skill(link: AgentLink, call: ToolCall, arguments: Mapping[str, Any]) -> ToolResult:
@@ -134,18 +147,15 @@ async def read_skill(link: AgentLink, call: ToolCall, arguments: Mapping[str, An
     if isinstance(ref, ToolResult):
         return ref
     if ref.personal:
-        try:
-            text = await call.load_personal(ref.name)
-        except NotFoundError:
-            return error(f'skill "{requested}" not found')
-        except Exception:
-            log.exception("loading personal skill %r", ref.name)
+        if call.skill_unreadable:
             return error(f'failed to load personal skill "{requested}"')
-        return ok({"name": requested, "body": skill_files.body(text), "files": []})
+        if call.skill_text is None:  # deleted since the turn began
+            return error(f'skill "{requested}" not found')
+        return ok({"name": requested, "body": skill_files.body(call.skill_text), "files": []})
     pinned = _pinned_skill(call, ref.name)
     if pinned is None:
         return error(f'skill "{requested}" not found')
-    meta = (pinned.content or "")[:SKILL_BODY_CAP]
+    meta = (call.skill_text or "")[:SKILL_BODY_CAP]
     try:
         split(meta)
     except FrontmatterError as exc:
@@ -215,7 +225,7 @@ async def _check_plan_md(link: AgentLink, call: ToolCall, path: str) -> ToolResu
         home = ""
     if not home:
         # unverifiable: refuse what is, or may be, a home root (the home last reported, or one by its shape)
-        known = call.context.home
+        known = call.home
         if _looks_like_home(directory) or (known and directory == _folded(known)):
             return error(
                 f"the plan path {path} could not be verified because the workspace is currently unavailable to"
@@ -223,7 +233,7 @@ async def _check_plan_md(link: AgentLink, call: ToolCall, path: str) -> ToolResu
             )
         return None
     if directory == _folded(home):
-        chat_path = plan_path(home, call.context.chat_id)
+        chat_path = plan_path(home, call.chat_id)
         return error(
             f"the plan path {path} is no longer supported at the home root; use the chat-specific plan path:"
             f" {chat_path}"
@@ -257,7 +267,7 @@ async def propose_plan(link: AgentLink, call: ToolCall, arguments: Mapping[str, 
 async def _plan_turn_path(link: AgentLink, call: ToolCall, path: str) -> str | ToolResult:
     """During plan turns the only plan path is the chat's own (an empty argument means it)."""
     try:
-        chat_path = plan_path(await _home(link, call), call.context.chat_id)
+        chat_path = plan_path(await _home(link, call), call.chat_id)
     except (UnavailableError, AgentReplyError) as exc:
         return error(f"resolve chat-specific plan path: {exc}")
     if not chat_path:
@@ -291,7 +301,7 @@ async def _read_and_store_plan(link: AgentLink, call: ToolCall, path: str) -> To
     try:
         file_id = await call.store_plan(posixpath.basename(path), path, text)
     except Exception:  # what went wrong inside the control plane is logged, never shown
-        log.exception("storing the plan of chat %s", call.context.chat_id)
+        log.exception("storing the plan of chat %s", call.chat_id)
         return error("failed to store plan file: the control plane could not save it, try again shortly")
     return ok({"ok": True, "path": path, "kind": "plan", "file_id": file_id, "media_type": PLAN_MEDIA_TYPE})
 

@@ -39,6 +39,12 @@ class Recent(Generic[V]):
             self._entries.move_to_end(name)
             return found[1]
 
+    def latest(self, name: str) -> V | None:
+        """What is stored for ``name``, whatever its key (not counted as a use)."""
+        with self._lock:
+            found = self._entries.get(name)
+            return None if found is None else found[1]
+
     def put(self, name: str, key: Hashable, value: V) -> None:
         with self._lock:
             self._entries[name] = (key, value)

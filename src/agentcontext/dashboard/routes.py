@@ -18,9 +18,10 @@ from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from agentcontext import skill_files
-from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
+from agentcontext.control.agent_link import AgentReplyError
 from agentcontext.control.events import agent_topic, snapshot_topic
 from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.plane import ControlPlane
 from agentcontext.dashboard import markdown, session, views
 from agentcontext.dashboard.render import HERE, page
 from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
@@ -87,16 +88,17 @@ async def resource(
     if found.kind is not Kind.SKILL:
         return page(request, "file.html", user, agent=agent, res=found)
     body = markdown.render(skill_files.body(found.content)) if found.content is not None else None
-    files, unreachable = await _skill_files(plane.link, agent, found.name or "")
+    files, unreachable = await _skill_files(plane, agent, found.name or "")
     return page(request, "skill.html", user, agent=agent, res=found, body=body, files=files, unreachable=unreachable)
 
 
-async def _skill_files(link: AgentLink, agent: views.AgentInfo, name: str) -> tuple[list[str], str | None]:
+async def _skill_files(plane: ControlPlane, agent: views.AgentInfo, name: str) -> tuple[list[str], str | None]:
     """The skill folder's files, live from the agent (best effort, as ``read_skill`` lists them)."""
-    if not agent.url or not name:
+    address = plane.agent_address(agent.id, agent.url, agent.sealed_secret)
+    if address is None or not name:
         return [], "the workspace agent has not said where to reach it"
     try:
-        files = await link.skill_files(AgentAddress(agent.url, agent.api_token), name)
+        files = await plane.link.skill_files(address, name)
     except AgentContextError as exc:
         return [], str(exc)
     return files, None
@@ -156,7 +158,7 @@ async def refresh(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
 
 async def _chat_page(request: Request, user: UserPrincipal, chat_id: str, diff: dict[str, Any] | None) -> HTMLResponse:
     plane = session.plane_of(request)
-    turn = json.loads(await plane.prompt_json(user, chat_id))  # the very bytes the API answers
+    turn = json.loads((await plane.prompt_json(user, chat_id)).body)  # the very bytes the API answers
     summary = await plane.get_chat(user, chat_id)  # after the prompt: a first turn binds and pins the chat
     return page(
         request,

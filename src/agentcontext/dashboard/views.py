@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from agentcontext.control import overview, rows
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.models import Agent, Snapshot, SnapshotResource, Workspace
+from agentcontext.control.models import Agent, Snapshot, Workspace
 from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind, McpApproval, Resource, Status
 
@@ -27,7 +27,7 @@ class AgentInfo:
     workspace: str
     online: bool
     url: str | None
-    api_token: str | None
+    sealed_secret: str | None  # the agent's per-run secret, sealed (the plane unseals it to call the agent)
     work_dir: str | None
 
 
@@ -74,7 +74,7 @@ def visible_agent(session: Session, user: UserPrincipal, agent_id: str) -> Agent
     if row is None or not (user.is_admin or row.owner_id in (None, user.user_id)):
         raise NotFoundError(f'agent "{agent_id}" not found')
     agent: Agent = row[0]
-    return AgentInfo(agent.id, agent.name, row.name, agent.online, agent.url, agent.api_token, agent.work_dir)
+    return AgentInfo(agent.id, agent.name, row.name, agent.online, agent.url, agent.sealed_secret, agent.work_dir)
 
 
 def visible_agent_ids(session: Session, user: UserPrincipal) -> list[str]:
@@ -109,12 +109,10 @@ def resource(session: Session, user: UserPrincipal, agent_id: str, source: str) 
         NotFoundError: no such agent (for this user) or resource.
     """
     agent = visible_agent(session, user, agent_id)
-    found = session.scalars(
-        sa.select(SnapshotResource).where(SnapshotResource.agent_id == agent_id, SnapshotResource.source == source)
-    ).all()
+    found = [r for r in rows.read(session, agent_id, chat=False, with_content=True) if r.source == source]
     if not found:
         raise NotFoundError(f'resource "{source}" not found')
-    return agent, rows.load(session, found)[0]
+    return agent, rows.load(found)[0]
 
 
 def mcp_servers(session: Session, user: UserPrincipal, agent_id: str) -> tuple[AgentInfo, list[McpServer]]:

@@ -160,8 +160,8 @@ class ChatMcpServer(Server[Any]):
     # --- resources and prompts -------------------------------------------------------------
 
     async def _pinned(self, binding: ChatBinding) -> tuple[Resource, ...]:
-        _, context, _ = await self.plane.context(binding.user, binding.chat_id)
-        return context.pinned
+        context = await self.plane.context(binding.user, binding.chat_id)
+        return tuple(context.pinned)
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -1,0 +1,81 @@
+"""A chat as the API shows it, built from rows already in hand (no queries here).
+
+``rows`` are in ``rows.ROW_COLUMNS`` order; the listing follows Coder's (by source path, without
+ok-but-empty instruction files and skills without a usable name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentcontext.control import rows
+from agentcontext.control.skill_index import usable_skill_name
+from agentcontext.resource import Kind, Status
+
+if TYPE_CHECKING:
+    from agentcontext.control.chats import ChatRow
+
+ChatView = dict[str, Any]  # a chat as the API answers it (``wire.ChatResponse``), its context summary in it
+
+
+_SKILL, _MCP_SERVER, _INSTRUCTION, _OK = (
+    str(Kind.SKILL),
+    str(Kind.MCP_SERVER),
+    str(Kind.INSTRUCTION_FILE),
+    str(Status.OK),
+)
+
+
+def listed(row: Sequence[Any]) -> bool:
+    """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
+
+    Empty as the prompt sees it: nothing left once sanitised (worked out at push time: ``rows.BLANK``).
+    ``row`` is in ``rows.ROW_COLUMNS`` order.
+    """
+    _, kind, _, _, status, *_, meta = row
+    if status != _OK:
+        return True
+    if kind == _INSTRUCTION:
+        return not (meta or {}).get(rows.BLANK)
+    return not (kind == _SKILL and not usable_skill_name((meta or {}).get("name")))
+
+
+def resource_view(row: Sequence[Any]) -> dict[str, Any]:
+    """A pinned resource as the API lists it (``row`` in ``rows.ROW_COLUMNS`` order)."""
+    _, kind, path, _, status, size_bytes, _, error, _, meta = row
+    data: dict[str, Any] = {"path": path, "kind": kind, "status": status, "size_bytes": size_bytes, "error": error}
+    if kind == _SKILL:
+        data["skill_name"] = (meta or {}).get("name")
+        data["skill_description"] = (meta or {}).get("description")
+    elif kind == _MCP_SERVER:
+        tools = (meta or {}).get("tools") or ()
+        data["tools"] = [{"name": str(t["name"]), "description": str(t.get("description") or "")} for t in tools]
+    return data
+
+
+def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error: str | None = None) -> ChatView:
+    """The chat's summary from its pinned rows (``rows.ROW_COLUMNS`` order, texts not needed)."""
+    listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r[2], r[1]))  # Coder: by source (path) ascending
+    return {
+        "id": chat.id,
+        "status": chat.status,
+        "title": chat.title,
+        "workspace_id": chat.workspace_id,
+        "agent_id": chat.agent_id,
+        "parent_id": chat.parent_id,
+        "plan_mode": chat.plan_mode,
+        "archived": chat.archived,
+        "created_at": chat.created_at.isoformat(),
+        "updated_at": chat.updated_at.isoformat(),
+        "context": {
+            "pinned_hash": chat.pinned_hash,
+            "pinned_version": chat.pinned_version,
+            "pinned_at": chat.pinned_at.isoformat() if chat.pinned_at else None,
+            "latest_hash": latest_hash,
+            "dirty": chat.dirty_since is not None,
+            "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
+            "error": error or chat.pinned_error,
+            "resources": [resource_view(r) for r in listing],
+        },
+    }

@@ -1,0 +1,403 @@
+"""Context sync on the wire: what a workspace agent sends the control plane, and what it answers.
+
+One definition for both sides: the agent's pusher builds its pushes and heartbeats from
+these models and reads the answers with them; the control plane validates every body
+against the same models, once, strictly. Nothing is coerced (``"version": true`` or
+``"7"`` is refused, not read as 1 or 7), a field the contract does not know is refused, and
+a refusal names the field (``resources[3].status: ...``). The checks are Coder's (coder.md
+4.5): at most 1,000 resources, 256 KiB of text a resource and 4 MiB in all, bounded
+strings, known kinds, statuses and scopes, unique sources, and an aggregate hash that
+matches the resources. Text no database can store (NUL, a lone surrogate) is refused too.
+
+One exception: a resource (and an MCP tool) may carry fields this version does not know;
+they are handed to :meth:`Resource.from_dict`, the core's own definition of a resource, so an
+agent that knows more (a new field of the core) is not refused by an older server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from agentcontext.errors import InvalidRequestError
+from agentcontext.resource import Kind, Load, LoadType, McpApproval, Resource, Scope, Status, Tool, ToolChange
+from agentcontext.snapshot import aggregate_hash
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_RESOURCES = 1000
+MAX_RESOURCE_BYTES = 256 * 1024
+MAX_TOTAL_BYTES = 4 * 1024 * 1024
+MAX_PATH_BYTES = 1024
+MAX_ERROR_BYTES = 4096
+MAX_HASH_CHARS = 64
+MAX_INT64 = 2**63 - 1
+MAX_CHANGES = 512  # tool changes reported for one MCP server
+MAX_DIFF_BYTES = 16 * 1024  # one tool's diff (the agent cuts them at 4,096 characters)
+MAX_LOAD_ITEMS = 64
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def storable(value: str) -> str:
+    """Raises ValueError for text no database stores: PostgreSQL refuses NUL; no database a lone surrogate."""
+    if "\x00" in value:
+        raise ValueError("contains a NUL character (\\u0000)")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("contains a lone surrogate (not valid Unicode)") from None
+    return value
+
+
+def _utf8_bytes(value: str) -> int:
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+
+
+def _at_most(limit: int) -> AfterValidator:
+    def check(value: str) -> str:
+        if value.isascii() and "\x00" not in value:  # the common case, in two C calls
+            if len(value) > limit:
+                raise ValueError(f"is longer than {limit} bytes")
+            return value
+        storable(value)
+        if _utf8_bytes(value) > limit:
+            raise ValueError(f"is longer than {limit} bytes")
+        return value
+
+    return AfterValidator(check)
+
+
+# strings of at most so many UTF-8 bytes that a database can store
+PathText = Annotated[str, _at_most(MAX_PATH_BYTES)]
+ErrorText = Annotated[str, _at_most(MAX_ERROR_BYTES)]
+BodyText = Annotated[str, _at_most(MAX_RESOURCE_BYTES)]
+HashText = Annotated[str, _at_most(MAX_HASH_CHARS)]
+IdText = Annotated[str, _at_most(MAX_PATH_BYTES + 32)]
+UrlText = Annotated[str, _at_most(2048)]
+TokenText = Annotated[str, _at_most(256)]
+ShortText = Annotated[str, _at_most(64)]
+ProfileText = Annotated[str, _at_most(32)]
+Count = Annotated[int, Field(ge=0, le=MAX_INT64)]
+
+_STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+# a resource is the core's: fields this version does not know go on to Resource.from_dict
+_OPEN = ConfigDict(strict=True, extra="allow", frozen=True)
+
+
+class AgentInfo(BaseModel):
+    """How the control plane reaches the agent, sent with every push and heartbeat."""
+
+    model_config = _STRICT
+
+    url: UrlText | None = Field(default=None, description="The agent's API, http:// or https://.")
+    api_token: TokenText | None = Field(default=None, description="A per-run secret the agent's API accepts.")
+    run_id: ShortText | None = None
+    os: ShortText | None = None
+    home: PathText | None = None
+
+    @model_validator(mode="after")
+    def _http_url(self) -> AgentInfo:
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError("agent.url must be an http:// or https:// URL")
+        return self
+
+    def to_dict(self) -> dict[str, str]:
+        """What the agent sends: the fields it knows."""
+        return self.model_dump(exclude_none=True)
+
+
+def _sha256_or_empty(value: str) -> str:
+    if value and not _HEX64.fullmatch(value):  # the aggregate hash reads its 32 raw bytes
+        raise ValueError("must be empty or 64 lowercase hex digits (a sha256)")
+    return value
+
+
+Sha256Text = Annotated[str, AfterValidator(_sha256_or_empty)]
+DiffText = Annotated[str, _at_most(MAX_DIFF_BYTES)]
+
+
+class PushedTool(BaseModel):
+    """One tool of an MCP server resource."""
+
+    model_config = _OPEN
+
+    name: PathText
+    description: BodyText | None = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+    annotations: dict[str, Any] | None = None
+
+    def to_tool(self) -> Tool:
+        return Tool(self.name, self.description or "", self.input_schema, self.annotations or {})
+
+
+class PushedLoad(BaseModel):
+    """How a resource reaches the model (``Load.to_dict()``)."""
+
+    model_config = _STRICT
+
+    type: Annotated[LoadType, Field(strict=False)]
+    globs: list[PathText] = Field(default_factory=list, max_length=MAX_LOAD_ITEMS)
+    importer: PathText | None = None
+    chain: list[PathText] = Field(default_factory=list, max_length=MAX_LOAD_ITEMS)
+    reason: ErrorText | None = None
+    root: PathText | None = None
+
+    def to_load(self) -> Load:
+        return Load(self.type, tuple(self.globs), self.importer, tuple(self.chain), self.reason, self.root)
+
+
+class PushedToolChange(BaseModel):
+    model_config = _STRICT
+
+    tool: PathText
+    change: Literal["added", "changed", "removed"]
+    diff: DiffText = ""
+
+
+class PushedApproval(BaseModel):
+    """An MCP server's approval: its state, what it runs, and what changed (each diff bounded)."""
+
+    model_config = _STRICT
+
+    state: Literal["pending", "approved", "auto", "changed"]
+    config_path: PathText = ""
+    digest: Sha256Text = ""
+    command: ErrorText = ""
+    changes: list[PushedToolChange] = Field(default_factory=list, max_length=MAX_CHANGES)
+    tool_set: Sha256Text = ""
+
+    def to_approval(self) -> McpApproval:
+        changes = tuple(ToolChange(c.tool, c.change, c.diff) for c in self.changes)
+        return McpApproval(self.state, self.config_path, self.digest, self.command, changes, self.tool_set)
+
+
+class PushedResource(BaseModel):
+    """One resource of a push: ``Resource.to_dict()``."""
+
+    model_config = _OPEN
+
+    id: IdText | None = Field(default=None, description='"<kind>:<path>"')
+    kind: Annotated[Kind, Field(strict=False)]  # an enum from its JSON string
+    path: Annotated[PathText, Field(min_length=1)]
+    scope: Annotated[Scope, Field(strict=False)]
+    status: Annotated[Status, Field(strict=False)]
+    size_bytes: Count = 0
+    content_hash: HashText = Field(default="", description="sha256 of the original bytes, lowercase hex, or empty")
+    content: BodyText | None = None
+    error: ErrorText | None = None
+    warnings: list[ErrorText] = Field(default_factory=list)
+    name: ErrorText | None = None
+    # a skill's description is bounded by the resource's cap only: the prompt cuts it at 1,024
+    description: BodyText | None = None
+    doc_order: Count | None = Field(default=None, description="Position in the project doc (instruction files).")
+    source: PathText | None = Field(default=None, description="The declared source that contributed it.")
+    servers: list[PathText] = Field(default_factory=list)
+    connect: bool = True
+    tools: list[PushedTool] = Field(default_factory=list)
+    load: PushedLoad | None = None
+    approval: PushedApproval | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PushedResource:
+        if self.id is not None and self.id != f"{self.kind}:{self.path}":
+            raise ValueError(f'id must be "{self.kind}:{self.path}"')
+        return self
+
+    @field_validator("content_hash")
+    @classmethod
+    def _sha256(cls, value: str) -> str:
+        if value and not _HEX64.fullmatch(value):  # the aggregate hash reads its 32 raw bytes
+            raise ValueError("must be empty or 64 lowercase hex digits (a sha256)")
+        return value
+
+    def json_bytes(self) -> int:
+        """What the resource weighs as Coder counts it: its compact JSON, as pushed."""
+        return len(self.__pydantic_serializer__.to_json(self, exclude_unset=True))
+
+    def json_bytes_within_cap(self) -> int:
+        """``json_bytes``, or a bound on it when that is within ``MAX_RESOURCE_BYTES`` (no JSON written then)."""
+        bound = self.json_bytes_at_most()
+        return bound if bound is not None and bound <= MAX_RESOURCE_BYTES else self.json_bytes()
+
+    def json_bytes_at_most(self) -> int | None:
+        """A bound on ``json_bytes`` without writing the JSON (``None``: tools or unknown fields, write it).
+
+        A character takes at most 6 bytes in JSON (``\\u001f``); the keys, numbers and enums fit in 512.
+        """
+        if self.tools or self.model_extra or self.load is not None or self.approval is not None:
+            return None
+        texts = (self.id, self.path, self.content_hash, self.content, self.error, self.name, self.description,
+                 self.source)  # fmt: skip
+        chars = sum(len(text) for text in texts if text) + sum(map(len, self.warnings)) + sum(map(len, self.servers))
+        return 6 * chars + 512 + 8 * (len(self.warnings) + len(self.servers))
+
+    def to_resource(self) -> Resource:
+        """Raises ValueError: a field the core reads and this version does not check is malformed."""
+        if self.model_extra:  # fields this version does not know: the core's own reading of the whole
+            try:
+                return Resource.from_dict(self.model_dump(exclude={"id"}))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(f"malformed: {exc}") from None
+        tools = tuple(t.to_tool() for t in self.tools)
+        load = self.load.to_load() if self.load is not None else None
+        approval = self.approval.to_approval() if self.approval is not None else None
+        return Resource(
+            self.kind, self.path, self.scope, self.status, self.size_bytes, self.content_hash, self.content,
+            self.error, tuple(self.warnings), self.name, self.description, self.doc_order, self.source,
+            tuple(self.servers), self.connect, tools, load, approval,
+        )  # fmt: skip
+
+
+class PushRequest(BaseModel):
+    """A snapshot as the workspace agent publishes it (``Snapshot.to_dict()``), plus ``initial`` and ``agent``."""
+
+    model_config = _STRICT
+
+    version: Annotated[int, Field(ge=1, le=MAX_INT64)]
+    aggregate_hash: HashText
+    initial: bool = Field(
+        default=False, description="The first push of the agent's run: accepted whatever its version."
+    )
+    error: ErrorText | None = None
+    work_dir: PathText = ""
+    project_root: PathText | None = None
+    profile: ProfileText = "default"
+    payload_bytes: Count = 0
+    resources: list[PushedResource] = Field(
+        default_factory=list, max_length=MAX_RESOURCES, description="At most 1,000; 256 KiB each and 4 MiB in all."
+    )
+    agent: AgentInfo | None = None
+    _checked: tuple[Resource, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="after")
+    def _whole(self) -> PushRequest:
+        checked: list[Resource] = []
+        seen: set[str] = set()
+        total = 0
+        sizes = [pushed.json_bytes_within_cap() for pushed in self.resources]
+        if sum(sizes) > MAX_TOTAL_BYTES:  # bounds, some of them: the sizes themselves decide
+            sizes = [pushed.json_bytes() for pushed in self.resources]
+        for index, pushed in enumerate(self.resources):
+            try:
+                resource = pushed.to_resource()
+            except ValueError as exc:
+                raise ValueError(f"resources[{index}] is {exc}") from None
+            if resource.id in seen:
+                raise ValueError(f'resources[{index}]: duplicate source "{resource.id}"')
+            seen.add(resource.id)
+            size = sizes[index]
+            if size > MAX_RESOURCE_BYTES:
+                raise ValueError(f"resources[{index}] is larger than {MAX_RESOURCE_BYTES} bytes")
+            total += size
+            if total > MAX_TOTAL_BYTES:
+                raise ValueError(f"resources are larger than {MAX_TOTAL_BYTES} bytes in all")
+            checked.append(resource)
+        expected = aggregate_hash(checked)
+        if self.aggregate_hash != expected:
+            raise ValueError(f"aggregate_hash {self.aggregate_hash!r} does not match the resources ({expected})")
+        self._checked = tuple(checked)
+        return self
+
+    @property
+    def checked_resources(self) -> tuple[Resource, ...]:
+        """The resources as the core's values, built while validating."""
+        return self._checked
+
+
+class PushResponse(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True)  # an answer may grow: what a client does not know it skips
+
+    accepted: bool = Field(description="False: the version gate refused it (nothing was written).")
+    version: int = Field(description="The version pushed.")
+    stored_version: int | None = Field(description="The version the control plane now holds for the agent.")
+
+
+class HeartbeatRequest(BaseModel):
+    model_config = _STRICT
+
+    agent: AgentInfo | None = None
+    online: bool = Field(default=True, description="False: the agent is stopping (it goes offline now).")
+
+
+class ContractError(InvalidRequestError):
+    """A body that breaks the contract (HTTP 422); the message names each field."""
+
+
+def describe(errors: Sequence[Mapping[str, Any]]) -> str:
+    """Pydantic's errors as one line naming each field: ``version must be an integer; resources[3].status ...``."""
+    said = []
+    for error in errors:
+        where, message = _where(error["loc"]), _message(error)
+        predicate = message.startswith(("is ", "must ", "has ")) or message.startswith(repr(error.get("input")))
+        if predicate:
+            said.append(f"{where or 'body'} {message}")
+        else:
+            said.append(f"{where}: {message}" if where else message)
+    return "; ".join(said)
+
+
+def _where(loc: Sequence[str | int]) -> str:
+    text = ""
+    for part in loc:
+        if part == "body" and not text:
+            continue  # FastAPI's: the whole body
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+_SAID = {
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "missing": "is required",
+    "extra_forbidden": "is not a field of this body",
+    "string_too_short": "is empty",
+    "too_short": "is empty",
+}
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    kind, context = error.get("type", ""), error.get("ctx") or {}
+    if kind in _SAID:
+        return _SAID[kind]
+    if kind == "greater_than_equal":
+        return f"must be at least {context.get('ge')}"
+    if kind == "less_than_equal":
+        return f"must be at most {context.get('le')}"
+    if kind in ("enum", "literal_error"):
+        return f"{error.get('input')!r} is not one of {context.get('expected')}"
+    if kind == "too_long":
+        return f"has {context.get('actual_length')} items (at most {context.get('max_length')})"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+def validated(model: type[M], raw: Any) -> M:
+    """``raw`` (JSON-like values) as ``model``.
+
+    Raises:
+        ContractError: naming each field that breaks the contract.
+    """
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ContractError(describe(exc.errors())) from None
