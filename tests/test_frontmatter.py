@@ -23,7 +23,7 @@ from agentcontext.frontmatter import (
     MISSING,
     Frontmatter,
     _delimit,
-    _simple_mapping,
+    simple_mapping,
     parse,
     parse_coder,
     parse_plain,
@@ -390,7 +390,7 @@ def test_the_plain_frontmatter_fast_path_agrees_with_yaml_whenever_it_answers(
     lines: list[tuple[str, str, str]],
 ) -> None:
     block = "\n".join(f"{key}{sep}{value}" for key, sep, value in lines)
-    fast = _simple_mapping(block)
+    fast = simple_mapping(block)
     if fast is None:
         return  # the YAML parser decides
     assert fast == yaml.safe_load(block) or (fast == {} and yaml.safe_load(block) is None)
@@ -400,9 +400,9 @@ def test_the_fast_path_takes_plain_lines_and_leaves_every_yaml_subtlety_to_yaml(
     block = (
         "name: pdf-tools\ndescription: Extract text, tables (and forms) from PDFs; use it for reports.\nlicense: MIT"
     )
-    assert _simple_mapping(block) == yaml.safe_load(block)
+    assert simple_mapping(block) == yaml.safe_load(block)
     for tricky in ("name: yes", "name: No", "name: null", "name: a: b", "name: a #c", "name: 'q'", "n: 1.5", "  a: b"):
-        assert _simple_mapping(tricky) is None, tricky
+        assert simple_mapping(tricky) is None, tricky
 
 
 def delimit_by_lines(text: str) -> tuple[str, str] | bool:

@@ -94,7 +94,7 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
         FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
     """
     block, body = split(text)
-    simple = _simple_mapping(block)
+    simple = simple_mapping(block)
     if simple is not None:
         return Frontmatter(simple, block, body)
     try:
@@ -123,7 +123,7 @@ def parse_coder(text: str) -> Frontmatter:
     if not block.strip():
         return Frontmatter({}, block, body)
     try:
-        fields = _simple_mapping(block)
+        fields = simple_mapping(block)
         return Frontmatter(fields if fields is not None else _load_mapping(block), block, body)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"parse frontmatter YAML: {_yaml_message(exc)}") from None
@@ -158,7 +158,7 @@ def parse_plain(text: str) -> Frontmatter | None:
     return Frontmatter(fields, block, text[match.end() :])
 
 
-def _simple_mapping(block: str) -> dict[str, Any] | None:
+def simple_mapping(block: str) -> dict[str, Any] | None:
     """The block as a dict when every line is ``key: plain text``, else None."""
     fields: dict[str, Any] = {}
     for line in block.split("\n"):
