@@ -22,8 +22,11 @@ from agentcontext.frontmatter import (
     MAX_VALUES,
     MISSING,
     Frontmatter,
-    _simple_mapping,
+    _delimit,
+    simple_mapping,
     parse,
+    parse_coder,
+    parse_plain,
     parse_strict,
     repair_block,
     split,
@@ -387,7 +390,7 @@ def test_the_plain_frontmatter_fast_path_agrees_with_yaml_whenever_it_answers(
     lines: list[tuple[str, str, str]],
 ) -> None:
     block = "\n".join(f"{key}{sep}{value}" for key, sep, value in lines)
-    fast = _simple_mapping(block)
+    fast = simple_mapping(block)
     if fast is None:
         return  # the YAML parser decides
     assert fast == yaml.safe_load(block) or (fast == {} and yaml.safe_load(block) is None)
@@ -397,6 +400,62 @@ def test_the_fast_path_takes_plain_lines_and_leaves_every_yaml_subtlety_to_yaml(
     block = (
         "name: pdf-tools\ndescription: Extract text, tables (and forms) from PDFs; use it for reports.\nlicense: MIT"
     )
-    assert _simple_mapping(block) == yaml.safe_load(block)
+    assert simple_mapping(block) == yaml.safe_load(block)
     for tricky in ("name: yes", "name: No", "name: null", "name: a: b", "name: a #c", "name: 'q'", "n: 1.5", "  a: b"):
-        assert _simple_mapping(tricky) is None, tricky
+        assert simple_mapping(tricky) is None, tricky
+
+
+def delimit_by_lines(text: str) -> tuple[str, str] | bool:
+    """The rule of ``_delimit`` written plainly: split into lines, find the next one trimming to ``---``."""
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return False
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
+    return True
+
+
+_PIECES = st.sampled_from(["---", " --- ", "\t---", "-- -", "----", "\n", "\r", "a", "name: x", " ", "\u2003"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=12))
+def test_finding_the_closing_dashes_agrees_with_splitting_into_lines(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert _delimit(text) == delimit_by_lines(text)
+
+
+_NEAR_PLAIN_VALUE = st.tuples(
+    st.sampled_from(["a", "Y", "n", "O", "N", "t", "f", "b", "c", "é", "0", " ", "'"]),
+    st.text(alphabet=st.sampled_from("abfalsenoYyNuOo0-9 '\"[]{}&*!|>%@`,.~;:#\t\x7fé"), max_size=8),
+).map("".join)
+_PLAIN_LINE = st.tuples(
+    st.sampled_from(["name", "description", "license", "x_1", "a-b", "Name", "name", "-a", "1k"]),
+    st.sampled_from([": "] * 8 + [":  ", ":", ": \t"]),
+    _NEAR_PLAIN_VALUE,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(lines=st.lists(_PLAIN_LINE, max_size=4), closing=st.sampled_from(["---\n"] * 5 + ["---", " ---\n", "-- \n"]))
+def test_the_plain_frontmatter_reader_agrees_with_both_parsers_whenever_it_answers(
+    lines: list[tuple[str, str, str]], closing: str
+) -> None:
+    text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + closing + "# Body\n"
+    plain = parse_plain(text)
+    if plain is None:
+        return  # the general parsers decide
+    assert plain == parse(text) == parse_coder(text)
+
+
+def test_the_plain_frontmatter_reader_takes_the_usual_skill_and_leaves_the_rest() -> None:
+    text = skill("name: pdf-tools\ndescription: Extract text; use it for reports.\nlicense: MIT")
+    assert parse_plain(text) == Frontmatter(
+        {"name": "pdf-tools", "description": "Extract text; use it for reports.", "license": "MIT"},
+        "name: pdf-tools\ndescription: Extract text; use it for reports.\nlicense: MIT",
+        "\n# Body\n",
+    )
+    for other in ("name: yes", "name: a: b", "name: 'q'", "name: x ", "name:  x", "name: é", "n: 1"):
+        assert parse_plain(skill(other)) is None, other
+    assert parse_plain("---\r\nname: x\r\n---\r\n") is None

@@ -23,7 +23,7 @@ from skills_ref.validator import validate as skills_ref_validate
 
 from agentcontext.errors import FrontmatterError
 from agentcontext.frontmatter import parse_strict, strict_body
-from agentcontext.skill_validation import ALLOWED_FIELDS, Report, check, find_skill_md, validate_path
+from agentcontext.skill_validation import ALLOWED_FIELDS, Report, _clean, check, collapse, find_skill_md, validate_path
 from agentcontext.testing import make_workspace, skill_md
 from tests.containment import outside_the_roots
 
@@ -606,3 +606,31 @@ def test_a_description_that_is_a_list_is_reported_as_such_in_lenient_mode() -> N
 def test_extra_fields_are_ignored_in_coder_mode() -> None:
     text = frontmatter("name: make-coffee", "description: d", "user-invocable: true", "argument-hint: cups")
     assert check(text, "make-coffee", "coder").errors == ()
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("ab -\t\u00a0\u2003\x85\x1fé"), max_size=8))
+def test_a_clean_value_is_exactly_one_that_collapsing_leaves_as_it_is(text: str) -> None:
+    assert _clean(text) == (bool(text) and collapse(text) == text)
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "folder"),
+    [
+        ("pdf-tools", "Extract text.", "pdf-tools"),
+        ("pdf-tools", "Extract  text.", "pdf-tools"),
+        ("pdf-tools", "Extract text. ", "pdf-tools"),
+        ("pdf-tools", "x" * 1025, "pdf-tools"),
+        ("Pdf-tools", "Extract text.", "Pdf-tools"),
+        ("p" * 65, "Extract text.", "p" * 65),
+        ("pdf-tools", "Extract text.", "other"),
+    ],
+    ids=["clean", "double_space", "trailing_space", "long_description", "not_kebab", "long_name", "other_folder"],
+)
+def test_the_quick_lenient_answer_equals_the_one_built_step_by_step(name: str, description: str, folder: str) -> None:
+    quoted = f"---\nname: {json.dumps(name)}\ndescription: {json.dumps(description)}\n---\n# Body\n"
+    plain = f"---\nname: {name}\ndescription: {description}\n---\n# Body\n"
+    quick, slow = check(plain, folder, "lenient"), check(quoted, folder, "lenient")  # quoted: the YAML parser
+    assert (quick.name, quick.description, quick.errors, quick.warnings) == (
+        slow.name, slow.description, slow.errors, slow.warnings,
+    )  # fmt: skip

@@ -130,3 +130,16 @@ def test_a_budget_cut_anywhere_never_warns_and_keeps_the_text_before_it(text: st
     assert warnings == ()
     whole = encoded[:cut].decode("utf-8", errors="ignore")
     assert decoded in (lf(whole), lf(whole) + "\ufffd")
+
+
+@given(
+    raw=st.binary(max_size=40)
+    | st.builds(lambda a, b: a + b, st.sampled_from([b"", UTF8_BOM, b"\xff\xfe"]), TEXT.map(lambda t: t.encode()))
+)
+def test_the_one_step_decode_of_plain_utf8_agrees_with_preparing_then_decoding(raw: bytes) -> None:
+    prepared = prepare(raw)
+    if prepared.binary:
+        assert decode_file(raw) == (None, prepared.warnings)
+        return
+    text, warnings = decode(prepared.data)
+    assert decode_file(raw) == (text, prepared.warnings + warnings)

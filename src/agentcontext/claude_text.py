@@ -151,18 +151,47 @@ def import_paths(text: str, importer_dir: str, home: str) -> list[str]:
     """The absolute paths ``@`` lines of ``text`` import, in order, each once."""
     if "@" not in text or not _IMPORT.search(text):
         return []  # a run of Markdown text is a piece of the source: no match in it, none in a run
+    specs = _plain_specs(text)
+    if specs is None:
+        specs = [match.group(1) for run in _text_runs(_markdown().parse(text)) for match in _IMPORT.finditer(run)]
     found: dict[str, None] = {}
-    for run in _text_runs(_markdown().parse(text)):
-        for match in _IMPORT.finditer(run):
-            spec = match.group(1)
-            cut = spec.find("#")
-            if cut != -1:
-                spec = spec[:cut]
-            spec = spec.replace("\\ ", " ")
-            if not spec or not _importable(spec):
-                continue
-            found.setdefault(resolve(spec, importer_dir, home), None)
+    for spec in specs:
+        cut = spec.find("#")
+        if cut != -1:
+            spec = spec[:cut]
+        spec = spec.replace("\\ ", " ")
+        if not spec or not _importable(spec):
+            continue
+        found.setdefault(resolve(spec, importer_dir, home), None)
     return list(found)
+
+
+# Markdown that can hide an "@" from the text (code, HTML, autolinks, escapes) wherever it is...
+_HIDING = re.compile(r"[`<\\]|~~~")
+# ...and what can cut the text right at an "@" or inside its path, within its paragraph: emphasis,
+# links and images, block quotes, and indented code (which four spaces or a tab may start, at a
+# line's start or after a list marker).
+_CUTTING = re.compile(r"[*_\[\]>\t]| {4}")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")  # what ends a paragraph
+
+
+def _plain_specs(text: str) -> list[str] | None:
+    """The ``@`` specs of ``text`` found without parsing Markdown, when parsing could change nothing.
+
+    That is when no Markdown anywhere can hide text and no paragraph holding an ``@`` has
+    anything that could cut it: the text runs are then the source's own lines, less block
+    markers and indentation (which the import pattern treats like the whitespace they are),
+    so the pattern finds the same specs in the same order. None: parse (a property test
+    compares both on generated Markdown).
+    """
+    if "\r" in text:  # Markdown reads CR and CRLF as LF; so does the pattern
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _HIDING.search(text):
+        return None
+    for paragraph in _BLANK_LINE.split(text):
+        if "@" in paragraph and _CUTTING.search(paragraph):
+            return None
+    return [match.group(1) for match in _IMPORT.finditer(text)]
 
 
 def _importable(spec: str) -> bool:

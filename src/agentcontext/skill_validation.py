@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.frontmatter import parse, parse_coder, parse_strict
+from agentcontext.frontmatter import parse, parse_coder, parse_plain, parse_strict
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_folder import open_folder
 from agentcontext.textdecode import decode_file
@@ -58,6 +58,11 @@ class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
         return not self.errors
 
 
+def _clean(text: str) -> bool:
+    """Whether ``text`` is not empty and :func:`collapse` keeps it: printable, single spaces, none at the ends."""
+    return text.isprintable() and "  " not in text and text[:1] not in ("", " ") and text[-1] != " "
+
+
 def collapse(value: str) -> str:
     """Codex's ``sanitize_single_line``: whitespace runs become one space, ends trimmed.
 
@@ -74,18 +79,15 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
         return _check_spec(text, folder)
     if mode == "claude":
         return _check_claude(text, folder)
-    try:
-        front = parse(text) if mode == "lenient" else parse_coder(text)
-    except FrontmatterError as exc:
-        return SkillCheck(None, None, errors=(str(exc),))
+    front = parse_plain(text)
+    if front is None:
+        try:
+            front = parse(text) if mode == "lenient" else parse_coder(text)
+        except FrontmatterError as exc:
+            return SkillCheck(None, None, errors=(str(exc),))
     if mode == "coder":
-        result = _check_coder(front.fields, folder)
-    else:
-        result = _check_lenient(front.fields, folder, namespace)
-        if front.repaired:
-            warnings = (*result.warnings, "frontmatter YAML needed repair: quote values that contain ': '")
-            result = result._replace(warnings=warnings)
-    return result._replace(frontmatter=front.raw)
+        return _check_coder(front.fields, folder)._replace(frontmatter=front.raw)
+    return _check_lenient(front.fields, folder, namespace, front.raw, repaired=front.repaired)
 
 
 def _check_claude(text: str, folder: str) -> SkillCheck:
@@ -129,7 +131,22 @@ def _scalar(value: Any) -> str | None:
     return None
 
 
-def _check_lenient(fields: Mapping[str, Any], folder: str, namespace: str | None) -> SkillCheck:
+def _check_lenient(
+    fields: Mapping[str, Any], folder: str, namespace: str | None, frontmatter: str, *, repaired: bool
+) -> SkillCheck:
+    name, description = fields.get("name"), fields.get("description")
+    if (  # the common case, with nothing to warn about, in one step
+        name == folder
+        and type(description) is str
+        and namespace is None
+        and not repaired
+        and _clean(name)
+        and _clean(description)
+        and len(name) <= MAX_NAME
+        and len(description) <= MAX_DESCRIPTION
+        and KEBAB.match(name)
+    ):
+        return SkillCheck(name, description, (), (), frontmatter)
     errors: list[str] = []
     warnings: list[str] = []
     raw_name = fields.get("name")
@@ -157,7 +174,9 @@ def _check_lenient(fields: Mapping[str, Any], folder: str, namespace: str | None
         name = f"{namespace}:{name}"
         if len(name) > MAX_QUALIFIED_NAME:
             warnings.append(f"invalid qualified name: longer than {MAX_QUALIFIED_NAME} characters")
-    return SkillCheck(name, description or None, tuple(errors), tuple(warnings))
+    if repaired:
+        warnings.append("frontmatter YAML needed repair: quote values that contain ': '")
+    return SkillCheck(name, description or None, tuple(errors), tuple(warnings), frontmatter)
 
 
 def _name_warnings(name: str, folder: str) -> list[str]:

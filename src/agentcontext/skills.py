@@ -19,10 +19,10 @@ Precedence (``skills.precedence``): ``first``, the first container to offer a na
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import deque
 from dataclasses import dataclass, replace
+from hashlib import sha256
 
 import yaml
 
@@ -37,6 +37,9 @@ from agentcontext.skill_validation import check
 from agentcontext.textdecode import decode_file
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
+# Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
+_FILE, _MISSING, _DIRECTORY = Kind.FILE, Kind.MISSING, Kind.DIRECTORY
+_SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
     tag = _tag(container, config)
+    note = _FOLLOWS.get(config.profile)
     while queue:
         directory, depth = queue.popleft()
         try:
@@ -114,13 +118,13 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
         except OSError as exc:  # a folder we may not list is reported, never passed over
             out.append((_unlistable(directory, exc, container), None))
             continue
-        note = _FOLLOWS.get(config.profile)
         real_directory = reader.real_root(directory)
         for child in listing:
-            if child.name[0] == "." or child.name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
+            name = child.name
+            if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
-            path = f"{directory}{os.sep}{child.name}"
-            real = f"{real_directory}{os.sep}{child.name}"
+            path = f"{directory}/{name}"
+            real = f"{real_directory}/{name}"
             if child.is_symlink:
                 entry = reader.probe(path, container.boundary)
                 if entry.kind is not Kind.DIRECTORY:
@@ -134,7 +138,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
-            skill = _skill_in(path, real, child.name, container, config, reader, tag)
+            skill = _skill_in(path, real, name, container, config, reader, tag)
             if skill is not None:
                 out.append(skill)
             elif depth + 1 < max_depth:
@@ -158,26 +162,28 @@ def _skill_in(
 ) -> tuple[Resource, str | None] | None:
     meta_file = config.skills.meta_file
     meta = reader.probe_in(folder_path, meta_file, container.boundary)
-    if meta.kind is Kind.MISSING or meta.kind is Kind.DIRECTORY:
-        return None
-    if meta.kind is not Kind.FILE:
-        status = Status.UNREADABLE if meta.kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
+    kind = meta.kind
+    if kind is not _FILE:
+        if kind is _MISSING or kind is _DIRECTORY:
+            return None
+        status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
         error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
-        skill = Resource(ResourceKind.SKILL, meta.path, container.scope, status, error=error, source=container.source)
+        skill = Resource(_SKILL, meta.path, container.scope, status, error=error, source=container.source)
         return skill, None
+    scope = container.scope
     resource: Resource = reader.cached(meta, tag + folder, lambda: _read_skill(meta, folder, container, config, reader))
-    if (resource.path, resource.scope, resource.source) != (meta.path, container.scope, container.source):
-        resource = replace(resource, path=meta.path, scope=container.scope, source=container.source)
+    if resource.path != meta.path or resource.scope is not scope or resource.source != container.source:
+        resource = replace(resource, path=meta.path, scope=scope, source=container.source)
     if container.note:
         resource = replace(resource, warnings=(*resource.warnings, container.note))
     # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
     # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
-    hidden = container.scope is Scope.SYSTEM and resource.status is Status.OK
+    hidden = scope is _SYSTEM and resource.status is _OK
     if hidden and _hidden_from_codex(folder_path, container, reader):
         reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
         resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
-    return resource, meta.real_path if meta.is_link else f"{real_folder}{os.sep}{meta_file}"
+    return resource, meta.real_path if meta.is_link else f"{real_folder}/{meta_file}"
 
 
 def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
@@ -203,7 +209,7 @@ def _read_skill(meta: Entry, folder: str, container: Container, config: Config, 
         error = exc.strerror or str(exc)
         return Resource(ResourceKind.SKILL, meta.path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
     size = max(meta.size, len(raw))
-    digest = hashlib.sha256(raw[:cap]).hexdigest()
+    digest = sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
         error = f"file size {size} exceeds per-resource cap of {cap} bytes"
         return Resource(ResourceKind.SKILL, meta.path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
@@ -212,8 +218,9 @@ def _read_skill(meta: Entry, folder: str, container: Container, config: Config, 
         error = "binary file (contains NUL bytes)"
         return Resource(ResourceKind.SKILL, meta.path, scope, Status.INVALID, size, digest, error=error, source=source)
     result = check(text, folder, config.skills.validation, namespace=container.namespace)
-    warnings = (*decode_warnings, *result.warnings, *hidden_text_warnings(text))
-    if not result.valid:
+    hidden = hidden_text_warnings(text)
+    warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
+    if result.errors:
         error = "; ".join(result.errors)
         return Resource(
             ResourceKind.SKILL,
@@ -229,18 +236,7 @@ def _read_skill(meta: Entry, folder: str, container: Container, config: Config, 
             source=source,
         )
     return Resource(
-        ResourceKind.SKILL,
-        meta.path,
-        scope,
-        Status.OK,
-        size,
-        digest,
-        text,
-        None,
-        warnings,
-        result.name,
-        result.description,
-        source=source,
+        _SKILL, meta.path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
     )
 
 
@@ -281,11 +277,12 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
     winners: dict[str, Resource] = {}
     out: list[Resource] = []
     for resource in found:
-        if resource.status is not Status.OK or resource.name is None:
+        if resource.status is not _OK or resource.name is None:
             out.append(resource)
             continue
-        key = resource.name.casefold() if precedence == "first" else resource.name
-        if resource.name.casefold() in off:
+        folded = resource.name.casefold()
+        key = folded if precedence == "first" else resource.name
+        if folded in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
             continue
         winner = winners.get(key)
@@ -302,12 +299,12 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
     """Codex offers every copy of a name; each copy says where the others are."""
     paths: dict[str, list[str]] = {}
     for resource in found:
-        if resource.status is Status.OK and resource.name is not None:
+        if resource.status is _OK and resource.name is not None:
             paths.setdefault(resource.name, []).append(resource.path)
     out: list[Resource] = []
     for resource in found:
         name = resource.name
-        if resource.status is not Status.OK or name is None:
+        if resource.status is not _OK or name is None:
             out.append(resource)
         elif name.casefold() in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))

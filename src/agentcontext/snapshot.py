@@ -17,15 +17,15 @@ agent counts up from there.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Any
 
 from agentcontext.config import SnapshotSettings
-from agentcontext.resource import Kind, Resource, Status
+from agentcontext.resource import DRIFTING, Kind, Resource, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,30 +88,55 @@ def sort_key(resource: Resource) -> tuple[int, str]:
     return (resource.kind.rank, resource.path)
 
 
+_BY_PATH = attrgetter("path")
+_CAP_ORDER = tuple(sorted(Kind, key=lambda kind: kind.rank))  # Coder's: instruction files first
+_ID_ORDER = tuple(sorted(Kind, key=str))  # ids start with the kind and ":", and no kind prefixes another
+
+
+def _ordered(resources: Iterable[Resource], kinds: tuple[Kind, ...]) -> list[Resource]:
+    """By kind in ``kinds`` order, then by path: a stable sort without a key built per resource."""
+    groups: dict[Kind, list[Resource]] = {kind: [] for kind in kinds}
+    for resource in resources:
+        groups[resource.kind].append(resource)
+    return [resource for kind in kinds for resource in sorted(groups[kind], key=_BY_PATH)]
+
+
 def apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> list[Resource]:
     """Exclude what does not fit, in (kind, path) order; see the module docstring."""
+    return _apply_caps(resources, caps)[0]
+
+
+def _apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> tuple[list[Resource], int]:
+    """The capped resources and the bytes of content they keep."""
     out: list[Resource] = []
     total = 0
-    for index, resource in enumerate(sorted(resources, key=sort_key)):
-        if index >= caps.max_resources:
-            out.append(_exclude(resource, f"dropped to fit {caps.max_resources}-resource snapshot count cap"))
+    count, budget = caps.max_resources, caps.max_snapshot_bytes
+    over_count = f"dropped to fit {count}-resource snapshot count cap"
+    for index, resource in enumerate(_ordered(resources, _CAP_ORDER)):
+        if index >= count:
+            out.append(_exclude(resource, over_count))
             continue
         size = resource.payload_bytes
-        if size and total + size > caps.max_snapshot_bytes:
-            out.append(_exclude(resource, f"dropped to fit {caps.max_snapshot_bytes}-byte aggregate cap"))
+        if size and total + size > budget:
+            out.append(_exclude(resource, f"dropped to fit {budget}-byte aggregate cap"))
             continue
         total += size
         out.append(resource)
-    return out
+    return out, total
 
 
 def apply_mcp_caps(
     resources: Sequence[Resource], servers: Sequence[Resource], caps: SnapshotSettings
 ) -> tuple[list[Resource], list[str]]:
     """Add MCP server resources after the file caps; over-cap servers become snapshot errors."""
+    return _apply_mcp_caps(resources, sum(r.payload_bytes for r in resources), servers, caps)
+
+
+def _apply_mcp_caps(
+    resources: Sequence[Resource], total: int, servers: Sequence[Resource], caps: SnapshotSettings
+) -> tuple[list[Resource], list[str]]:
     out = list(resources)
     errors: list[str] = []
-    total = sum(r.payload_bytes for r in resources)
     for server in sorted(servers, key=sort_key):
         size = len(json.dumps([t.to_dict() for t in server.tools]).encode())
         if len(out) >= caps.max_resources:
@@ -132,25 +157,35 @@ def _exclude(resource: Resource, reason: str) -> Resource:
 
 def aggregate_hash(resources: Iterable[Resource], *, sorted_by_id: bool = False) -> str:
     """Coder's order-independent drift hash over instruction files and skills."""
-    drifting = [r for r in resources if r.kind.drifts]
-    ordered = drifting if sorted_by_id else sorted(drifting, key=lambda r: r.id)
-    return hashlib.sha256(
-        b"".join(_fragment(r.id, str(r.kind), r.path, r.content_hash, str(r.status)) for r in ordered)
-    ).hexdigest()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _fragment(resource_id: str, kind: str, path: str, content_hash: str, status: str) -> bytes:
-    """One resource's share of the hash; cached, since rescans repeat most of them."""
-    parts = [_netstring(resource_id), _netstring(kind), _netstring(path)]
-    parts.append(bytes.fromhex(content_hash) if content_hash else bytes(32))
-    parts += [_netstring(status), b"\x00"]
-    return b"".join(parts)
+    drifting = [r for r in resources if r.kind in DRIFTING]
+    ordered = drifting if sorted_by_id else _ordered(drifting, _ID_ORDER)
+    return hashlib.sha256(b"".join([_fragment(r.kind, r.path, r.content_hash, r.status) for r in ordered])).hexdigest()
 
 
 def _netstring(text: str) -> bytes:
     data = text.encode("utf-8")
     return b"%d:%s" % (len(data), data)
+
+
+_NETSTRINGS = {member: _netstring(member) for member in (*Kind, *Status)}
+_ID_PREFIXES = {kind: f"{kind}:".encode() for kind in Kind}
+_NO_HASH = bytes(32)
+
+
+def _fragment(kind: Kind, path: str, content_hash: str, status: Status) -> bytes:
+    """One resource's share: netstrings of its id, kind and path, the 32 raw bytes of its hash, its status's, NUL."""
+    encoded = path.encode("utf-8")
+    prefix = _ID_PREFIXES[kind]
+    return b"%d:%s%s%s%d:%s%s%s\x00" % (
+        len(prefix) + len(encoded),
+        prefix,
+        encoded,
+        _NETSTRINGS[kind],
+        len(encoded),
+        encoded,
+        bytes.fromhex(content_hash) if content_hash else _NO_HASH,
+        _NETSTRINGS[status],
+    )
 
 
 def build(
@@ -165,9 +200,9 @@ def build(
     error: str | None = None,
 ) -> Snapshot:
     """Cap, order and hash resources into a snapshot."""
-    capped = apply_caps(resources, caps)
-    capped, mcp_errors = apply_mcp_caps(capped, mcp_servers, caps)
-    ordered = tuple(sorted(capped, key=lambda r: r.id))
+    capped, total = _apply_caps(resources, caps)
+    capped, mcp_errors = _apply_mcp_caps(capped, total, mcp_servers, caps)
+    ordered = tuple(_ordered(capped, _ID_ORDER))  # by id
     first_error = error or (mcp_errors[0] if mcp_errors else None)
     return Snapshot(
         version=version,
