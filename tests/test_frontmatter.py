@@ -23,12 +23,12 @@ from agentcontext.frontmatter import (
     MISSING,
     Frontmatter,
     _delimit,
-    simple_mapping,
     parse,
     parse_coder,
     parse_plain,
     parse_strict,
     repair_block,
+    simple_mapping,
     split,
     strict_body,
 )
