@@ -25,12 +25,15 @@ ROUTE = "/api/v0/context/agents"
 
 
 @contextlib.asynccontextmanager
-async def api(agent: ContextAgent, token: str = "views-token-0123456789") -> AsyncIterator[httpx.AsyncClient]:
+async def api(
+    agent: ContextAgent, token: str = "views-token-0123456789"
+) -> AsyncIterator[tuple[httpx.AsyncClient, views.ViewCache]]:
+    """A client of the agent's API, and the app's kept views."""
     app = create_app(agent, token=token)
     headers = {"Authorization": f"Bearer {token}"}
     transport = httpx.ASGITransport(app=app)
     async with running(agent), httpx.AsyncClient(transport=transport, base_url=AGENT_URL, headers=headers) as c:
-        yield c
+        yield c, app.state.views
 
 
 def both_files(root: Path) -> Path:
@@ -53,7 +56,7 @@ def by_profile(body: Any) -> dict[str, dict[str, Any]]:
 async def test_each_agent_profile_loads_its_own_files_and_says_why_not_the_others(tmp_path: Path, home: Path) -> None:
     work = both_files(tmp_path)
     agent = make_agent(work, home, profile="codex")
-    async with api(agent) as client:
+    async with api(agent) as (client, cache):
         await ready(agent)
         response = await client.get(ROUTE)
     assert response.status_code == 200, response.text
@@ -77,12 +80,14 @@ async def test_the_views_are_kept_per_snapshot_version_and_computed_again_after_
 ) -> None:
     work = both_files(tmp_path)
     agent = make_agent(work, home, profile="claude")
-    async with api(agent) as client:
+    async with api(agent) as (client, cache):
         await ready(agent)
         first = await client.get(ROUTE)
+        computed = cache.computed
         # a skill only Codex reads: the agent's own (claude) snapshot does not change, so the kept answer stands
         make_workspace(work, {".codex/skills/lint/SKILL.md": skill_md("lint", "Lints")})
         kept = await client.get(ROUTE)
+        assert cache.computed == computed  # served as kept, not scanned again
         monkeypatch.setattr(views, "FRESH_FOR", 0.0)  # once the kept answer is old enough, it is computed again
         aged = await client.get(ROUTE)
         write_atomic(work / "CLAUDE.md", "Claude's notes, edited.\n")  # a change the agent's own profile sees
@@ -106,7 +111,7 @@ async def test_a_declared_source_is_scanned_by_every_profile(tmp_path: Path, hom
     work = both_files(tmp_path)
     make_workspace(work / "docs", {"AGENTS.md": "Docs rules.\n"})
     agent = make_agent(work, home, profile="coder")
-    async with api(agent) as client:
+    async with api(agent) as (client, cache):
         await ready(agent)
         assert (await client.post("/api/v0/context/sources", json={"path": str(work / "docs")})).status_code == 201
         await agent.resync()

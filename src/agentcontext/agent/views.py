@@ -46,6 +46,7 @@ class ViewCache:
         self._answer: tuple[int, float, bytes] | None = None  # version, when, body
         self._scanners: dict[str, Scanner] = {}
         self._config: Config | None = None  # what the scanners were built for
+        self.computed = 0  # how many times the views were computed (not served from the kept answer)
 
     def answer(self) -> bytes:
         """The views as JSON (call in a worker thread).
@@ -70,6 +71,7 @@ class ViewCache:
             data = {"work_dir": agent.work_dir, "version": version, "agents": views}
             body = view_contract.bounded(data, MAX_BYTES)
             self._answer = (version, time.monotonic(), body)
+            self.computed += 1
             return body
 
     def _scan(self, profile: str) -> ScanResult:
