@@ -18,6 +18,7 @@ from agentcontext.testing import make_workspace, skill_md
 from agentcontext.view_contract import AgentViewsBody, bounded
 from tests.agent.conftest import make_agent, ready, running, write_atomic
 from tests.agent.test_api import AGENT_URL
+from tests.cli.test_agents_cmd import workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -36,25 +37,12 @@ async def api(
         yield c, app.state.views
 
 
-def both_files(root: Path) -> Path:
-    return make_workspace(
-        root / "repo",
-        {
-            ".git/": "",
-            "AGENTS.md": "Use pytest.\n",
-            "CLAUDE.md": "Claude's notes.\n",
-            ".claude/skills/tidy/SKILL.md": skill_md("tidy", "Tidies up"),
-            ".agents/skills/review/SKILL.md": skill_md("review", "Reviews a change"),
-        },
-    )
-
-
 def by_profile(body: Any) -> dict[str, dict[str, Any]]:
     return {view["profile"]: view for view in AgentViewsBody.model_validate(body).model_dump()["agents"]}
 
 
 async def test_each_agent_profile_loads_its_own_files_and_says_why_not_the_others(tmp_path: Path, home: Path) -> None:
-    work = both_files(tmp_path)
+    work = workspace(tmp_path)
     agent = make_agent(work, home, profile="codex")
     async with api(agent) as (client, cache):
         await ready(agent)
@@ -66,10 +54,15 @@ async def test_each_agent_profile_loads_its_own_files_and_says_why_not_the_other
     assert list(found) == ["codex", "claude", "coder", "default"]
     codex, claude = found["codex"], found["claude"]
     assert [r["path"] for r in codex["loads"]] == [str(work / "AGENTS.md")]
-    assert [r["path"] for r in claude["loads"]] == [str(work / "CLAUDE.md")]
+    assert [r["path"] for r in claude["loads"]] == [str(work / "CLAUDE.md"), str(work / "notes.md")]
+    assert claude["loads"][1]["load"] == {
+        "type": "import",
+        "importer": str(work / "CLAUDE.md"),
+        "chain": [str(work / "CLAUDE.md")],
+    }
     assert str(work / "AGENTS.md") in [r["path"] for r in claude["not_loaded"]]
     assert all(r["reason"] for r in claude["not_loaded"])
-    assert [s["name"] for s in codex["skills"]] == ["review"] and [s["name"] for s in claude["skills"]] == ["tidy"]
+    assert [s["name"] for s in codex["skills"]] == [] and [s["name"] for s in claude["skills"]] == ["deploy"]
     assert (codex["budget_bytes"], claude["budget_bytes"]) == (32 * 1024, None)
     assert codex["doc_bytes"] > 0
     assert "content" not in json.dumps(body)  # paths, statuses and reasons: never a file's text
@@ -78,7 +71,7 @@ async def test_each_agent_profile_loads_its_own_files_and_says_why_not_the_other
 async def test_the_views_are_kept_per_snapshot_version_and_computed_again_after_a_change(
     tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = both_files(tmp_path)
+    work = workspace(tmp_path)
     agent = make_agent(work, home, profile="claude")
     async with api(agent) as (client, cache):
         await ready(agent)
@@ -90,17 +83,17 @@ async def test_the_views_are_kept_per_snapshot_version_and_computed_again_after_
         assert cache.computed == computed  # served as kept, not scanned again
         monkeypatch.setattr(views, "FRESH_FOR", 0.0)  # once the kept answer is old enough, it is computed again
         aged = await client.get(ROUTE)
-        write_atomic(work / "CLAUDE.md", "Claude's notes, edited.\n")  # a change the agent's own profile sees
+        write_atomic(work / "CLAUDE.md", "claude rules, edited\n@notes.md\n")  # a change the agent's own profile sees
         await agent.resync()
         again = await client.get(ROUTE)
     assert kept.content == first.content
-    assert [s["name"] for s in by_profile(aged.json())["codex"]["skills"]] == ["lint", "review"]
+    assert [s["name"] for s in by_profile(aged.json())["codex"]["skills"]] == ["lint"]
     assert first.json()["version"] == aged.json()["version"] < again.json()["version"]
     assert by_profile(again.json())["claude"]["doc_bytes"] > by_profile(first.json())["claude"]["doc_bytes"]
 
 
 async def test_before_the_first_scan_the_views_are_not_ready(tmp_path: Path, home: Path) -> None:
-    agent = make_agent(both_files(tmp_path), home)
+    agent = make_agent(workspace(tmp_path), home)
     app = create_app(agent, token="views-token-0123456789")
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=AGENT_URL) as client:
         response = await client.get(ROUTE, headers={"Authorization": "Bearer views-token-0123456789"})
@@ -108,7 +101,7 @@ async def test_before_the_first_scan_the_views_are_not_ready(tmp_path: Path, hom
 
 
 async def test_a_declared_source_is_scanned_by_every_profile(tmp_path: Path, home: Path) -> None:
-    work = both_files(tmp_path)
+    work = workspace(tmp_path)
     make_workspace(work / "docs", {"AGENTS.md": "Docs rules.\n"})
     agent = make_agent(work, home, profile="coder")
     async with api(agent) as (client, cache):

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 TAB = re.compile(r'<a role="tab" href="[^"]*" data-profile="([a-z]+)" aria-selected="(true|false)"')
 PANEL = re.compile(r'<div id="agent-view" role="tabpanel" data-profile="([a-z]+)" data-source="([a-z]+)">')
-VIEW_ROW = re.compile(r'<tr class="view-row" data-path="([^"]+)"')
+VIEW_ROW = re.compile(r'<tr class="view-row" data-view-path="([^"]+)"')
 
 
 async def test_an_offline_agent_says_the_views_need_it_online_and_shows_its_own_profile_as_stored(

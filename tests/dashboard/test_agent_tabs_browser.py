@@ -8,8 +8,6 @@ offline the tabs say the per-agent view needs it, and the snapshot's own profile
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,29 +15,16 @@ import pytest
 
 from agentcontext.dashboard.agent_tabs import NEEDS_AGENT
 from agentcontext.local import state
-from tests.dashboard.browser import Camera, Stack, chromium, chromium_or_skip, up
+from tests.dashboard.browser import Camera, Stack, chromium
 from tests.dashboard.test_browser import settled
 from tests.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    chromium_or_skip()
-    with up(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def camera(request: pytest.FixtureRequest) -> Camera:
-    directory = request.config.getoption("--screenshots")
-    return Camera(Path(directory) if directory else None)
-
-
 def view_rows(page: Any, table: str) -> list[str | None]:
     rows = page.locator(f"#agent-view #{table} tr.view-row")
-    return [rows.nth(i).get_attribute("data-path") for i in range(rows.count())]
+    return [rows.nth(i).get_attribute("data-view-path") for i in range(rows.count())]
 
 
 def go_offline(stack: Stack) -> None:
