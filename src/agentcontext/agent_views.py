@@ -1,52 +1,81 @@
 """Each agent's own view of one work dir, side by side: what loads, what does not and why.
 
-A view is built from one scan under that agent's profile. ``opened(result, path)`` answers
-"what else loads when the agent opens this file": for Claude Code, what it sends after
-reading the file (:mod:`agentcontext.claude_nested`). Codex and Coder load nothing more.
+A view is built from one scan under that agent's profile (:meth:`AgentView.of_scan`), or,
+for the profile a snapshot was taken under, from the snapshot's stored resources
+(:meth:`AgentView.of_snapshot`: the budget is then the profile's default, since a snapshot
+does not carry its settings). ``config_for`` gives the settings another profile scans with:
+the same user file, environment, flags and declared sources. ``opened(result, path)``
+answers "what else loads when the agent opens this file": for Claude Code, what it sends
+after reading the file (:mod:`agentcontext.claude_nested`). Codex and Coder load nothing more.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentcontext.config import Config, load_config
 from agentcontext.ondemand import Resolver
+from agentcontext.profiles import profile_defaults
+from agentcontext.project_doc import ProjectDoc, assemble, assemble_claude
 from agentcontext.resource import Kind, LoadType, Resource
 from agentcontext.scan import ScanResult
+from agentcontext.skill_files import offered
 
 AGENTS = {"codex": "Codex", "claude": "Claude Code", "coder": "Coder", "default": "agentcontext default"}
 VERIFIED = {"codex": "0.169.0", "claude": "2.1.328"}
+VIEW_PROFILES = ("codex", "claude", "coder", "default")  # the order views are shown in
 
 
 @dataclass(frozen=True, slots=True)
 class AgentView:
     profile: str
-    result: ScanResult
+    resources: tuple[Resource, ...]
+    doc: ProjectDoc
+    skills: tuple[Resource, ...]  # the skills offered
+    budget: int | None  # the doc budget in bytes; None: no budget
     opened: tuple[Resource, ...] | None = None
+    stored: bool = False  # from a stored snapshot: the budget is the profile's default
 
-    @property
-    def budget(self) -> int | None:
-        budget = self.result.config.project_doc.max_bytes
-        return None if budget < 0 else budget
+    @classmethod
+    def of_scan(cls, profile: str, result: ScanResult, opened: tuple[Resource, ...] | None = None) -> AgentView:
+        budget = result.config.project_doc.max_bytes
+        doc = result.project_doc()
+        return cls(profile, result.snapshot.resources, doc, result.skills, None if budget < 0 else budget, opened)
+
+    @classmethod
+    def of_snapshot(cls, profile: str, resources: Iterable[Resource]) -> AgentView:
+        """The view of the profile a snapshot was taken under, from its resources (instruction files with content)."""
+        kept = tuple(resources)
+        defaults = profile_defaults(profile)
+        if defaults["project_doc.discovery"] == "claude":
+            doc = assemble_claude(kept)
+        else:
+            doc = assemble(kept, sanitized=bool(defaults["project_doc.sanitize"]))
+        budget = int(defaults["project_doc.max_bytes"])
+        return cls(profile, kept, doc, tuple(offered(kept)), None if budget < 0 else budget, stored=True)
 
     def loads(self) -> list[Resource]:
-        files = {f.path for f in self.result.project_doc().files}
+        files = {f.path for f in self.doc.files}
         ordered = sorted(
-            (r for r in self.result.snapshot.resources if r.kind is Kind.INSTRUCTION_FILE and r.path in files),
+            (r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and r.path in files),
             key=lambda r: r.doc_order or 0,
         )
         return ordered
 
     def not_loaded(self) -> list[Resource]:
-        files = {f.path for f in self.result.project_doc().files}
-        return [r for r in self.result.snapshot.resources if r.kind is Kind.INSTRUCTION_FILE and r.path not in files]
+        files = {f.path for f in self.doc.files}
+        return [r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and r.path not in files]
 
     def skills_not_offered(self) -> list[Resource]:
-        offered = {s.path for s in self.result.skills}
-        return [r for r in self.result.snapshot.resources if r.kind is Kind.SKILL and r.path not in offered]
+        offered_paths = {s.path for s in self.skills}
+        return [r for r in self.resources if r.kind is Kind.SKILL and r.path not in offered_paths]
 
     def doc_bytes(self) -> int:
-        return len(self.result.project_doc().content.encode("utf-8"))
+        return len(self.doc.content.encode("utf-8"))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -57,7 +86,7 @@ class AgentView:
             "budget_bytes": self.budget,
             "loads": [_row(r) for r in self.loads()],
             "not_loaded": [_row(r) for r in self.not_loaded()],
-            "skills": [{"name": s.name, "scope": str(s.scope), "path": s.path} for s in self.result.skills],
+            "skills": [{"name": s.name, "scope": str(s.scope), "path": s.path} for s in self.skills],
             "skills_not_offered": [_row(r) for r in self.skills_not_offered()],
         }
         if self.opened is not None:
@@ -100,3 +129,20 @@ def opened(result: ScanResult, path: str) -> list[Resource]:
     if result.config.project_doc.discovery != "claude":
         return []
     return [applied.resource for applied in Resolver().resolve(result, [path]).files]
+
+
+def config_for(config: Config, profile: str, work_dir: str, environ: Mapping[str, str]) -> Config:
+    """``config`` under another profile: the same user file (or none), environment, flags and declared sources.
+
+    Raises:
+        ConfigError: the user's file or the environment no longer makes a valid config.
+    """
+    if profile == config.profile:
+        return config
+    flags = {key: config.value(key) for key, origin in config.origins if origin == "flag" and key != "profile"}
+    flags = {key: list(value) if isinstance(value, tuple) else value for key, value in flags.items()}
+    # Neither file known: the config was built without files (--config /dev/null) or found none; both stay so.
+    files_off = config.user_file is None and config.project_file is None
+    config_file = config.user_file or (os.devnull if files_off else None)
+    other = load_config(work_dir, config_file=config_file, environ=environ, overrides={**flags, "profile": profile})
+    return dataclasses.replace(other, sources=config.sources)

@@ -422,6 +422,7 @@ async def test_every_route_requires_the_token(tmp_path: Path, home: Path) -> Non
         ("DELETE", "/api/v0/context/sources/{path:path}"),
         ("GET", "/api/v0/context"),
         ("GET", "/api/v0/context-config"),
+        ("GET", "/api/v0/context/agents"),
         ("GET", "/api/v0/context/sources"),
         ("GET", "/api/v0/context/sources/{path:path}"),
         ("GET", "/api/v0/events"),

@@ -145,8 +145,8 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 17
-    assert ("POST", "/api/v0/context/instructions") in OPERATIONS
+    assert len(OPERATIONS) == 18
+    assert ("POST", "/api/v0/context/instructions") in OPERATIONS and ("GET", "/api/v0/context/agents") in OPERATIONS
     assert ("GET", "/api/v0/skills/{name}/files/{path}") in OPERATIONS and ("GET", "/api/v0/events") in OPERATIONS
 
 

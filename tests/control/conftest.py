@@ -124,6 +124,26 @@ REVIEW = skill_md("review", "Reviews a change", body="# Review\n\nRead the diff 
 NOTES = skill_md("notes", "Keeps notes", body="Write things down.\n")
 
 
+_AGENTS_MD = {"path": f"{WORK}/AGENTS.md", "scope": "project", "status": "ok", "bytes": 12, "reason": None}
+AGENT_VIEWS = {  # one profile's view, as the agent's GET /api/v0/context/agents answers
+    "work_dir": WORK,
+    "version": 1,
+    "agents": [
+        {
+            "profile": "default",
+            "agent": "agentcontext default",
+            "verified_version": None,
+            "doc_bytes": 12,
+            "budget_bytes": 32768,
+            "loads": [{**_AGENTS_MD, "load": {"type": "startup"}}],
+            "not_loaded": [],
+            "skills": [],
+            "skills_not_offered": [],
+        }
+    ],
+}
+
+
 def fake_agent(request: httpx.Request) -> httpx.Response:
     """The workspace agent's /api/v0 as far as the chat tools use it."""
     if request.headers.get("authorization") != f"Bearer {AGENT_SECRET}":
@@ -140,6 +160,8 @@ def fake_agent(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         text = f"{body['tool_name']} got {json.dumps(body['arguments'], sort_keys=True)}"
         return httpx.Response(200, json={"content": [{"type": "text", "text": text}], "is_error": False})
+    if path == "/api/v0/context/agents":
+        return httpx.Response(200, json=AGENT_VIEWS)
     if path.startswith("/api/v0/skills/") and "/files/" in path:
         return httpx.Response(200, json={"content": "supporting text"})
     if path.startswith("/api/v0/skills/"):

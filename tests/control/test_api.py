@@ -84,9 +84,12 @@ class World:
 
 
 @contextlib.asynccontextmanager
-async def open_world(db: Database, settings: ControlSettings | None = None) -> AsyncIterator[World]:
+async def open_world(
+    db: Database, settings: ControlSettings | None = None, agent: httpx.AsyncBaseTransport | None = None
+) -> AsyncIterator[World]:
     """Users admin (an administrator), alice and bob; workspace ``shared`` with the chat agent
-    ``dev-coderd-chat``; workspace ``bobs-box``, bob's own, with the agent ``box``."""
+    ``dev-coderd-chat``; workspace ``bobs-box``, bob's own, with the agent ``box``. The plane calls
+    workspace agents through ``agent`` (default: the fake agent ``fake_agent``)."""
 
     def setup(session: Any) -> dict[str, str]:
         tokens = {
@@ -100,7 +103,7 @@ async def open_world(db: Database, settings: ControlSettings | None = None) -> A
         return tokens
 
     tokens = db.write(setup)
-    plane = ControlPlane(db, LocalBroker(), settings, AgentLink(transport=httpx.MockTransport(fake_agent)))
+    plane = ControlPlane(db, LocalBroker(), settings, AgentLink(transport=agent or httpx.MockTransport(fake_agent)))
     app = build_app(plane, background=False, edge=CONTROL_EDGE)  # the API and the dashboard, as served
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://control") as client:

@@ -3,8 +3,8 @@
 Each operation gets schema-conforming and schema-violating requests; every answer is checked
 for a status the document lists, its content type and its body's schema. Each request is sent
 twice: as generated (random ids: the not-found paths), and with its path pointing at things
-that exist (the user's chat, its plan attachment, their personal skill, a tool the chat
-offers), so the handlers behind the lookups are fuzzed too. User routes get an
+that exist (the user's chat, its plan attachment, their personal skill, the workspace's agent,
+a tool the chat offers), so the handlers behind the lookups are fuzzed too. User routes get an
 administrator's token, agent routes an agent's token. The workspace agent the chat tools
 reach is a mock transport.
 
@@ -70,6 +70,7 @@ class Fuzzed:
     agent: str
     chat_id: str
     file_id: str
+    agent_id: str
 
     def as_user(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.user}"}
@@ -100,7 +101,8 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
         ).json()
         assert plan["is_error"] is False
         file_id = client.get(f"/api/v1/chats/{chat['id']}/files", headers=auth).json()[0]["id"]
-        yield Fuzzed(app, client, user, agent, chat["id"], file_id)
+        agent_id = client.get("/api/v1/workspaces", headers=auth).json()[0]["agents"][0]["id"]
+        yield Fuzzed(app, client, user, agent, chat["id"], file_id, agent_id)
     db.dispose()
 
 
@@ -123,8 +125,9 @@ OPERATIONS = _operations()
 
 
 def test_every_route_of_the_api_is_fuzzed() -> None:
-    assert len(OPERATIONS) == 23
+    assert len(OPERATIONS) == 24
     assert ("POST", "/api/v1/agent/context") in OPERATIONS and ("GET", "/healthz") in OPERATIONS
+    assert ("GET", "/api/v1/agents/{agent_id}/views") in OPERATIONS
 
 
 def _existing(case: schemathesis.Case[Any], fuzzed: Fuzzed) -> dict[str, Any] | None:
@@ -144,6 +147,8 @@ def _existing(case: schemathesis.Case[Any], fuzzed: Fuzzed) -> dict[str, Any] | 
         params["name"] = "notes"
     if "workspace" in params:
         params["workspace"] = "shared"
+    if "agent_id" in params:
+        params["agent_id"] = fuzzed.agent_id
     return params
 
 

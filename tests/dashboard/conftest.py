@@ -1,21 +1,36 @@
-"""The dashboard over the control plane's app in memory (httpx's ASGI transport), on SQLite."""
+"""The dashboard over the control plane's app in memory (httpx's ASGI transport), on SQLite; and for the browser
+tests, a real ``agentcontext up`` stack (``stack``) and screenshots when ``--screenshots DIR`` is given."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.control.test_api import World, sqlite_world
+from tests.dashboard.browser import Camera, Stack, chromium_or_skip, up
 
 ORIGIN = {"Origin": "http://control"}
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 
 dashboard_world = sqlite_world  # the control plane's app (dashboard included) over a fresh SQLite database
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    chromium_or_skip()
+    with up(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+def camera(request: pytest.FixtureRequest) -> Camera:
+    directory = request.config.getoption("--screenshots")
+    return Camera(Path(directory) if directory else None)
 
 
 @pytest.fixture

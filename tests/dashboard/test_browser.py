@@ -10,30 +10,15 @@ Refresh clears the badge and names the file in the diff.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.dashboard.browser import Camera, Stack, chromium, chromium_or_skip, up
+from tests.dashboard.browser import Camera, Stack, chromium
 from tests.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-
-
-@pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    chromium_or_skip()
-    with up(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
-def camera(request: pytest.FixtureRequest) -> Camera:
-    directory = request.config.getoption("--screenshots")
-    return Camera(Path(directory) if directory else None)
 
 
 def api(stack: Stack, method: str, path: str, **kwargs: Any) -> Any:

@@ -26,7 +26,7 @@ from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
 from agentcontext import __version__, plans, skill_files
-from agentcontext.agent import instructions
+from agentcontext.agent import instructions, views
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, ConflictError, NotFoundError, UnsafePathError
 from agentcontext.mcp.upstream import UpstreamError
@@ -188,6 +188,7 @@ def create_app(
         description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
     )
     app.state.agent, app.state.startup_wait = agent, startup_wait
+    app.state.views = views.ViewCache(agent)
     # an empty peer token is no token: it must never let "Bearer " in
     tokens = app.state.tokens = tuple(t for t in (token, peer_token) if t)
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
@@ -195,6 +196,7 @@ def create_app(
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.include_router(router)
     app.include_router(instructions.router, dependencies=[Depends(_authorized)], responses=ERRORS)
+    app.include_router(views.router, dependencies=[Depends(_authorized)], responses=ERRORS)
 
     async def authenticate(headers: Mapping[str, str], path: str) -> Verdict | Refusal:
         if path in PUBLIC_PATHS:

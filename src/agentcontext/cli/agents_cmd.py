@@ -9,12 +9,10 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
-from agentcontext.agent_views import AGENTS, VERIFIED, AgentView, opened, why
+from agentcontext.agent_views import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, opened, why
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
 from agentcontext.cli.common import stdout as console_out
 from agentcontext.paths import absolute
-
-PROFILES = ("codex", "claude", "coder", "default")
 
 
 class ViewByDefault(TyperGroup):
@@ -41,23 +39,20 @@ def show(
     not. `--json` prints `{"work_dir", "path", "agents": [...]}`.
     """
     target = None if path is None else absolute(path if path.is_absolute() else work_dir / path)
-    views: list[AgentView] = []
-    for profile in PROFILES:
+    views: list[tuple[AgentView, str]] = []  # each view, and the folder its paths are shown relative to
+    for profile in VIEW_PROFILES:
         result = run_scan(work_dir, profile, config_file)
-        views.append(AgentView(profile, result, tuple(opened(result, target)) if target else None))
+        view = AgentView.of_scan(profile, result, tuple(opened(result, target)) if target else None)
+        views.append((view, result.snapshot.project_root or result.snapshot.work_dir))
     if as_json:
-        print_json(
-            {"work_dir": views[0].result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v in views]}
-        )
+        print_json({"work_dir": result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v, _ in views]})
         return
-    for view in views:
-        _print(view, target)
+    for view, base in views:
+        _print(view, target, base)
 
 
-def _print(view: AgentView, target: str | None) -> None:
+def _print(view: AgentView, target: str | None, base: str) -> None:
     console = console_out()
-    snapshot = view.result.snapshot
-    base = snapshot.project_root or snapshot.work_dir
     version = VERIFIED.get(view.profile)
     title = AGENTS[view.profile] + (f" {version} (verified)" if version else "")
     budget = "no budget" if view.budget is None else f"budget {human_size(view.budget)}"
@@ -74,7 +69,7 @@ def _print(view: AgentView, target: str | None) -> None:
             table.add_row("[cyan]opened[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
     if table.row_count:
         console.print(table)
-    skills: list[Any] = [s.name for s in view.result.skills]
+    skills: list[Any] = [s.name for s in view.skills]
     console.print(f"skills offered ({len(skills)}): {', '.join(skills) if skills else 'none'}")
     for resource in view.skills_not_offered():
         console.print(f"  [yellow]not offered[/] {shown_path(resource.path, base)}: {why(resource) or resource.status}")

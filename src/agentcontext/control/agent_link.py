@@ -1,8 +1,9 @@
 """Calls from the control plane to a workspace agent's API (``/api/v0/``).
 
 Only what needs the live workspace goes here: a skill's file listing and supporting files,
-the home directory and plan files for ``propose_plan``, MCP tool calls, and the approval of
-an MCP server the user gave in the dashboard (the agent writes it to its user's trust store). Everything
+the home directory and plan files for ``propose_plan``, MCP tool calls, the approval of
+an MCP server the user gave in the dashboard (the agent writes it to its user's trust store), and
+each agent profile's view of the work dir (read with the same models the agent answers with). Everything
 else is served from the database. Failures become ``UnavailableError`` (cannot reach the
 agent) or ``AgentReplyError`` (the agent answered with an error), never httpx exceptions.
 """
@@ -15,9 +16,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import httpx
+from pydantic import ValidationError
 
 from agentcontext.control.agent_http import AgentHttp, AgentHttpError
 from agentcontext.errors import AgentContextError, UnavailableError
+from agentcontext.view_contract import AgentViewsBody
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,14 @@ class AgentLink:
             address, "POST", "mcp/approve", json={"server": server, "digest": digest, "tool_set": tool_set}
         )
         return str(body.get("message") or "approved")
+
+    async def agent_views(self, address: AgentAddress) -> AgentViewsBody:
+        """Raises: UnavailableError (also for an answer that is not the views), AgentReplyError."""
+        body = await self._request(address, "GET", "context/agents")
+        try:
+            return AgentViewsBody.model_validate(body)
+        except ValidationError as exc:
+            raise UnavailableError(f"the agent's views are not what they should be: {exc.errors()[0]['msg']}") from None
 
     async def call_tool(self, address: AgentAddress, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return await self._request(

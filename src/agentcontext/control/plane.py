@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from agentcontext import __version__
 from agentcontext.control import chats, contents, identity, ingest, overview, personal_skills, rows, tools
 from agentcontext.control import tables as t
-from agentcontext.control.agent_link import AgentAddress, AgentLink
+from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
 from agentcontext.control.agent_secret import ForeignSeal, SecretBox
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.chat_view import ChatView
@@ -38,6 +38,7 @@ from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
 from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
 from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
+from agentcontext.view_contract import AgentViewsBody
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
@@ -481,23 +482,55 @@ class ControlPlane:
             UnavailableError: the agent cannot be reached. AgentReplyError: the agent refused (changed since).
         """
         row = await self._read(lambda c: _approver_row(c, user, agent_id))
-        address = self.agent_address(agent_id, row.url, row.api_token)
+        address = self.agent_address(agent_id, row.url, row.sealed_secret)
         if address is None:
             raise UnavailableError("the workspace agent has not said where to reach it")
         return await self.link.approve_mcp(address, server, digest, tool_set)
 
+    # --- each agent's view ------------------------------------------------------------------
 
-def _approver_row(connection: Connection, user: identity.UserPrincipal, agent_id: str) -> Any:
-    """The agent's URL and sealed secret, once the user is found to own its workspace."""
+    async def agent_views(self, user: identity.UserPrincipal, agent_id: str) -> AgentViewsBody:
+        """What each agent profile loads in the workspace, computed by its agent from the work dir.
+
+        The database holds the snapshot of the agent's own profile only; the others need the
+        live work dir, so the agent must be online.
+
+        Raises:
+            NotFoundError: no such agent for this user. UnavailableError: the agent is offline or
+                unreachable, or answered with an error (its detail says which).
+        """
+        row = await self._read(lambda c: _visible_agent_row(c, user, agent_id))
+        if not row.online:
+            raise UnavailableError(OFFLINE_VIEWS)
+        address = self.agent_address(agent_id, row.url, row.sealed_secret)
+        if address is None:
+            raise UnavailableError("the workspace agent has not said where to reach it")
+        try:
+            return await self.link.agent_views(address)
+        except AgentReplyError as exc:
+            raise UnavailableError(f"the workspace agent answered {exc.status}: {exc}") from None
+
+
+OFFLINE_VIEWS = "the workspace agent is offline: each agent's view is computed by the agent from the work dir"
+
+
+def _visible_agent_row(connection: Connection, user: identity.UserPrincipal, agent_id: str) -> Any:
+    """The agent's URL, sealed secret, online flag and workspace owner, once the user may see its workspace."""
     agents, workspaces = t.agents, t.workspaces
     query = (
-        sa.select(agents.c.url, agents.c.api_token, workspaces.c.owner_id)
+        sa.select(agents.c.url, agents.c.sealed_secret, agents.c.online, workspaces.c.owner_id)
         .join(workspaces, workspaces.c.id == agents.c.workspace_id)
         .where(agents.c.id == agent_id)
     )
     row = connection.execute(query).first()
     if row is None or not (user.is_admin or row.owner_id in (None, user.user_id)):
         raise NotFoundError(f'agent "{agent_id}" not found')
+    return row
+
+
+def _approver_row(connection: Connection, user: identity.UserPrincipal, agent_id: str) -> Any:
+    """The agent's URL and sealed secret, once the user is found to own its workspace."""
+    row = _visible_agent_row(connection, user, agent_id)
     if row.owner_id != user.user_id and not (row.owner_id is None and user.is_admin):
         raise ForbiddenError("only the workspace's owner may approve its MCP servers")
     return row

@@ -25,6 +25,7 @@ from agentcontext.control.event_stream import EventStream, frame
 from agentcontext.control.events import Event
 from agentcontext.control.models import ChatFile, PersonalSkill
 from agentcontext.control.tools import ToolResult
+from agentcontext.view_contract import AgentViewsBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 422, 500, 503)
@@ -137,6 +138,18 @@ async def workspaces(call: User) -> Response:
 async def create_agent(call: Admin, workspace: str, body: wire.CreateAgentBody) -> Response:
     issued = await call.plane.create_agent(call.user, workspace, body.name, parent=body.parent)
     return answer(wire.IssuedResponse.model_validate(issued), 201)
+
+
+@router.get(
+    "/agents/{agent_id}/views",
+    summary="What each agent (Codex, Claude Code, Coder, default) loads in the agent's work dir, and why not",
+    description="Relayed from the workspace agent, which scans its work dir under each profile: 503 when it is"
+    " offline or cannot answer.",
+    response_model=AgentViewsBody,
+    tags=["workspaces"],
+)
+async def agent_views(call: User, agent_id: str) -> Response:
+    return answer(await call.plane.agent_views(call.user, agent_id))
 
 
 @router.post(

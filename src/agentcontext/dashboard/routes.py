@@ -22,7 +22,7 @@ from agentcontext.control.agent_link import AgentReplyError
 from agentcontext.control.events import agent_topic, snapshot_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
-from agentcontext.dashboard import markdown, session, views
+from agentcontext.dashboard import agent_tabs, markdown, session, views
 from agentcontext.dashboard.render import HERE, page
 from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
@@ -74,9 +74,13 @@ async def home(request: Request, user: Viewer) -> HTMLResponse:
 
 
 @router.get("/ui/agents/{agent_id}")
-async def inventory(request: Request, user: Viewer, agent_id: str, status: str = "") -> HTMLResponse:
-    found = await session.plane_of(request).read(lambda s: views.inventory(s, user, agent_id, status or None))
-    return page(request, "inventory.html", user, inv=found, status=status, events=f"/ui/events?agent={agent_id}")
+async def inventory(request: Request, user: Viewer, agent_id: str, status: str = "", view: str = "") -> HTMLResponse:
+    plane = session.plane_of(request)
+    found = await plane.read(lambda s: views.inventory(s, user, agent_id, status or None))
+    tabs = await agent_tabs.build(plane, user, found, view, status)
+    return page(
+        request, "inventory.html", user, inv=found, status=status, tabs=tabs, events=f"/ui/events?agent={agent_id}"
+    )
 
 
 @router.get("/ui/agents/{agent_id}/resource")
