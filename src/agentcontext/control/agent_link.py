@@ -1,7 +1,8 @@
 """Calls from the control plane to a workspace agent's API (``/api/v0/``).
 
 Only what needs the live workspace goes here: a skill's file listing and supporting files,
-the home directory and plan files for ``propose_plan``, MCP tool calls, and the approval of
+the home directory and plan files for ``propose_plan``, MCP tool calls, the instruction files
+that apply to paths a chat touched (``discovered``), and the approval of
 an MCP server the user gave in the dashboard (the agent writes it to its user's trust store). Everything
 else is served from the database. Failures become ``UnavailableError`` (cannot reach the
 agent) or ``AgentReplyError`` (the agent answered with an error), never httpx exceptions.
@@ -133,6 +134,10 @@ class AgentLink:
             address, "POST", "mcp/approve", json={"server": server, "digest": digest, "tool_set": tool_set}
         )
         return str(body.get("message") or "approved")
+
+    async def instructions(self, address: AgentAddress, paths: list[str]) -> dict[str, Any]:
+        """The instruction files that apply to ``paths`` (at most the agent's ``ondemand.max_paths``)."""
+        return await self._request(address, "POST", "context/instructions", json={"dirs": paths}, quick=True)
 
     async def call_tool(self, address: AgentAddress, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return await self._request(
