@@ -182,9 +182,15 @@ async def ask(link: AgentLink, address: AgentAddress | None, paths: Sequence[str
             raise UnavailableError(f"the workspace agent could not answer: {exc}") from None
         answers[index] = parse(body, batches[index])
 
-    async with anyio.create_task_group() as group:
-        for index in range(len(batches)):
-            group.start_soon(one, index)
+    if len(batches) == 1:
+        await one(0)
+    else:
+        try:
+            async with anyio.create_task_group() as group:
+                for index in range(len(batches)):
+                    group.start_soon(one, index)
+        except ExceptionGroup as failed:  # the first failure says it (the others were cancelled with it)
+            raise failed.exceptions[0] from None
     return merge(answer for answer in answers if answer is not None)
 
 
