@@ -113,6 +113,8 @@ class AgentLink:
                 await response.aclose()
         except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: what the agent advertised is no URL
             raise UnavailableError(_describe(exc, url)) from None
+        except (ValueError, UnicodeError) as exc:  # what the agent advertised is no usable secret (a header)
+            raise UnavailableError(f"cannot call the agent: {exc}") from None
 
     async def skill_files(self, address: AgentAddress, name: str) -> list[str]:
         body = await self._request(address, "GET", f"skills/{quote(name, safe='')}", quick=True)
