@@ -158,6 +158,13 @@ DISCOVERED_INTRO = (
     " with it, in addition to the workspace context above."
 )
 _CAUSES_SHOWN = 3
+_CAUSE_CHARS = 200
+
+
+def _shown_path(path: str) -> str:
+    """A touched path as the prompt names it: one line, printable, at most ``_CAUSE_CHARS`` characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in path)
+    return shown if len(shown) <= _CAUSE_CHARS else shown[: _CAUSE_CHARS - 1] + "…"
 
 
 def discovered_context(files: Sequence[DiscoveredFile]) -> str:
@@ -169,7 +176,7 @@ def discovered_context(files: Sequence[DiscoveredFile]) -> str:
         return ""
     lines = ["<discovered-context>", DISCOVERED_INTRO]
     for file, text in parts:
-        causes = ", ".join(file.caused_by[:_CAUSES_SHOWN])
+        causes = ", ".join(_shown_path(path) for path in file.caused_by[:_CAUSES_SHOWN])
         more = len(file.caused_by) - _CAUSES_SHOWN
         causes += f" and {more} more" if more > 0 else ""
         truncated = " (truncated to 64KiB)" if file.resource.status is Status.TRUNCATED else ""
