@@ -149,9 +149,7 @@ async def test_refresh_keeps_discovered_files_and_says_so_when_the_agent_is_unre
     body = refreshed.json()
     assert "could not be asked" in body["discovered_error"]
     assert body["diff"] == {"added": [], "removed": [], "changed": []}
-    assert [r["origin"] for r in body["context"]["resources"] if r["path"] == str(live.work / NESTED)] == [
-        "discovered"
-    ]
+    assert [r["origin"] for r in body["context"]["resources"] if r["path"] == str(live.work / NESTED)] == ["discovered"]
     assert "Money is integer cents." in system
 
 

@@ -228,6 +228,8 @@ async def test_the_chat_page_shows_discovered_files_with_their_origin_and_causes
     discovered = re.search(r'<tr class="origin-discovered">(.*?)</tr>', page, re.S)
     assert discovered is not None
     assert f"<code>{WORK}/services/AGENTS.md</code>" in discovered.group(1)
-    assert re.search(r'<td class="origin">discovered<span class="muted"> for <code>svc/a.py</code>', discovered.group(1))
+    assert re.search(
+        r'<td class="origin">discovered<span class="muted"> for <code>svc/a.py</code>', discovered.group(1)
+    )
     assert f'<tr class="origin-snapshot"><td>instruction_file</td><td><code>{WORK}/AGENTS.md</code>' in page
     assert "&lt;discovered-context&gt;" in page  # the prompt shown carries it

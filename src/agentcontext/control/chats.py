@@ -22,11 +22,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from agentcontext.control import discovered, rows
+from agentcontext.control import rediscovery, rows
 from agentcontext.control import tables as t
 from agentcontext.control.agentselect import Candidate, find_chat_agent
 from agentcontext.control.chat_view import ChatView, view
 from agentcontext.control.contents import Executor, dialect_of
+from agentcontext.control.discovered_answer import Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import Written, copy_pin
@@ -333,7 +334,7 @@ def refresh(
     now: dt.datetime,
     pinned: Pinned | None = None,
     latest: Callable[[str], Written | None] | None = None,
-    rediscovered: discovered.Answer | None = None,
+    rediscovered: Answer | None = None,
     kept_because: str | None = None,
 ) -> Refreshed:
     """Re-pin the chat to its agent's latest snapshot, clear the out-of-date mark, say what changed.
@@ -377,21 +378,21 @@ def refresh(
         else:
             before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
         _repin(executor, chat.id, before, after)
-    found = discovered.Rediscovered([], [])
+    again = rediscovery.Rediscovered([], [])
     if chat.discovered_at is not None:  # it has discovered rows: re-resolved (or kept, and said so)
         sources = {row[0] for row in after}
-        found = discovered.rediscover(
+        again = rediscovery.rediscover(
             executor, chat.id, rediscovered, snapshot_sources=sources, now=now, kept_because=kept_because
         )
-        chat = replace(chat, discovered_at=now if found.after != found.before else chat.discovered_at)
-    changes = diff_rows([*before, *found.before], [*after, *found.after])
+        chat = replace(chat, discovered_at=now if again.after != again.before else chat.discovered_at)
+    changes = diff_rows([*before, *again.before], [*after, *again.after])
     events = [e for e in events if e.kind != "pinned"]
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest_hash = source.aggregate_hash if source is not None else None
     kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after])
-    shown = view(chat, [*after, *found.after], latest_hash)
-    return Refreshed(chat, changes, tuple(events), shown, kept, found.kept_because)
+    shown = view(chat, [*after, *again.after], latest_hash)
+    return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
 
 _OWNED_WITH_SOURCE = (

@@ -108,7 +108,9 @@ class ControlClient:
 
     def touched(self, chat_id: str, paths: Sequence[str]) -> dict[str, Any]:
         """Pin the instruction files that apply to paths the chat touched; what was added."""
-        result: dict[str, Any] = self._call("POST", _path("chats", chat_id, "touched"), json_body={"paths": list(paths)})
+        result: dict[str, Any] = self._call(
+            "POST", _path("chats", chat_id, "touched"), json_body={"paths": list(paths)}
+        )
         return result
 
     def prompt(self, chat_id: str) -> dict[str, Any]:

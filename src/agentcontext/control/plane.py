@@ -23,7 +23,19 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from agentcontext import __version__
-from agentcontext.control import chats, contents, discovered, identity, ingest, overview, personal_skills, rows, tools
+from agentcontext.control import (
+    chats,
+    contents,
+    discovered,
+    identity,
+    ingest,
+    overview,
+    personal_skills,
+    rediscovery,
+    rows,
+    tools,
+)
+from agentcontext.control import discovered_answer as answers
 from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agent_secret import ForeignSeal, SecretBox
@@ -209,20 +221,21 @@ class ControlPlane:
         if not force and clock - self._rechecked.get(agent_id, -1e18) < self.settings.recheck_every:
             return []
         self._rechecked[agent_id] = clock
-        found = await self._read(lambda c: discovered.watched(c, agent_id))
+        found = await self._read(lambda c: rediscovery.watched(c, agent_id))
         if found is None:
             return []
         address = self.agent_address(agent_id, found.url, found.sealed_secret)
         try:
-            answer = await discovered.ask(self.link, address, found.causes)
+            answer = await answers.ask(self.link, address, found.causes)
         except (UnavailableError, InvalidRequestError) as exc:
             log.info("agent %s: discovered files not rechecked: %s", agent_id, exc)
             return []
-        changed = discovered.stale(found, answer)
+        changed = rediscovery.stale(found, answer)
         if not changed:
             return []
+
         def work(connection: Connection) -> tuple[list[Event], list[Event]]:
-            events = discovered.mark(connection, changed, now=now())
+            events = rediscovery.mark(connection, changed, now=now())
             return events, events
 
         return [event.data["chat_id"] for event in await self._write_events(work)]
@@ -295,18 +308,16 @@ class ControlPlane:
         kept = {"discovered_error": done.discovered_kept} if done.discovered_kept else {}
         return {**done.view, "diff": done.diff.to_dict(), **kept}
 
-    async def _rediscover(
-        self, user: identity.UserPrincipal, chat_id: str
-    ) -> tuple[discovered.Answer | None, str | None]:
+    async def _rediscover(self, user: identity.UserPrincipal, chat_id: str) -> tuple[answers.Answer | None, str | None]:
         """The agent's answer now for the causes of the chat's discovered files, or why there is none."""
-        target, causes = await self._read_one(lambda c: discovered.refresh_target(c, user.user_id, chat_id))
+        target, causes = await self._read_one(lambda c: rediscovery.refresh_target(c, user.user_id, chat_id))
         if target is None:
             return None, None
-        if len(causes) > discovered.MAX_RECHECKED:
+        if len(causes) > rediscovery.MAX_RECHECKED:
             return None, f"{len(causes)} touched paths are more than a refresh asks about again"
         address = self.agent_address(target.agent_id, target.url, target.sealed_secret)
         try:
-            return await discovered.ask(self.link, address, causes), None
+            return await answers.ask(self.link, address, causes), None
         except (UnavailableError, InvalidRequestError) as exc:
             return None, f"discovered files kept as pinned: the workspace agent could not be asked ({exc})"
 
@@ -317,10 +328,10 @@ class ControlPlane:
             InvalidRequestError: bad paths, or every one refused by the agent. NotFoundError: not this user's chat.
             ConflictError: the chat is not pinned yet. UnavailableError: the agent cannot be asked.
         """
-        asked = discovered.check_paths(paths)
+        asked = answers.check_paths(paths)
         target = await self._read_one(lambda c: discovered.target(c, user.user_id, chat_id))
         address = self.agent_address(target.agent_id, target.url, target.sealed_secret)
-        answer = await discovered.ask(self.link, address, asked)
+        answer = await answers.ask(self.link, address, asked)
         refused = {path for path, _ in answer.refused}
         if not answer.files and refused >= set(asked):
             reasons = "; ".join(f"{path}: {reason}" for path, reason in answer.refused[:5])

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcontext.control.chats import DEFAULT_STATUS, STATUSES
-from agentcontext.control.discovered import MAX_PATH_CHARS, MAX_PATHS
+from agentcontext.control.discovered_answer import MAX_PATH_CHARS, MAX_PATHS
 from agentcontext.sync_contract import HeartbeatRequest, PushedResource, PushRequest, PushResponse
 
 __all__ = ["HeartbeatRequest", "PushRequest", "PushResponse", "PushedResource"]
