@@ -352,7 +352,7 @@ def refresh(
         raise NotFoundError(f'chat "{chat_id}" not found')
     chat = ChatRow.of(found)
     if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
-        before = [_Row(row) for row in rows.of_snapshot(rows.read(executor, chat.id, chat=True))]
+        before = [rows.Positional(row) for row in rows.of_snapshot(rows.read(executor, chat.id, chat=True))]
         chat, events = bind(executor, chat, suffix=suffix, now=now)
         source = pin_source(executor, chat.agent_id) if chat.agent_id else None
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
@@ -373,8 +373,8 @@ def refresh(
         fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
         if known_before is not None and (source is None or fresh):
-            before = [_Row(row) for row in known_before]
-            after = [_Row(row) for row in written.sorted_rows()] if fresh and written is not None else []
+            before = [rows.Positional(row) for row in known_before]
+            after = [rows.Positional(row) for row in written.sorted_rows()] if fresh and written is not None else []
         else:
             before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
         _repin(executor, chat.id, before, after)
@@ -416,28 +416,12 @@ _PINNED_AND_LATEST = sa.union_all(
 ).order_by(sa.literal_column("side"), sa.literal_column("source"))
 
 
-class _Row(tuple[Any, ...]):
-    """A row of ``rows.ROW_COLUMNS`` read by position, with the names ``rows`` and the summary use."""
-
-    __slots__ = ()
-    source = property(lambda self: self[0])
-    kind = property(lambda self: self[1])
-    path = property(lambda self: self[2])
-    scope = property(lambda self: self[3])
-    status = property(lambda self: self[4])
-    size_bytes = property(lambda self: self[5])
-    content_hash = property(lambda self: self[6])
-    error = property(lambda self: self[7])
-    content_key = property(lambda self: self[8])
-    meta = property(lambda self: self[9])
-
-
 def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -> tuple[list[Any], list[Any]]:
     """The chat's pinned rows and its agent's snapshot rows, each by source, in one query."""
     pinned: list[Any] = []
     latest: list[Any] = []
     for row in executor.execute(_PINNED_AND_LATEST, {"chat_id": chat_id, "agent_id": agent_id or ""}):
-        (latest if row[0] else pinned).append(_Row(row[1:]))
+        (latest if row[0] else pinned).append(rows.Positional(row[1:]))
     return pinned, latest
 
 

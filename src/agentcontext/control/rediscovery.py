@@ -59,17 +59,6 @@ class Rediscovered:
     kept_because: str | None = None
 
 
-class _Pinned(tuple[Any, ...]):
-    """A row written here, read by the names ``chats.diff_rows`` uses."""
-
-    __slots__ = ()
-    source = property(lambda self: self[0])
-    path = property(lambda self: self[2])
-    status = property(lambda self: self[4])
-    content_hash = property(lambda self: self[6])
-    meta = property(lambda self: self[9])
-
-
 def rediscover(
     executor: Executor,
     chat_id: str,
@@ -90,7 +79,7 @@ def rediscover(
         for found in answer.files[:MAX_DISCOVERED]
         if found.resource.id not in snapshot_sources
     ]
-    after = [_Pinned(tuple(row[name] for name in rows.PIN_COLUMNS)) for row in new]
+    after = [rows.Positional(tuple(row[name] for name in rows.PIN_COLUMNS)) for row in new]
     if [tuple(row) for row in before] == [tuple(row) for row in sorted(after)]:
         return Rediscovered(before, before)
     executor.execute(_DROP_DISCOVERED, {"chat_id": chat_id})

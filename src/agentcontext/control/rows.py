@@ -143,6 +143,22 @@ def read(executor: Executor, owner: str, *, chat: bool, with_content: Contents =
     return list(executor.execute(_STATEMENTS[chat, _texts_of(with_content)], {"owner": owner}))
 
 
+class Positional(tuple[Any, ...]):
+    """A row of ``ROW_COLUMNS`` (or ``PIN_COLUMNS``) held by position, with the names readers use."""
+
+    __slots__ = ()
+    source = property(lambda self: self[0])
+    kind = property(lambda self: self[1])
+    path = property(lambda self: self[2])
+    scope = property(lambda self: self[3])
+    status = property(lambda self: self[4])
+    size_bytes = property(lambda self: self[5])
+    content_hash = property(lambda self: self[6])
+    error = property(lambda self: self[7])
+    content_key = property(lambda self: self[8])
+    meta = property(lambda self: self[9])
+
+
 def of_snapshot(pinned: Iterable[Any]) -> list[tuple[Any, ...]]:
     """The pinned rows (``PIN_COLUMNS``) copied from a snapshot, in ``ROW_COLUMNS`` order: what a refresh
     compares with the snapshot's (discovered rows are re-resolved apart, ``discovered``)."""
