@@ -89,10 +89,10 @@ async def test_a_chat_that_touches_a_nested_path_gets_its_agents_md_in_the_next_
 
 
 async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refresh_picks_it_up(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, db_url: str
 ) -> None:
     async with (
-        control_plane(tmp_path) as control,
+        control_plane(tmp_path, db_url=db_url) as control,
         workspace(control, tmp_path / "w", FILES, home=home) as live,
         api(control) as client,
     ):
@@ -179,3 +179,26 @@ async def test_bad_paths_get_clear_errors_and_nothing_is_pinned(tmp_path: Path, 
     assert mixed.status_code == 200
     assert [r["path"] for r in mixed.json()["refused"]] == ["/etc/passwd"]
     assert len(mixed.json()["added"]) == 1
+
+
+async def test_a_refresh_after_the_discovered_file_is_deleted_drops_it_and_says_removed(
+    tmp_path: Path, home: Path, db_url: str
+) -> None:
+    async with (
+        control_plane(tmp_path, db_url=db_url) as control,
+        workspace(control, tmp_path / "w", FILES, home=home) as live,
+        api(control) as client,
+    ):
+        chat = await control.chat()
+        await touched(client, chat, "services/billing/api.py")
+        (live.work / NESTED).unlink()
+        marked = await control.plane.recheck_discovered(control.principal.agent_id, force=True)
+        refreshed = (await client.put(f"/api/v1/chats/{chat}/context")).json()
+        system = await control.system(chat)
+        again = await touched(client, chat, "services/billing/api.py")
+
+    assert marked == [chat]
+    assert refreshed["diff"] == {"added": [], "removed": [str(live.work / NESTED)], "changed": []}
+    assert all(r["origin"] == "snapshot" for r in refreshed["context"]["resources"])
+    assert "<discovered-context>" not in system and "integer cents" not in system
+    assert (again["added"], again["already_pinned"]) == ([], [])
