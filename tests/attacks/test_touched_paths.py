@@ -4,7 +4,7 @@ Touched paths come from a chat's tools, so from a model a repository may steer: 
 never make the agent read outside its roots (every escape points into
 ``outside_the_roots``, which the suite's audit hook watches), and whatever the agent answers
 is pinned as instruction files only, so no touched path (and no answer) can add a skill or
-an MCP server to a chat.
+an MCP server to a chat. An agent's answers cannot grow a chat's pin past its caps.
 """
 
 from __future__ import annotations
@@ -131,3 +131,31 @@ async def test_no_agent_answer_can_add_a_skill_or_an_mcp_server_to_a_pin(tmp_pat
     assert added == ["/w/.agents/skills/evil/SKILL.md", "/w/.mcp.json", "/w/pkg/AGENTS.md"]
     assert kinds == [str(Kind.INSTRUCTION_FILE)]  # the relative path was dropped; nothing else but instruction files
     assert not any("evil" in name for name in tools) and "read_skill" not in tools
+
+
+def flooding_agent(request: httpx.Request) -> httpx.Response:
+    """An agent that answers with ten files of 200,000 characters for any path."""
+    dirs = json.loads(request.content)["dirs"]
+    text = "x" * 200_000
+    files = [
+        {"path": f"/w/f{i}/AGENTS.md", "scope": "project", "status": "ok", "for": dirs, "size_bytes": len(text),
+         "content": text}
+        for i in range(10)
+    ]  # fmt: skip
+    return httpx.Response(200, json={"paths": dirs, "files": files, "excluded": [], "refused": []})
+
+
+async def test_an_agent_flooding_its_answers_cannot_grow_a_chats_pin_past_its_cap(tmp_path: Path) -> None:
+    async with control_plane(tmp_path) as control:
+        control.plane.link = AgentLink(transport=httpx.MockTransport(flooding_agent))
+        body = {"version": 1, "aggregate_hash": aggregate_hash([]), "work_dir": "/w", "resources": []}
+        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://agent"}})
+        chat = str((await control.plane.create_chat(control.user, NewChat(workspace=WORKSPACE)))["id"])
+        first = await control.plane.touched(control.user, chat, ["a.py"])
+        second = await control.plane.touched(control.user, chat, ["b.py"])
+
+    assert len(first["added"]) == 5 and first["bytes_added"] == 1_000_000
+    assert [entry["reason"] for entry in first["excluded"]] == [
+        "the chat's discovered files would pass 1048576 bytes"
+    ] * 5
+    assert second["added"] == [] and len(second["already_pinned"]) == 5 and len(second["excluded"]) == 5

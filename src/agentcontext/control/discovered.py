@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from agentcontext.control import contents, rows
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
-from agentcontext.control.discovered_answer import MAX_CAUSES, MAX_DISCOVERED, Answer, Found
+from agentcontext.control.discovered_answer import MAX_CAUSES, MAX_DISCOVERED, MAX_DISCOVERED_BYTES, Answer, Found
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.prompt import DiscoveredFile
 from agentcontext.errors import ConflictError, NotFoundError
@@ -101,6 +101,7 @@ _PINNED = sa.select(
     t.chat_resources.c.origin,
     t.chat_resources.c.content_hash,
     t.chat_resources.c.status,
+    t.chat_resources.c.size_bytes,
     t.chat_resources.c.caused_by,
 ).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
 _LOCK_CHAT = (
@@ -127,6 +128,15 @@ def _causes(old: Sequence[str], new: Iterable[str]) -> list[str]:
     return joined[:MAX_CAUSES]
 
 
+def _full(count: int, size: int, more: int) -> str | None:
+    """Why a chat holding ``count`` discovered files of ``size`` bytes takes no other of ``more`` bytes."""
+    if count >= MAX_DISCOVERED:
+        return f"the chat holds {MAX_DISCOVERED} discovered files already"
+    if size + more > MAX_DISCOVERED_BYTES:
+        return f"the chat's discovered files would pass {MAX_DISCOVERED_BYTES} bytes"
+    return None
+
+
 def new_row(chat_id: str, found: Found, texts: dict[str, str]) -> dict[str, Any]:
     row = rows.to_row(found.resource, rows.keyed(found.resource, texts))
     return {**row, "chat_id": chat_id, "origin": rows.DISCOVERED, "caused_by": list(found.paths[:MAX_CAUSES])}
@@ -144,7 +154,8 @@ def pin(
         raise NotFoundError(f'chat "{chat_id}" not found')
     dirty_since = locked.dirty_since
     pinned = {row.source: row for row in executor.execute(_PINNED, {"chat_id": chat_id})}
-    discovered = sum(1 for row in pinned.values() if row.origin == rows.DISCOVERED)
+    held = [row.size_bytes for row in pinned.values() if row.origin == rows.DISCOVERED]
+    count, size = len(held), sum(held)
     texts: dict[str, str] = {}
     new: list[dict[str, Any]] = []
     causes: list[dict[str, Any]] = []
@@ -156,9 +167,11 @@ def pin(
         resource = found.resource
         row = pinned.get(resource.id)
         if row is None:
-            if discovered + len(new) >= MAX_DISCOVERED:
-                excluded.append((resource.path, f"the chat holds {MAX_DISCOVERED} discovered files already"))
+            full = _full(count, size, resource.size_bytes)
+            if full:
+                excluded.append((resource.path, full))
                 continue
+            count, size = count + 1, size + resource.size_bytes
             new.append(new_row(chat_id, found, texts))
             added.append(Added(resource.path, resource.payload_bytes, found.paths[:MAX_CAUSES]))
             continue

@@ -27,6 +27,8 @@ MAX_PATH_CHARS = 4096
 AGENT_BATCH = 32  # the agent's ``ondemand.max_paths``
 MAX_CAUSES = 64  # paths kept as the causes of one discovered row (the first ones)
 MAX_DISCOVERED = 512  # discovered rows one chat may hold
+MAX_DISCOVERED_BYTES = 1 << 20  # and their bytes, at most (as much as one answer of the agent's may carry)
+MAX_FILE_CHARS = 256 * 1024  # one file's text in an answer (the agent caps files at 64 KiB)
 
 
 def check_paths(paths: Sequence[str]) -> list[str]:
@@ -62,7 +64,7 @@ class _File(BaseModel):
     warnings: list[str] = Field(default_factory=list, max_length=64)
     for_: list[str] = Field(default_factory=list, alias="for", max_length=AGENT_BATCH)
     reason: str = Field(default="", max_length=4096)
-    content: str | None = None
+    content: str | None = Field(default=None, max_length=MAX_FILE_CHARS)
 
 
 class _Refusal(BaseModel):

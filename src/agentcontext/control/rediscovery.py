@@ -69,16 +69,18 @@ def rediscover(
     kept_because: str | None = None,
 ) -> Rediscovered:
     """Make the chat's discovered rows what ``answer`` says applies now (files the snapshot holds now left out);
-    with no answer (the agent could not be asked: ``kept_because``), keep them as they are."""
+    with no answer (the agent could not be asked: ``kept_because``), keep them as they are. Rows whose causes
+    the answer was not asked about (a touched call since it was asked) stay as they are."""
     before = pinned_rows(executor, chat_id)
     if answer is None:
         return Rediscovered(before, before, kept_because if before else None)
+    asked = set(answer.asked)
+    unasked = [row for row in before if not set(row.caused_by or ()) <= asked]  # added since, or past the cap
+    kept = [dict(zip(rows.PIN_COLUMNS, row, strict=True)) | {"chat_id": chat_id} for row in unasked]
+    skip = snapshot_sources | {row.source for row in unasked}
     texts: dict[str, str] = {}
-    new = [
-        new_row(chat_id, found, texts)
-        for found in answer.files[:MAX_DISCOVERED]
-        if found.resource.id not in snapshot_sources
-    ]
+    new = [new_row(chat_id, found, texts) for found in answer.files if found.resource.id not in skip]
+    new = kept + new[: max(0, MAX_DISCOVERED - len(kept))]
     after = [rows.Positional(tuple(row[name] for name in rows.PIN_COLUMNS)) for row in new]
     if [tuple(row) for row in before] == [tuple(row) for row in sorted(after)]:
         return Rediscovered(before, before)
