@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from agentcontext.control.service import build_app
 from agentcontext.errors import InvalidRequestError
 from tests.control.conftest import CONTROL_EDGE
-from tests.control.live import OS_NAME, Control, control_plane, workspace
+from tests.control.live import OS_NAME, Control, Workspace, control_plane, workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -42,6 +43,24 @@ async def api(control: Control) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
+@dataclass
+class Stack:
+    control: Control
+    live: Workspace
+    client: httpx.AsyncClient
+
+
+@contextlib.asynccontextmanager
+async def stack(tmp_path: Path, home: Path, db_url: str | None = None) -> AsyncIterator[Stack]:
+    """A control plane (on ``db_url``, else SQLite), a real agent over ``FILES`` pushing to it, the API client."""
+    async with (
+        control_plane(tmp_path, db_url=db_url) as control,
+        workspace(control, tmp_path / "w", FILES, home=home) as live,
+        api(control) as client,
+    ):
+        yield Stack(control, live, client)
+
+
 async def touched(client: httpx.AsyncClient, chat: str, *paths: str) -> dict[str, Any]:
     response = await client.post(f"/api/v1/chats/{chat}/touched", json={"paths": list(paths)})
     assert response.status_code == 200, response.text
@@ -57,11 +76,8 @@ async def heartbeat(control: Control) -> None:
 async def test_a_chat_that_touches_a_nested_path_gets_its_agents_md_in_the_next_prompt(
     tmp_path: Path, home: Path, db_url: str
 ) -> None:
-    async with (
-        control_plane(tmp_path, db_url=db_url) as control,
-        workspace(control, tmp_path / "w", FILES, home=home) as live,
-        api(control) as client,
-    ):
+    async with stack(tmp_path, home, db_url) as running:
+        control, live, client = running.control, running.live, running.client
         chat = await control.chat()
         before = await client.get(f"/api/v1/chats/{chat}/prompt")
         assert "Money is integer cents." not in before.json()["system"]
@@ -91,11 +107,8 @@ async def test_a_chat_that_touches_a_nested_path_gets_its_agents_md_in_the_next_
 async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refresh_picks_it_up(
     tmp_path: Path, home: Path, db_url: str
 ) -> None:
-    async with (
-        control_plane(tmp_path, db_url=db_url) as control,
-        workspace(control, tmp_path / "w", FILES, home=home) as live,
-        api(control) as client,
-    ):
+    async with stack(tmp_path, home, db_url) as running:
+        control, live, client = running.control, running.live, running.client
         chat = await control.chat()
         await touched(client, chat, "services/billing/api.py")
         await heartbeat(control)  # nothing changed yet: nothing marked
@@ -118,11 +131,8 @@ async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refre
 
 
 async def test_a_heartbeat_rechecks_and_a_touched_call_sees_the_change_too(tmp_path: Path, home: Path) -> None:
-    async with (
-        control_plane(tmp_path) as control,
-        workspace(control, tmp_path / "w", FILES, home=home) as live,
-        api(control) as client,
-    ):
+    async with stack(tmp_path, home) as running:
+        control, live, client = running.control, running.live, running.client
         first, second = await control.chat(), await control.chat()
         await touched(client, first, "services/billing/api.py")
         await touched(client, second, "services/billing")
@@ -154,11 +164,8 @@ async def test_refresh_keeps_discovered_files_and_says_so_when_the_agent_is_unre
 
 
 async def test_bad_paths_get_clear_errors_and_nothing_is_pinned(tmp_path: Path, home: Path) -> None:
-    async with (
-        control_plane(tmp_path) as control,
-        workspace(control, tmp_path / "w", FILES, home=home),
-        api(control) as client,
-    ):
+    async with stack(tmp_path, home) as running:
+        control, client = running.control, running.client
         chat = await control.chat()
         url = f"/api/v1/chats/{chat}/touched"
         outside = await client.post(url, json={"paths": ["/etc/passwd"]})
@@ -184,11 +191,8 @@ async def test_bad_paths_get_clear_errors_and_nothing_is_pinned(tmp_path: Path, 
 async def test_a_refresh_after_the_discovered_file_is_deleted_drops_it_and_says_removed(
     tmp_path: Path, home: Path, db_url: str
 ) -> None:
-    async with (
-        control_plane(tmp_path, db_url=db_url) as control,
-        workspace(control, tmp_path / "w", FILES, home=home) as live,
-        api(control) as client,
-    ):
+    async with stack(tmp_path, home, db_url) as running:
+        control, live, client = running.control, running.live, running.client
         chat = await control.chat()
         await touched(client, chat, "services/billing/api.py")
         (live.work / NESTED).unlink()
