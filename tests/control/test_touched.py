@@ -49,6 +49,12 @@ class Stack:
     live: Workspace
     client: httpx.AsyncClient
 
+    async def billing_chat(self) -> str:
+        """A new chat that touched ``services/billing/api.py`` (its AGENTS.md pinned)."""
+        chat = await self.control.chat()
+        await touched(self.client, chat, "services/billing/api.py")
+        return chat
+
 
 @contextlib.asynccontextmanager
 async def stack(tmp_path: Path, home: Path, db_url: str | None = None) -> AsyncIterator[Stack]:
@@ -109,8 +115,7 @@ async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refre
 ) -> None:
     async with stack(tmp_path, home, db_url) as running:
         control, live, client = running.control, running.live, running.client
-        chat = await control.chat()
-        await touched(client, chat, "services/billing/api.py")
+        chat = await running.billing_chat()
         await heartbeat(control)  # nothing changed yet: nothing marked
         assert (await control.plane.get_chat(control.user, chat))["context"]["dirty"] is False
 
@@ -193,8 +198,7 @@ async def test_a_refresh_after_the_discovered_file_is_deleted_drops_it_and_says_
 ) -> None:
     async with stack(tmp_path, home, db_url) as running:
         control, live, client = running.control, running.live, running.client
-        chat = await control.chat()
-        await touched(client, chat, "services/billing/api.py")
+        chat = await running.billing_chat()
         (live.work / NESTED).unlink()
         marked = await control.plane.recheck_discovered(control.principal.agent_id, force=True)
         refreshed = (await client.put(f"/api/v1/chats/{chat}/context")).json()
