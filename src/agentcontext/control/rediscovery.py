@@ -95,6 +95,7 @@ def rediscover(
 # --- rechecks: a discovered file that changed on disk marks its chats out of date -------------------------
 
 MAX_WATCHED = 4 * MAX_PATHS  # causes one recheck asks the agent about (the first ones)
+MAX_WATCHED_ROWS = 4096  # discovered rows one recheck compares (the others wait for a refresh)
 
 _TARGET_AND_CAUSES = (
     sa.select(t.agents.c.url, t.agents.c.sealed_secret, t.chats.c.agent_id, t.chat_resources.c.caused_by)
@@ -134,6 +135,7 @@ _WATCHED = (
         sa.or_(*(t.chats.c.status == status for status in ACTIVE_STATUSES)),  # what a push marks
         t.chat_resources.c.origin == rows.DISCOVERED,
     )
+    .limit(MAX_WATCHED_ROWS)
 )
 _ADDRESS = sa.select(t.agents.c.url, t.agents.c.sealed_secret).where(t.agents.c.id == sa.bindparam("agent_id"))
 
@@ -163,9 +165,10 @@ def stale(found: Watched, answer: Answer) -> dict[str, list[str]]:
     """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked)."""
     now = {f.resource.path: f.resource for f in answer.files}
     asked = set(answer.asked)
+    unknown = {path for path, _ in answer.excluded}  # past the answer's cap: there, but not shown
     out: dict[str, list[str]] = {}
     for row in found.rows:
-        if not set(row.caused_by or ()) <= asked:
+        if not set(row.caused_by or ()) <= asked or row.path in unknown:
             continue
         current = now.get(row.path)
         if current is None or (current.content_hash, str(current.status)) != (row.content_hash, row.status):
