@@ -162,6 +162,17 @@ def fake_agent(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"content": [{"type": "text", "text": text}], "is_error": False})
     if path == "/api/v0/context/agents":
         return httpx.Response(200, json=AGENT_VIEWS)
+    if path == "/api/v0/context/instructions":  # one nested file that applies wherever the chat works
+        dirs = json.loads(request.content)["dirs"]
+        text = "Nested rules.\n"
+        nested = {
+            "path": f"{WORK}/services/AGENTS.md", "scope": "project", "status": "ok",
+            "load": {"type": "on_demand", "reason": "nested"}, "reason": "nested", "bytes": len(text),
+            "size_bytes": len(text), "content_hash": hashlib.sha256(text.encode()).hexdigest(), "warnings": [],
+            "for": dirs, "hook": False, "content": text,
+        }  # fmt: skip
+        answer = {"work_dir": WORK, "profile": "default", "paths": dirs, "bytes": len(text), "files": [nested]}
+        return httpx.Response(200, json={**answer, "excluded": [], "not_loaded": [], "refused": [], "startup": []})
     if path.startswith("/api/v0/skills/") and "/files/" in path:
         return httpx.Response(200, json={"content": "supporting text"})
     if path.startswith("/api/v0/skills/"):

@@ -71,6 +71,7 @@ class Control:
     principal: identity.AgentPrincipal
     pushed: int = 0
     peer_token: str = PEER_TOKEN  # what pushes say the agent's API accepts
+    user_token: str = ""  # alice's API token
 
     async def push(self, snapshot: Snapshot, *, url: str, home: Path | str) -> Outcome:
         """``snapshot`` pushed as the agent's pusher does (the first push of the run is ``initial``)."""
@@ -119,9 +120,12 @@ def frozen_url() -> Iterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def control_plane(tmp_path: Path, *, quick_timeout: float = 10.0, owned: bool = False) -> AsyncIterator[Control]:
-    """``owned``: the workspace is the user's own (else nobody's), as ``agentcontext up`` makes it."""
-    db = Database(f"sqlite:///{tmp_path / 'c.db'}")
+async def control_plane(
+    tmp_path: Path, *, quick_timeout: float = 10.0, owned: bool = False, db_url: str | None = None
+) -> AsyncIterator[Control]:
+    """``owned``: the workspace is the user's own (else nobody's), as ``agentcontext up`` makes it; ``db_url``: a
+    database to use instead of a SQLite file in ``tmp_path``."""
+    db = Database(db_url or f"sqlite:///{tmp_path / 'c.db'}")
     migrate.upgrade(db)
     link = AgentLink(connect_timeout=5.0, call_timeout=30.0, quick_timeout=quick_timeout)
     plane = ControlPlane(db, LocalBroker(), link=link)
@@ -132,7 +136,7 @@ async def control_plane(tmp_path: Path, *, quick_timeout: float = 10.0, owned: b
         principal = await plane.authenticate(agent.token)
         person = await plane.authenticate(user.token)
         assert isinstance(principal, identity.AgentPrincipal) and isinstance(person, identity.UserPrincipal)
-        yield Control(plane, db, person, principal)
+        yield Control(plane, db, person, principal, user_token=user.token)
     finally:
         await plane.aclose()
         db.dispose()

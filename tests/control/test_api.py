@@ -188,6 +188,7 @@ USER_ROUTES: list[tuple[str, str, Any]] = [
     ("PATCH", "/api/v1/chats/{chat_id}", {"title": "renamed"}),
     ("PUT", "/api/v1/chats/{chat_id}/context", None),
     ("GET", "/api/v1/chats/{chat_id}/prompt", None),
+    ("POST", "/api/v1/chats/{chat_id}/touched", {"paths": ["services/billing/api.py"]}),
     ("POST", "/api/v1/chats/{chat_id}/tools/{name}", {"name": "review"}),
     ("GET", "/api/v1/chats/{chat_id}/files", None),
     ("GET", "/api/v1/chats/{chat_id}/files/{file_id}", None),

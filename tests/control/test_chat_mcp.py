@@ -38,6 +38,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(120)]
 
 RULES = "# Rules\n\nUse pytest.\n"
 DEPLOY = skill_md("deploy", "Ship a release", body="\nStep one: tag.\n")
+BILLING = "# Billing\n\nMoney is integer cents.\n"
 
 
 @dataclass
@@ -68,6 +69,8 @@ def stack(root: Path, db_url: str | None = None) -> Iterator[Stack]:
             ".agents/skills/deploy/SKILL.md": DEPLOY,
             ".agents/skills/deploy/checklist.md": "- tag\n- push\n",
             ".mcp.json": json.dumps({"mcpServers": {"time": time_server()}}),
+            "services/billing/AGENTS.md": BILLING,
+            "services/billing/api.py": "",
         },
     ).resolve()
     logs = root / "logs"
@@ -197,6 +200,27 @@ async def test_read_skill_and_the_skill_prompt_and_resources_come_from_the_pin(s
     assert _text(meta) == DEPLOY
     assert _text(checklist) == "- tag\n- push\n"
     assert _text(rules) == RULES
+
+
+async def test_files_discovered_for_touched_paths_are_in_the_sessions_instructions_and_resources(
+    shared: Stack,
+) -> None:
+    chat_id = pinned_chat(shared)
+    nested = shared.work / "services" / "billing" / "AGENTS.md"
+    with shared.client() as client:
+        added = client.touched(chat_id, ["services/billing/api.py"])["added"]
+        listed = client.chat(chat_id)["context"]["resources"]
+    async with session(shared.url(f"chats/{chat_id}"), shared.admin) as mcp:
+        resources = {r.uri: r for r in (await mcp.list_resources()).resources}
+        text = await mcp.read_resource(f"agentcontext://instructions{nested}")
+        instructions = mcp.instructions or ""
+    assert [a["path"] for a in added] == [str(nested)]
+    assert [(r["origin"], r["caused_by"]) for r in listed if r["path"] == str(nested)] == [
+        ("discovered", [str(shared.work / "services" / "billing" / "api.py")])
+    ]
+    assert f"agentcontext://instructions{nested}" in resources
+    assert _text(text) == BILLING
+    assert "<discovered-context>" in instructions and "Money is integer cents." in instructions
 
 
 def _text(result: types.ReadResourceResult) -> str:

@@ -537,6 +537,7 @@ def test_the_summary_lists_what_coder_lists_sorted_by_source(world: World) -> No
         "status": "ok",
         "size_bytes": 0,
         "error": None,
+        "origin": "snapshot",
         "skill_name": "deploy",
         "skill_description": "Ship it",
     }

@@ -189,6 +189,33 @@ def test_the_stream_follows_the_agent_going_offline_and_coming_back(tmp_path: Pa
                 assert client.workspaces()[0]["agents"][0]["online"] is False
 
 
+def test_a_chat_that_touched_a_nested_path_gets_its_rules_and_an_edit_there_marks_it_out_of_date(
+    tmp_path: Path, logs: Path, any_db: str
+) -> None:
+    """Issue 12: `touched` pins the nested AGENTS.md; the agent's heartbeats bring the recheck that marks the chat."""
+    files = {"AGENTS.md": RULES, "services/billing/AGENTS.md": "# Billing\n\nUse cents.\n", "services/billing/a.py": ""}
+    work = make_workspace(tmp_path / "work", files).resolve()
+    nested = work / "services" / "billing" / "AGENTS.md"
+    with server(any_db, logs, extra=("--recheck-every", "0.2")) as control:
+        admin = admin_token(control)
+        token = create_agent(any_db, "ws", "dev")
+        with agent(work, logs, control.url, token, "--heartbeat", "0.2"), ControlClient(control.url, admin) as client:
+            chat = pinned_chat(client, control.url, admin)
+            added = client.touched(chat["id"], ["services/billing/a.py"])["added"]
+            before = client.prompt(chat["id"])["system"]
+            with event_stream(control.url, admin, chat["id"]) as stream:
+                stream.wait_for("state")
+                write_atomic(nested, "# Billing\n\nUse Decimal.\n")
+                marked = stream.wait_for("out_of_date", timeout=10)
+            refreshed = client.refresh(chat["id"])
+            after = client.prompt(chat["id"])["system"]
+    assert [a["path"] for a in added] == [str(nested)]
+    assert "<discovered-context>" in before and "Use cents." in before
+    assert marked.data["changed"] == [str(nested)]
+    assert refreshed["diff"] == {"added": [], "removed": [], "changed": [str(nested)]}
+    assert "Use Decimal." in after and "Use cents." not in after
+
+
 # --- (2) two servers, one PostgreSQL --------------------------------------------------------
 
 

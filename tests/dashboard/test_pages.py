@@ -216,3 +216,20 @@ def test_the_templates_and_static_files_ship_as_package_data() -> None:
     assert {"base.html", "chat.html", "inventory.html", "login.html"} <= {
         p.name for p in (here / "templates").iterdir()
     }
+
+
+async def test_the_chat_page_shows_discovered_files_with_their_origin_and_causes(world: World) -> None:
+    assert (await world.push(first_push())).json()["accepted"] is True
+    chat = await world.chat()
+    touched = await world.call("POST", f"/api/v1/chats/{chat['id']}/touched", "alice", json={"paths": ["svc/a.py"]})
+    assert touched.status_code == 200, touched.text
+    await log_in(world, "alice")
+    page = (await world.client.get(f"/ui/chats/{chat['id']}")).text
+    discovered = re.search(r'<tr class="origin-discovered">(.*?)</tr>', page, re.S)
+    assert discovered is not None
+    assert f"<code>{WORK}/services/AGENTS.md</code>" in discovered.group(1)
+    assert re.search(
+        r'<td class="origin">discovered<span class="muted"> for <code>svc/a.py</code>', discovered.group(1)
+    )
+    assert f'<tr class="origin-snapshot"><td>instruction_file</td><td><code>{WORK}/AGENTS.md</code>' in page
+    assert "&lt;discovered-context&gt;" in page  # the prompt shown carries it

@@ -106,6 +106,12 @@ def server(
     offline_after: float = typer.Option(
         45.0, "--offline-after", help="Seconds without a push or heartbeat before an agent counts as offline."
     ),
+    recheck_every: float = typer.Option(
+        10.0,
+        "--recheck-every",
+        help="Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited"
+        " one marks its chats out of date.",
+    ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
     key_file: Path | None = typer.Option(
@@ -145,7 +151,9 @@ def server(
     if admin is not None:
         err.print("First start: created the administrator [bold]admin[/bold]. Its API token (shown once):")
         typer.echo(admin.token, err=True)
-    settings = ControlSettings(chat_suffix=chat_suffix, sync_enabled=not disable_sync, offline_after=offline_after)
+    settings = ControlSettings(
+        chat_suffix=chat_suffix, sync_enabled=not disable_sync, offline_after=offline_after, recheck_every=recheck_every
+    )
 
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")

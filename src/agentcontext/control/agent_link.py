@@ -1,9 +1,10 @@
 """Calls from the control plane to a workspace agent's API (``/api/v0/``).
 
 Only what needs the live workspace goes here: a skill's file listing and supporting files,
-the home directory and plan files for ``propose_plan``, MCP tool calls, the approval of
-an MCP server the user gave in the dashboard (the agent writes it to its user's trust store), and
-each agent profile's view of the work dir (read with the same models the agent answers with). Everything
+the home directory and plan files for ``propose_plan``, MCP tool calls, the instruction files
+that apply to paths a chat touched (``discovered``), the approval of an MCP server the user
+gave in the dashboard (the agent writes it to its user's trust store), and each agent
+profile's view of the work dir (read with the same models the agent answers with). Everything
 else is served from the database. Failures become ``UnavailableError`` (cannot reach the
 agent) or ``AgentReplyError`` (the agent answered with an error), never httpx exceptions.
 """
@@ -115,6 +116,8 @@ class AgentLink:
                 await response.aclose()
         except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: what the agent advertised is no URL
             raise UnavailableError(_describe(exc, url)) from None
+        except (ValueError, UnicodeError) as exc:  # what the agent advertised is no usable secret (a header)
+            raise UnavailableError(f"cannot call the agent: {exc}") from None
 
     async def skill_files(self, address: AgentAddress, name: str) -> list[str]:
         body = await self._request(address, "GET", f"skills/{quote(name, safe='')}", quick=True)
@@ -144,6 +147,10 @@ class AgentLink:
             return AgentViewsBody.model_validate(body)
         except ValidationError as exc:
             raise UnavailableError(f"the agent's views are not what they should be: {exc.errors()[0]['msg']}") from None
+
+    async def instructions(self, address: AgentAddress, paths: list[str]) -> dict[str, Any]:
+        """The instruction files that apply to ``paths`` (at most the agent's ``ondemand.max_paths``)."""
+        return await self._request(address, "POST", "context/instructions", json={"dirs": paths}, quick=True)
 
     async def call_tool(self, address: AgentAddress, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return await self._request(

@@ -1,7 +1,9 @@
 """A chat as the API shows it, built from rows already in hand (no queries here).
 
-``rows`` are in ``rows.ROW_COLUMNS`` order; the listing follows Coder's (by source path, without
-ok-but-empty instruction files and skills without a usable name).
+``rows`` are in ``rows.PIN_COLUMNS`` order (or ``rows.ROW_COLUMNS``: then copied from the snapshot);
+the listing follows Coder's (by source path, without ok-but-empty instruction files and skills
+without a usable name). Each resource says where it came from: ``origin`` "snapshot", or
+"discovered" with ``caused_by``, the touched paths it was found for.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ def listed(row: Sequence[Any]) -> bool:
     """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
 
     Empty as the prompt sees it: nothing left once sanitised (worked out at push time: ``rows.BLANK``).
-    ``row`` is in ``rows.ROW_COLUMNS`` order.
+    ``row`` is in ``rows.ROW_COLUMNS`` order (or ``rows.PIN_COLUMNS``).
     """
-    _, kind, _, _, status, *_, meta = row
+    kind, status, meta = row[1], row[4], row[9]
     if status != _OK:
         return True
     if kind == _INSTRUCTION:
@@ -42,9 +44,13 @@ def listed(row: Sequence[Any]) -> bool:
 
 
 def resource_view(row: Sequence[Any]) -> dict[str, Any]:
-    """A pinned resource as the API lists it (``row`` in ``rows.ROW_COLUMNS`` order)."""
-    _, kind, path, _, status, size_bytes, _, error, _, meta = row
+    """A pinned resource as the API lists it (``row`` in ``rows.PIN_COLUMNS`` or ``rows.ROW_COLUMNS`` order)."""
+    _, kind, path, _, status, size_bytes, _, error, _, meta = row[: len(rows.ROW_COLUMNS)]
+    origin = row[len(rows.ROW_COLUMNS)] if len(row) > len(rows.ROW_COLUMNS) else rows.SNAPSHOT
     data: dict[str, Any] = {"path": path, "kind": kind, "status": status, "size_bytes": size_bytes, "error": error}
+    data["origin"] = origin
+    if origin == rows.DISCOVERED:
+        data["caused_by"] = list(row[len(rows.ROW_COLUMNS) + 1] or ())
     if kind == _SKILL:
         data["skill_name"] = (meta or {}).get("name")
         data["skill_description"] = (meta or {}).get("description")

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from agentcontext.control import rows
+from agentcontext.control import rediscovery, rows
 from agentcontext.control import tables as t
 from agentcontext.control.agentselect import Candidate, find_chat_agent
 from agentcontext.control.chat_view import ChatView, view
 from agentcontext.control.contents import Executor, dialect_of
+from agentcontext.control.discovered_answer import Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import Written, copy_pin
@@ -59,6 +60,7 @@ class ChatRow:
     dirty_since: dt.datetime | None
     created_at: dt.datetime
     updated_at: dt.datetime
+    discovered_at: dt.datetime | None  # when its discovered rows last moved (``discovered``)
 
     @classmethod
     def of(cls, row: Any) -> ChatRow:
@@ -221,6 +223,7 @@ def create(executor: Executor, user: UserPrincipal, new: NewChat, *, suffix: str
         "dirty_since": None,
         "created_at": now,
         "updated_at": now,
+        "discovered_at": None,
     }
     if new.parent_id is not None:
         parent = owned_chat(executor, user, new.parent_id)
@@ -229,7 +232,9 @@ def create(executor: Executor, user: UserPrincipal, new: NewChat, *, suffix: str
         if parent.agent_id is not None:
             lock_agent(executor, parent.agent_id)
             parent = owned_chat(executor, user, new.parent_id)  # its pin as of now, with pushes held off
-        inherited = ("agent_id", "pinned_hash", "pinned_version", "pinned_error", "pinned_at", "dirty_since")
+        inherited = (
+            "agent_id", "pinned_hash", "pinned_version", "pinned_error", "pinned_at", "dirty_since", "discovered_at",
+        )  # fmt: skip
         values |= {"parent_id": parent.id, "workspace_id": parent.workspace_id}
         values |= {name: getattr(parent, name) for name in inherited}
         executor.execute(_INSERT_CHAT, values)
@@ -308,6 +313,7 @@ class Refreshed:
     events: tuple[Event, ...]
     view: ChatView
     pinned: Pinned | None = None  # the chat's pinned rows now, to keep once the transaction has committed
+    discovered_kept: str | None = None  # why the discovered rows were kept as they were (the agent unreachable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,12 +334,15 @@ def refresh(
     now: dt.datetime,
     pinned: Pinned | None = None,
     latest: Callable[[str], Written | None] | None = None,
+    rediscovered: Answer | None = None,
+    kept_because: str | None = None,
 ) -> Refreshed:
     """Re-pin the chat to its agent's latest snapshot, clear the out-of-date mark, say what changed.
 
     The chat's pinned rows and the snapshot's are each read once (without their texts), or not at all when
     this replica wrote them last (``pinned``; ``latest`` gives what it wrote for an agent's snapshot); only the
-    rows that differ are written, and the summary is built from the rows in hand.
+    rows that differ are written, and the summary is built from the rows in hand. Its discovered rows become
+    what ``rediscovered`` (the agent asked again) says, or stay as they are without it (``kept_because``).
 
     Raises:
         NotFoundError: no such chat of this user. ConflictError: agent selection.
@@ -343,12 +352,12 @@ def refresh(
         raise NotFoundError(f'chat "{chat_id}" not found')
     chat = ChatRow.of(found)
     if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
-        before = rows.read(executor, chat.id, chat=True)
+        before = [rows.Positional(row) for row in rows.of_snapshot(rows.read(executor, chat.id, chat=True))]
         chat, events = bind(executor, chat, suffix=suffix, now=now)
         source = pin_source(executor, chat.agent_id) if chat.agent_id else None
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
         after = rows.read(executor, chat.agent_id, chat=False) if source is not None and chat.agent_id else []
-        _repin(executor, chat.id, rows.read(executor, chat.id, chat=True), after)
+        _repin(executor, chat.id, rows.of_snapshot(rows.read(executor, chat.id, chat=True)), after)
     else:
         events = []
         if dialect_of(executor) == "sqlite":  # one writer: what the join read is the latest
@@ -364,18 +373,26 @@ def refresh(
         fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
         if known_before is not None and (source is None or fresh):
-            before = [_Row(row) for row in known_before]
-            after = [_Row(row) for row in written.sorted_rows()] if fresh and written is not None else []
+            before = [rows.Positional(row) for row in known_before]
+            after = [rows.Positional(row) for row in written.sorted_rows()] if fresh and written is not None else []
         else:
             before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
         _repin(executor, chat.id, before, after)
-    changes = diff_rows(before, after)
+    again = rediscovery.Rediscovered([], [])
+    if chat.discovered_at is not None:  # it has discovered rows: re-resolved (or kept, and said so)
+        sources = {row[0] for row in after}
+        again = rediscovery.rediscover(
+            executor, chat.id, rediscovered, snapshot_sources=sources, now=now, kept_because=kept_because
+        )
+        chat = replace(chat, discovered_at=now if again.after != again.before else chat.discovered_at)
+    changes = diff_rows([*before, *again.before], [*after, *again.after])
     events = [e for e in events if e.kind != "pinned"]
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest_hash = source.aggregate_hash if source is not None else None
     kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after])
-    return Refreshed(chat, changes, tuple(events), view(chat, after, latest_hash), kept)
+    shown = view(chat, [*after, *again.after], latest_hash)
+    return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
 
 _OWNED_WITH_SOURCE = (
@@ -391,7 +408,7 @@ _OWNED_WITH_SOURCE = (
 )
 _PINNED_AND_LATEST = sa.union_all(
     sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
-        t.chat_resources.c.chat_id == sa.bindparam("chat_id")
+        t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.SNAPSHOT
     ),
     sa.select(sa.literal(1).label("side"), *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
         t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
@@ -399,28 +416,12 @@ _PINNED_AND_LATEST = sa.union_all(
 ).order_by(sa.literal_column("side"), sa.literal_column("source"))
 
 
-class _Row(tuple[Any, ...]):
-    """A row of ``rows.ROW_COLUMNS`` read by position, with the names ``rows`` and the summary use."""
-
-    __slots__ = ()
-    source = property(lambda self: self[0])
-    kind = property(lambda self: self[1])
-    path = property(lambda self: self[2])
-    scope = property(lambda self: self[3])
-    status = property(lambda self: self[4])
-    size_bytes = property(lambda self: self[5])
-    content_hash = property(lambda self: self[6])
-    error = property(lambda self: self[7])
-    content_key = property(lambda self: self[8])
-    meta = property(lambda self: self[9])
-
-
 def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -> tuple[list[Any], list[Any]]:
     """The chat's pinned rows and its agent's snapshot rows, each by source, in one query."""
     pinned: list[Any] = []
     latest: list[Any] = []
     for row in executor.execute(_PINNED_AND_LATEST, {"chat_id": chat_id, "agent_id": agent_id or ""}):
-        (latest if row[0] else pinned).append(_Row(row[1:]))
+        (latest if row[0] else pinned).append(rows.Positional(row[1:]))
     return pinned, latest
 
 
@@ -536,7 +537,7 @@ def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatView]:
         return []
     ids = [chat.id for chat in listing]
     pinned: dict[str, list[Any]] = {chat_id: [] for chat_id in ids}
-    columns = [t.chat_resources.c.chat_id, *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)]
+    columns = [t.chat_resources.c.chat_id, *(t.chat_resources.c[name] for name in rows.PIN_COLUMNS)]
     for row in executor.execute(sa.select(*columns).where(t.chat_resources.c.chat_id.in_(ids))):
         pinned[row.chat_id].append(row[1:])
     agents = {chat.agent_id for chat in listing if chat.agent_id}

@@ -12,7 +12,7 @@ the server's message and detail.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -104,6 +104,13 @@ class ControlClient:
 
     def refresh(self, chat_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._call("PUT", _path("chats", chat_id, "context"))
+        return result
+
+    def touched(self, chat_id: str, paths: Sequence[str]) -> dict[str, Any]:
+        """Pin the instruction files that apply to paths the chat touched; what was added."""
+        result: dict[str, Any] = self._call(
+            "POST", _path("chats", chat_id, "touched"), json_body={"paths": list(paths)}
+        )
         return result
 
     def prompt(self, chat_id: str) -> dict[str, Any]:

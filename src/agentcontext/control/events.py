@@ -33,7 +33,15 @@ from sqlalchemy.engine import Connection
 
 log = logging.getLogger("agentcontext.control.events")
 Kind = Literal[
-    "pinned", "out_of_date", "up_to_date", "refreshed", "agent_online", "agent_offline", "snapshot", "lagged"
+    "pinned",
+    "out_of_date",
+    "up_to_date",
+    "refreshed",
+    "discovered",
+    "agent_online",
+    "agent_offline",
+    "snapshot",
+    "lagged",
 ]
 BUFFER = 256  # ordinary events a subscriber may have queued; one more slot is kept for ``lagged``
 NOTIFY_LIMIT = 7900  # PostgreSQL refuses a NOTIFY payload of 8000 bytes or more

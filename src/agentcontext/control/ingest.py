@@ -18,7 +18,8 @@ or marked (or hydrated) by the push, in the push's own transaction. SQLite has o
 
 One deliberate difference from Coder: a chat marked out of date whose pinned hash is
 pushed again (the edit was reverted) is marked up to date, with an event; Coder keeps it
-dirty until refreshed.
+dirty until refreshed. A chat with discovered files (``discovered``) stays marked: the
+mark may stand for a discovered file's change, which no push shows.
 """
 
 from __future__ import annotations
@@ -319,7 +320,11 @@ _PIN_AND_MARK = (
                 sa.or_(*(t.chats.c.status == status for status in ACTIVE_STATUSES)),  # no list to expand
                 sa.or_(
                     sa.and_(t.chats.c.pinned_hash != _LATEST, t.chats.c.dirty_since.is_(None)),
-                    sa.and_(t.chats.c.pinned_hash == _LATEST, t.chats.c.dirty_since.is_not(None)),
+                    sa.and_(
+                        t.chats.c.pinned_hash == _LATEST,
+                        t.chats.c.dirty_since.is_not(None),
+                        t.chats.c.discovered_at.is_(None),  # a discovered file may be what changed: no revert
+                    ),
                 ),
             ),
         ),

@@ -184,14 +184,20 @@ class Chat(Base):
     dirty_since: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
+    # when the discovered part of its pin last changed (``discovered``): a turn's cache key carries it
+    discovered_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class ChatResource(ResourceRow, Base):
-    """A chat's pinned copy of one snapshot row (content shared through ``contents``)."""
+    """A chat's pinned row: a copy of one snapshot row (``origin`` "snapshot"), or an instruction file found on
+    demand for paths the chat touched (``origin`` "discovered", ``caused_by`` those paths). Content is shared
+    through ``contents``."""
 
     __tablename__ = "chat_resources"
 
     chat_id: Mapped[str] = mapped_column(sa.ForeignKey("chats.id", ondelete="CASCADE"), primary_key=True)
+    origin: Mapped[str] = mapped_column(sa.String(16), default="snapshot", server_default="snapshot")
+    caused_by: Mapped[list[str] | None] = mapped_column(JsonColumn, nullable=True)
 
 
 class ChatFile(Base):

@@ -23,7 +23,19 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from agentcontext import __version__
-from agentcontext.control import chats, contents, identity, ingest, overview, personal_skills, rows, tools
+from agentcontext.control import (
+    chats,
+    contents,
+    discovered,
+    identity,
+    ingest,
+    overview,
+    personal_skills,
+    rediscovery,
+    rows,
+    tools,
+)
+from agentcontext.control import discovered_answer as answers
 from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
 from agentcontext.control.agent_secret import ForeignSeal, SecretBox
@@ -35,7 +47,7 @@ from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
 from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
-from agentcontext.errors import ForbiddenError, NotFoundError, UnavailableError
+from agentcontext.errors import ForbiddenError, InvalidRequestError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
 from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
 from agentcontext.view_contract import AgentViewsBody
@@ -56,6 +68,7 @@ class ControlSettings:
     offline_after: float = 45.0  # seconds without a push or heartbeat before an agent is offline
     sweep_every: float = 5.0
     auth_ttl: float = AUTH_TTL_SECONDS  # seconds a checked token is trusted before it is checked again
+    recheck_every: float = 10.0  # at most one recheck of an agent's discovered files this often (on heartbeats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +108,7 @@ class ControlPlane:
         self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
         self._workers = anyio.CapacityLimiter(db.pool_size)
+        self._rechecked: dict[str, float] = {}  # agent id -> when its discovered files were last rechecked
 
     async def aclose(self) -> None:
         await self.link.aclose()
@@ -196,8 +210,36 @@ class ControlPlane:
             await self._write_events(
                 lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=self.secrets))
             )
+            await self.recheck_discovered(agent.agent_id)
         else:
             await self._write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
+
+    async def recheck_discovered(self, agent_id: str, *, force: bool = False) -> list[str]:
+        """Ask the agent again about the discovered files of its chats; mark those whose files changed out of
+        date (no push shows such a change). At most once every ``recheck_every`` seconds an agent, unless
+        ``force``; an agent that cannot answer is skipped (its chats keep their pins). Returns the chats marked."""
+        clock = anyio.current_time()
+        if not force and clock - self._rechecked.get(agent_id, -1e18) < self.settings.recheck_every:
+            return []
+        self._rechecked[agent_id] = clock
+        found = await self._read(lambda c: rediscovery.watched(c, agent_id))
+        if found is None:
+            return []
+        address = self.agent_address(agent_id, found.url, found.sealed_secret)
+        try:
+            answer = await answers.ask(self.link, address, found.causes)
+        except (UnavailableError, InvalidRequestError) as exc:
+            log.info("agent %s: discovered files not rechecked: %s", agent_id, exc)
+            return []
+        changed = rediscovery.stale(found, answer)
+        if not changed:
+            return []
+
+        def work(connection: Connection) -> tuple[list[Event], list[Event]]:
+            events = rediscovery.mark(connection, changed, now=now())
+            return events, events
+
+        return [event.data["chat_id"] for event in await self._write_events(work)]
 
     async def sweep(self) -> list[str]:
         """Mark agents silent for ``offline_after`` seconds offline; returns their ids."""
@@ -246,20 +288,59 @@ class ControlPlane:
         return await self._write(work)
 
     async def refresh(self, user: identity.UserPrincipal, chat_id: str) -> ChatView:
-        """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths)."""
+        """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths); its discovered files
+        re-resolved (``discovered_error`` says why they were kept as they were, when the agent could not say)."""
         pinned = self._pinned.get(chat_id, None)
+        answer, kept_because = await self._rediscover(user, chat_id)
 
         def work(connection: Connection) -> tuple[chats.Refreshed, Sequence[Event]]:
             suffix = self.settings.chat_suffix
             latest = partial(self._written.get, key=None)
-            done = chats.refresh(connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest)
+            done = chats.refresh(
+                connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest,
+                rediscovered=answer, kept_because=kept_because,
+            )  # fmt: skip
             return done, done.events
 
         done = await self._write_events(work)
         if done.pinned is not None:  # committed: the next refresh compares against these without reading them
             self._pinned.put(chat_id, None, done.pinned)
         self.turns.forget(chat_id)  # re-pinned: its next turn is a new one
-        return {**done.view, "diff": done.diff.to_dict()}
+        kept = {"discovered_error": done.discovered_kept} if done.discovered_kept else {}
+        return {**done.view, "diff": done.diff.to_dict(), **kept}
+
+    async def _rediscover(self, user: identity.UserPrincipal, chat_id: str) -> tuple[answers.Answer | None, str | None]:
+        """The agent's answer now for the causes of the chat's discovered files, or why there is none."""
+        target, causes = await self._read_one(lambda c: rediscovery.refresh_target(c, user.user_id, chat_id))
+        if target is None:
+            return None, None
+        if len(causes) > rediscovery.MAX_RECHECKED:
+            return None, f"{len(causes)} touched paths are more than a refresh asks about again"
+        address = self.agent_address(target.agent_id, target.url, target.sealed_secret)
+        try:
+            return await answers.ask(self.link, address, causes), None
+        except (UnavailableError, InvalidRequestError) as exc:
+            return None, f"discovered files kept as pinned: the workspace agent could not be asked ({exc})"
+
+    async def touched(self, user: identity.UserPrincipal, chat_id: str, paths: Sequence[str]) -> dict[str, Any]:
+        """Pin the instruction files that apply to the paths the chat touched (``discovered``); what it added.
+
+        Raises:
+            InvalidRequestError: bad paths, or every one refused by the agent. NotFoundError: not this user's chat.
+            ConflictError: the chat is not pinned yet. UnavailableError: the agent cannot be asked.
+        """
+        asked = answers.check_paths(paths)
+        target = await self._read_one(lambda c: discovered.target(c, user.user_id, chat_id))
+        address = self.agent_address(target.agent_id, target.url, target.sealed_secret)
+        answer = await answers.ask(self.link, address, asked)
+        refused = {path for path, _ in answer.refused}
+        if not answer.files and refused >= set(asked):
+            reasons = "; ".join(f"{path}: {reason}" for path, reason in answer.refused[:5])
+            raise InvalidRequestError(f"no path was looked at by the workspace agent: {reasons}")
+        done = await self._write_events(lambda c: discovered.pin(c, user.user_id, chat_id, answer, now=now()))
+        if done.added:
+            self.turns.forget(chat_id)  # its next turn carries them (other replicas: the turn key moved)
+        return done.to_dict()
 
     async def pending_changes(self, chat_id: str) -> str:
         """What a refresh of the chat would change, in words ("changed /w/AGENTS.md"); for notices."""
@@ -270,7 +351,7 @@ class ControlPlane:
             ).scalar_one_or_none()
             if agent_id is None:
                 return "the workspace changed"
-            pinned = rows.chat_resources(connection, chat_id, with_content=False)
+            pinned = rows.chat_resources(connection, chat_id, with_content=False, origin=rows.SNAPSHOT)
             latest = rows.snapshot_resources(connection, agent_id, with_content=False)
             return describe_diff(diff([r for r in pinned if r.kind.drifts], [r for r in latest if r.kind.drifts]))
 

@@ -1,7 +1,9 @@
 """Each turn's system prompt and tool list, from the chat's pin alone (coder.md 2.6, 3.5, 4.6).
 
 The prompt is the ``<workspace-context>`` block of the pinned, sanitised instruction files
-(in chain order), the ``<available-skills>`` block of pinned workspace skills and the
+(in chain order), then the ``<discovered-context>`` block of the instruction files found on
+demand for the paths the chat touched (``discovered``; shallower folders first, each with the
+paths it was found for), the ``<available-skills>`` block of pinned workspace skills and the
 user's personal skills, and the chat's plan path. The tools are the built-in chat tools
 plus the workspace's MCP tools: the pinned servers overlaid, server by server, by the
 agent's latest catalog, so MCP tools converge without a refresh while instructions and
@@ -24,6 +26,7 @@ from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.plans import PLAN_DIR
 from agentcontext.render import ContextFile, available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
+from agentcontext.sanitize import sanitize
 from agentcontext.tool_names import assign
 from agentcontext.tool_text import for_prompt
 
@@ -84,6 +87,14 @@ def plan_path(home: str | None, chat_id: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class DiscoveredFile:
+    """An instruction file pinned because the chat touched ``caused_by`` (its text with it, for the prompt)."""
+
+    resource: Resource
+    caused_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ChatContext:
     """Everything a turn's context is made of, read from the database in one go.
 
@@ -99,6 +110,7 @@ class ChatContext:
     os_name: str = ""
     directory: str = ""
     home: str | None = None
+    discovered: tuple[DiscoveredFile, ...] = ()  # with their texts when the prompt is to be rendered
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +151,39 @@ def instruction_files(pinned: Sequence[Resource]) -> list[ContextFile]:
     usable = [r for r in pinned if r.kind is Kind.INSTRUCTION_FILE and r.status.carries_content and r.content]
     usable.sort(key=lambda r: (r.doc_order if r.doc_order is not None else 1 << 30, r.path))
     return [ContextFile(r.path, r.content or "", r.status is Status.TRUNCATED) for r in usable]
+
+
+DISCOVERED_INTRO = (
+    "Instruction files found on demand for the paths this chat has worked on. Each applies to the paths named"
+    " with it, in addition to the workspace context above."
+)
+_CAUSES_SHOWN = 3
+_CAUSE_CHARS = 200
+
+
+def _shown_path(path: str) -> str:
+    """A touched path as the prompt names it: one line, printable, at most ``_CAUSE_CHARS`` characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in path)
+    return shown if len(shown) <= _CAUSE_CHARS else shown[: _CAUSE_CHARS - 1] + "…"
+
+
+def discovered_context(files: Sequence[DiscoveredFile]) -> str:
+    """The ``<discovered-context>`` block, as ``<workspace-context>`` renders files ("" when none has text)."""
+    ordered = sorted(files, key=lambda f: (f.resource.path.count("/"), f.resource.path))
+    parts = [(f, sanitize(f.resource.content or "")) for f in ordered if f.resource.status.carries_content]
+    parts = [(f, text) for f, text in parts if text]
+    if not parts:
+        return ""
+    lines = ["<discovered-context>", DISCOVERED_INTRO]
+    for file, text in parts:
+        causes = ", ".join(_shown_path(path) for path in file.caused_by[:_CAUSES_SHOWN])
+        more = len(file.caused_by) - _CAUSES_SHOWN
+        causes += f" and {more} more" if more > 0 else ""
+        truncated = " (truncated to 64KiB)" if file.resource.status is Status.TRUNCATED else ""
+        lines.append("")
+        lines.append(f"Source: {file.resource.path}{truncated} (for {causes})")
+        lines.append(text)
+    return "\n".join(lines) + "\n</discovered-context>"
 
 
 def workspace_skills(pinned: Sequence[Resource]) -> list[Resource]:
@@ -199,6 +244,7 @@ def system_text(context: ChatContext, refs: Sequence[SkillRef]) -> str:
     """The system prompt: needs the pinned instruction files' texts."""
     blocks = [
         workspace_context(instruction_files(context.pinned), os_name=context.os_name, directory=context.directory),
+        discovered_context(context.discovered),
         available_skills([ref.entry for ref in refs]),
     ]
     plan = plan_path(context.home, context.chat_id) if context.root else None

@@ -199,6 +199,16 @@ async def refresh(call: User, chat_id: str) -> Response:
     return answer(wire.RefreshResponse.model_validate(await call.plane.refresh(call.user, chat_id)))
 
 
+@router.post(
+    "/chats/{chat_id}/touched",
+    summary="Pin the instruction files that apply to paths the chat touched (asks its workspace agent)",
+    response_model=wire.TouchedResponse,
+    tags=["chats"],
+)
+async def touched(call: User, chat_id: str, body: wire.TouchedBody) -> Response:
+    return answer(wire.TouchedResponse.model_validate(await call.plane.touched(call.user, chat_id, body.paths)))
+
+
 @router.get(
     "/chats/{chat_id}/prompt",
     summary="This turn's system prompt and tools",

@@ -25,7 +25,9 @@ from agentcontext.sanitize import sanitize
 _COLUMNS = ("kind", "path", "scope", "status", "size_bytes", "content_hash", "error")
 _NOT_META = {*_COLUMNS, "id", "content"}
 ROW_COLUMNS = ("source", *_COLUMNS, "content_key", "meta")
+PIN_COLUMNS = (*ROW_COLUMNS, "origin", "caused_by")  # a chat's pinned row: where it came from, and why
 BLANK = "blank"
+SNAPSHOT, DISCOVERED = "snapshot", "discovered"  # a pinned row's origin
 
 Contents = bool | Collection[str]  # all, none, or those of these kinds only
 ALL_KINDS = tuple(str(kind) for kind in Kind)
@@ -95,8 +97,10 @@ def to_resource(row: Any, text: str | None) -> Resource:
 
 
 def _select(table: sa.Table, owner: sa.Column[Any], texts: str | None) -> sa.Select[Any]:
-    """The rows of one owner by source; with ``texts``, each row's text when its kind is that (``"*"``: any)."""
-    columns = [table.c[name] for name in ROW_COLUMNS]
+    """The rows of one owner by source; with ``texts``, each row's text when its kind is that (``"*"``: any).
+
+    A chat's rows come in ``PIN_COLUMNS`` order, a snapshot's in ``ROW_COLUMNS`` order."""
+    columns = [table.c[name] for name in (PIN_COLUMNS if table is t.chat_resources else ROW_COLUMNS)]
     if texts is None:
         return sa.select(*columns).where(owner == sa.bindparam("owner")).order_by(table.c.source)
     joined = t.contents.c.hash == table.c.content_key
@@ -134,8 +138,31 @@ def _texts_of(with_content: Contents) -> str | None:
 
 
 def read(executor: Executor, owner: str, *, chat: bool, with_content: Contents = False) -> list[Any]:
-    """The rows of a chat's pin (``chat``) or of an agent's snapshot, by source; ``text`` with the kinds asked."""
+    """The rows of a chat's pin (``chat``: ``PIN_COLUMNS``) or of an agent's snapshot (``ROW_COLUMNS``), by
+    source; ``text`` with the kinds asked."""
     return list(executor.execute(_STATEMENTS[chat, _texts_of(with_content)], {"owner": owner}))
+
+
+class Positional(tuple[Any, ...]):
+    """A row of ``ROW_COLUMNS`` (or ``PIN_COLUMNS``) held by position, with the names readers use."""
+
+    __slots__ = ()
+    source = property(lambda self: self[0])
+    kind = property(lambda self: self[1])
+    path = property(lambda self: self[2])
+    scope = property(lambda self: self[3])
+    status = property(lambda self: self[4])
+    size_bytes = property(lambda self: self[5])
+    content_hash = property(lambda self: self[6])
+    error = property(lambda self: self[7])
+    content_key = property(lambda self: self[8])
+    meta = property(lambda self: self[9])
+
+
+def of_snapshot(pinned: Iterable[Any]) -> list[tuple[Any, ...]]:
+    """The pinned rows (``PIN_COLUMNS``) copied from a snapshot, in ``ROW_COLUMNS`` order: what a refresh
+    compares with the snapshot's (discovered rows are re-resolved apart, ``discovered``)."""
+    return [tuple(row[: len(ROW_COLUMNS)]) for row in pinned if row[len(ROW_COLUMNS)] == SNAPSHOT]
 
 
 def load(rows: Iterable[Any]) -> list[Resource]:
@@ -159,7 +186,7 @@ _PIN_RAW = {
         if texts
         else t.chat_resources
     )
-    .where(t.chat_resources.c.chat_id == sa.bindparam("owner"))
+    .where(t.chat_resources.c.chat_id == sa.bindparam("owner"), t.chat_resources.c.origin == SNAPSHOT)
     .order_by(t.chat_resources.c.source)
     for texts in (None, str(Kind.INSTRUCTION_FILE))
 }
@@ -179,7 +206,7 @@ _LOADED_LOCK = threading.Lock()
 
 
 def pinned_resources(executor: Executor, chat_id: str, *, instruction_texts: bool) -> list[Resource]:
-    """A chat's pinned resources, the instruction files' texts with them when asked.
+    """A chat's resources pinned from its snapshot, the instruction files' texts with them when asked.
 
     Rows come back as stored (``meta`` as its JSON text), and each is built into a resource once: a row read
     before (the same columns, the same text) gives the resource built then.
@@ -224,8 +251,12 @@ def snapshot_resources(executor: Executor, agent_id: str, *, with_content: Conte
     return load(read(executor, agent_id, chat=False, with_content=with_content))
 
 
-def chat_resources(executor: Executor, chat_id: str, *, with_content: Contents = True) -> list[Resource]:
-    return load(read(executor, chat_id, chat=True, with_content=with_content))
+def chat_resources(
+    executor: Executor, chat_id: str, *, with_content: Contents = True, origin: str | None = None
+) -> list[Resource]:
+    """A chat's pinned resources; with ``origin``, only those of that origin."""
+    found = read(executor, chat_id, chat=True, with_content=with_content)
+    return load(row for row in found if origin is None or row.origin == origin)
 
 
 def same_rows(before: Iterable[Any], after: Iterable[Any]) -> bool:

@@ -1,6 +1,7 @@
 """A chat's turn: its prompt and tools, rebuilt only when something they depend on moved.
 
-A turn is a pure function of a few columns: the chat's pin (hash and time), its binding
+A turn is a pure function of a few columns: the chat's pin (hash and time, and when its
+discovered files last moved), its binding
 and whether it is a root chat, what the agent last said about itself (OS, work dir, home),
 a digest of the MCP servers in the agent's latest snapshot (the prompt overlays them), and
 the user's personal skills (count, last change). One prebuilt query reads those columns
@@ -22,7 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from agentcontext.control import rows
+from agentcontext.control import discovered, rows
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.identity import UserPrincipal
@@ -41,6 +42,7 @@ _KEY = (
         t.chats.c.agent_id,
         t.chats.c.pinned_hash,
         t.chats.c.pinned_at,
+        t.chats.c.discovered_at,
         t.chats.c.parent_id,
         t.chats.c.plan_mode,
         t.agents.c.os,
@@ -77,6 +79,7 @@ class TurnRow:
     agent_id: str | None
     pinned_hash: str | None
     pinned_at: dt.datetime | None
+    discovered_at: dt.datetime | None
     parent_id: str | None
     plan_mode: bool
     os: str | None
@@ -97,13 +100,13 @@ class TurnRow:
     @property
     def key(self) -> Hashable:
         return (
-            self.agent_id, self.pinned_hash, self.pinned_at, self.parent_id, self.os, self.work_dir, self.home,
-            self.mcp_hash, self.personal_count, str(self.personal_last),
+            self.agent_id, self.pinned_hash, self.pinned_at, self.discovered_at, self.parent_id, self.os,
+            self.work_dir, self.home, self.mcp_hash, self.personal_count, str(self.personal_last),
         )  # fmt: skip
 
 
 _FROM_ROW = (
-    "agent_id", "pinned_hash", "pinned_at", "parent_id", "plan_mode", "os", "work_dir", "home", "url",
+    "agent_id", "pinned_hash", "pinned_at", "discovered_at", "parent_id", "plan_mode", "os", "work_dir", "home", "url",
     "sealed_secret", "mcp_hash", "personal_last",
 )  # fmt: skip
 
@@ -137,9 +140,10 @@ def load_context(
     """The chat's turn context, its pin read once (with the instruction files' texts when ``texts``, every
     pinned text with ``all_texts``)."""
     if all_texts:
-        pinned = rows.chat_resources(executor, row.chat_id, with_content=True)
+        pinned = rows.chat_resources(executor, row.chat_id, with_content=True, origin=rows.SNAPSHOT)
     else:
         pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
+    found = discovered.resources(executor, row.chat_id) if texts and row.discovered_at is not None else []
     latest = rows.latest_mcp_servers(executor, row.agent_id) if row.mcp_hash and row.agent_id else []
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
@@ -149,6 +153,7 @@ def load_context(
         root=row.parent_id is None,
         pinned=tuple(pinned),
         latest_mcp=tuple(latest),
+        discovered=tuple(found),
         personal=personal,
         os_name=row.os or "",
         directory=row.work_dir or "",

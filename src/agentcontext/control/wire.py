@@ -9,11 +9,12 @@ heartbeat are the shared contract of ``agentcontext.sync_contract``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcontext.control.chats import DEFAULT_STATUS, STATUSES
+from agentcontext.control.discovered_answer import MAX_PATH_CHARS, MAX_PATHS
 from agentcontext.sync_contract import HeartbeatRequest, PushedResource, PushRequest, PushResponse
 
 __all__ = ["HeartbeatRequest", "PushRequest", "PushResponse", "PushedResource"]
@@ -52,6 +53,17 @@ class SkillBody(BaseModel):
     model_config = STRICT
 
     content: str = Field(description="The whole SKILL.md: frontmatter (name, description) and body.")
+
+
+class TouchedBody(BaseModel):
+    model_config = STRICT
+
+    paths: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS)]] = Field(
+        min_length=1,
+        max_length=MAX_PATHS,
+        description=f"Paths the chat's tools read, wrote or ran in (files or folders; absolute, or relative to the"
+        f" agent's work dir): at most {MAX_PATHS}.",
+    )
 
 
 class CreateUserBody(BaseModel):
@@ -94,6 +106,8 @@ class ResourceSummary(BaseModel):
     status: str
     size_bytes: int
     error: str | None = None
+    origin: str = Field(default="snapshot", description="snapshot, or discovered (for paths the chat touched)")
+    caused_by: list[str] | None = Field(default=None, description="discovered: the touched paths it was found for")
     skill_name: str | None = None
     skill_description: str | None = None
     tools: list[ToolSummary] | None = None
@@ -138,6 +152,39 @@ class DiffBody(BaseModel):
 
 class RefreshResponse(ChatResponse):
     diff: DiffBody
+    discovered_error: str | None = Field(
+        default=None, description="Why the discovered files were kept as pinned (the agent could not be asked)."
+    )
+
+
+class AddedFile(BaseModel):
+    model_config = ANSWER
+
+    path: str
+    bytes: int
+    caused_by: list[str]
+
+
+class PathReason(BaseModel):
+    model_config = ANSWER
+
+    path: str
+    reason: str
+
+
+class TouchedResponse(BaseModel):
+    """What a touched call found: files added to the pin, files it had, files whose text changed since."""
+
+    model_config = ANSWER
+
+    chat_id: str
+    added: list[AddedFile]
+    bytes_added: int
+    already_pinned: list[str]
+    changed: list[str] = Field(description="Discovered files whose text changed since pinned: the chat is out of date.")
+    excluded: list[PathReason]
+    refused: list[PathReason] = Field(description="Paths the workspace agent would not look at, and why.")
+    dirty: bool
 
 
 class ToolSpecBody(BaseModel):

@@ -157,10 +157,16 @@ async def chat(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
 async def refresh(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
     await session.check_form(request)
     done = await session.plane_of(request).refresh(user, chat_id)
-    return await _chat_page(request, user, chat_id, done["diff"])
+    return await _chat_page(request, user, chat_id, done["diff"], done.get("discovered_error"))
 
 
-async def _chat_page(request: Request, user: UserPrincipal, chat_id: str, diff: dict[str, Any] | None) -> HTMLResponse:
+async def _chat_page(
+    request: Request,
+    user: UserPrincipal,
+    chat_id: str,
+    diff: dict[str, Any] | None,
+    discovered_error: str | None = None,
+) -> HTMLResponse:
     plane = session.plane_of(request)
     turn = json.loads((await plane.prompt_json(user, chat_id)).body)  # the very bytes the API answers
     summary = await plane.get_chat(user, chat_id)  # after the prompt: a first turn binds and pins the chat
@@ -171,6 +177,7 @@ async def _chat_page(request: Request, user: UserPrincipal, chat_id: str, diff: 
         chat=summary,
         turn=turn,
         diff=diff,
+        discovered_error=discovered_error,
         events=f"/ui/events?chat={chat_id}",
         page_url=f"/ui/chats/{chat_id}",
     )

@@ -6,7 +6,7 @@
   run by ``ControlPlane.call_tool`` as ``/api/v1/chats/{id}/tools/{name}`` runs it; plus
   ``refresh_context``, which re-pins the chat and answers with the diff, and whose
   description says what changed while the chat is out of date;
-* resources: the pinned instruction files (``agentcontext://instructions/<path>``) and
+* resources: the pinned instruction files, discovered ones too (``agentcontext://instructions/<path>``), and
   skills (``skill://<name>/SKILL.md``, other files through ``skill://<name>/<path>``),
   and on 2026-07-28 sessions the SEP-2640 ``skills/list`` and ``skills/get``;
 * prompts: the chat's skills, each prompt being the skill's instructions.
@@ -160,8 +160,9 @@ class ChatMcpServer(Server[Any]):
     # --- resources and prompts -------------------------------------------------------------
 
     async def _pinned(self, binding: ChatBinding) -> tuple[Resource, ...]:
+        """The chat's pin: its snapshot's resources, then the instruction files discovered for paths it touched."""
         context = await self.plane.context(binding.user, binding.chat_id)
-        return tuple(context.pinned)
+        return (*context.pinned, *(found.resource for found in context.discovered))
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

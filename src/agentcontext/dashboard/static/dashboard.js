@@ -48,6 +48,6 @@
   var events = new EventSource(source, { withCredentials: true });
   events.onopen = function () { if (state) { state.textContent = "live"; state.className = "live on"; } };
   events.onerror = function () { if (state) { state.textContent = "reconnecting"; state.className = "live off"; } };
-  ["ready", "pinned", "out_of_date", "up_to_date", "refreshed", "agent_online", "agent_offline", "snapshot", "lagged"]
+  ["ready", "pinned", "out_of_date", "up_to_date", "refreshed", "discovered", "agent_online", "agent_offline", "snapshot", "lagged"]
     .forEach(function (kind) { events.addEventListener(kind, update); });
 })();

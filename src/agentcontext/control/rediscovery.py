@@ -1,0 +1,200 @@
+"""Discovered files kept true: re-resolved by a refresh, rechecked on the agent's heartbeats.
+
+A refresh asks the agent again for the paths that caused the chat's discovered rows and
+makes the rows what it answers now (files the snapshot holds now left out); when the agent
+cannot be asked, the rows stay as they are and the refresh says why. No push shows an edit
+of a discovered file (it is not in the snapshot), so the agent's heartbeats lead the control
+plane to ask again for the discovered files of its active chats not marked yet, and to mark
+out of date those whose files changed or no longer apply.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from agentcontext.control import contents, rows
+from agentcontext.control import tables as t
+from agentcontext.control.contents import Executor
+from agentcontext.control.discovered import INSERT, MOVED, Target, new_row
+from agentcontext.control.discovered_answer import MAX_DISCOVERED, MAX_PATHS, Answer
+from agentcontext.control.events import Event, chat_topic
+from agentcontext.control.ingest import ACTIVE_STATUSES
+
+# --- refresh: the discovered rows re-resolved --------------------------------------------------------
+
+MAX_RECHECKED = 2 * MAX_PATHS  # causes a refresh asks about again; with more, the rows are kept as they are
+
+_DISCOVERED_ROWS = (
+    sa.select(*(t.chat_resources.c[name] for name in rows.PIN_COLUMNS))
+    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.DISCOVERED)
+    .order_by(t.chat_resources.c.source)
+)
+_DROP_DISCOVERED = sa.delete(t.chat_resources).where(
+    t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.DISCOVERED
+)
+_SET_DISCOVERED_AT = MOVED.values(discovered_at=sa.bindparam("at"))
+
+
+def pinned_rows(executor: Executor, chat_id: str) -> list[Any]:
+    """The chat's discovered rows, in ``rows.PIN_COLUMNS`` order, by source."""
+    return list(executor.execute(_DISCOVERED_ROWS, {"chat_id": chat_id}))
+
+
+def causes(found: Iterable[Any]) -> list[str]:
+    """The paths that caused the discovered rows (``PIN_COLUMNS`` rows), each once."""
+    return list(dict.fromkeys(path for row in found for path in (row.caused_by or ())))
+
+
+@dataclass(frozen=True, slots=True)
+class Rediscovered:
+    """The discovered rows before and after a refresh (``PIN_COLUMNS``), and why they were kept, if they were."""
+
+    before: list[Any]
+    after: list[Any]
+    kept_because: str | None = None
+
+
+def rediscover(
+    executor: Executor,
+    chat_id: str,
+    answer: Answer | None,
+    *,
+    snapshot_sources: set[str],
+    now: dt.datetime,
+    kept_because: str | None = None,
+) -> Rediscovered:
+    """Make the chat's discovered rows what ``answer`` says applies now (files the snapshot holds now left out);
+    with no answer (the agent could not be asked: ``kept_because``), keep them as they are. Rows whose causes
+    the answer was not asked about (a touched call since it was asked) stay as they are."""
+    before = pinned_rows(executor, chat_id)
+    if answer is None:
+        return Rediscovered(before, before, kept_because if before else None)
+    asked = set(answer.asked)
+    unasked = [row for row in before if not set(row.caused_by or ()) <= asked]  # added since, or past the cap
+    kept = [dict(zip(rows.PIN_COLUMNS, row, strict=True)) | {"chat_id": chat_id} for row in unasked]
+    skip = snapshot_sources | {row.source for row in unasked}
+    texts: dict[str, str] = {}
+    new = [new_row(chat_id, found, texts) for found in answer.files if found.resource.id not in skip]
+    new = kept + new[: max(0, MAX_DISCOVERED - len(kept))]
+    after = [rows.Positional(tuple(row[name] for name in rows.PIN_COLUMNS)) for row in new]
+    if [tuple(row) for row in before] == [tuple(row) for row in sorted(after)]:
+        return Rediscovered(before, before)
+    executor.execute(_DROP_DISCOVERED, {"chat_id": chat_id})
+    if new:
+        contents.put_keyed(executor, texts)
+        executor.execute(INSERT, new)
+    executor.execute(_SET_DISCOVERED_AT, {"for_chat": chat_id, "at": now if new else None})
+    return Rediscovered(before, sorted(after))
+
+
+# --- rechecks: a discovered file that changed on disk marks its chats out of date -------------------------
+
+MAX_WATCHED = 4 * MAX_PATHS  # causes one recheck asks the agent about (the first ones)
+MAX_WATCHED_ROWS = 4096  # discovered rows one recheck compares (the others wait for a refresh)
+
+_TARGET_AND_CAUSES = (
+    sa.select(t.agents.c.url, t.agents.c.sealed_secret, t.chats.c.agent_id, t.chat_resources.c.caused_by)
+    .select_from(
+        t.chats.join(t.agents, t.agents.c.id == t.chats.c.agent_id).join(
+            t.chat_resources,
+            sa.and_(t.chat_resources.c.chat_id == t.chats.c.id, t.chat_resources.c.origin == rows.DISCOVERED),
+        )
+    )
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+)
+
+
+def refresh_target(executor: Executor, user_id: str, chat_id: str) -> tuple[Target | None, list[str]]:
+    """The chat's agent and the causes of its discovered rows (None and [] when it has none)."""
+    found = executor.execute(_TARGET_AND_CAUSES, {"chat_id": chat_id, "user_id": user_id}).all()
+    if not found:
+        return None, []
+    first = found[0]
+    return Target(chat_id, first.agent_id, first.url, first.sealed_secret), causes(found)
+
+
+_WATCHED = (
+    sa.select(
+        t.chat_resources.c.chat_id,
+        t.chat_resources.c.path,
+        t.chat_resources.c.content_hash,
+        t.chat_resources.c.status,
+        t.chat_resources.c.caused_by,
+    )
+    .select_from(t.chat_resources.join(t.chats, t.chats.c.id == t.chat_resources.c.chat_id))
+    .where(
+        t.chats.c.agent_id == sa.bindparam("agent_id"),
+        t.chats.c.discovered_at.is_not(None),
+        t.chats.c.dirty_since.is_(None),
+        t.chats.c.archived.is_(False),
+        sa.or_(*(t.chats.c.status == status for status in ACTIVE_STATUSES)),  # what a push marks
+        t.chat_resources.c.origin == rows.DISCOVERED,
+    )
+    .limit(MAX_WATCHED_ROWS)
+)
+_ADDRESS = sa.select(t.agents.c.url, t.agents.c.sealed_secret).where(t.agents.c.id == sa.bindparam("agent_id"))
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """The discovered rows of an agent's chats not marked out of date yet, and where to ask the agent."""
+
+    rows: list[Any]
+    url: str | None
+    sealed_secret: str | None
+
+    @property
+    def causes(self) -> list[str]:
+        return causes(self.rows)[:MAX_WATCHED]
+
+
+def watched(executor: Executor, agent_id: str) -> Watched | None:
+    found = executor.execute(_WATCHED, {"agent_id": agent_id}).all()
+    if not found:
+        return None
+    address = executor.execute(_ADDRESS, {"agent_id": agent_id}).first()
+    return Watched(list(found), address.url if address else None, address.sealed_secret if address else None)
+
+
+def stale(found: Watched, answer: Answer) -> dict[str, list[str]]:
+    """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked)."""
+    now = {f.resource.path: f.resource for f in answer.files}
+    asked = set(answer.asked)
+    unknown = {path for path, _ in answer.excluded}  # past the answer's cap: there, but not shown
+    out: dict[str, list[str]] = {}
+    for row in found.rows:
+        if not set(row.caused_by or ()) <= asked or row.path in unknown:
+            continue
+        current = now.get(row.path)
+        if current is None or (current.content_hash, str(current.status)) != (row.content_hash, row.status):
+            out.setdefault(row.chat_id, []).append(row.path)
+    return out
+
+
+_MARK = (
+    sa.update(t.chats)
+    .where(t.chats.c.id == sa.bindparam("for_chat"), t.chats.c.dirty_since.is_(None))
+    .values(dirty_since=sa.bindparam("now"), updated_at=sa.bindparam("now"))
+    .returning(t.chats.c.id, t.chats.c.pinned_hash)
+)
+
+
+def mark(executor: Executor, changed: dict[str, list[str]], *, now: dt.datetime) -> list[Event]:
+    """Mark the chats out of date (those not marked already), with an ``out_of_date`` event each."""
+    events: list[Event] = []
+    for chat_id, paths in sorted(changed.items()):
+        row = executor.execute(_MARK, {"for_chat": chat_id, "now": now}).first()
+        if row is not None:
+            data = {
+                "chat_id": chat_id,
+                "pinned_hash": row.pinned_hash,
+                "changed": paths,
+                "dirty_since": now.isoformat(),
+            }
+            events.append(Event(chat_topic(chat_id), "out_of_date", data))
+    return events
