@@ -140,7 +140,8 @@ class Alices:
     chat: dict[str, Any]
 
     def ids(self) -> dict[str, str]:
-        return {"chat_id": self.chat_id, "file_id": self.file_id, "name": self.skill, "workspace": "shared"}
+        ids = {"chat_id": self.chat_id, "file_id": self.file_id, "name": self.skill, "workspace": "shared"}
+        return {**ids, "agent_id": self.chat["agent_id"]}
 
 
 @pytest.fixture
@@ -182,6 +183,7 @@ USER_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/api/v1/workspaces", None),
     ("GET", "/api/v1/overview", None),
     ("POST", "/api/v1/workspaces/{workspace}/agents", {"name": "extra"}),
+    ("GET", "/api/v1/agents/{agent_id}/views", None),
     ("POST", "/api/v1/chats", {"workspace": "shared"}),
     ("GET", "/api/v1/chats", None),
     ("GET", "/api/v1/chats/{chat_id}", None),

@@ -210,3 +210,31 @@ async def test_a_refresh_after_the_discovered_file_is_deleted_drops_it_and_says_
     assert all(r["origin"] == "snapshot" for r in refreshed["context"]["resources"])
     assert "<discovered-context>" not in system and "integer cents" not in system
     assert (again["added"], again["already_pinned"]) == ([], [])
+
+
+CLAUDE_FILES = {
+    "CLAUDE.md": "# Root\n\nRoot rules.\n",
+    "services/billing/CLAUDE.md": "# Billing\n\nMoney is integer cents.\n",
+    "services/billing/api.py": "print('bill')\n",
+}
+
+
+async def test_a_nested_claude_md_waits_out_of_the_prompt_until_the_chat_touches_its_folder(
+    tmp_path: Path, home: Path
+) -> None:
+    async with (
+        control_plane(tmp_path) as control,
+        workspace(control, tmp_path / "w", CLAUDE_FILES, home=home, profile="claude") as live,
+        api(control) as client,
+    ):
+        chat = await control.chat()
+        listed = (await client.get(f"/api/v1/chats/{chat}")).json()["context"]["resources"]
+        before = (await client.get(f"/api/v1/chats/{chat}/prompt")).json()["system"]
+        answer = await touched(client, chat, "services/billing/api.py")
+        after = (await client.get(f"/api/v1/chats/{chat}/prompt")).json()["system"]
+
+    nested = str(live.work / "services/billing/CLAUDE.md")
+    assert nested in {r["path"] for r in listed}  # in the snapshot, listed on demand as Claude Code loads it
+    assert "Root rules." in before and "Money is integer cents." not in before
+    assert [a["path"] for a in answer["added"]] == [nested] and answer["already_pinned"] == []
+    assert "Money is integer cents." in after[after.index("<discovered-context>") :]

@@ -9,7 +9,9 @@ whatever the agent says, so no answer can add a skill or an MCP config to a pin.
 refuses paths outside its work dir and declared sources (and reads nothing there); those
 come back as ``refused``, and a call where every path was refused is an error.
 
-A discovered file the chat already has is "already pinned"; one whose text changed since it
+A snapshot row the prompt leaves out until the agent works there (``load`` ``on_demand`` or
+``path_scoped``: a nested CLAUDE.md, a rule with ``paths:``) is added by becoming discovered when
+an answer names it. A discovered file the chat already has is "already pinned"; one whose text changed since it
 was pinned marks the chat out of date (its pin keeps the old text until a refresh). A
 refresh asks the agent again for the recorded causes and makes the discovered rows what it
 answers now; when the agent cannot be asked, the rows stay as they were and the refresh
@@ -20,7 +22,7 @@ carries it (``turns``).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,7 @@ from agentcontext.control.discovered_answer import MAX_CAUSES, MAX_DISCOVERED, M
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.prompt import DiscoveredFile
 from agentcontext.errors import ConflictError, NotFoundError
+from agentcontext.resource import LoadType
 
 # --- the pin ------------------------------------------------------------------------------------
 
@@ -103,6 +106,7 @@ _PINNED = sa.select(
     t.chat_resources.c.status,
     t.chat_resources.c.size_bytes,
     t.chat_resources.c.caused_by,
+    t.chat_resources.c.meta,
 ).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
 _LOCK_CHAT = (
     sa.select(t.chats.c.dirty_since)
@@ -110,6 +114,13 @@ _LOCK_CHAT = (
     .with_for_update()
 )
 INSERT = sa.insert(t.chat_resources)
+# a snapshot row the prompt leaves out until the chat works there (on demand, path-scoped), found for the
+# paths touched: it becomes discovered, so the prompt's <discovered-context> carries it from now on
+_ACTIVATE = (
+    sa.update(t.chat_resources)
+    .where(t.chat_resources.c.chat_id == sa.bindparam("for_chat"), t.chat_resources.c.source == sa.bindparam("row"))
+    .values(origin=rows.DISCOVERED, caused_by=sa.bindparam("causes", type_=t.chat_resources.c.caused_by.type))
+)
 _SET_CAUSES = (
     sa.update(t.chat_resources)
     .where(t.chat_resources.c.chat_id == sa.bindparam("for_chat"), t.chat_resources.c.source == sa.bindparam("row"))
@@ -120,6 +131,15 @@ _SET_DISCOVERED = MOVED.values(discovered_at=sa.bindparam("now"), updated_at=sa.
 _SET_DIRTY = MOVED.values(
     dirty_since=sa.func.coalesce(t.chats.c.dirty_since, sa.bindparam("now")), updated_at=sa.bindparam("now")
 )
+
+
+def startup(meta: Mapping[str, Any] | None) -> bool:
+    """Whether a pinned row's resource is in the prompt from the first turn (no ``load``: the chain's files)."""
+    load = (meta or {}).get("load")
+    return not isinstance(load, Mapping) or load.get("type") in _AT_STARTUP
+
+
+_AT_STARTUP = (str(LoadType.STARTUP), str(LoadType.IMPORT))
 
 
 def _causes(old: Sequence[str], new: Iterable[str]) -> list[str]:
@@ -161,6 +181,7 @@ def pin(
     causes: list[dict[str, Any]] = []
     added: list[Added] = []
     already: list[str] = []
+    activated: list[dict[str, Any]] = []
     changed: list[str] = []
     excluded = list(answer.excluded)
     for found in answer.files:
@@ -175,6 +196,10 @@ def pin(
             new.append(new_row(chat_id, found, texts))
             added.append(Added(resource.path, resource.payload_bytes, found.paths[:MAX_CAUSES]))
             continue
+        if row.origin != rows.DISCOVERED and not startup(row.meta):
+            activated.append({"for_chat": chat_id, "row": row.source, "causes": list(found.paths[:MAX_CAUSES])})
+            added.append(Added(resource.path, resource.payload_bytes, found.paths[:MAX_CAUSES]))
+            continue
         already.append(resource.path)
         if row.origin != rows.DISCOVERED:
             continue
@@ -184,23 +209,48 @@ def pin(
         if joined != list(row.caused_by or ()):
             causes.append({"for_chat": chat_id, "row": row.source, "causes": joined})
     events: list[Event] = []
+    if _add(executor, chat_id, new, activated, texts, now=now):
+        events.append(Event(chat_topic(chat_id), "discovered", {"chat_id": chat_id, "added": [a.path for a in added]}))
+    if causes:
+        executor.execute(_SET_CAUSES, causes)
+    events += _mark_changed(executor, chat_id, changed, dirty_since, now=now)
+    dirty = dirty_since is not None or bool(changed)
+    done = Touched(chat_id, tuple(added), tuple(already), tuple(changed), tuple(excluded), answer.refused, dirty)
+    return done, events
+
+
+def _add(
+    executor: Executor,
+    chat_id: str,
+    new: list[dict[str, Any]],
+    activated: list[dict[str, Any]],
+    texts: dict[str, str],
+    *,
+    now: dt.datetime,
+) -> bool:
+    """Write the new rows and activate the snapshot's on-demand ones; whether anything was added."""
     if new:
         wanted = {row["content_key"] for row in new}
         contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
         executor.execute(INSERT, new)
-        executor.execute(_SET_DISCOVERED, {"for_chat": chat_id, "now": now})
-        data = {"chat_id": chat_id, "added": [a.path for a in added]}
-        events.append(Event(chat_topic(chat_id), "discovered", data))
-    if causes:
-        executor.execute(_SET_CAUSES, causes)
-    if changed:
-        executor.execute(_SET_DIRTY, {"for_chat": chat_id, "now": now})
-        if dirty_since is None:
-            data = {"chat_id": chat_id, "changed": changed, "dirty_since": now.isoformat()}
-            events.append(Event(chat_topic(chat_id), "out_of_date", data))
-    dirty = dirty_since is not None or bool(changed)
-    done = Touched(chat_id, tuple(added), tuple(already), tuple(changed), tuple(excluded), answer.refused, dirty)
-    return done, events
+    if activated:
+        executor.execute(_ACTIVATE, activated)
+    if not (new or activated):
+        return False
+    executor.execute(_SET_DISCOVERED, {"for_chat": chat_id, "now": now})
+    return True
+
+
+def _mark_changed(
+    executor: Executor, chat_id: str, changed: list[str], dirty_since: dt.datetime | None, *, now: dt.datetime
+) -> list[Event]:
+    if not changed:
+        return []
+    executor.execute(_SET_DIRTY, {"for_chat": chat_id, "now": now})
+    if dirty_since is not None:
+        return []
+    data = {"chat_id": chat_id, "changed": changed, "dirty_since": now.isoformat()}
+    return [Event(chat_topic(chat_id), "out_of_date", data)]
 
 
 # --- the prompt's read --------------------------------------------------------------------------------
