@@ -161,7 +161,7 @@ class ApiRequest:
 
 def every_api_request(world: World, headers: Mapping[str, str], *, token: bool = True) -> list[ApiRequest]:
     """One request to each control plane API route (``ROUTES``), with the token it needs unless ``token`` is off."""
-    ids = {"chat_id": "c", "file_id": "f", "name": "notes", "workspace": "shared"}
+    ids = {"chat_id": "c", "file_id": "f", "name": "notes", "workspace": "shared", "agent_id": "a"}
     requests = []
     for method, template, body in ROUTES:
         sent = {**headers, "Content-Type": "application/json"}

@@ -506,7 +506,7 @@ async def test_an_event_between_the_state_read_and_the_subscription_is_not_lost(
 
 
 async def test_the_sweeper_marks_a_silent_agent_offline_and_a_heartbeat_brings_it_back(db_url: str) -> None:
-    settings = ControlSettings(offline_after=1.5, sweep_every=3600)  # sweeps only when the test asks
+    settings = ControlSettings(offline_after=4.0, sweep_every=3600)  # sweeps only when the test asks
     async with deployment(db_url, settings) as env:
         await push(env, 1, "Use pytest.", initial=True)
         chat = await new_chat(env)
