@@ -64,7 +64,7 @@ import anyio
 import httpx
 import sqlalchemy as sa
 
-from agentcontext.control import rows
+from agentcontext.control import identity, rows
 from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
@@ -309,12 +309,13 @@ async def sse(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, An
             data += line[5:].strip()
 
 
-async def hold_events(http: httpx.AsyncClient, base: str, record: Record, chat: ChatSim) -> None:
+async def hold_events(http: httpx.AsyncClient, base: str, record: Record, chat: ChatSim, token: str) -> None:
     """The chat's event stream until cancelled; out_of_date asks for a refresh."""
     record.requests["events"] += 1
     start = time.perf_counter()
+    headers = {"Authorization": f"Bearer {token}"}
     try:
-        async with http.stream("GET", f"{base}/api/v1/chats/{chat.id}/events") as response:
+        async with http.stream("GET", f"{base}/api/v1/chats/{chat.id}/events", headers=headers) as response:
             if response.status_code != 200:
                 record.fail("events", f"chat {chat.id}: {response.status_code}")
                 return
@@ -416,7 +417,12 @@ class Outcome:
 
 
 async def drive(
-    bases: Sequence[str], pids: Sequence[int], user_token: str, tokens: Sequence[str], args: argparse.Namespace
+    bases: Sequence[str],
+    pids: Sequence[int],
+    user_token: str,
+    tokens: Sequence[str],
+    stream_tokens: Sequence[str],
+    args: argparse.Namespace,
 ) -> Outcome:
     agents, chats = await setup(bases, user_token, tokens, args.chats)
     record, meters, stop = Record(), [Meter(pid) for pid in pids], anyio.Event()
@@ -435,7 +441,8 @@ async def drive(
             outer.start_soon(each.run, start)
         async with anyio.create_task_group() as streams:
             for n, chat in enumerate(chats):  # on the next replica: events cross from the one that made them
-                streams.start_soon(hold_events, event_http, bases[(n + 1) % len(bases)], record, chat)
+                token = stream_tokens[n // STREAMS_PER_TOKEN]  # the server caps open streams per token
+                streams.start_soon(hold_events, event_http, bases[(n + 1) % len(bases)], record, chat, token)
             with anyio.move_on_after(10):
                 while not all(c.connected for c in chats):
                     await anyio.sleep(0.05)
@@ -522,14 +529,29 @@ def _check_chat(found: dict[str, list[str]], chat: ChatSim, pinned: str, dirty: 
 # --- a run and its report ---------------------------------------------------------------------
 
 
+STREAMS_PER_TOKEN = 8  # event streams held with one token (a user's tabs); the server allows 16
+
+
+def user_tokens(url: str, count: int) -> list[str]:
+    """``count`` more API tokens of the benchmark user: one for each few chats' event streams."""
+    db = Database(url)
+    try:
+        return db.write(lambda s: [identity.create_token(s, "bench").token for _ in range(count)])
+    finally:
+        db.dispose()
+
+
 def run(label: str, url: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     print(f"{time.strftime('%H:%M:%S')} {label}: start, load average {os.getloadavg()}", file=sys.stderr, flush=True)
     load_start = os.getloadavg()
     user_token, tokens = populate(url, args.agents)
+    stream_tokens = user_tokens(url, -(-args.chats // STREAMS_PER_TOKEN))
     replicas = args.replicas if args.postgres else 1
     with upstream_agent(tmp, enabled=not args.no_mcp), servers(url, replicas, tmp, label) as (bases, logs, processes):
         pids = [p.pid for p in processes]
-        outcome = anyio.run(drive, bases, pids, user_token, tokens, args, backend_options={"use_uvloop": True})
+        outcome = anyio.run(
+            drive, bases, pids, user_token, tokens, stream_tokens, args, backend_options={"use_uvloop": True}
+        )
         lost = check(url, outcome)
         errors = server_errors(logs)
     print(f"{time.strftime('%H:%M:%S')} {label}: done", file=sys.stderr, flush=True)
