@@ -50,6 +50,8 @@ def _check(path: Any) -> None:
         text = os.fsdecode(path)
     except (TypeError, ValueError):
         return
+    if not os.path.isabs(text):
+        return  # relative to a directory descriptor (``dir_fd``), not to the working directory: unknown here
     absolute = os.path.abspath(text)
     if not absolute.startswith((_temp, "/tmp")):
         return  # only test folders can hold an OUTSIDE folder: skip the cost elsewhere

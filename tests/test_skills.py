@@ -396,10 +396,10 @@ def test_symlinked_skill_folder_escaping_the_project_is_invalid_and_never_read(t
 
 
 def test_symlinked_user_skill_escaping_home_is_invalid(tmp_path: Path, home: Path) -> None:
-    make_workspace(tmp_path, {"outside-the-roots/far/SKILL.md": skill_md("far")})
+    make_workspace(tmp_path, {"outside-the-roots/far/SKILL.md": skill_md("far"), "repo/AGENTS.md": "rules"})
     make_workspace(home, {".agents/skills/": ""})
     (home / ".agents/skills/far").symlink_to(tmp_path / "outside-the-roots/far")
-    resource = by_path(scan(tmp_path, home), home / ".agents/skills/far")
+    resource = by_path(scan(tmp_path / "repo", home), home / ".agents/skills/far")
     assert (resource.status, resource.scope) == (Status.INVALID, Scope.USER)
     assert (
         resource.error
