@@ -393,7 +393,7 @@ def _number(found: list[Found]) -> list[Found]:
     order = 0
     for item in found:
         load = item.resource.load
-        starts = load is not None and load.type in (LoadType.STARTUP, LoadType.IMPORT) and item.data is not None
+        starts = load is not None and load.type.at_startup and item.data is not None
         out.append(Found(replace(item.resource, doc_order=order if starts else None), item.data))
         order += starts
     return out

@@ -180,8 +180,7 @@ class Resolver:
             for r in resources
             if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
         )
-        loaded = (LoadType.STARTUP, LoadType.IMPORT)
-        seen = frozenset(r.path for r in resources if r.load is not None and r.load.type in loaded)
+        seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)
         if doc.discovery == "claude":
             names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)
         elif doc.discovery == "roots":

@@ -72,6 +72,11 @@ class LoadType(StrEnum):
     ON_DEMAND = "on_demand"  # nested below the work dir: when the agent works there
     NOT_LOADED = "not_loaded"  # never, and ``reason`` says why
 
+    @property
+    def at_startup(self) -> bool:
+        """In the model's context from the first turn: loaded at start, or imported by a file that is."""
+        return self in (LoadType.STARTUP, LoadType.IMPORT)
+
 
 @dataclass(frozen=True, slots=True)
 class Load:

@@ -336,15 +336,15 @@ def _notification(method: str) -> Any:
 # --- a third-party client: the MCP Inspector CLI ---------------------------------------------------
 
 
+def inspector_target(shared: Stack, chat_id: str) -> list[str]:
+    """The Inspector CLI's arguments for the chat's endpoint, with the administrator's token."""
+    url = shared.url(f"chats/{chat_id}")
+    return [url, "--transport", "http", "--header", f"Authorization: Bearer {shared.admin}"]
+
+
 def test_the_inspector_lists_the_chats_tools_and_calls_the_time_server_through_it(shared: Stack, home: Path) -> None:
     chat_id = pinned_chat(shared)
-    target = [
-        shared.url(f"chats/{chat_id}"),
-        "--transport",
-        "http",
-        "--header",
-        f"Authorization: Bearer {shared.admin}",
-    ]
+    target = inspector_target(shared, chat_id)
     tools = inspect(target, "--method", "tools/list", home=home)["result"]["tools"]
     names = [tool["name"] for tool in tools]
     assert names[-1] == "refresh_context" and "read_skill" in names
@@ -358,13 +358,7 @@ def test_the_inspector_lists_the_chats_tools_and_calls_the_time_server_through_i
 
 def test_the_inspector_verifies_the_chats_skills_extension_on_the_modern_era(shared: Stack, home: Path) -> None:
     chat_id = pinned_chat(shared)
-    target = [
-        shared.url(f"chats/{chat_id}"),
-        "--transport",
-        "http",
-        "--header",
-        f"Authorization: Bearer {shared.admin}",
-    ]
+    target = inspector_target(shared, chat_id)
     report = inspect(target, "--method", "skills/list", "--verify", home=home, era="modern")
     assert report.get("outcome") == "verified", report
     assert {f["uri"]: f["status"] for f in report["files"]} == {"skill://deploy/SKILL.md": "verified"}

@@ -136,10 +136,7 @@ _SET_DIRTY = MOVED.values(
 def startup(meta: Mapping[str, Any] | None) -> bool:
     """Whether a pinned row's resource is in the prompt from the first turn (no ``load``: the chain's files)."""
     load = (meta or {}).get("load")
-    return not isinstance(load, Mapping) or load.get("type") in _AT_STARTUP
-
-
-_AT_STARTUP = (str(LoadType.STARTUP), str(LoadType.IMPORT))
+    return not isinstance(load, Mapping) or LoadType(load["type"]).at_startup
 
 
 def _causes(old: Sequence[str], new: Iterable[str]) -> list[str]:

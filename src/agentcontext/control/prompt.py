@@ -25,7 +25,7 @@ from typing import Any
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.plans import PLAN_DIR
 from agentcontext.render import ContextFile, available_skills, workspace_context
-from agentcontext.resource import Kind, LoadType, Resource, Status, Tool
+from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.sanitize import sanitize
 from agentcontext.tool_names import assign
 from agentcontext.tool_text import for_prompt
@@ -156,13 +156,12 @@ def instruction_files(pinned: Sequence[Resource]) -> list[ContextFile]:
         if r.kind is Kind.INSTRUCTION_FILE
         and r.status.carries_content
         and r.content
-        and (r.load is None or r.load.type in _AT_STARTUP)
+        and (r.load is None or r.load.type.at_startup)
     ]
     usable.sort(key=lambda r: (r.doc_order if r.doc_order is not None else 1 << 30, r.path))
     return [ContextFile(r.path, r.content or "", r.status is Status.TRUNCATED) for r in usable]
 
 
-_AT_STARTUP = (LoadType.STARTUP, LoadType.IMPORT)
 DISCOVERED_INTRO = (
     "Instruction files found on demand for the paths this chat has worked on. Each applies to the paths named"
     " with it, in addition to the workspace context above."
