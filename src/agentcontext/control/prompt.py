@@ -251,18 +251,32 @@ def toolset(context: ChatContext) -> Toolset:
 
 def system_text(context: ChatContext, refs: Sequence[SkillRef]) -> str:
     """The system prompt: needs the pinned instruction files' texts."""
+    return with_plan_file(shared_text(context, refs), plan_file(context.home, context.chat_id, root=context.root))
+
+
+def shared_text(context: ChatContext, refs: Sequence[SkillRef]) -> str:
+    """The system prompt but the chat's own plan file: what does not name the chat (``chat_id`` is not read)."""
     blocks = [
         workspace_context(instruction_files(context.pinned), os_name=context.os_name, directory=context.directory),
         discovered_context(context.discovered),
         available_skills([ref.entry for ref in refs]),
     ]
-    plan = plan_path(context.home, context.chat_id) if context.root else None
-    if plan is not None:
-        blocks.append(
-            f"<plan-file>\nThis chat's plan file is {plan}. To propose a plan, write it there with your file tools,"
-            " then call propose_plan with that path.\n</plan-file>"
-        )
     return "\n\n".join(b for b in blocks if b)
+
+
+def plan_file(home: str | None, chat_id: str, *, root: bool) -> str:
+    """The ``<plan-file>`` block of a root chat whose home is known ("" otherwise): the one part naming the chat."""
+    plan = plan_path(home, chat_id) if root else None
+    if plan is None:
+        return ""
+    return (
+        f"<plan-file>\nThis chat's plan file is {plan}. To propose a plan, write it there with your file tools,"
+        " then call propose_plan with that path.\n</plan-file>"
+    )
+
+
+def with_plan_file(shared: str, plan: str) -> str:
+    return "\n\n".join(b for b in (shared, plan) if b)
 
 
 def build(context: ChatContext) -> TurnContext:

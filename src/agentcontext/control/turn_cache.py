@@ -3,8 +3,10 @@
 A chat's prompt is a pure function of a few columns: its pin (hash and time), its binding,
 the agent's latest snapshot (for the MCP overlay) and the user's personal skills. Each
 request reads those columns (the *turn key*) and reuses the rendered body when they have
-not moved, so every replica stays exact without listening for events. Authentications are
-kept for a short time-to-live: a rotated or revoked token stops working within that time.
+not moved, so every replica stays exact without listening for events (``Recent``, by chat).
+Renders shared across chats are kept by a digest of their inputs, bounded by the bytes they
+weigh (``Weighed``). Authentications are kept for a short time-to-live: a rotated or revoked
+token stops working within that time.
 """
 
 from __future__ import annotations
@@ -55,6 +57,48 @@ class Recent(Generic[V]):
     def discard(self, name: str) -> None:
         with self._lock:
             self._entries.pop(name, None)
+
+
+class Weighed(Generic[V]):
+    """A thread-safe map bounded by count and by the bytes its entries weigh, the least recently used out first.
+
+    An entry heavier than a quarter of the bound is not kept: it would push out most of the others.
+    """
+
+    def __init__(self, weigh: Callable[[V], int], *, max_bytes: int, max_entries: int) -> None:
+        self._weigh = weigh
+        self._max_bytes = max_bytes
+        self._max_entries = max_entries
+        self._entries: OrderedDict[str, tuple[int, V]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, name: str) -> V | None:
+        with self._lock:
+            found = self._entries.get(name)
+            if found is None:
+                return None
+            self._entries.move_to_end(name)
+            return found[1]
+
+    def put(self, name: str, value: V) -> bool:
+        """Keep ``value`` under ``name``; whether it was kept (not when too heavy)."""
+        weight = self._weigh(value)
+        with self._lock:
+            before = self._entries.pop(name, None)
+            if before is not None:
+                self.bytes -= before[0]
+            if weight * 4 > self._max_bytes:
+                return False
+            self._entries[name] = (weight, value)
+            self.bytes += weight
+            while self.bytes > self._max_bytes or len(self._entries) > self._max_entries:
+                _, (dropped, _) = self._entries.popitem(last=False)
+                self.bytes -= dropped
+            return True
 
 
 class Expiring(Generic[V]):

@@ -9,29 +9,54 @@ the user's personal skills (count, last change). One prebuilt query reads those 
 chat's plan mode). A push that changes nothing the chat pinned leaves the key where it was.
 
 Each replica keeps the turns it built, by chat, with their key: a prompt or a tool call
-whose key has not moved costs that one query and no other; one whose key moved reads the
-pin once (the instruction files' texts only when the prompt is to be rendered), so every
-replica stays exact without listening for events.
+whose key has not moved costs that one query and no other. One whose key moved reads its
+inputs once without any text (the pinned and discovered rows as stored, with the keys of
+their texts, the latest MCP servers, the personal skills' names and descriptions) and
+digests them: the *render digest*. Chats whose inputs digest alike share one render (the
+prompt but its plan file, and the tools), kept by digest, bounded by the bytes it weighs
+(``SHARED_BYTES``): several chats of one workspace re-pinned to the same snapshot render
+once. The digest is taken over every input of the shared render, as read, and the render is
+made from exactly what was digested (texts fetched by their content keys, which the server
+hashed itself: a pushed hash is never trusted), from a context that holds no chat id; so
+equal digests mean byte-identical renders, whichever user or agent the chats belong to, and
+a chat is only ever served what it would have rendered itself. The chat's own part, its
+``<plan-file>`` block, is set in on each request; a prompt answered from a kept render, the
+chat's or a shared one, is a hit (nothing was rendered for it). Every replica stays exact
+without listening for events.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
+import sys
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+import pydantic
+import pydantic_core
 import sqlalchemy as sa
 
-from agentcontext.control import discovered, rows
+from agentcontext.control import contents, discovered, rows
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.prompt import ChatContext, Toolset, TurnContext, system_text, toolset
-from agentcontext.control.turn_cache import Recent
-from agentcontext.control.wire import PromptResponse, ToolSpecBody
+from agentcontext.control.prompt import (
+    ChatContext,
+    DiscoveredFile,
+    Toolset,
+    TurnContext,
+    plan_file,
+    shared_text,
+    toolset,
+    with_plan_file,
+)
+from agentcontext.control.turn_cache import Recent, Weighed
+from agentcontext.control.wire import ToolSpecBody
 from agentcontext.errors import NotFoundError
-from agentcontext.resource import Kind
+from agentcontext.resource import Kind, Resource
 
 PROMPT_TEXTS = (str(Kind.INSTRUCTION_FILE),)  # the prompt shows instruction files; skill bodies wait for read_skill
 
@@ -161,6 +186,97 @@ def load_context(
     )
 
 
+# --- the render's inputs, read once without texts, and their digest ------------------------------------------
+
+_PINNED = (
+    sa.select(
+        *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+        sa.cast(t.chat_resources.c.meta, sa.Text).label("meta"),  # as stored: the digest takes it as it is
+        t.chat_resources.c.origin,
+        sa.cast(t.chat_resources.c.caused_by, sa.Text).label("caused_by"),
+    )
+    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
+    .order_by(t.chat_resources.c.origin, t.chat_resources.c.source)
+)
+_META, _KEY_AT, _KIND_AT = (rows.ROW_COLUMNS.index(name) for name in ("meta", "content_key", "kind"))
+_ORIGIN, _CAUSED_BY = len(rows.ROW_COLUMNS), len(rows.ROW_COLUMNS) + 1
+_DIGEST_FORM = 1  # bumped whenever what the shared render reads, or how, changes
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """Everything a turn's shared render is made of, as read (texts stand as their content keys)."""
+
+    row: TurnRow
+    stored: tuple[tuple[Any, ...], ...]  # the chat's pinned and discovered rows, ``_PINNED``'s columns
+    latest_mcp: tuple[Resource, ...]  # the MCP servers of the agent's latest snapshot
+    personal: tuple[tuple[str, str], ...]
+    digest: str
+
+    def text_keys(self) -> set[str]:
+        """The content keys of the texts a prompt shows: pinned instruction files and discovered files."""
+        return {raw[_KEY_AT] for raw in self.stored if raw[_KEY_AT] is not None and _shows_text(raw)}
+
+    def context(self, texts: dict[str, str] | None) -> ChatContext:
+        """The context these inputs make, with ``texts`` (content key -> text) when the prompt is rendered; it
+        holds no chat id: nothing built from it can name the chat."""
+        pinned, found = [], []
+        for raw in self.stored:
+            text = texts.get(raw[_KEY_AT]) if texts is not None and _shows_text(raw) else None
+            positional = rows.Positional((*raw[:_META], json.loads(raw[_META]) if raw[_META] else {}))
+            resource = rows.to_resource(positional, text)
+            if raw[_ORIGIN] == rows.DISCOVERED:
+                found.append(DiscoveredFile(resource, tuple(json.loads(raw[_CAUSED_BY] or "null") or ())))
+            else:
+                pinned.append(resource)
+        row = self.row
+        return ChatContext(
+            chat_id="", root=row.parent_id is None, pinned=tuple(pinned), latest_mcp=self.latest_mcp,
+            discovered=tuple(found), personal=self.personal, os_name=row.os or "", directory=row.work_dir or "",
+            home=row.home,
+        )  # fmt: skip
+
+
+def _shows_text(raw: tuple[Any, ...]) -> bool:
+    return bool(raw[_ORIGIN] == rows.DISCOVERED or raw[_KIND_AT] == PROMPT_TEXTS[0])
+
+
+def read_inputs(executor: Executor, user: UserPrincipal, row: TurnRow) -> Inputs:
+    """The turn's inputs, without texts, and their digest (equal digests: equal shared renders)."""
+    stored = tuple(tuple(raw) for raw in executor.execute(_PINNED, {"chat_id": row.chat_id}))
+    latest = tuple(rows.latest_mcp_servers(executor, row.agent_id)) if row.mcp_hash and row.agent_id else ()
+    personal = tuple(
+        (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
+    ) if row.personal_count else ()  # fmt: skip
+    form = [
+        _DIGEST_FORM, row.parent_id is None, row.plan_mode, row.os, row.work_dir, row.home,
+        [list(raw) for raw in stored], [r.to_dict() for r in latest], [list(p) for p in personal],
+    ]  # fmt: skip
+    encoded = json.dumps(form, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    digest = hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
+    return Inputs(row, stored, latest, personal, digest)
+
+
+# --- turns ------------------------------------------------------------------------------------------------
+
+_TOOL_BODIES = pydantic.TypeAdapter(list[ToolSpecBody])
+SHARED_BYTES = 32 * 1024 * 1024  # the renders shared across chats, in all (about: text, tools JSON, overhead)
+SHARED_ENTRIES = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """What chats whose inputs digest alike share: their tools, and once a prompt asked, the rendered prompt but
+    the plan file, with the tools as JSON."""
+
+    tools: Toolset
+    text: str | None = None
+    tools_json: bytes | None = None
+
+    def weight(self) -> int:
+        return sys.getsizeof(self.text) + 2 * len(self.tools_json or b"") + 1024 * (1 + len(self.tools.tools))
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """A built turn: its tools always, its rendered prompt once a prompt asked for it."""
@@ -174,13 +290,27 @@ class Turn:
         return TurnContext(self.system, self.tools)
 
 
-class Turns:
-    """The turns this replica built, by chat, each kept with the key it was built for."""
+def tools_json(bodies: list[ToolSpecBody]) -> bytes:
+    return _TOOL_BODIES.dump_json(bodies)
 
-    def __init__(self, capacity: int = 4096) -> None:
+
+def prompt_body(system: str, tools: bytes) -> bytes:
+    """``wire.PromptResponse`` as JSON, its tools already serialised (``tools_json``): as pydantic writes it."""
+    return b'{"system":' + pydantic_core.to_json(system) + b',"tools":' + tools + b"}"
+
+
+class Turns:
+    """The turns this replica built, by chat, each kept with the key it was built for; and the renders shared
+    by chats whose inputs digest alike, by digest."""
+
+    def __init__(
+        self, capacity: int = 4096, *, shared_bytes: int = SHARED_BYTES, shared_entries: int = SHARED_ENTRIES
+    ) -> None:
         self._recent: Recent[Turn] = Recent(capacity)
+        self.shared: Weighed[Shared] = Weighed(Shared.weight, max_bytes=shared_bytes, max_entries=shared_entries)
         self.hits = 0
         self.misses = 0
+        self.shared_hits = 0  # of ``hits``: a chat's turn found among the shared renders
 
     def kept(self, chat_id: str) -> Turn | None:
         """The turn last built for the chat, whatever its key: what a call may guess it still is."""
@@ -204,23 +334,48 @@ class Turns:
         if found is not None:
             self.hits += 1
             return found.tools
-        self.misses += 1
-        built = Turn(toolset(load_context(executor, user, row, texts=False)))
-        self._recent.put(row.chat_id, row.key, built)
-        return built.tools
+        inputs = read_inputs(executor, user, row)
+        shared = self.shared.get(inputs.digest)
+        if shared is not None:
+            self.hits += 1
+            self.shared_hits += 1
+        else:
+            self.misses += 1
+            shared = Shared(toolset(inputs.context(None)))
+            self.shared.put(inputs.digest, shared)
+        self._recent.put(row.chat_id, row.key, Turn(shared.tools))
+        return shared.tools
 
     def prompt(self, executor: Executor, user: UserPrincipal, row: TurnRow) -> tuple[Turn, bool]:
-        """The turn with its prompt rendered, and whether it was served from what this replica kept."""
+        """The turn with its prompt rendered, and whether it was served from what this replica kept (the chat's
+        turn, or a render shared with chats whose inputs digest alike): a miss is a render made now."""
         found = self._recent.get(row.chat_id, row.key)
         if found is not None and found.body is not None:
             self.hits += 1
             return found, True
-        self.misses += 1
-        context = load_context(executor, user, row, texts=True)
-        tools = found.tools if found is not None else toolset(context)
-        system = system_text(context, tools.skills)
-        answer = PromptResponse(system=system, tools=[ToolSpecBody(**tool.to_dict()) for tool in tools.tools])
-        body = answer.__pydantic_serializer__.to_json(answer)
-        built = replace(found, system=system, body=body) if found is not None else Turn(tools, system, body)
+        inputs = read_inputs(executor, user, row)
+        shared = self.shared.get(inputs.digest)
+        cached = shared is not None and shared.text is not None
+        if cached:
+            self.hits += 1
+            self.shared_hits += 1
+        else:
+            self.misses += 1
+            shared = self._render(executor, inputs, shared)
+        assert shared is not None and shared.text is not None and shared.tools_json is not None
+        system = with_plan_file(shared.text, plan_file(row.home, row.chat_id, root=row.parent_id is None))
+        built = Turn(shared.tools, system, prompt_body(system, shared.tools_json))
         self._recent.put(row.chat_id, row.key, built)
-        return built, False
+        return built, cached
+
+    def _render(self, executor: Executor, inputs: Inputs, tools_only: Shared | None) -> Shared:
+        """The shared render of ``inputs``, kept by their digest when every text it shows was found."""
+        wanted = inputs.text_keys()
+        texts = contents.get(executor, wanted)
+        context = inputs.context(texts)
+        tools = tools_only.tools if tools_only is not None else toolset(context)
+        bodies = [ToolSpecBody(**tool.to_dict()) for tool in tools.tools]
+        shared = Shared(tools, shared_text(context, tools.skills), tools_json(bodies))
+        if wanted <= texts.keys():  # a text gone meanwhile (its pin replaced): served to this request alone
+            self.shared.put(inputs.digest, shared)
+        return shared
