@@ -18,7 +18,10 @@ is divided by the count; the ratio is the type's CPU over the floor's measured a
   the agents, each with 2 chats pinned to it (the first push after their refresh marks them);
 * ``heartbeat``: ``POST /agent/heartbeat``;
 * ``prompt_hit``: ``GET /prompt`` of a chat already served since its pin last moved;
-* ``prompt_miss``: the first ``GET /prompt`` of a chat created for it (created outside the count);
+* ``prompt_miss``: the first ``GET /prompt`` of a chat created for it, its agent having pushed
+  just before (created and pushed outside the count): content no chat rendered yet;
+* ``prompt_shared``: the first ``GET /prompt`` of a chat created for it, pinned to content another
+  chat of its agent just rendered (served from the renders chats share);
 * ``read_skill``: ``POST /tools/read_skill`` of a pinned skill (served from the pin; the file
   listing asked of the agent);
 * ``mcp_call``: ``POST /tools/time__get_current_time``, proxied to the real agent;
@@ -59,7 +62,7 @@ from load import MCP_TOOL, UPSTREAM, push_body, skill_name, static_resources, up
 
 AGENTS = 5
 CHATS_PER_AGENT = 2
-TYPES = ("push", "heartbeat", "prompt_hit", "prompt_miss", "read_skill", "mcp_call", "refresh", "sse")
+TYPES = ("push", "heartbeat", "prompt_hit", "prompt_miss", "prompt_shared", "read_skill", "mcp_call", "refresh", "sse")
 GOALS = {"push": {"sqlite": 6.0, "postgresql": 10.0}}
 DEFAULT_GOAL = 5.0
 
@@ -140,9 +143,13 @@ def heartbeat(http: httpx.Client, world: World, n: int) -> None:
     check(http.post(f"{world.base}/api/v1/agent/heartbeat", json=body, headers=headers), "heartbeat", world)
 
 
-def prompt(http: httpx.Client, world: World, n: int) -> None:
+def prompt(http: httpx.Client, world: World, n: int, *, expected: str | None = None) -> None:
+    """``expected``: the ``X-Prompt-Cache`` the prompt must be answered with (else an error is recorded)."""
     chat_id, _ = world.chats[n % len(world.chats)]
-    check(http.get(f"{world.base}/api/v1/chats/{chat_id}/prompt", headers=_user(world)), "prompt", world)
+    response = check(http.get(f"{world.base}/api/v1/chats/{chat_id}/prompt", headers=_user(world)), "prompt", world)
+    said = response.headers.get("x-prompt-cache")
+    if expected is not None and said != expected and len(world.errors) < 20:
+        world.errors.append(f"prompt {n}: X-Prompt-Cache {said}, not {expected}")
 
 
 def read_skill(http: httpx.Client, world: World, n: int) -> None:
@@ -221,11 +228,31 @@ def measure(
 
 
 def prompt_hit(http: httpx.Client, world: World, n: int) -> None:
-    prompt(http, world, n)
+    prompt(http, world, n, expected="hit")
 
 
 def prompt_miss(http: httpx.Client, world: World, n: int) -> None:
-    prompt(http, world, n)
+    prompt(http, world, n, expected="miss")
+
+
+def prompt_shared(http: httpx.Client, world: World, n: int) -> None:
+    prompt(http, world, n, expected="hit")
+
+
+def fresh_chats(http: httpx.Client, world: World, count: int, *, pushed: bool) -> World:
+    """``count`` new chats, round-robin over the agents; ``pushed``: each pinned after its agent pushed anew, else
+    one per agent prompted (outside the count) so the others find their render shared."""
+    fresh = World(world.base, world.user, world.agents, world.versions, [], world.errors)
+    for n in range(count):
+        if pushed:
+            push(http, world, n)
+        fresh.chats.append((new_chat(http, world, n % len(world.agents)), n % len(world.agents)))
+    if not pushed:
+        first = World(world.base, world.user, world.agents, world.versions, [], world.errors)
+        first.chats = [(new_chat(http, world, index), index) for index in range(len(world.agents))]
+        for n in range(len(first.chats)):
+            prompt(http, first, n)
+    return fresh
 
 
 def one_round(
@@ -237,9 +264,9 @@ def one_round(
     for n in range(len(world.chats)):  # each chat served once since the pushes moved its agent's snapshot
         prompt(http, world, n)
     out["prompt_hit"] = measure(clock, http, world, prompt_hit, count, sampler)
-    fresh = World(world.base, world.user, world.agents, world.versions, [], world.errors)
-    fresh.chats = [(new_chat(http, world, n % len(world.agents)), n % len(world.agents)) for n in range(count)]
-    out["prompt_miss"] = measure(clock, http, fresh, prompt_miss, count, sampler)
+    out["prompt_miss"] = measure(clock, http, fresh_chats(http, world, count, pushed=True), prompt_miss, count, sampler)
+    shared = fresh_chats(http, world, count, pushed=False)
+    out["prompt_shared"] = measure(clock, http, shared, prompt_shared, count, sampler)
     out["read_skill"] = measure(clock, http, world, read_skill, count, sampler)
     out["mcp_call"] = measure(clock, http, world, mcp_call, count, sampler)
     out["refresh"] = measure(clock, http, world, refresh, count, sampler)

@@ -28,6 +28,7 @@ without listening for events.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import sys
@@ -39,7 +40,7 @@ import pydantic
 import pydantic_core
 import sqlalchemy as sa
 
-from agentcontext.control import contents, discovered, rows
+from agentcontext.control import discovered, rows
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.identity import UserPrincipal
@@ -186,75 +187,99 @@ def load_context(
     )
 
 
-# --- the render's inputs, read once without texts, and their digest ------------------------------------------
+# --- the render's inputs, read in one statement, and their digest -----------------------------------------
 
-_PINNED = (
+LATEST = "latest"  # the origin given to the MCP servers of the agent's latest snapshot among a turn's rows
+_RAW = [*rows.ROW_COLUMNS[:-1], "meta", "origin", "caused_by", "text"]
+_SHOWN = sa.or_(t.chat_resources.c.origin == rows.DISCOVERED, t.chat_resources.c.kind == PROMPT_TEXTS[0])
+_INPUTS = sa.union_all(
     sa.select(
         *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
         sa.cast(t.chat_resources.c.meta, sa.Text).label("meta"),  # as stored: the digest takes it as it is
         t.chat_resources.c.origin,
         sa.cast(t.chat_resources.c.caused_by, sa.Text).label("caused_by"),
+        t.contents.c.text,
     )
-    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
-    .order_by(t.chat_resources.c.origin, t.chat_resources.c.source)
+    .select_from(
+        t.chat_resources.outerjoin(t.contents, sa.and_(t.contents.c.hash == t.chat_resources.c.content_key, _SHOWN))
+    )
+    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id")),
+    sa.select(
+        *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+        sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+        sa.literal(LATEST).label("origin"),
+        sa.null().label("caused_by"),
+        sa.null().label("text"),
+    ).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
+        t.snapshot_resources.c.kind == str(Kind.MCP_SERVER),
+    ),
+).order_by(sa.literal_column("origin"), sa.literal_column("source"))
+_KIND, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
+    _RAW.index(name) for name in ("kind", "content_key", "meta", "origin", "caused_by", "text")
 )
-_META, _KEY_AT, _KIND_AT = (rows.ROW_COLUMNS.index(name) for name in ("meta", "content_key", "kind"))
-_ORIGIN, _CAUSED_BY = len(rows.ROW_COLUMNS), len(rows.ROW_COLUMNS) + 1
 _DIGEST_FORM = 1  # bumped whenever what the shared render reads, or how, changes
 
 
 @dataclass(frozen=True, slots=True)
 class Inputs:
-    """Everything a turn's shared render is made of, as read (texts stand as their content keys)."""
+    """Everything a turn's shared render is made of, as read in one statement."""
 
     row: TurnRow
-    stored: tuple[tuple[Any, ...], ...]  # the chat's pinned and discovered rows, ``_PINNED``'s columns
-    latest_mcp: tuple[Resource, ...]  # the MCP servers of the agent's latest snapshot
+    stored: tuple[tuple[Any, ...], ...]  # pinned, discovered and latest MCP rows, ``_RAW``'s columns
     personal: tuple[tuple[str, str], ...]
     digest: str
 
-    def text_keys(self) -> set[str]:
-        """The content keys of the texts a prompt shows: pinned instruction files and discovered files."""
-        return {raw[_KEY_AT] for raw in self.stored if raw[_KEY_AT] is not None and _shows_text(raw)}
+    def complete(self) -> bool:
+        """Every text the prompt shows was found (a text gone meanwhile leaves it out of this render)."""
+        return all(raw[_TEXT] is not None for raw in self.stored if _needs_text(raw))
 
-    def context(self, texts: dict[str, str] | None) -> ChatContext:
-        """The context these inputs make, with ``texts`` (content key -> text) when the prompt is rendered; it
-        holds no chat id: nothing built from it can name the chat."""
-        pinned, found = [], []
+    def context(self) -> ChatContext:
+        """The context these inputs make; it holds no chat id: nothing built from it can name the chat."""
+        pinned: list[Resource] = []
+        latest: list[Resource] = []
+        found: list[DiscoveredFile] = []
         for raw in self.stored:
-            text = texts.get(raw[_KEY_AT]) if texts is not None and _shows_text(raw) else None
-            positional = rows.Positional((*raw[:_META], json.loads(raw[_META]) if raw[_META] else {}))
-            resource = rows.to_resource(positional, text)
+            resource = _resource(raw[: _META + 1], raw[_TEXT])
             if raw[_ORIGIN] == rows.DISCOVERED:
                 found.append(DiscoveredFile(resource, tuple(json.loads(raw[_CAUSED_BY] or "null") or ())))
             else:
-                pinned.append(resource)
+                (latest if raw[_ORIGIN] == LATEST else pinned).append(resource)
         row = self.row
         return ChatContext(
-            chat_id="", root=row.parent_id is None, pinned=tuple(pinned), latest_mcp=self.latest_mcp,
+            chat_id="", root=row.parent_id is None, pinned=tuple(pinned), latest_mcp=tuple(latest),
             discovered=tuple(found), personal=self.personal, os_name=row.os or "", directory=row.work_dir or "",
             home=row.home,
         )  # fmt: skip
 
 
-def _shows_text(raw: tuple[Any, ...]) -> bool:
-    return bool(raw[_ORIGIN] == rows.DISCOVERED or raw[_KIND_AT] == PROMPT_TEXTS[0])
+@functools.lru_cache(maxsize=8192)
+def _resource(columns: tuple[Any, ...], text: str | None) -> Resource:
+    """The resource of a row's columns (``meta`` as its JSON text) and text: built once, as most rows were read
+    before."""
+    return rows.to_resource(rows.Positional((*columns[:-1], json.loads(columns[-1]) if columns[-1] else {})), text)
+
+
+def _needs_text(raw: tuple[Any, ...]) -> bool:
+    shown = raw[_ORIGIN] == rows.DISCOVERED or (raw[_ORIGIN] == rows.SNAPSHOT and raw[_KIND] == PROMPT_TEXTS[0])
+    return shown and raw[_CONTENT_KEY] is not None
 
 
 def read_inputs(executor: Executor, user: UserPrincipal, row: TurnRow) -> Inputs:
-    """The turn's inputs, without texts, and their digest (equal digests: equal shared renders)."""
-    stored = tuple(tuple(raw) for raw in executor.execute(_PINNED, {"chat_id": row.chat_id}))
-    latest = tuple(rows.latest_mcp_servers(executor, row.agent_id)) if row.mcp_hash and row.agent_id else ()
+    """The turn's inputs, in one statement (and the personal skills' names in a second, when the user has any), and
+    their digest: taken over every row as read but its text, which its content key (hashed here) stands for."""
+    found = executor.execute(_INPUTS, {"chat_id": row.chat_id, "agent_id": row.agent_id})
+    stored = tuple(tuple(raw) for raw in found)
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
     form = [
         _DIGEST_FORM, row.parent_id is None, row.plan_mode, row.os, row.work_dir, row.home,
-        [list(raw) for raw in stored], [r.to_dict() for r in latest], [list(p) for p in personal],
+        [raw[:_TEXT] for raw in stored], [list(p) for p in personal],
     ]  # fmt: skip
-    encoded = json.dumps(form, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    encoded = json.dumps(form, ensure_ascii=False, separators=(",", ":"))
     digest = hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
-    return Inputs(row, stored, latest, personal, digest)
+    return Inputs(row, stored, personal, digest)
 
 
 # --- turns ------------------------------------------------------------------------------------------------
@@ -341,7 +366,7 @@ class Turns:
             self.shared_hits += 1
         else:
             self.misses += 1
-            shared = Shared(toolset(inputs.context(None)))
+            shared = Shared(toolset(inputs.context()))
             self.shared.put(inputs.digest, shared)
         self._recent.put(row.chat_id, row.key, Turn(shared.tools))
         return shared.tools
@@ -361,21 +386,19 @@ class Turns:
             self.shared_hits += 1
         else:
             self.misses += 1
-            shared = self._render(executor, inputs, shared)
+            shared = self._render(inputs, shared)
         assert shared is not None and shared.text is not None and shared.tools_json is not None
         system = with_plan_file(shared.text, plan_file(row.home, row.chat_id, root=row.parent_id is None))
         built = Turn(shared.tools, system, prompt_body(system, shared.tools_json))
         self._recent.put(row.chat_id, row.key, built)
         return built, cached
 
-    def _render(self, executor: Executor, inputs: Inputs, tools_only: Shared | None) -> Shared:
+    def _render(self, inputs: Inputs, tools_only: Shared | None) -> Shared:
         """The shared render of ``inputs``, kept by their digest when every text it shows was found."""
-        wanted = inputs.text_keys()
-        texts = contents.get(executor, wanted)
-        context = inputs.context(texts)
+        context = inputs.context()
         tools = tools_only.tools if tools_only is not None else toolset(context)
         bodies = [ToolSpecBody(**tool.to_dict()) for tool in tools.tools]
         shared = Shared(tools, shared_text(context, tools.skills), tools_json(bodies))
-        if wanted <= texts.keys():  # a text gone meanwhile (its pin replaced): served to this request alone
+        if inputs.complete():  # else served to this request alone
             self.shared.put(inputs.digest, shared)
         return shared
