@@ -32,8 +32,9 @@ At the end the loops stop, events get a moment to arrive, and the database is re
 Each count of mismatches must be 0. Reported: requests by kind with p50/p99 latency, error rate
 (non-2xx and transport errors), requests over 250 ms by when they started (5 s windows), pushes
 accepted and refused, events received, the prompts the server answered from its turn cache
-(``X-Prompt-Cache``; and of those, the ones whose chat's pin had not moved since its previous
-prompt: a refresh that moved it makes the next prompt a new one), the servers' RSS (every second
+(``X-Prompt-Cache``; and apart, the prompts whose chat's pin had not moved since its previous
+prompt, and those after a refresh moved it: a new prompt for that chat, a hit only when another
+chat on the same server rendered the same inputs), the servers' RSS (every second
 from /proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
 
 ``--scale`` runs the load at growing sizes (``--stages``: agents, with two chats each; each a
@@ -620,6 +621,8 @@ def summarise(
         "prompt_cache_hit_rate": _rate(r.cache),
         "prompt_cache_same_pin": dict(r.cache_same_pin),
         "prompt_cache_same_pin_hit_rate": _rate(r.cache_same_pin),
+        "prompt_cache_moved_pin": dict(r.cache - r.cache_same_pin),
+        "prompt_cache_moved_pin_hit_rate": _rate(r.cache - r.cache_same_pin),
         "lost": {k: len(v) for k, v in lost.items()},
         "lost_said": {k: v[:5] for k, v in lost.items() if v},
         "server_log_errors": log_errors[:10],
@@ -661,6 +664,12 @@ def report(results: Sequence[dict[str, Any]]) -> None:
             print(
                 f"  of those whose pin had not moved since the chat's previous prompt: {same:.1%}"
                 f" {r['prompt_cache_same_pin']}"
+            )
+        moved = r.get("prompt_cache_moved_pin_hit_rate")
+        if moved is not None:
+            print(
+                f"  of those after a refresh moved the chat's pin (a render another chat made): {moved:.1%}"
+                f" {r['prompt_cache_moved_pin']}"
             )
         print(
             f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"
