@@ -21,8 +21,10 @@ import sqlalchemy as sa
 from agentcontext.control import tables as t
 from agentcontext.resource import Kind, Resource
 from agentcontext.testing import skill_md
-from tests.control.conftest import WORK, mcp_server, text_resource
+from tests.control.conftest import WORK, db_url, mcp_server, pg_cluster, text_resource
 from tests.control.shared_turns import Plane, two_users
+
+__all__ = ["db_url", "pg_cluster"]  # the control tests' fixtures: SQLite and a real PostgreSQL
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -66,8 +68,8 @@ async def assert_served_its_own(running: Plane, victim_chat: str, chat: str) -> 
     assert SECRET not in text and victim_chat not in text
 
 
-async def test_forged_texts_behind_the_victims_hashes_get_a_render_of_their_own(tmp_path: Path) -> None:
-    async with two_users(tmp_path) as running:
+async def test_forged_texts_behind_the_victims_hashes_get_a_render_of_their_own(tmp_path: Path, db_url: str) -> None:
+    async with two_users(tmp_path, db_url=db_url) as running:
         await running.push("alice", alices())
         await running.push("bob", posing_as(alices()))
         victim, chat = await running.chat("alice"), await running.chat("bob")

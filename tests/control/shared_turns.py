@@ -87,8 +87,11 @@ class Plane:
 
 
 @contextlib.asynccontextmanager
-async def two_users(tmp_path: Path, names: tuple[str, ...] = ("alice", "bob")) -> AsyncIterator[Plane]:
-    db = Database(f"sqlite:///{tmp_path / 'c.db'}")
+async def two_users(
+    tmp_path: Path, names: tuple[str, ...] = ("alice", "bob"), *, db_url: str | None = None
+) -> AsyncIterator[Plane]:
+    """``db_url``: a database to use instead of a SQLite file in ``tmp_path``."""
+    db = Database(db_url or f"sqlite:///{tmp_path / 'c.db'}")
     migrate.upgrade(db)
     plane = ControlPlane(db, LocalBroker(), link=AgentLink())
     app = build_app(plane, background=False, edge=CONTROL_EDGE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcontext.control.turn_cache import Expiring, Recent
+from agentcontext.control.turn_cache import Expiring, Recent, Weighed
 
 
 def test_an_entry_answers_only_to_the_key_it_was_stored_with() -> None:
@@ -40,3 +40,29 @@ def test_a_zero_time_to_live_keeps_nothing() -> None:
     cache: Expiring[str] = Expiring(ttl=0)
     cache.put("token", "alice")
     assert cache.get("token") is None
+
+
+def test_weighed_entries_stay_within_their_bytes_the_least_recently_used_out_first() -> None:
+    cache: Weighed[bytes] = Weighed(len, max_bytes=100, max_entries=10)
+    for name in "abcd":
+        assert cache.put(name, bytes(20))
+    assert cache.get("a") is not None  # a is now the most recent
+    assert cache.put("e", bytes(20)) and cache.put("f", bytes(20))  # 120 bytes: b goes
+    assert cache.bytes == 100 and len(cache) == 5
+    assert cache.get("b") is None and cache.get("a") is not None
+    assert cache.put("e", bytes(5))  # replaced: its old weight is given back
+    assert cache.bytes == 85
+
+
+def test_a_weighed_entry_heavier_than_a_quarter_of_the_bound_is_not_kept() -> None:
+    cache: Weighed[bytes] = Weighed(len, max_bytes=100, max_entries=10)
+    assert cache.put("small", bytes(25))
+    assert not cache.put("big", bytes(26))
+    assert cache.get("big") is None and cache.bytes == 25
+
+
+def test_weighed_entries_stay_within_their_count() -> None:
+    cache: Weighed[bytes] = Weighed(len, max_bytes=1000, max_entries=2)
+    for name in "abc":
+        cache.put(name, b"x")
+    assert (cache.get("a"), len(cache), cache.bytes) == (None, 2, 2)

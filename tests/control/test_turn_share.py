@@ -39,8 +39,10 @@ def without_plan(system: str, chat: str) -> str:
     return system.split("\n\n<plan-file>")[0]
 
 
-async def test_a_second_chat_pinned_to_the_same_content_is_served_the_first_ones_render(tmp_path: Path) -> None:
-    async with two_users(tmp_path, ("alice",)) as running:
+async def test_a_second_chat_pinned_to_the_same_content_is_served_the_first_ones_render(
+    tmp_path: Path, db_url: str
+) -> None:
+    async with two_users(tmp_path, ("alice",), db_url=db_url) as running:
         await running.push("alice", snapshot())
         first, second = await running.chat("alice"), await running.chat("alice")
         one, said_one = await running.prompt("alice", first)

@@ -253,11 +253,20 @@ class Inputs:
         )  # fmt: skip
 
 
-@functools.lru_cache(maxsize=8192)
 def _resource(columns: tuple[Any, ...], text: str | None) -> Resource:
-    """The resource of a row's columns (``meta`` as its JSON text) and text: built once, as most rows were read
-    before."""
+    """The resource of a row's columns (``meta`` as its JSON text) and its text."""
+    return _textless(columns) if text is None else _resource_from(columns, text)
+
+
+def _resource_from(columns: tuple[Any, ...], text: str | None) -> Resource:
     return rows.to_resource(rows.Positional((*columns[:-1], json.loads(columns[-1]) if columns[-1] else {})), text)
+
+
+@functools.lru_cache(maxsize=2048)
+def _textless(columns: tuple[Any, ...]) -> Resource:
+    """A row without text (a skill, an MCP server and its tools): built once, as most rows were read before; rows
+    with texts are not kept here, so what this holds stays small."""
+    return _resource_from(columns, None)
 
 
 def _needs_text(raw: tuple[Any, ...]) -> bool:
