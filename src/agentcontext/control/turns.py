@@ -10,16 +10,16 @@ chat's plan mode). A push that changes nothing the chat pinned leaves the key wh
 
 Each replica keeps the turns it built, by chat, with their key: a prompt or a tool call
 whose key has not moved costs that one query and no other. One whose key moved reads its
-inputs once without any text (the pinned and discovered rows as stored, with the keys of
-their texts, the latest MCP servers, the personal skills' names and descriptions) and
-digests them: the *render digest*. Chats whose inputs digest alike share one render (the
-prompt but its plan file, and the tools), kept by digest, bounded by the bytes it weighs
-(``SHARED_BYTES``): several chats of one workspace re-pinned to the same snapshot render
-once. The digest is taken over every input of the shared render, as read, and the render is
-made from exactly what was digested (texts fetched by their content keys, which the server
-hashed itself: a pushed hash is never trusted), from a context that holds no chat id; so
-equal digests mean byte-identical renders, whichever user or agent the chats belong to, and
-a chat is only ever served what it would have rendered itself. The chat's own part, its
+inputs in one statement (the pinned and discovered rows as stored, with the texts the prompt
+shows, and the latest MCP servers; the personal skills' names and descriptions apart) and
+digests them, each text standing as its content key, which the server hashed itself (a
+pushed hash is never trusted): the *render digest*. Chats whose inputs digest alike share
+one render (the prompt but its plan file, and the tools), kept by digest, bounded by the
+bytes it weighs (``SHARED_BYTES``): several chats of one workspace re-pinned to the same
+snapshot render once. The digest covers every input of the shared render as read, and the
+render is made from exactly those rows, from a context that holds no chat id; so equal
+digests mean byte-identical renders, whichever user or agent the chats belong to, and a
+chat is only ever served what it would have rendered itself. The chat's own part, its
 ``<plan-file>`` block, is set in on each request; a prompt answered from a kept render, the
 chat's or a shared one, is a hit (nothing was rendered for it). Every replica stays exact
 without listening for events.
