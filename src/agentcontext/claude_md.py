@@ -25,7 +25,8 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
 from agentcontext.config import Config
@@ -41,15 +42,36 @@ RULES = os.path.join(".claude", "rules")
 _SKIPPED_DIRS = frozenset({"node_modules"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """One file as Claude Code sees it (cached per file version)."""
+class _Read(NamedTuple):
+    """One file as Claude Code sees it (cached per file version), whatever its path and scope."""
 
-    resource: Resource
+    status: Status
+    error: str | None = None
+    size: int = 0
+    content_hash: str = ""
+    warnings: tuple[str, ...] = ()
     text: str | None = None  # what the model gets, before the final trim
     globs: tuple[str, ...] | None = None
     imports: tuple[str, ...] = ()
     frontmatter_error: str | None = None  # a rule with such a frontmatter is not loaded
+
+    def resource(self, path: str, scope: Scope, load: Load, status: Status | None = None, error: str | None = None) -> Resource:
+        """The file's resource, built once (a scan builds one per file: no ``dataclasses.replace``)."""
+        return Resource(
+            _INSTRUCTION_FILE,
+            path,
+            scope,
+            self.status if status is None else status,
+            self.size,
+            self.content_hash,
+            None,
+            self.error if error is None else error,
+            self.warnings,
+            load=load,
+        )
+
+
+_INSTRUCTION_FILE = ResourceKind.INSTRUCTION_FILE
 
 
 @dataclass
@@ -87,25 +109,24 @@ class Walk:
         self.processed.add(entry.path)
         if entry.is_link:
             self.processed.add(entry.real_path)
-        read = self.read(entry, scope)
+        read = self.read(entry)
         importer = chain[-1] if chain else None
-        resource = read.resource
+        path = entry.path
         if read.text is None:
-            return [Found(replace(resource, load=_not_loaded(resource.error or "not readable", importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(read.error or "not readable", importer, chain)))]
         if rule and read.frontmatter_error:
             reason = f"{read.frontmatter_error}: Claude Code skips the rule"
-            invalid = replace(resource, status=Status.INVALID, error=reason)
-            return [Found(replace(invalid, load=_not_loaded(reason, importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(reason, importer, chain), Status.INVALID, reason))]
         if not js_trim(read.text):
             reason = "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
-            return [Found(replace(resource, load=_not_loaded(reason, importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(reason, importer, chain)))]
         if rule and read.globs:
             load = Load(LoadType.PATH_SCOPED, globs=read.globs, reason="loaded when Claude reads a matching file")
         elif importer is not None:
             load = Load(LoadType.IMPORT, importer=importer, chain=chain)
         else:
-            load = Load(LoadType.STARTUP)
-        out = [Found(replace(resource, load=load), read.text.encode("utf-8"))]
+            load = _STARTUP
+        out = [Found(read.resource(path, scope, load), read.text.encode("utf-8"))]
         for target in read.imports:
             out += self._import(target, scope, depth + 1, (*chain, entry.path), out[0])
         return out
@@ -113,20 +134,17 @@ class Walk:
     def _import(self, target: str, scope: Scope, depth: int, chain: tuple[str, ...], importer: Found) -> list[Found]:
         if target in self.processed:
             return []  # a cycle or a repeat: Claude Code loads every file once
-        base = Resource(ResourceKind.INSTRUCTION_FILE, target, scope, Status.DISABLED)
         refused = self._refusal(target, scope, depth)
         if refused is not None:
             status, reason = refused
             self.processed.add(target)
-            return [Found(replace(base, status=status, error=reason, load=_not_loaded(reason, chain[-1], chain)))]
+            return [Found(_unread(target, scope, status, reason, _not_loaded(reason, chain[-1], chain)))]
         boundary = self.cwd if scope is not Scope.HOME or not is_within(target, self.home) else self.home
         entry = self.reader.probe(target, boundary)
         if entry.kind is Kind.MISSING:
             self.processed.add(target)
             reason = "imported but does not exist (Claude Code skips it silently)"
-            return [
-                Found(replace(base, status=Status.UNREADABLE, error=reason, load=_not_loaded(reason, chain[-1], chain)))
-            ]
+            return [Found(_unread(target, scope, Status.UNREADABLE, reason, _not_loaded(reason, chain[-1], chain)))]
         if entry.is_link and entry.real_path in self.processed:
             return []
         return self._visit(entry, scope, depth, chain, rule=False)
@@ -154,14 +172,11 @@ class Walk:
             )
         return None
 
-    def read(self, entry: Entry, scope: Scope) -> _Read:
+    def read(self, entry: Entry) -> _Read:
         """The file as Claude Code sees it, from the reader's cache when unchanged."""
         cap = self.config.snapshot.max_resource_bytes
         tag = f"claude:{cap}:{self.home}"
         read: _Read = self.reader.cached(entry, tag, lambda: _read_file(entry, self.reader, cap, self.home))
-        resource = read.resource
-        if resource.scope is not scope or resource.path != entry.path:
-            read = replace(read, resource=replace(resource, scope=scope, path=entry.path))
         return read
 
     def rules(self, directory: str, scope: Scope, boundary: str) -> list[Found]:
@@ -197,32 +212,37 @@ class Walk:
                 yield path
 
 
+_STARTUP = Load(LoadType.STARTUP)
+
+
 def _not_loaded(reason: str, importer: str | None, chain: tuple[str, ...]) -> Load:
     return Load(LoadType.NOT_LOADED, importer=importer, chain=chain, reason=reason)
 
 
+def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) -> Resource:
+    return Resource(_INSTRUCTION_FILE, path, scope, status, error=reason, load=load)
+
+
 def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
-    base = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.OK)
-    if entry.kind is Kind.DIRECTORY:
-        return _Read(replace(base, status=Status.INVALID, error="a directory, not a file; ignored"))
-    if entry.kind is Kind.SPECIAL:
-        return _Read(replace(base, status=Status.INVALID, error=f"{entry.special}, not a regular file; ignored"))
-    if entry.kind is Kind.ESCAPE:
-        return _Read(replace(base, status=Status.INVALID, error=entry.error))
-    if entry.kind is not Kind.FILE:
-        return _Read(replace(base, status=Status.UNREADABLE, error=entry.error))
+    kind = entry.kind
+    if kind is not Kind.FILE:
+        if kind is Kind.DIRECTORY:
+            return _Read(Status.INVALID, "a directory, not a file; ignored")
+        if kind is Kind.SPECIAL:
+            return _Read(Status.INVALID, f"{entry.special}, not a regular file; ignored")
+        return _Read(Status.INVALID if kind is Kind.ESCAPE else Status.UNREADABLE, entry.error)
     try:
         raw = reader.read(entry, cap + 1)
     except OSError as exc:
-        return _Read(replace(base, status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)))
+        return _Read(Status.UNREADABLE, exc.strerror or str(exc), entry.size)
     size = max(entry.size, len(raw))
-    base = replace(base, size_bytes=size, content_hash=hashlib.sha256(raw[:cap]).hexdigest())
+    digest = hashlib.sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
         error = f"file size {size} exceeds per-resource cap of {cap} bytes (Claude Code reads files up to 4 MiB)"
-        return _Read(replace(base, status=Status.OVERSIZE, error=error))
+        return _Read(Status.OVERSIZE, error, size, digest)
     if b"\x00" in raw:
         error = "binary file (contains NUL bytes); not loaded (Claude Code would send it as text)"
-        return _Read(replace(base, status=Status.INVALID, error=error))
+        return _Read(Status.INVALID, error, size, digest)
     text = raw.decode("utf-8", errors="replace")
     warnings = hidden_text_warnings(text)
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
@@ -230,7 +250,7 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     body, globs, frontmatter_error = split_frontmatter(text)
     imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home)
     shown = strip_comments(body)
-    return _Read(replace(base, warnings=warnings, content=None), shown, globs, tuple(imports), frontmatter_error)
+    return _Read(Status.OK, None, size, digest, warnings, shown, globs, tuple(imports), frontmatter_error)
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
@@ -292,8 +312,8 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
                 entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
                 if entry.kind is Kind.FILE:
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
-                    resource = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.SHADOWED)
-                    walk.found.append(Found(replace(resource, error=reason, load=_not_loaded(reason, None, ()))))
+                    load = _not_loaded(reason, None, ())
+                    walk.found.append(Found(_unread(entry.path, Scope.PROJECT, Status.SHADOWED, reason, load)))
         return
     seen_text = {js_trim(f.data.decode()) for f in walk.found if f.data and f.resource.scope is not Scope.HOME}
     for directory in dirs:
@@ -302,7 +322,7 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
             for item in walk.load(os.path.join(directory, name), Scope.PROJECT, walk.boundary(directory)):
                 if item.data is not None and js_trim(item.data.decode()) in seen_text:
                     reason = "the same text is already loaded from another file"
-                    item = Found(replace(item.resource, load=_not_loaded(reason, None, ())))
+                    item = Found(_relabelled(item.resource, _not_loaded(reason, None, ())))
                 group.append(item)
         if group:
             at = _insertion_index(walk.found, directory)
@@ -370,21 +390,43 @@ def folder_files(walk: Walk, directory: str) -> list[Found]:
 
 
 def _on_demand(walk: Walk, entry: Entry, scope: Scope, rules_of: str | None) -> Found:
-    read = walk.read(entry, scope)
+    read = walk.read(entry)
     folder = os.path.dirname(entry.path) if rules_of is None else rules_of
     if rules_of is not None and read.frontmatter_error:
         reason = f"{read.frontmatter_error}: Claude Code skips the rule"
-        resource = replace(read.resource, status=Status.INVALID, error=reason)
-        return Found(replace(resource, load=_not_loaded(reason, None, ())))
+        return Found(read.resource(entry.path, scope, _not_loaded(reason, None, ()), Status.INVALID, reason))
     reason = f"loaded when Claude Code reads a file under {folder}"
     load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
     data = read.text.encode("utf-8") if read.text is not None else None
-    return Found(replace(read.resource, load=load), data)
+    return Found(read.resource(entry.path, scope, load), data)
 
 
 def _stopped(path: str, reason: str) -> Resource:
-    resource = Resource(ResourceKind.INSTRUCTION_FILE, path, Scope.PROJECT, Status.EXCLUDED, error=reason)
-    return replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))
+    return _unread(path, Scope.PROJECT, Status.EXCLUDED, reason, Load(LoadType.NOT_LOADED, reason=reason))
+
+
+def _relabelled(r: Resource, load: Load, doc_order: int | None = None) -> Resource:
+    """``r`` with another load and doc position (``dataclasses.replace`` costs 5x as much on this hot path)."""
+    return Resource(
+        r.kind,
+        r.path,
+        r.scope,
+        r.status,
+        r.size_bytes,
+        r.content_hash,
+        r.content,
+        r.error,
+        r.warnings,
+        r.name,
+        r.description,
+        doc_order,
+        r.source,
+        r.servers,
+        r.connect,
+        r.tools,
+        load,
+        r.approval,
+    )
 
 
 def _number(found: list[Found]) -> list[Found]:
@@ -392,8 +434,12 @@ def _number(found: list[Found]) -> list[Found]:
     out: list[Found] = []
     order = 0
     for item in found:
-        load = item.resource.load
-        starts = load is not None and load.type.at_startup and item.data is not None
-        out.append(Found(replace(item.resource, doc_order=order if starts else None), item.data))
-        order += starts
+        resource = item.resource
+        load = resource.load
+        if load is not None and item.data is not None and load.type.at_startup:
+            item = Found(_relabelled(resource, load, order), item.data)
+            order += 1
+        elif resource.doc_order is not None:
+            item = Found(_relabelled(resource, load), item.data)
+        out.append(item)
     return out
