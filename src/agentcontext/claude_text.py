@@ -77,8 +77,11 @@ def split_frontmatter(text: str) -> Split:
     if match is None:
         return Split(text)
     body = text[match.end() :]
+    block = match.group(1)
     try:
-        fields = yaml.safe_load(match.group(1))
+        fields = plain_fields(block)
+        if fields is None:
+            fields = yaml.safe_load(block)
     except yaml.YAMLError as exc:
         problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
@@ -92,6 +95,49 @@ def split_frontmatter(text: str) -> Split:
     if not globs or all(g == "**" for g in globs):
         return Split(body)
     return Split(body, tuple(globs))
+
+
+# The frontmatter most rules have, read without YAML: lines of ``key: value`` or ``key:`` and
+# ``- value`` items below it, every key and value a plain ASCII text YAML reads as that very
+# string (starting with a letter, "/" or "_", no ":" or "#", not a YAML 1.1 boolean or null).
+# Anything else goes to YAML; a property test checks that both agree whenever this answers.
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*+):(?: ([A-Za-z/_][ -\"$-9;-~]*+))?")
+_ITEM_LINE = re.compile(r"( *+)- ([A-Za-z/_][ -\"$-9;-~]*+)")
+_YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
+
+
+def _plain(value: str) -> bool:
+    return value[-1] != " " and (len(value) > 5 or value.lower() not in _YAML_WORDS)
+
+
+def plain_fields(block: str) -> dict[str, str | list[str] | None] | None:
+    """What ``yaml.safe_load`` gives for a block of plain keys, values and lists; None: ask YAML."""
+    fields: dict[str, str | list[str] | None] = {}
+    items: list[str] | None = None  # the list of the last ``key:`` line
+    indent = -1
+    for line in block.split("\n"):
+        if not line:
+            continue
+        item = _ITEM_LINE.fullmatch(line)
+        if item is not None:
+            if items is None or (indent >= 0 and len(item[1]) != indent) or not _plain(item[2]):
+                return None
+            indent = len(item[1])
+            items.append(item[2])
+            continue
+        pair = _KEY_LINE.fullmatch(line)
+        if pair is None or not _plain(pair[1]):
+            return None
+        key, value = pair[1], pair[2]
+        if value is None:
+            items, indent = [], -1
+            fields[key] = items
+        elif not _plain(value):
+            return None
+        else:
+            items = None
+            fields[key] = value
+    return {key: value if value != [] else None for key, value in fields.items()} if fields else None
 
 
 def _split_commas(text: str) -> list[str]:
