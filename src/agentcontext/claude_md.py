@@ -188,13 +188,13 @@ class Walk:
 
     def rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
         """The ``.md`` files under a rules folder, in the folder's own order, links kept inside ``boundary``."""
-        real = self.reader.real_root(directory)
-        if real in seen:
-            return
-        seen.add(real)
         listing = self.reader.list_dir(directory, boundary=boundary)
         if not listing:
             return
+        real = self.reader.real_root(directory)  # after the listing: most folders have no rules
+        if real in seen:
+            return
+        seen.add(real)
         try:  # Claude Code keeps the folder's own order (getdents), not a sorted one
             order = {name: i for i, name in enumerate(os.listdir(directory))}
         except OSError:
@@ -287,25 +287,30 @@ def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
 
     It then also sends the AGENTS.md files of the folders it reads in (see ``claude_nested``).
     """
-    dirs = upward(work_dir)
-    return not any(_is_claude_file(Found(resource), dirs) for resource in resources)
+    names = _claude_paths(upward(work_dir))
+    return not any(_is_claude_file(resource, names) for resource in resources)
 
 
-def _is_claude_file(item: Found, dirs: list[str]) -> bool:
-    load = item.resource.load
-    path = item.resource.path
+def _claude_paths(dirs: list[str]) -> frozenset[str]:
+    """The paths of the CLAUDE.md family of ``dirs``."""
+    return frozenset(os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES)
+
+
+def _is_claude_file(resource: Resource, names: frozenset[str]) -> bool:
+    load = resource.load
     return (
         load is not None
         and load.type is LoadType.STARTUP
-        and item.resource.scope in (Scope.PROJECT, Scope.LOCAL)
-        and any(path == os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES if path.startswith(d))
+        and resource.scope in (Scope.PROJECT, Scope.LOCAL)
+        and resource.path in names
     )
 
 
 def _fallback(walk: Walk, dirs: list[str]) -> None:
     """AGENTS.md when the whole walk has no CLAUDE.md of its own; otherwise list why not."""
     names = walk.config.project_doc.fallback_filenames
-    claude_files = [f.resource.path for f in walk.found if _is_claude_file(f, dirs)]
+    family = _claude_paths(dirs)
+    claude_files = [f.resource.path for f in walk.found if _is_claude_file(f.resource, family)]
     if claude_files:
         for directory in dirs:
             for name in names:
