@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.scan import ScanResult
+from agentcontext.scan import Scanner, ScanResult
 from agentcontext.snapshot import Snapshot, aggregate_hash
-from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
 
 
 def claude(work: Path, home: Path) -> ScanResult:
@@ -128,3 +129,28 @@ def test_a_codex_repo_skill_link_leaving_the_repo_names_what_codex_would_do(tmp_
     result = scan_tree(work, home=home, profile="codex")
     link = next(r for r in result.snapshot.resources if r.path.endswith("linked"))
     assert link.status is Status.INVALID and "Codex would follow this link" in (link.error or "")
+
+
+def _backdate(root: Path, seconds: float = 3600.0) -> None:
+    """Every entry older than the racy-clean window, so only a changed stat can trigger a full pass."""
+    past = os.stat(root).st_mtime - seconds
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))
+
+
+def test_a_claude_folder_appearing_anywhere_on_the_walk_up_is_seen_by_the_next_pass(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/b/x.txt": ""}) / "a" / "b"
+    _backdate(tmp_path)
+    env = isolated_environ(home)
+    scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
+    first = scanner.run()
+    assert scanner.run() is first
+    for folder in (work.parent, tmp_path / "w"):  # inside the project, then above it
+        make_workspace(folder, {".claude/rules/new.md": f"rule of {folder.name}\n", ".claude/CLAUDE.md": "dot\n"})
+        _backdate(tmp_path)
+        paths = {r.path: r.load for r in scanner.run().snapshot.resources}
+        assert paths[str(folder / ".claude" / "rules" / "new.md")] == Load(LoadType.STARTUP)
+        assert paths[str(folder / ".claude" / "CLAUDE.md")] == Load(LoadType.STARTUP)
+    assert scanner.full_passes == 3

@@ -37,8 +37,9 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
 
-CLAUDE_NAMES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
-RULES = os.path.join(".claude", "rules")
+_DOT_CLAUDE = ".claude"
+CLAUDE_NAMES = ("CLAUDE.md", os.path.join(_DOT_CLAUDE, "CLAUDE.md"), "CLAUDE.local.md")
+RULES = os.path.join(_DOT_CLAUDE, "rules")
 _SKIPPED_DIRS = frozenset({"node_modules"})
 
 
@@ -83,6 +84,7 @@ class Walk:
     reader: Reader
     processed: set[str] = field(default_factory=set)
     found: list[Found] = field(default_factory=list)
+    bare: set[str] = field(default_factory=set)  # folders of the walk up without a .claude (nothing to probe in it)
 
     @property
     def cwd(self) -> str:
@@ -262,10 +264,14 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     dirs = upward(layout.work_dir)
     for directory in dirs:
         boundary = walk.boundary(directory)
-        for name in CLAUDE_NAMES[:2]:
-            walk.found += walk.load(os.path.join(directory, name), Scope.PROJECT, boundary)
-        rules = os.path.join(directory, RULES)
-        walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
+        walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[0]), Scope.PROJECT, boundary)
+        # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
+        if walk.reader.probe(os.path.join(directory, _DOT_CLAUDE), boundary).kind is Kind.MISSING:
+            walk.bare.add(directory)
+        else:
+            walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[1]), Scope.PROJECT, boundary)
+            rules = os.path.join(directory, RULES)
+            walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
     _fallback(walk, dirs)
     _nested(walk)
@@ -311,9 +317,12 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
     names = walk.config.project_doc.fallback_filenames
     family = _claude_paths(dirs)
     claude_files = [f.resource.path for f in walk.found if _is_claude_file(f.resource, family)]
+    in_dot = [name.split(os.sep, 1)[0] == _DOT_CLAUDE for name in names]
     if claude_files:
         for directory in dirs:
-            for name in names:
+            for name, below in zip(names, in_dot, strict=True):
+                if below and directory in walk.bare:
+                    continue
                 entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
                 if entry.kind is Kind.FILE:
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
@@ -323,7 +332,9 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
     seen_text = {js_trim(f.data.decode()) for f in walk.found if f.data and f.resource.scope is not Scope.HOME}
     for directory in dirs:
         group: list[Found] = []
-        for name in names:
+        for name, below in zip(names, in_dot, strict=True):
+            if below and directory in walk.bare:
+                continue
             for item in walk.load(os.path.join(directory, name), Scope.PROJECT, walk.boundary(directory)):
                 if item.data is not None and js_trim(item.data.decode()) in seen_text:
                     reason = "the same text is already loaded from another file"
