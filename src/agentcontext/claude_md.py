@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from typing import NamedTuple
 
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
 from agentcontext.config import Config
-from agentcontext.files import Entry, Kind, Reader, is_within
+from agentcontext.files import RACY_SECONDS, Entry, Kind, Reader, StatKey, is_within, stat_key
 from agentcontext.instructions import Found
 from agentcontext.layout import Layout
 from agentcontext.resource import Kind as ResourceKind
@@ -85,6 +86,7 @@ class Walk:
     processed: set[str] = field(default_factory=set)
     found: list[Found] = field(default_factory=list)
     bare: set[str] = field(default_factory=set)  # folders of the walk up without a .claude (nothing to probe in it)
+    missing: set[str] = field(default_factory=set)  # paths the walk found missing
 
     @property
     def cwd(self) -> str:
@@ -104,6 +106,7 @@ class Walk:
             return []
         entry = self.reader.probe(path, boundary)
         if entry.kind is Kind.MISSING:
+            self.missing.add(path)
             return []
         return self._visit(entry, scope, 0, (), rule=rule)
 
@@ -262,11 +265,18 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
         walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
         walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
     dirs = upward(layout.work_dir)
+    quiet_before = time.time() - RACY_SECONDS - 1.0  # the reader's own racy rule, with a margin
+    stamps: dict[str, StatKey] = {}
     for directory in dirs:
+        stamp = _quiet_stamp(directory, quiet_before)  # before any probe in it: see _fold_missing
+        if stamp is not None:
+            stamps[directory] = stamp
         boundary = walk.boundary(directory)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[0]), Scope.PROJECT, boundary)
         # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
-        if walk.reader.probe(os.path.join(directory, _DOT_CLAUDE), boundary).kind is Kind.MISSING:
+        dot = os.path.join(directory, _DOT_CLAUDE)
+        if walk.reader.probe(dot, boundary).kind is Kind.MISSING:
+            walk.missing.add(dot)
             walk.bare.add(directory)
         else:
             walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[1]), Scope.PROJECT, boundary)
@@ -274,8 +284,47 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
             walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
     _fallback(walk, dirs)
+    _fold_missing(walk, stamps)
     _nested(walk)
     return _number(walk.found)
+
+
+def _quiet_stamp(directory: str, quiet_before: float) -> StatKey | None:
+    """The folder's stat key when it changed long enough ago to be trusted (not racy), else None."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    return stat_key(st) if st.st_mtime < quiet_before else None
+
+
+def _fold_missing(walk: Walk, stamps: dict[str, StatKey]) -> None:
+    """For the rescan: the missing names of a quiet folder of the walk up stand as the folder's one stat.
+
+    Creating, removing or renaming an entry changes its folder's mtime (and a chmod its mode),
+    so a rescan that finds the folder's key unchanged knows its missing names are still
+    missing, without a ``stat`` of each (about 4 a folder, the bulk of the walk's stats). The
+    key was taken before the first probe in the folder, and only when older than the racy
+    window (a busy folder such as /tmp keeps its per-name stats). A changed folder costs a
+    full pass, never a missed file.
+    """
+    if not stamps:
+        return
+    missing = walk.missing
+    observed = walk.reader.observed
+    kept: list[tuple[str, StatKey | None, bool]] = []
+    folded: dict[str, StatKey] = {}
+    for item in observed:
+        path, key, listed = item
+        if key is None and not listed and path in missing:
+            folder = path.rpartition("/")[0]
+            stamp = stamps.get(folder)
+            if stamp is not None:
+                folded[folder] = stamp
+                continue
+        kept.append(item)
+    kept += [(folder, stamp, True) for folder, stamp in folded.items()]
+    observed[:] = kept
 
 
 def upward(work_dir: str) -> list[str]:
@@ -324,7 +373,9 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
                 if below and directory in walk.bare:
                     continue
                 entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
-                if entry.kind is Kind.FILE:
+                if entry.kind is Kind.MISSING:
+                    walk.missing.add(entry.path)
+                elif entry.kind is Kind.FILE:
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
                     load = _not_loaded(reason, None, ())
                     walk.found.append(Found(_unread(entry.path, Scope.PROJECT, Status.SHADOWED, reason, load)))
