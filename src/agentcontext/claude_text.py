@@ -24,7 +24,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 from markdown_it import MarkdownIt
@@ -86,12 +86,22 @@ def split_frontmatter(text: str) -> Split:
         problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
     paths = fields.get("paths") if isinstance(fields, dict) else None
-    if not paths or not isinstance(paths, str | list):  # a number or a mapping: not path-scoped
+    if not paths:
         return Split(body)
-    items = paths if isinstance(paths, list) else _split_commas(paths)
-    globs = [str(g).strip() for g in items if isinstance(g, str | int | float)]
-    globs = [g[:-3] if g.endswith("/**") else g for g in globs]
-    globs = [g for g in globs if g]
+    if isinstance(paths, str):
+        items: list[Any] = _split_commas(paths)
+    elif isinstance(paths, list):
+        items = paths
+    else:  # a number or a mapping: not path-scoped
+        return Split(body)
+    globs: list[str] = []
+    for item in items:
+        if isinstance(item, _SCALARS):
+            glob = str(item).strip()
+            if glob.endswith("/**"):
+                glob = glob[:-3]
+            if glob:
+                globs.append(glob)
     if not globs or all(g == "**" for g in globs):
         return Split(body)
     return Split(body, tuple(globs))
@@ -103,6 +113,7 @@ def split_frontmatter(text: str) -> Split:
 # Anything else goes to YAML; a property test checks that both agree whenever this answers.
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*+):(?: ([A-Za-z/_][ -\"$-9;-~]*+))?")
 _ITEM_LINE = re.compile(r"( *+)- ([A-Za-z/_][ -\"$-9;-~]*+)")
+_SCALARS = (str, int, float)  # the paths: items taken as globs (a boolean is an int)
 _YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
 
 
@@ -114,34 +125,37 @@ def plain_fields(block: str) -> dict[str, str | list[str] | None] | None:
     """What ``yaml.safe_load`` gives for a block of plain keys, values and lists; None: ask YAML."""
     fields: dict[str, str | list[str] | None] = {}
     items: list[str] | None = None  # the list of the last ``key:`` line
+    owner = ""  # that key
     indent = -1
     for line in block.split("\n"):
         if not line:
             continue
-        item = _ITEM_LINE.fullmatch(line)
-        if item is not None:
-            if items is None or (indent >= 0 and len(item[1]) != indent) or not _plain(item[2]):
+        if line[0] == " " or line[0] == "-":
+            item = _ITEM_LINE.fullmatch(line)
+            if item is None or items is None or (indent >= 0 and len(item[1]) != indent) or not _plain(item[2]):
                 return None
             indent = len(item[1])
             items.append(item[2])
+            fields[owner] = items
             continue
         pair = _KEY_LINE.fullmatch(line)
         if pair is None or not _plain(pair[1]):
             return None
-        key, value = pair[1], pair[2]
+        owner, value = pair[1], pair[2]
         if value is None:
             items, indent = [], -1
-            fields[key] = items
         elif not _plain(value):
             return None
         else:
             items = None
-            fields[key] = value
-    return {key: value if value != [] else None for key, value in fields.items()} if fields else None
+        fields[owner] = value
+    return fields or None
 
 
 def _split_commas(text: str) -> list[str]:
     """A ``paths:`` string split at its commas, except those inside ``{...}`` alternatives."""
+    if "{" not in text:
+        return text.split(",")
     items: list[str] = []
     depth = start = 0
     for index, char in enumerate(text):
