@@ -165,24 +165,30 @@ def test_a_file_appearing_in_a_quiet_folder_of_the_walk_up_is_seen_though_its_na
     scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
     first = scanner.run()
     assert scanner.run() is first
-    for path in (tmp_path / "w" / "CLAUDE.local.md", work.parent / "CLAUDE.md", work / "AGENTS.md"):
+    found = (tmp_path / "w" / "CLAUDE.local.md", work.parent / "CLAUDE.md", work / "AGENTS.md", work / ".git")
+    for step, path in enumerate(found, 1):
         path.write_text(f"{path.parent.name}\n")
         past = os.stat(tmp_path).st_mtime - 600  # the new file and its folder's change look old (not racy):
         os.utime(path, (past, past))  # only the folder's stat differs from the last pass
-        os.utime(path.parent, (past + 1, past + 1))
-        listed = {r.path: r.status for r in scanner.run().snapshot.resources}
-        assert listed.get(str(path)) in (Status.OK, Status.SHADOWED), path  # AGENTS.md: shadowed by the CLAUDE.md
-    assert scanner.full_passes == 4
+        os.utime(path.parent, (past + step, past + step))
+        result = scanner.run()
+        if path.name == ".git":  # a root marker moves the project root
+            assert result.layout.project_root == str(work)
+        else:  # AGENTS.md is shadowed by the CLAUDE.md
+            assert {r.path: r.status for r in result.snapshot.resources}.get(str(path)) in (Status.OK, Status.SHADOWED)
+    assert scanner.full_passes == 5
 
 
-def test_a_busy_folder_above_the_project_does_not_turn_rescans_into_full_passes(tmp_path: Path, home: Path) -> None:
-    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n"})
+def test_a_busy_project_folder_keeps_its_own_stats_and_does_not_turn_rescans_into_full_passes(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/x.txt": ""}) / "a"
     _backdate(tmp_path)
-    (tmp_path / "w" / "scratch").write_text("")  # a folder like /tmp, changed a moment ago (racy)
+    (work.parent / "scratch").write_text("")  # the project folder changed a moment ago (racy)
     env = isolated_environ(home)
     scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
     first = scanner.run()
     assert scanner.run() is first
     assert scanner.full_passes == 1
-    (tmp_path / "w" / "CLAUDE.md").write_text("above\n")  # its names are still stated one by one
-    assert str(tmp_path / "w" / "CLAUDE.md") in [f.path for f in scanner.run().project_doc().files]
+    (work.parent / "CLAUDE.local.md").write_text("local\n")  # its names are still stated one by one
+    assert str(work.parent / "CLAUDE.local.md") in [f.path for f in scanner.run().project_doc().files]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -86,7 +85,6 @@ class Walk:
     processed: set[str] = field(default_factory=set)
     found: list[Found] = field(default_factory=list)
     bare: set[str] = field(default_factory=set)  # folders of the walk up without a .claude (nothing to probe in it)
-    missing: set[str] = field(default_factory=set)  # paths the walk found missing
 
     @property
     def cwd(self) -> str:
@@ -106,7 +104,6 @@ class Walk:
             return []
         entry = self.reader.probe(path, boundary)
         if entry.kind is Kind.MISSING:
-            self.missing.add(path)
             return []
         return self._visit(entry, scope, 0, (), rule=rule)
 
@@ -265,18 +262,11 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
         walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
         walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
     dirs = upward(layout.work_dir)
-    quiet_before = time.time() - RACY_SECONDS - 1.0  # the reader's own racy rule, with a margin
-    stamps: dict[str, StatKey] = {}
     for directory in dirs:
-        stamp = _quiet_stamp(directory, quiet_before)  # before any probe in it: see _fold_missing
-        if stamp is not None:
-            stamps[directory] = stamp
         boundary = walk.boundary(directory)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[0]), Scope.PROJECT, boundary)
         # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
-        dot = os.path.join(directory, _DOT_CLAUDE)
-        if walk.reader.probe(dot, boundary).kind is Kind.MISSING:
-            walk.missing.add(dot)
+        if walk.reader.probe(os.path.join(directory, _DOT_CLAUDE), boundary).kind is Kind.MISSING:
             walk.bare.add(directory)
         else:
             walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[1]), Scope.PROJECT, boundary)
@@ -284,47 +274,52 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
             walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
     _fallback(walk, dirs)
-    _fold_missing(walk, stamps)
     _nested(walk)
     return _number(walk.found)
 
 
-def _quiet_stamp(directory: str, quiet_before: float) -> StatKey | None:
-    """The folder's stat key when it changed long enough ago to be trusted (not racy), else None."""
-    try:
-        st = os.stat(directory)
-    except OSError:
-        return None
-    return stat_key(st) if st.st_mtime < quiet_before else None
+def fold_project_folders(
+    observed: list[tuple[str, StatKey | None, bool]], layout: Layout, started: float
+) -> list[tuple[str, StatKey | None, bool]]:
+    """The rescan's stats after a whole pass: each project folder of the walk up stated once, not each missing name.
 
-
-def _fold_missing(walk: Walk, stamps: dict[str, StatKey]) -> None:
-    """For the rescan: the missing names of a quiet folder of the walk up stand as the folder's one stat.
-
-    Creating, removing or renaming an entry changes its folder's mtime (and a chmod its mode),
-    so a rescan that finds the folder's key unchanged knows its missing names are still
-    missing, without a ``stat`` of each (about 4 a folder, the bulk of the walk's stats). The
-    key was taken before the first probe in the folder, and only when older than the racy
-    window (a busy folder such as /tmp keeps its per-name stats). A changed folder costs a
-    full pass, never a missed file.
+    The walk probes about six names in every folder (the CLAUDE.md family, AGENTS.md, the
+    root marker, the skills folder), most of them missing. Creating, removing or renaming an
+    entry changes its folder's mtime (a chmod its mode), so while a folder's stat key stays
+    the same, a name it did not hold is still missing. A folder unchanged since two seconds
+    before the pass ``started`` (so unchanged while the pass probed it) is listed (names
+    only, inside the project), and the missing names it does not hold give way to one stat
+    of the folder. A busy folder keeps its per-name stats; folders above the project (/tmp,
+    the home folder) are never listed and keep theirs. A changed folder costs a full pass,
+    never a missed file.
     """
-    if not stamps:
-        return
-    missing = walk.missing
-    observed = walk.reader.observed
-    kept: list[tuple[str, StatKey | None, bool]] = []
-    folded: dict[str, StatKey] = {}
+    top = layout.project_root or layout.work_dir
+    quiet_before = started - RACY_SECONDS
+    stamps: dict[str, tuple[StatKey, frozenset[str]]] = {}
+    for folder in upward(layout.work_dir):
+        if not is_within(folder, top):
+            continue
+        try:
+            st = os.stat(folder)
+            if st.st_mtime >= quiet_before:
+                continue
+            stamps[folder] = (stat_key(st), frozenset(os.listdir(folder)))
+        except OSError:
+            continue
+    kept: dict[tuple[str, StatKey | None, bool], None] = {}  # in order, each stat once
+    folded: set[str] = set()
     for item in observed:
         path, key, listed = item
-        if key is None and not listed and path in missing:
-            folder = path.rpartition("/")[0]
+        if key is None and not listed:
+            folder, _, name = path.rpartition("/")
             stamp = stamps.get(folder)
-            if stamp is not None:
-                folded[folder] = stamp
+            if stamp is not None and name not in stamp[1]:
+                folded.add(folder)
                 continue
-        kept.append(item)
-    kept += [(folder, stamp, True) for folder, stamp in folded.items()]
-    observed[:] = kept
+        kept[item] = None
+    for folder in folded:
+        kept[(folder, stamps[folder][0], True)] = None
+    return list(kept)
 
 
 def upward(work_dir: str) -> list[str]:
@@ -373,9 +368,7 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
                 if below and directory in walk.bare:
                     continue
                 entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
-                if entry.kind is Kind.MISSING:
-                    walk.missing.add(entry.path)
-                elif entry.kind is Kind.FILE:
+                if entry.kind is Kind.FILE:
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
                     load = _not_loaded(reason, None, ())
                     walk.found.append(Found(_unread(entry.path, Scope.PROJECT, Status.SHADOWED, reason, load)))
