@@ -176,7 +176,16 @@ def test_a_file_appearing_in_a_quiet_folder_of_the_walk_up_is_seen_though_its_na
             assert result.layout.project_root == str(work)
         else:  # AGENTS.md is shadowed by the CLAUDE.md
             assert {r.path: r.status for r in result.snapshot.resources}.get(str(path)) in (Status.OK, Status.SHADOWED)
-    assert scanner.full_passes == 5
+    make_workspace(work, {".claude/skills/demo/SKILL.md": skill_md("demo")})  # below a name it lacked
+    past = os.stat(tmp_path).st_mtime - 600
+    for entry in (".claude/skills/demo/SKILL.md", ".claude/skills/demo", ".claude/skills", ".claude", "."):
+        os.utime(work / entry, (past - 9, past - 9))
+    assert "demo" in {r.name for r in scanner.run().skills}
+    (work / ".claude" / "CLAUDE.md").write_text("dot\n")  # in a folder that exists: its own stat shows it
+    os.utime(work / ".claude" / "CLAUDE.md", (past - 9, past - 9))
+    os.utime(work / ".claude", (past - 8, past - 8))
+    assert str(work / ".claude" / "CLAUDE.md") in [f.path for f in scanner.run().project_doc().files]
+    assert scanner.full_passes == 7
 
 
 def test_a_busy_project_folder_keeps_its_own_stats_and_does_not_turn_rescans_into_full_passes(

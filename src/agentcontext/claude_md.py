@@ -288,10 +288,11 @@ def fold_project_folders(
     entry changes its folder's mtime (a chmod its mode), so while a folder's stat key stays
     the same, a name it did not hold is still missing. A folder unchanged since two seconds
     before the pass ``started`` (so unchanged while the pass probed it) is listed (names
-    only, inside the project), and the missing names it does not hold give way to one stat
-    of the folder. A busy folder keeps its per-name stats; folders above the project (/tmp,
-    the home folder) are never listed and keep theirs. A changed folder costs a full pass,
-    never a missed file.
+    only, inside the project), and the missing paths below a name it does not hold
+    (``.claude/skills`` when there is no ``.claude``) give way to one stat of the folder.
+    A busy folder keeps its per-name stats; folders above the project (/tmp, the home
+    folder) are never listed and keep theirs. A changed folder costs a full pass, never a
+    missed file.
     """
     top = layout.project_root or layout.work_dir
     quiet_before = started - RACY_SECONDS
@@ -311,9 +312,8 @@ def fold_project_folders(
     for item in observed:
         path, key, listed = item
         if key is None and not listed:
-            folder, _, name = path.rpartition("/")
-            stamp = stamps.get(folder)
-            if stamp is not None and name not in stamp[1]:
+            folder = _holder(path, stamps)  # the folder of the walk above it, and its name there
+            if folder is not None:
                 folded.add(folder)
                 continue
         kept[item] = None
@@ -330,6 +330,17 @@ def upward(work_dir: str) -> list[str]:
         dirs.append(current)
         current = os.path.dirname(current)
     return list(reversed(dirs))
+
+
+def _holder(path: str, stamps: dict[str, tuple[StatKey, frozenset[str]]]) -> str | None:
+    """The stamped folder ``path`` is below whose listing lacks the next name (so ``path`` is missing), if any."""
+    head, _, name = path.rpartition("/")
+    while head:
+        stamp = stamps.get(head)
+        if stamp is not None:
+            return head if name not in stamp[1] else None
+        head, _, name = head.rpartition("/")
+    return None
 
 
 def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
