@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import yaml
 
 from agentcontext.claude_text import _IMPORT, _markdown, _plain_specs, _text_runs, import_paths, plain_fields
 
@@ -68,9 +67,13 @@ def test_imports_resolve_against_the_importer_once_each_in_order() -> None:
     assert import_paths(text, "/w", "/home/u") == ["/w/b.md", "/w/a.md", "/home/u/x.md"]
 
 
-_KEYS = st.sampled_from([*["paths"] * 8, "globs", "globs", "a-b", "_x", "yes", "No", "x1", "paths:", " paths", "-k", "y"])
+_KEYS = st.sampled_from(
+    [*["paths"] * 8, "globs", "globs", "a-b", "_x", "yes", "No", "x1", "paths:", " paths", "-k", "y"]
+)
 _CLEAN = st.text(alphabet=st.sampled_from("abcxyz/_*{},.-"), max_size=5)
-_ODD = st.sampled_from([*[""] * 30, *"0.*{}[]-!&|>%@`'\":#\t\u00e9~= ", "  ", " #", ": "])  # one odd character, often none
+_ODD = st.sampled_from(
+    [*[""] * 30, *"0.*{}[]-!&|>%@`'\":#\t\u00e9~= ", "  ", " #", ": "]
+)  # one odd character, often none
 _VALUES = st.one_of(
     st.tuples(st.sampled_from([*"abxyz/_" * 8, *"0.*{[-!&|>%@`'\":#~= "]), _CLEAN, _ODD, _CLEAN).map("".join),
     st.sampled_from(["yes", "No", "null", "TRUE", "y", "off", "src/**/*.py", "a b", "a  ", "a: b", "a #b", "a#b"]),
@@ -106,8 +109,20 @@ def test_the_plain_frontmatter_read_agrees_with_yaml_whenever_it_answers(
 
 
 def test_the_plain_frontmatter_read_takes_the_usual_rule_shapes_and_leaves_the_rest_to_yaml() -> None:
-    for usual in ("paths: src/mod0/**/*.py\n", "paths:\n  - src/**/*.ts\n  - lib/{a,b}/x.py\n", "description: x\npaths:\n- a"):
+    for usual in (
+        "paths: src/mod0/**/*.py\n",
+        "paths:\n  - src/**/*.ts\n  - lib/{a,b}/x.py\n",
+        "description: x\npaths:\n- a",
+    ):
         assert plain_fields(usual) is not None, usual
         assert plain_fields(usual) == yaml.safe_load(usual)
-    for tricky in ("paths: yes", "paths: '*.py'", "paths: *.py", "paths: [a]", "paths: a #c", "paths: 1.5", "paths:\n - a\n  - b"):
+    for tricky in (
+        "paths: yes",
+        "paths: '*.py'",
+        "paths: *.py",
+        "paths: [a]",
+        "paths: a #c",
+        "paths: 1.5",
+        "paths:\n - a\n  - b",
+    ):
         assert plain_fields(tricky) is None, tricky

@@ -56,7 +56,9 @@ class _Read(NamedTuple):
     imports: tuple[str, ...] = ()
     frontmatter_error: str | None = None  # a rule with such a frontmatter is not loaded
 
-    def resource(self, path: str, scope: Scope, load: Load, status: Status | None = None, error: str | None = None) -> Resource:
+    def resource(
+        self, path: str, scope: Scope, load: Load, status: Status | None = None, error: str | None = None
+    ) -> Resource:
         """The file's resource, built once (a scan builds one per file: no ``dataclasses.replace``)."""
         return Resource(
             _INSTRUCTION_FILE,
@@ -312,9 +314,9 @@ def fold_project_folders(
     for item in observed:
         path, key, listed = item
         if key is None and not listed:
-            folder = _holder(path, stamps)  # the folder of the walk above it, and its name there
-            if folder is not None:
-                folded.add(folder)
+            holder = _holder(path, stamps)  # the folder of the walk it is missing from
+            if holder is not None:
+                folded.add(holder)
                 continue
         kept[item] = None
     for folder in folded:
@@ -476,7 +478,7 @@ def _stopped(path: str, reason: str) -> Resource:
     return _unread(path, Scope.PROJECT, Status.EXCLUDED, reason, Load(LoadType.NOT_LOADED, reason=reason))
 
 
-def _relabelled(r: Resource, load: Load, doc_order: int | None = None) -> Resource:
+def _relabelled(r: Resource, load: Load | None, doc_order: int | None = None) -> Resource:
     """``r`` with another load and doc position (``dataclasses.replace`` costs 5x as much on this hot path)."""
     return Resource(
         r.kind,

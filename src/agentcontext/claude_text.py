@@ -86,14 +86,19 @@ def split_frontmatter(text: str) -> Split:
         problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
     paths = fields.get("paths") if isinstance(fields, dict) else None
+    return Split(body, _globs(paths))
+
+
+def _globs(paths: object) -> tuple[str, ...] | None:
+    """A ``paths:`` value's globs; None when it does not make the rule path-scoped."""
     if not paths:
-        return Split(body)
+        return None
     if isinstance(paths, str):
         items: list[Any] = _split_commas(paths)
     elif isinstance(paths, list):
         items = paths
     else:  # a number or a mapping: not path-scoped
-        return Split(body)
+        return None
     globs: list[str] = []
     for item in items:
         if isinstance(item, _SCALARS):
@@ -103,8 +108,8 @@ def split_frontmatter(text: str) -> Split:
             if glob:
                 globs.append(glob)
     if not globs or all(g == "**" for g in globs):
-        return Split(body)
-    return Split(body, tuple(globs))
+        return None
+    return tuple(globs)
 
 
 # The frontmatter most rules have, read without YAML: lines of ``key: value`` or ``key:`` and

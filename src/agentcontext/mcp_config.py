@@ -186,7 +186,9 @@ def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: b
     url = expand("url", get("url", ""))
     headers = tuple([(k, expand("headers", v)) for k, v in _string_map(name, "headers", get("headers", _NO_MAP))])
     cwd = get("cwd")
-    spec = ServerSpec(name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw)
+    spec = ServerSpec(
+        name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw
+    )
     if transport == "stdio" and not spec.command:
         raise McpConfigError(f'server "{name}" has no command')
     if transport != "stdio" and not spec.url:
