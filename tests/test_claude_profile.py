@@ -10,6 +10,7 @@ from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
+from tests.helpers import backdate
 
 
 def claude(work: Path, home: Path) -> ScanResult:
@@ -131,25 +132,22 @@ def test_a_codex_repo_skill_link_leaving_the_repo_names_what_codex_would_do(tmp_
     assert link.status is Status.INVALID and "Codex would follow this link" in (link.error or "")
 
 
-def _backdate(root: Path, seconds: float = 3600.0) -> None:
-    """Every entry older than the racy-clean window, so only a changed stat can trigger a full pass."""
-    past = os.stat(root).st_mtime - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-    os.utime(root, (past, past))
-
-
-def test_a_claude_folder_appearing_anywhere_on_the_walk_up_is_seen_by_the_next_pass(tmp_path: Path, home: Path) -> None:
-    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/b/x.txt": ""}) / "a" / "b"
-    _backdate(tmp_path)
+def _settled_scanner(work: Path, home: Path, root: Path) -> Scanner:
+    """A claude scanner over a tree older than the racy window, its first pass done and a rescan a no-op."""
+    backdate(root, 3600.0)
     env = isolated_environ(home)
     scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
     first = scanner.run()
     assert scanner.run() is first
+    return scanner
+
+
+def test_a_claude_folder_appearing_anywhere_on_the_walk_up_is_seen_by_the_next_pass(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/b/x.txt": ""}) / "a" / "b"
+    scanner = _settled_scanner(work, home, tmp_path)
     for folder in (work.parent, tmp_path / "w"):  # inside the project, then above it
         make_workspace(folder, {".claude/rules/new.md": f"rule of {folder.name}\n", ".claude/CLAUDE.md": "dot\n"})
-        _backdate(tmp_path)
+        backdate(tmp_path, 3600.0)
         paths = {r.path: r.load for r in scanner.run().snapshot.resources}
         assert paths[str(folder / ".claude" / "rules" / "new.md")] == Load(LoadType.STARTUP)
         assert paths[str(folder / ".claude" / "CLAUDE.md")] == Load(LoadType.STARTUP)
@@ -160,11 +158,7 @@ def test_a_file_appearing_in_a_quiet_folder_of_the_walk_up_is_seen_though_its_na
     tmp_path: Path, home: Path
 ) -> None:
     work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "AGENTS.md": "agents\n", "a/b/x.txt": ""}) / "a" / "b"
-    _backdate(tmp_path)
-    env = isolated_environ(home)
-    scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
-    first = scanner.run()
-    assert scanner.run() is first
+    scanner = _settled_scanner(work, home, tmp_path)
     found = (tmp_path / "w" / "CLAUDE.local.md", work.parent / "CLAUDE.md", work / "AGENTS.md", work / ".git")
     for step, path in enumerate(found, 1):
         path.write_text(f"{path.parent.name}\n")
@@ -192,7 +186,7 @@ def test_a_busy_project_folder_keeps_its_own_stats_and_does_not_turn_rescans_int
     tmp_path: Path, home: Path
 ) -> None:
     work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/x.txt": ""}) / "a"
-    _backdate(tmp_path)
+    backdate(tmp_path, 3600.0)
     (work.parent / "scratch").write_text("")  # the project folder changed a moment ago (racy)
     env = isolated_environ(home)
     scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
