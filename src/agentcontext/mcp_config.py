@@ -174,6 +174,9 @@ def _shown(value: object) -> str:
 
 def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool) -> tuple[ServerSpec, list[str]]:
     check_name(name)
+    plain = _plain_command(name, raw, path)
+    if plain is not None:
+        return plain, []
     if not isinstance(raw, dict):
         raise McpConfigError(f'server "{name}" must be a JSON object')
     warnings: list[str] = []
@@ -194,6 +197,27 @@ def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: b
     if transport != "stdio" and not spec.url:
         raise McpConfigError(f'server "{name}" has no url')
     return spec, warnings
+
+
+def _plain_command(name: str, raw: Any, path: str) -> ServerSpec | None:
+    """The commonest entry, ``{"command": ..., "args": [...]}`` with nothing to expand, built directly.
+
+    What the general path gives for it (a stdio server, its texts as written); None for any
+    other entry, which the general path reads, checks and reports.
+    """
+    if type(raw) is not dict or not raw.keys() <= _COMMAND_KEYS:
+        return None
+    command = raw.get("command")
+    args = raw.get("args", _NO_LIST)
+    if type(command) is not str or not command or "${" in command or type(args) is not list:
+        return None
+    for arg in args:
+        if type(arg) is not str or "${" in arg:
+            return None
+    return ServerSpec(name, "stdio", command, tuple(args), (), "", (), None, path, raw)
+
+
+_COMMAND_KEYS = frozenset({"command", "args"})
 
 
 def _transport(name: str, raw: dict[str, Any]) -> Transport:
