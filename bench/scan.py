@@ -154,9 +154,7 @@ def main() -> None:
     print(f"cold scan {cold_ms:9.2f} ms, read floor {read_ms:8.2f} ms: {figures['cold_ratio']}x (goal 3x)")
     print(f"rescan    {rescan_ms:9.3f} ms, stat floor {stat_ms:8.3f} ms: {figures['rescan_ratio']}x (goal 1.5x)")
     if probe_ms:
-        print(
-            f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x"
-        )
+        print(f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x")
     if skills_ref_ms is not None:
         print(
             f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"
