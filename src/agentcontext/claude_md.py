@@ -297,31 +297,36 @@ def fold_project_folders(
     missed file.
     """
     top = layout.project_root or layout.work_dir
+    inside = top.rstrip("/") + "/"
     quiet_before = started - RACY_SECONDS
     stamps: dict[str, tuple[StatKey, frozenset[str]]] = {}
-    for folder in upward(layout.work_dir):
-        if not is_within(folder, top):
-            continue
+    folder = layout.work_dir
+    while folder == top or folder.startswith(inside):  # the work dir up to the project root
         try:
             st = os.stat(folder)
-            if st.st_mtime >= quiet_before:
-                continue
-            stamps[folder] = (stat_key(st), frozenset(os.listdir(folder)))
+            if st.st_mtime < quiet_before:
+                stamps[folder] = (stat_key(st), frozenset(os.listdir(folder)))
         except OSError:
-            continue
-    kept: dict[tuple[str, StatKey | None, bool], None] = {}  # in order, each stat once
+            pass
+        folder = folder.rpartition("/")[0]
+    kept: list[tuple[str, StatKey | None, bool]] = []
     folded: set[str] = set()
+    stated: dict[str, StatKey | None] = {}  # what the pass already states of a folder
     for item in observed:
         path, key, listed = item
-        if key is None and not listed:
-            holder = _holder(path, stamps)  # the folder of the walk it is missing from
-            if holder is not None:
-                folded.add(holder)
-                continue
-        kept[item] = None
-    for folder in folded:
-        kept[(folder, stamps[folder][0], True)] = None
-    return list(kept)
+        if key is None:
+            if not listed and path.startswith(inside):
+                holder = _holder(path, stamps)  # the folder of the walk it is missing from
+                if holder is not None:
+                    folded.add(holder)
+                    continue
+        elif listed:
+            if stated.get(path) == key:
+                continue  # the same folder stated twice
+            stated[path] = key
+        kept.append(item)
+    kept += [(folder, stamps[folder][0], True) for folder in folded if stated.get(folder) != stamps[folder][0]]
+    return kept
 
 
 def upward(work_dir: str) -> list[str]:
