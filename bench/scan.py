@@ -8,6 +8,9 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
   the same files' bytes in a plain Python loop (goal: within 3x);
 * rescan with nothing changed (one Scanner, second pass) against ``os.stat`` of the
   same files (goal: within 1.5x);
+* for ``claude`` also, apart (the goals stay against the floors above): the read floor
+  plus an ``os.stat`` of each name Claude Code itself checks in every folder from the work
+  dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md);
 * skills-ref's ``read_properties`` over the same 1,000 skills;
 * peak memory of a cold scan (tracemalloc peak and the process's max RSS).
 """
@@ -15,6 +18,7 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -29,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agentcontext.claude_md import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, test_config
@@ -54,6 +59,19 @@ def paired_ms(ours: Callable[[], object], floor: Callable[[], object], repeat: i
             action()
             samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(a), statistics.median(b)
+
+
+def walk_floor_ms(cold: Callable[[], object], read_floor: Callable[[], None], work: str, repeat: int) -> float:
+    """The read floor plus an ``os.stat`` of each name Claude Code checks in every folder up to ``/``."""
+    walked = [os.path.join(d, n) for d in upward(work) for n in (*CLAUDE_NAMES, RULES)]
+
+    def floor() -> None:
+        read_floor()
+        for path in walked:
+            with contextlib.suppress(OSError):
+                os.stat(path)
+
+    return paired_ms(cold, floor, repeat)[1]
 
 
 def main() -> None:
@@ -95,6 +113,7 @@ def main() -> None:
 
         cold_ms, read_ms = paired_ms(cold, read_floor, args.repeat)
         rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, args.repeat * 4)
+        probe_ms = walk_floor_ms(cold, read_floor, str(work), args.repeat) if args.profile == "claude" else None
         assert warm.full_passes == 1, warm.full_passes
 
         try:
@@ -123,6 +142,7 @@ def main() -> None:
         "rescan_ms": round(rescan_ms, 3),
         "stat_floor_ms": round(stat_ms, 3),
         "rescan_ratio": round(rescan_ms / stat_ms, 2),
+        "read_and_walk_floor_ms": round(probe_ms, 2) if probe_ms else None,
         "skills_ref_read_properties_ms": round(skills_ref_ms, 1) if skills_ref_ms else None,
         "tracemalloc_peak_mb": round(peak / 1e6, 1),
         "max_rss_mb": round(max_rss_mb, 1),
@@ -133,6 +153,8 @@ def main() -> None:
     print(f"machine: {figures['machine']}; files read per scan: {figures['files_read']}")
     print(f"cold scan {cold_ms:9.2f} ms, read floor {read_ms:8.2f} ms: {figures['cold_ratio']}x (goal 3x)")
     print(f"rescan    {rescan_ms:9.3f} ms, stat floor {stat_ms:8.3f} ms: {figures['rescan_ratio']}x (goal 1.5x)")
+    if probe_ms:
+        print(f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x")
     if skills_ref_ms is not None:
         print(
             f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.scan import ScanResult
+from agentcontext.scan import Scanner, ScanResult
 from agentcontext.snapshot import Snapshot, aggregate_hash
-from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
+from tests.helpers import backdate
 
 
 def claude(work: Path, home: Path) -> ScanResult:
@@ -128,3 +130,68 @@ def test_a_codex_repo_skill_link_leaving_the_repo_names_what_codex_would_do(tmp_
     result = scan_tree(work, home=home, profile="codex")
     link = next(r for r in result.snapshot.resources if r.path.endswith("linked"))
     assert link.status is Status.INVALID and "Codex would follow this link" in (link.error or "")
+
+
+def _settled_scanner(work: Path, home: Path, root: Path) -> Scanner:
+    """A claude scanner over a tree older than the racy window, its first pass done and a rescan a no-op."""
+    backdate(root, 3600.0)
+    env = isolated_environ(home)
+    scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
+    first = scanner.run()
+    assert scanner.run() is first
+    return scanner
+
+
+def test_a_claude_folder_appearing_anywhere_on_the_walk_up_is_seen_by_the_next_pass(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/b/x.txt": ""}) / "a" / "b"
+    scanner = _settled_scanner(work, home, tmp_path)
+    for folder in (work.parent, tmp_path / "w"):  # inside the project, then above it
+        make_workspace(folder, {".claude/rules/new.md": f"rule of {folder.name}\n", ".claude/CLAUDE.md": "dot\n"})
+        backdate(tmp_path, 3600.0)
+        paths = {r.path: r.load for r in scanner.run().snapshot.resources}
+        assert paths[str(folder / ".claude" / "rules" / "new.md")] == Load(LoadType.STARTUP)
+        assert paths[str(folder / ".claude" / "CLAUDE.md")] == Load(LoadType.STARTUP)
+    assert scanner.full_passes == 3
+
+
+def test_a_file_appearing_in_a_quiet_folder_of_the_walk_up_is_seen_though_its_name_is_not_restated(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "AGENTS.md": "agents\n", "a/b/x.txt": ""}) / "a" / "b"
+    scanner = _settled_scanner(work, home, tmp_path)
+    found = (tmp_path / "w" / "CLAUDE.local.md", work.parent / "CLAUDE.md", work / "AGENTS.md", work / ".git")
+    for step, path in enumerate(found, 1):
+        path.write_text(f"{path.parent.name}\n")
+        past = os.stat(tmp_path).st_mtime - 600  # the new file and its folder's change look old (not racy):
+        os.utime(path, (past, past))  # only the folder's stat differs from the last pass
+        os.utime(path.parent, (past + step, past + step))
+        result = scanner.run()
+        if path.name == ".git":  # a root marker moves the project root
+            assert result.layout.project_root == str(work)
+        else:  # AGENTS.md is shadowed by the CLAUDE.md
+            assert {r.path: r.status for r in result.snapshot.resources}.get(str(path)) in (Status.OK, Status.SHADOWED)
+    make_workspace(work, {".claude/skills/demo/SKILL.md": skill_md("demo")})  # below a name it lacked
+    past = os.stat(tmp_path).st_mtime - 600
+    for entry in (".claude/skills/demo/SKILL.md", ".claude/skills/demo", ".claude/skills", ".claude", "."):
+        os.utime(work / entry, (past - 9, past - 9))
+    assert "demo" in {r.name for r in scanner.run().skills}
+    (work / ".claude" / "CLAUDE.md").write_text("dot\n")  # in a folder that exists: its own stat shows it
+    os.utime(work / ".claude" / "CLAUDE.md", (past - 9, past - 9))
+    os.utime(work / ".claude", (past - 8, past - 8))
+    assert str(work / ".claude" / "CLAUDE.md") in [f.path for f in scanner.run().project_doc().files]
+    assert scanner.full_passes == 7
+
+
+def test_a_busy_project_folder_keeps_its_own_stats_and_does_not_turn_rescans_into_full_passes(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(tmp_path / "w" / "repo", {".git/": "", "CLAUDE.md": "root\n", "a/x.txt": ""}) / "a"
+    backdate(tmp_path, 3600.0)
+    (work.parent / "scratch").write_text("")  # the project folder changed a moment ago (racy)
+    env = isolated_environ(home)
+    scanner = Scanner(work, test_config(work, home=home, environ=env, profile="claude"), environ=env)
+    first = scanner.run()
+    assert scanner.run() is first
+    assert scanner.full_passes == 1
+    (work.parent / "CLAUDE.local.md").write_text("local\n")  # its names are still stated one by one
+    assert str(work.parent / "CLAUDE.local.md") in [f.path for f in scanner.run().project_doc().files]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -452,6 +453,14 @@ def test_entry_digest_reflects_the_entry_as_written() -> None:
     assert len(first.digest) == 64
     assert first.digest == second.digest
     assert changed.digest != first.digest
+
+
+def test_entry_digest_is_the_sha256_of_its_sorted_json_so_stored_approvals_still_bind() -> None:
+    entry = {"url": "https://h/\u00e9", "type": "http", "headers": {"B": "2", "A": "1"}, "n": [1.5, None, True]}
+    spec = only_server(parse_document({"mcpServers": {"srv": entry}}))
+    expected = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
+    assert spec.digest == expected
+    assert spec.shown == "https://h/\u00e9 (http)"
 
 
 def test_config_path_is_recorded_on_every_server() -> None:

@@ -24,6 +24,7 @@ from agentcontext.files import is_within
 from agentcontext.resource import Status
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
+from tests.helpers import backdate
 
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -216,18 +217,9 @@ def test_nothing_outside_the_allowed_roots_is_ever_opened(
 # --- rescans -----------------------------------------------------------------------
 
 
-def _age(root: Path, seconds: float = 10.0) -> None:
-    """Make every file and folder look older than the racy-clean window."""
-    past = os.stat(root).st_mtime - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-    os.utime(root, (past, past))
-
-
 def test_a_rescan_of_an_unchanged_tree_reads_nothing_and_returns_the_same_snapshot(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", ".agents/skills/a/SKILL.md": skill_md("a")})
-    _age(tmp_path)
+    backdate(tmp_path)
     scanner = Scanner(tmp_path, test_config(tmp_path, home=home), environ=isolated_environ(home))
     first = scanner.run()
     assert scanner.reader.misses > 0
@@ -238,7 +230,7 @@ def test_a_rescan_of_an_unchanged_tree_reads_nothing_and_returns_the_same_snapsh
 
 def test_a_rescan_sees_an_edit_a_new_skill_and_a_removal(tmp_path: Path, home: Path) -> None:
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "root", ".agents/skills/a/SKILL.md": skill_md("a")})
-    _age(tmp_path)
+    backdate(tmp_path)
     scanner = Scanner(tmp_path, test_config(tmp_path, home=home), environ=isolated_environ(home))
     first = scanner.run().snapshot
     (tmp_path / "AGENTS.md").write_text("root, edited", encoding="utf-8")

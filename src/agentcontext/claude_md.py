@@ -25,31 +25,56 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
 from agentcontext.config import Config
-from agentcontext.files import Entry, Kind, Reader, is_within
-from agentcontext.instructions import Found
+from agentcontext.files import RACY_SECONDS, Entry, Kind, Reader, StatKey, is_within, stat_key
+from agentcontext.instructions import Found, relabelled
 from agentcontext.layout import Layout
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
 
-CLAUDE_NAMES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"), "CLAUDE.local.md")
-RULES = os.path.join(".claude", "rules")
+_DOT_CLAUDE = ".claude"
+CLAUDE_NAMES = ("CLAUDE.md", os.path.join(_DOT_CLAUDE, "CLAUDE.md"), "CLAUDE.local.md")
+RULES = os.path.join(_DOT_CLAUDE, "rules")
 _SKIPPED_DIRS = frozenset({"node_modules"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """One file as Claude Code sees it (cached per file version)."""
+class _Read(NamedTuple):
+    """One file as Claude Code sees it (cached per file version), whatever its path and scope."""
 
-    resource: Resource
+    status: Status
+    error: str | None = None
+    size: int = 0
+    content_hash: str = ""
+    warnings: tuple[str, ...] = ()
     text: str | None = None  # what the model gets, before the final trim
     globs: tuple[str, ...] | None = None
     imports: tuple[str, ...] = ()
     frontmatter_error: str | None = None  # a rule with such a frontmatter is not loaded
+
+    def resource(
+        self, path: str, scope: Scope, load: Load, status: Status | None = None, error: str | None = None
+    ) -> Resource:
+        """The file's resource, built once (a scan builds one per file: no ``dataclasses.replace``)."""
+        return Resource(
+            _INSTRUCTION_FILE,
+            path,
+            scope,
+            self.status if status is None else status,
+            self.size,
+            self.content_hash,
+            None,
+            self.error if error is None else error,
+            self.warnings,
+            load=load,
+        )
+
+
+_INSTRUCTION_FILE = ResourceKind.INSTRUCTION_FILE
 
 
 @dataclass
@@ -61,6 +86,7 @@ class Walk:
     reader: Reader
     processed: set[str] = field(default_factory=set)
     found: list[Found] = field(default_factory=list)
+    bare: set[str] = field(default_factory=set)  # folders of the walk up without a .claude (nothing to probe in it)
 
     @property
     def cwd(self) -> str:
@@ -87,25 +113,24 @@ class Walk:
         self.processed.add(entry.path)
         if entry.is_link:
             self.processed.add(entry.real_path)
-        read = self.read(entry, scope)
+        read = self.read(entry)
         importer = chain[-1] if chain else None
-        resource = read.resource
+        path = entry.path
         if read.text is None:
-            return [Found(replace(resource, load=_not_loaded(resource.error or "not readable", importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(read.error or "not readable", importer, chain)))]
         if rule and read.frontmatter_error:
             reason = f"{read.frontmatter_error}: Claude Code skips the rule"
-            invalid = replace(resource, status=Status.INVALID, error=reason)
-            return [Found(replace(invalid, load=_not_loaded(reason, importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(reason, importer, chain), Status.INVALID, reason))]
         if not js_trim(read.text):
             reason = "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
-            return [Found(replace(resource, load=_not_loaded(reason, importer, chain)))]
+            return [Found(read.resource(path, scope, _not_loaded(reason, importer, chain)))]
         if rule and read.globs:
             load = Load(LoadType.PATH_SCOPED, globs=read.globs, reason="loaded when Claude reads a matching file")
         elif importer is not None:
             load = Load(LoadType.IMPORT, importer=importer, chain=chain)
         else:
-            load = Load(LoadType.STARTUP)
-        out = [Found(replace(resource, load=load), read.text.encode("utf-8"))]
+            load = _STARTUP
+        out = [Found(read.resource(path, scope, load), read.text.encode("utf-8"))]
         for target in read.imports:
             out += self._import(target, scope, depth + 1, (*chain, entry.path), out[0])
         return out
@@ -113,20 +138,17 @@ class Walk:
     def _import(self, target: str, scope: Scope, depth: int, chain: tuple[str, ...], importer: Found) -> list[Found]:
         if target in self.processed:
             return []  # a cycle or a repeat: Claude Code loads every file once
-        base = Resource(ResourceKind.INSTRUCTION_FILE, target, scope, Status.DISABLED)
         refused = self._refusal(target, scope, depth)
         if refused is not None:
             status, reason = refused
             self.processed.add(target)
-            return [Found(replace(base, status=status, error=reason, load=_not_loaded(reason, chain[-1], chain)))]
+            return [Found(_unread(target, scope, status, reason, _not_loaded(reason, chain[-1], chain)))]
         boundary = self.cwd if scope is not Scope.HOME or not is_within(target, self.home) else self.home
         entry = self.reader.probe(target, boundary)
         if entry.kind is Kind.MISSING:
             self.processed.add(target)
             reason = "imported but does not exist (Claude Code skips it silently)"
-            return [
-                Found(replace(base, status=Status.UNREADABLE, error=reason, load=_not_loaded(reason, chain[-1], chain)))
-            ]
+            return [Found(_unread(target, scope, Status.UNREADABLE, reason, _not_loaded(reason, chain[-1], chain)))]
         if entry.is_link and entry.real_path in self.processed:
             return []
         return self._visit(entry, scope, depth, chain, rule=False)
@@ -154,14 +176,11 @@ class Walk:
             )
         return None
 
-    def read(self, entry: Entry, scope: Scope) -> _Read:
+    def read(self, entry: Entry) -> _Read:
         """The file as Claude Code sees it, from the reader's cache when unchanged."""
         cap = self.config.snapshot.max_resource_bytes
         tag = f"claude:{cap}:{self.home}"
         read: _Read = self.reader.cached(entry, tag, lambda: _read_file(entry, self.reader, cap, self.home))
-        resource = read.resource
-        if resource.scope is not scope or resource.path != entry.path:
-            read = replace(read, resource=replace(resource, scope=scope, path=entry.path))
         return read
 
     def rules(self, directory: str, scope: Scope, boundary: str) -> list[Found]:
@@ -173,13 +192,13 @@ class Walk:
 
     def rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
         """The ``.md`` files under a rules folder, in the folder's own order, links kept inside ``boundary``."""
-        real = self.reader.real_root(directory)
-        if real in seen:
-            return
-        seen.add(real)
         listing = self.reader.list_dir(directory, boundary=boundary)
         if not listing:
             return
+        real = self.reader.real_root(directory)  # after the listing: most folders have no rules
+        if real in seen:
+            return
+        seen.add(real)
         try:  # Claude Code keeps the folder's own order (getdents), not a sorted one
             order = {name: i for i, name in enumerate(os.listdir(directory))}
         except OSError:
@@ -197,32 +216,37 @@ class Walk:
                 yield path
 
 
+_STARTUP = Load(LoadType.STARTUP)
+
+
 def _not_loaded(reason: str, importer: str | None, chain: tuple[str, ...]) -> Load:
     return Load(LoadType.NOT_LOADED, importer=importer, chain=chain, reason=reason)
 
 
+def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) -> Resource:
+    return Resource(_INSTRUCTION_FILE, path, scope, status, error=reason, load=load)
+
+
 def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
-    base = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.OK)
-    if entry.kind is Kind.DIRECTORY:
-        return _Read(replace(base, status=Status.INVALID, error="a directory, not a file; ignored"))
-    if entry.kind is Kind.SPECIAL:
-        return _Read(replace(base, status=Status.INVALID, error=f"{entry.special}, not a regular file; ignored"))
-    if entry.kind is Kind.ESCAPE:
-        return _Read(replace(base, status=Status.INVALID, error=entry.error))
-    if entry.kind is not Kind.FILE:
-        return _Read(replace(base, status=Status.UNREADABLE, error=entry.error))
+    kind = entry.kind
+    if kind is not Kind.FILE:
+        if kind is Kind.DIRECTORY:
+            return _Read(Status.INVALID, "a directory, not a file; ignored")
+        if kind is Kind.SPECIAL:
+            return _Read(Status.INVALID, f"{entry.special}, not a regular file; ignored")
+        return _Read(Status.INVALID if kind is Kind.ESCAPE else Status.UNREADABLE, entry.error)
     try:
         raw = reader.read(entry, cap + 1)
     except OSError as exc:
-        return _Read(replace(base, status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)))
+        return _Read(Status.UNREADABLE, exc.strerror or str(exc), entry.size)
     size = max(entry.size, len(raw))
-    base = replace(base, size_bytes=size, content_hash=hashlib.sha256(raw[:cap]).hexdigest())
+    digest = hashlib.sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
         error = f"file size {size} exceeds per-resource cap of {cap} bytes (Claude Code reads files up to 4 MiB)"
-        return _Read(replace(base, status=Status.OVERSIZE, error=error))
+        return _Read(Status.OVERSIZE, error, size, digest)
     if b"\x00" in raw:
         error = "binary file (contains NUL bytes); not loaded (Claude Code would send it as text)"
-        return _Read(replace(base, status=Status.INVALID, error=error))
+        return _Read(Status.INVALID, error, size, digest)
     text = raw.decode("utf-8", errors="replace")
     warnings = hidden_text_warnings(text)
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
@@ -230,7 +254,7 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     body, globs, frontmatter_error = split_frontmatter(text)
     imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home)
     shown = strip_comments(body)
-    return _Read(replace(base, warnings=warnings, content=None), shown, globs, tuple(imports), frontmatter_error)
+    return _Read(Status.OK, None, size, digest, warnings, shown, globs, tuple(imports), frontmatter_error)
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
@@ -242,14 +266,67 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     dirs = upward(layout.work_dir)
     for directory in dirs:
         boundary = walk.boundary(directory)
-        for name in CLAUDE_NAMES[:2]:
-            walk.found += walk.load(os.path.join(directory, name), Scope.PROJECT, boundary)
-        rules = os.path.join(directory, RULES)
-        walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
+        walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[0]), Scope.PROJECT, boundary)
+        # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
+        if walk.reader.probe(os.path.join(directory, _DOT_CLAUDE), boundary).kind is Kind.MISSING:
+            walk.bare.add(directory)
+        else:
+            walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[1]), Scope.PROJECT, boundary)
+            rules = os.path.join(directory, RULES)
+            walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
         walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
     _fallback(walk, dirs)
     _nested(walk)
     return _number(walk.found)
+
+
+def fold_project_folders(
+    observed: list[tuple[str, StatKey | None, bool]], layout: Layout, started: float
+) -> list[tuple[str, StatKey | None, bool]]:
+    """The rescan's stats after a whole pass: each project folder of the walk up stated once, not each missing name.
+
+    The walk probes about six names in every folder (the CLAUDE.md family, AGENTS.md, the
+    root marker, the skills folder), most of them missing. Creating, removing or renaming an
+    entry changes its folder's mtime (a chmod its mode), so while a folder's stat key stays
+    the same, a name it did not hold is still missing. A folder unchanged since two seconds
+    before the pass ``started`` (so unchanged while the pass probed it) is listed (names
+    only, inside the project), and the missing paths below a name it does not hold
+    (``.claude/skills`` when there is no ``.claude``) give way to one stat of the folder.
+    A busy folder keeps its per-name stats; folders above the project (/tmp, the home
+    folder) are never listed and keep theirs. A changed folder costs a full pass, never a
+    missed file.
+    """
+    top = layout.project_root or layout.work_dir
+    inside = top.rstrip("/") + "/"
+    quiet_before = started - RACY_SECONDS
+    stamps: dict[str, tuple[StatKey, frozenset[str]]] = {}
+    folder = layout.work_dir
+    while folder == top or folder.startswith(inside):  # the work dir up to the project root
+        try:
+            st = os.stat(folder)
+            if st.st_mtime < quiet_before:
+                stamps[folder] = (stat_key(st), frozenset(os.listdir(folder)))
+        except OSError:
+            pass
+        folder = folder.rpartition("/")[0]
+    kept: list[tuple[str, StatKey | None, bool]] = []
+    folded: set[str] = set()
+    stated: dict[str, StatKey | None] = {}  # what the pass already states of a folder
+    for item in observed:
+        path, key, listed = item
+        if key is None:
+            if not listed and path.startswith(inside):
+                holder = _holder(path, stamps)  # the folder of the walk it is missing from
+                if holder is not None:
+                    folded.add(holder)
+                    continue
+        elif listed:
+            if stated.get(path) == key:
+                continue  # the same folder stated twice
+            stated[path] = key
+        kept.append(item)
+    kept += [(folder, stamps[folder][0], True) for folder in folded if stated.get(folder) != stamps[folder][0]]
+    return kept
 
 
 def upward(work_dir: str) -> list[str]:
@@ -262,47 +339,68 @@ def upward(work_dir: str) -> list[str]:
     return list(reversed(dirs))
 
 
+def _holder(path: str, stamps: dict[str, tuple[StatKey, frozenset[str]]]) -> str | None:
+    """The stamped folder ``path`` is below whose listing lacks the next name (so ``path`` is missing), if any."""
+    head, _, name = path.rpartition("/")
+    while head:
+        stamp = stamps.get(head)
+        if stamp is not None:
+            return head if name not in stamp[1] else None
+        head, _, name = head.rpartition("/")
+    return None
+
+
 def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
     """Whether Claude Code runs on its AGENTS.md fallback: no CLAUDE.md of its own loaded at startup.
 
     It then also sends the AGENTS.md files of the folders it reads in (see ``claude_nested``).
     """
-    dirs = upward(work_dir)
-    return not any(_is_claude_file(Found(resource), dirs) for resource in resources)
+    names = _claude_paths(upward(work_dir))
+    return not any(_is_claude_file(resource, names) for resource in resources)
 
 
-def _is_claude_file(item: Found, dirs: list[str]) -> bool:
-    load = item.resource.load
-    path = item.resource.path
+def _claude_paths(dirs: list[str]) -> frozenset[str]:
+    """The paths of the CLAUDE.md family of ``dirs``."""
+    return frozenset(os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES)
+
+
+def _is_claude_file(resource: Resource, names: frozenset[str]) -> bool:
+    load = resource.load
     return (
         load is not None
         and load.type is LoadType.STARTUP
-        and item.resource.scope in (Scope.PROJECT, Scope.LOCAL)
-        and any(path == os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES if path.startswith(d))
+        and resource.scope in (Scope.PROJECT, Scope.LOCAL)
+        and resource.path in names
     )
 
 
 def _fallback(walk: Walk, dirs: list[str]) -> None:
     """AGENTS.md when the whole walk has no CLAUDE.md of its own; otherwise list why not."""
     names = walk.config.project_doc.fallback_filenames
-    claude_files = [f.resource.path for f in walk.found if _is_claude_file(f, dirs)]
+    family = _claude_paths(dirs)
+    claude_files = [f.resource.path for f in walk.found if _is_claude_file(f.resource, family)]
+    in_dot = [name.split(os.sep, 1)[0] == _DOT_CLAUDE for name in names]
     if claude_files:
         for directory in dirs:
-            for name in names:
+            for name, below in zip(names, in_dot, strict=True):
+                if below and directory in walk.bare:
+                    continue
                 entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
                 if entry.kind is Kind.FILE:
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
-                    resource = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, Scope.PROJECT, Status.SHADOWED)
-                    walk.found.append(Found(replace(resource, error=reason, load=_not_loaded(reason, None, ()))))
+                    load = _not_loaded(reason, None, ())
+                    walk.found.append(Found(_unread(entry.path, Scope.PROJECT, Status.SHADOWED, reason, load)))
         return
     seen_text = {js_trim(f.data.decode()) for f in walk.found if f.data and f.resource.scope is not Scope.HOME}
     for directory in dirs:
         group: list[Found] = []
-        for name in names:
+        for name, below in zip(names, in_dot, strict=True):
+            if below and directory in walk.bare:
+                continue
             for item in walk.load(os.path.join(directory, name), Scope.PROJECT, walk.boundary(directory)):
                 if item.data is not None and js_trim(item.data.decode()) in seen_text:
                     reason = "the same text is already loaded from another file"
-                    item = Found(replace(item.resource, load=_not_loaded(reason, None, ())))
+                    item = Found(relabelled(item.resource, item.resource.content, _not_loaded(reason, None, ()), None))
                 group.append(item)
         if group:
             at = _insertion_index(walk.found, directory)
@@ -370,21 +468,19 @@ def folder_files(walk: Walk, directory: str) -> list[Found]:
 
 
 def _on_demand(walk: Walk, entry: Entry, scope: Scope, rules_of: str | None) -> Found:
-    read = walk.read(entry, scope)
+    read = walk.read(entry)
     folder = os.path.dirname(entry.path) if rules_of is None else rules_of
     if rules_of is not None and read.frontmatter_error:
         reason = f"{read.frontmatter_error}: Claude Code skips the rule"
-        resource = replace(read.resource, status=Status.INVALID, error=reason)
-        return Found(replace(resource, load=_not_loaded(reason, None, ())))
+        return Found(read.resource(entry.path, scope, _not_loaded(reason, None, ()), Status.INVALID, reason))
     reason = f"loaded when Claude Code reads a file under {folder}"
     load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
     data = read.text.encode("utf-8") if read.text is not None else None
-    return Found(replace(read.resource, load=load), data)
+    return Found(read.resource(entry.path, scope, load), data)
 
 
 def _stopped(path: str, reason: str) -> Resource:
-    resource = Resource(ResourceKind.INSTRUCTION_FILE, path, Scope.PROJECT, Status.EXCLUDED, error=reason)
-    return replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))
+    return _unread(path, Scope.PROJECT, Status.EXCLUDED, reason, Load(LoadType.NOT_LOADED, reason=reason))
 
 
 def _number(found: list[Found]) -> list[Found]:
@@ -392,8 +488,12 @@ def _number(found: list[Found]) -> list[Found]:
     out: list[Found] = []
     order = 0
     for item in found:
-        load = item.resource.load
-        starts = load is not None and load.type.at_startup and item.data is not None
-        out.append(Found(replace(item.resource, doc_order=order if starts else None), item.data))
-        order += starts
+        resource = item.resource
+        load = resource.load
+        if load is not None and item.data is not None and load.type.at_startup:
+            item = Found(relabelled(resource, resource.content, load, order), item.data)
+            order += 1
+        elif resource.doc_order is not None:
+            item = Found(relabelled(resource, resource.content, load, None), item.data)
+        out.append(item)
     return out

@@ -93,7 +93,7 @@ def startup_rules(walk: Walk, resources: Iterable[Resource]) -> StartupRules:
 
 
 def _path_rule(walk: Walk, path: str, scope: Scope, base: str, boundary: str) -> PathRule:
-    globs = walk.read(walk.reader.probe(path, boundary), scope).globs or ()
+    globs = walk.read(walk.reader.probe(path, boundary)).globs or ()
     return PathRule(path, globs, base, _sent(_scoped(walk.load(path, scope, boundary, rule=True))))
 
 
@@ -111,7 +111,7 @@ def folder(walk: Walk, directory: str, present: frozenset[str], fallback: bool) 
     rules: list[tuple[tuple[str, ...] | None, tuple[Found, ...]]] = []
     if ".claude" in present:
         for rule in walk.rule_files(os.path.join(directory, RULES), boundary, set()):
-            globs = walk.read(walk.reader.probe(rule, boundary), Scope.PROJECT).globs
+            globs = walk.read(walk.reader.probe(rule, boundary)).globs
             loaded = walk.load(rule, Scope.PROJECT, boundary, rule=True)
             if globs is None:
                 reason = f"a rule without paths: Claude Code sends it after reading a file under {directory}"

@@ -24,7 +24,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 from markdown_it import MarkdownIt
@@ -77,25 +77,90 @@ def split_frontmatter(text: str) -> Split:
     if match is None:
         return Split(text)
     body = text[match.end() :]
+    block = match.group(1)
     try:
-        fields = yaml.safe_load(match.group(1))
+        fields = plain_fields(block)
+        if fields is None:
+            fields = yaml.safe_load(block)
     except yaml.YAMLError as exc:
         problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
     paths = fields.get("paths") if isinstance(fields, dict) else None
-    if not paths or not isinstance(paths, str | list):  # a number or a mapping: not path-scoped
-        return Split(body)
-    items = paths if isinstance(paths, list) else _split_commas(paths)
-    globs = [str(g).strip() for g in items if isinstance(g, str | int | float)]
-    globs = [g[:-3] if g.endswith("/**") else g for g in globs]
-    globs = [g for g in globs if g]
+    return Split(body, _globs(paths))
+
+
+def _globs(paths: object) -> tuple[str, ...] | None:
+    """A ``paths:`` value's globs; None when it does not make the rule path-scoped."""
+    if not paths:
+        return None
+    if isinstance(paths, str):
+        items: list[Any] = _split_commas(paths)
+    elif isinstance(paths, list):
+        items = paths
+    else:  # a number or a mapping: not path-scoped
+        return None
+    globs: list[str] = []
+    for item in items:
+        if isinstance(item, _SCALARS):
+            glob = str(item).strip()
+            if glob.endswith("/**"):
+                glob = glob[:-3]
+            if glob:
+                globs.append(glob)
     if not globs or all(g == "**" for g in globs):
-        return Split(body)
-    return Split(body, tuple(globs))
+        return None
+    return tuple(globs)
+
+
+# The frontmatter most rules have, read without YAML: lines of ``key: value`` or ``key:`` and
+# ``- value`` items below it, every key and value a plain ASCII text YAML reads as that very
+# string (starting with a letter, "/" or "_", no ":" or "#", not a YAML 1.1 boolean or null).
+# Anything else goes to YAML; a property test checks that both agree whenever this answers.
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*+):(?: ([A-Za-z/_][ -\"$-9;-~]*+))?")
+_ITEM_LINE = re.compile(r"( *+)- ([A-Za-z/_][ -\"$-9;-~]*+)")
+_SCALARS = (str, int, float)  # the paths: items taken as globs (a boolean is an int)
+_YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
+
+
+def _plain(value: str) -> bool:
+    return value[-1] != " " and (len(value) > 5 or value.lower() not in _YAML_WORDS)
+
+
+def plain_fields(block: str) -> dict[str, str | list[str] | None] | None:
+    """What ``yaml.safe_load`` gives for a block of plain keys, values and lists; None: ask YAML."""
+    fields: dict[str, str | list[str] | None] = {}
+    items: list[str] | None = None  # the list of the last ``key:`` line
+    owner = ""  # that key
+    indent = -1
+    for line in block.split("\n"):
+        if not line:
+            continue
+        if line[0] == " " or line[0] == "-":
+            item = _ITEM_LINE.fullmatch(line)
+            if item is None or items is None or (indent >= 0 and len(item[1]) != indent) or not _plain(item[2]):
+                return None
+            indent = len(item[1])
+            items.append(item[2])
+            fields[owner] = items
+            continue
+        pair = _KEY_LINE.fullmatch(line)
+        if pair is None or not _plain(pair[1]):
+            return None
+        owner, value = pair[1], pair[2]
+        if value is None:
+            items, indent = [], -1
+        elif not _plain(value):
+            return None
+        else:
+            items = None
+        fields[owner] = value
+    return fields or None
 
 
 def _split_commas(text: str) -> list[str]:
     """A ``paths:`` string split at its commas, except those inside ``{...}`` alternatives."""
+    if "{" not in text:
+        return text.split(",")
     items: list[str] = []
     depth = start = 0
     for index, char in enumerate(text):

@@ -27,7 +27,7 @@ from agentcontext.config import Config
 from agentcontext.files import Entry, Kind, Reader
 from agentcontext.layout import Layout, Root
 from agentcontext.resource import Kind as ResourceKind
-from agentcontext.resource import Resource, Scope, Status
+from agentcontext.resource import Load, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.textdecode import UTF8_BOM, decode, prepare
 
@@ -44,6 +44,31 @@ class Found:
     @property
     def usable(self) -> bool:
         return self.data is not None
+
+
+def relabelled(r: Resource, content: str | None, load: Load | None, doc_order: int | None) -> Resource:
+    """``r`` with another content, load and doc position: every doc file passes here, and
+    ``dataclasses.replace`` costs about 5x as much as building the resource positionally."""
+    return Resource(
+        r.kind,
+        r.path,
+        r.scope,
+        r.status,
+        r.size_bytes,
+        r.content_hash,
+        content,
+        r.error,
+        r.warnings,
+        r.name,
+        r.description,
+        doc_order,
+        r.source,
+        r.servers,
+        r.connect,
+        r.tools,
+        load,
+        r.approval,
+    )
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:

@@ -39,6 +39,7 @@ Transport = Literal["stdio", "http", "sse"]
 _TRANSPORTS: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 MAX_SERVERS = 64  # usable servers taken from one config file; the rest are excluded
+_CANONICAL = json.JSONEncoder(sort_keys=True).encode  # json.dumps(entry, sort_keys=True), without its per-call setup
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +55,17 @@ class ServerSpec:
     headers: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
     config_path: str = ""
-    digest: str = field(default="", compare=False)  # sha256 of the entry as written, for trust
-    shown: str = field(default="", compare=False)  # what it runs or reaches, as written, credentials masked
+    written: Mapping[str, Any] = field(default_factory=dict, compare=False)  # the entry as written (secrets too)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the entry as written, for trust (computed when asked: a scan never needs it)."""
+        return hashlib.sha256(_CANONICAL(self.written).encode()).hexdigest()
+
+    @property
+    def shown(self) -> str:
+        """What it runs or reaches, as written, credentials masked."""
+        return shown(self.written)
 
     def __repr__(self) -> str:  # keep env and header values out of tracebacks and logs
         return f"ServerSpec(name={self.name!r}, transport={self.transport!r}, config_path={self.config_path!r})"
@@ -164,29 +174,50 @@ def _shown(value: object) -> str:
 
 def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool) -> tuple[ServerSpec, list[str]]:
     check_name(name)
+    plain = _plain_command(name, raw, path)
+    if plain is not None:
+        return plain, []
     if not isinstance(raw, dict):
         raise McpConfigError(f'server "{name}" must be a JSON object')
     warnings: list[str] = []
-    expand = _Expander(name, environ, strict, warnings)
+    expand = _Expander(name, environ, strict, warnings).text
     transport = _transport(name, raw)
+    get = raw.get
+    command = expand("command", get("command", ""))  # fields in this order: the first bad one is reported
+    args = tuple([expand("args", a) for a in _strings(name, "args", get("args", _NO_LIST))])
+    env = tuple([(k, expand("env", v)) for k, v in _string_map(name, "env", get("env", _NO_MAP))])
+    url = expand("url", get("url", ""))
+    headers = tuple([(k, expand("headers", v)) for k, v in _string_map(name, "headers", get("headers", _NO_MAP))])
+    cwd = get("cwd")
     spec = ServerSpec(
-        name=name,
-        transport=transport,
-        command=expand.text("command", raw.get("command", "")),
-        args=tuple(expand.text("args", a) for a in _strings(name, "args", raw.get("args", []))),
-        env=tuple((k, expand.text("env", v)) for k, v in _string_map(name, "env", raw.get("env", {}))),
-        url=expand.text("url", raw.get("url", "")),
-        headers=tuple((k, expand.text("headers", v)) for k, v in _string_map(name, "headers", raw.get("headers", {}))),
-        cwd=raw.get("cwd") if isinstance(raw.get("cwd"), str) else None,
-        config_path=path,
-        digest=hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest(),
-        shown=shown(raw),
+        name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw
     )
     if transport == "stdio" and not spec.command:
         raise McpConfigError(f'server "{name}" has no command')
     if transport != "stdio" and not spec.url:
         raise McpConfigError(f'server "{name}" has no url')
     return spec, warnings
+
+
+def _plain_command(name: str, raw: Any, path: str) -> ServerSpec | None:
+    """The commonest entry, ``{"command": ..., "args": [...]}`` with nothing to expand, built directly.
+
+    What the general path gives for it (a stdio server, its texts as written); None for any
+    other entry, which the general path reads, checks and reports.
+    """
+    if type(raw) is not dict or not raw.keys() <= _COMMAND_KEYS:
+        return None
+    command = raw.get("command")
+    args = raw.get("args", _NO_LIST)
+    if type(command) is not str or not command or "${" in command or type(args) is not list:
+        return None
+    for arg in args:
+        if type(arg) is not str or "${" in arg:
+            return None
+    return ServerSpec(name, "stdio", command, tuple(args), (), "", (), None, path, raw)
+
+
+_COMMAND_KEYS = frozenset({"command", "args"})
 
 
 def _transport(name: str, raw: dict[str, Any]) -> Transport:
@@ -202,6 +233,10 @@ def _transport(name: str, raw: dict[str, Any]) -> Transport:
     raise McpConfigError(f'server "{name}" has no command or url')
 
 
+_NO_LIST: list[str] = []  # an absent "args" (never changed)
+_NO_MAP: dict[str, str] = {}  # an absent "env" or "headers" (never changed)
+
+
 def _strings(name: str, key: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise McpConfigError(f'server "{name}": "{key}" must be a list of strings')
@@ -209,6 +244,8 @@ def _strings(name: str, key: str, value: Any) -> list[str]:
 
 
 def _string_map(name: str, key: str, value: Any) -> list[tuple[str, str]]:
+    if value is _NO_MAP:
+        return []
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise McpConfigError(f'server "{name}": "{key}" must map names to strings')
     return sorted(value.items())
@@ -224,6 +261,8 @@ class _Expander:
         self.warnings = warnings
 
     def text(self, field_name: str, value: Any) -> str:
+        if type(value) is str and "${" not in value:  # most values: nothing to expand
+            return value
         if not isinstance(value, str):
             raise McpConfigError(f'server "{self.server}": "{field_name}" must be a string')
         if "${" not in value:

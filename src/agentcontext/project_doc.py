@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentcontext.instructions import BOM_WARNING, Found
+from agentcontext.instructions import BOM_WARNING, Found, relabelled
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.sanitize import sanitize
 from agentcontext.textdecode import UTF8_BOM, decode
@@ -103,7 +103,7 @@ def _whole(item: Found, *, keep_line_ends: bool = False) -> Resource:
     if item.data is None or resource.status is not Status.OK:
         return resource
     text, _ = decode(item.data, keep_line_ends=keep_line_ends)
-    return replace(resource, content=text)
+    return relabelled(resource, text, resource.load, resource.doc_order)
 
 
 def _disabled(resource: Resource) -> Resource:

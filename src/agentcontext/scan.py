@@ -86,6 +86,7 @@ class Scanner:
         if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
             return last[2]
         reader = self.reader
+        started = time.time()
         reader.begin()
         self.full_passes += 1
         layout = plan(self.work_dir, self.config)
@@ -113,7 +114,10 @@ class Scanner:
             error=error,
         )
         result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
-        self._last = (list(reader.observed), inputs, result)
+        observed = list(reader.observed)
+        if self.config.project_doc.discovery == "claude":  # its walk up probes many names in every folder
+            observed = claude_md.fold_project_folders(observed, layout, started)
+        self._last = (observed, inputs, result)
         return result
 
     def applicable(self, paths: Sequence[str], *, result: ScanResult | None = None) -> Applicable:
