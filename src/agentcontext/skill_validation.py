@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.frontmatter import parse, parse_coder, parse_plain, parse_strict
+from agentcontext.frontmatter import Frontmatter, parse, parse_coder, parse_strict, plain_fields
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_folder import open_folder
 from agentcontext.textdecode import decode_file
@@ -79,7 +79,22 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
         return _check_spec(text, folder)
     if mode == "claude":
         return _check_claude(text, folder)
-    front = parse_plain(text)
+    plain = plain_fields(text)
+    if plain is not None and mode == "lenient" and namespace is None:
+        # The usual skill in one step. Its values are printable ASCII starting with a letter and not
+        # ending in a space (see frontmatter._PLAIN), so _clean needs only the double-space test.
+        fields, block, _ = plain
+        name, description = fields.get("name"), fields.get("description")
+        if (
+            name == folder
+            and description is not None
+            and "  " not in description
+            and len(name) <= MAX_NAME
+            and len(description) <= MAX_DESCRIPTION
+            and KEBAB.match(name)
+        ):
+            return SkillCheck(name, description, (), (), block)
+    front = Frontmatter(plain[0], plain[1], text[plain[2] :]) if plain is not None else None
     if front is None:
         try:
             front = parse(text) if mode == "lenient" else parse_coder(text)

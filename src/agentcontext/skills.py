@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from hashlib import sha256
 
@@ -110,6 +111,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
     tag = _tag(container, config)
+    build = _builder(container, config)
     note = _FOLLOWS.get(config.profile)
     while queue:
         directory, depth = queue.popleft()
@@ -138,7 +140,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
-            skill = _skill_in(path, real, name, container, config, reader, tag)
+            skill = _skill_in(path, real, name, container, config, reader, tag, build)
             if skill is not None:
                 out.append(skill)
             elif depth + 1 < max_depth:
@@ -159,19 +161,23 @@ def _skill_in(
     config: Config,
     reader: Reader,
     tag: str,
+    build: _Build | None = None,
 ) -> tuple[Resource, str | None] | None:
     meta_file = config.skills.meta_file
-    meta = reader.probe_in(folder_path, meta_file, container.boundary)
-    kind = meta.kind
-    if kind is not _FILE:
+    if build is None:
+        build = _builder(container, config)
+    limit = config.snapshot.max_resource_bytes + 1
+    meta, cached = reader.load_in(folder_path, meta_file, container.boundary, tag + folder, limit, build)
+    if cached is None:
+        kind = meta.kind
         if kind is _MISSING or kind is _DIRECTORY:
             return None
         status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
         error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
         skill = Resource(_SKILL, meta.path, container.scope, status, error=error, source=container.source)
         return skill, None
+    resource = cached
     scope = container.scope
-    resource: Resource = reader.cached(meta, tag + folder, lambda: _read_skill(meta, folder, container, config, reader))
     if resource.path != meta.path or resource.scope is not scope or resource.source != container.source:
         resource = replace(resource, path=meta.path, scope=scope, source=container.source)
     if container.note:
@@ -199,45 +205,41 @@ def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> boo
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
 
 
-def _read_skill(meta: Entry, folder: str, container: Container, config: Config, reader: Reader) -> Resource:
-    """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
+_Build = Callable[[Entry, "bytes | OSError"], Resource]
+
+
+def _builder(container: Container, config: Config) -> _Build:
+    """What turns one SKILL.md's bytes into its resource, with the container's and config's values bound once."""
     cap = config.snapshot.max_resource_bytes
-    scope, source = container.scope, container.source
-    try:
-        raw = reader.read(meta, cap + 1)
-    except OSError as exc:
-        error = exc.strerror or str(exc)
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
-    size = max(meta.size, len(raw))
-    digest = sha256(raw[:cap]).hexdigest()
-    if len(raw) > cap:
-        error = f"file size {size} exceeds per-resource cap of {cap} bytes"
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
-    text, decode_warnings = decode_file(raw)
-    if text is None:
-        error = "binary file (contains NUL bytes)"
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.INVALID, size, digest, error=error, source=source)
-    result = check(text, folder, config.skills.validation, namespace=container.namespace)
-    hidden = hidden_text_warnings(text)
-    warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
-    if result.errors:
-        error = "; ".join(result.errors)
+    scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
+
+    def build(meta: Entry, raw: bytes | OSError) -> Resource:
+        """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
+        path = meta.path
+        if isinstance(raw, OSError):
+            error = raw.strerror or str(raw)
+            return Resource(_SKILL, path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
+        size = max(meta.size, len(raw))
+        digest = sha256(raw[:cap]).hexdigest()
+        if len(raw) > cap:
+            error = f"file size {size} exceeds per-resource cap of {cap} bytes"
+            return Resource(_SKILL, path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
+        text, decode_warnings = decode_file(raw)
+        if text is None:
+            error = "binary file (contains NUL bytes)"
+            return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
+        result = check(text, path.rsplit("/", 2)[-2], mode, namespace=namespace)  # the folder's name
+        hidden = hidden_text_warnings(text)
+        warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
+        if result.errors:
+            error = "; ".join(result.errors)
+            status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
+            return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source)
         return Resource(
-            ResourceKind.SKILL,
-            meta.path,
-            scope,
-            Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID,
-            size,
-            digest,
-            None,
-            error,
-            warnings,
-            result.name,
-            source=source,
+            _SKILL, path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
         )
-    return Resource(
-        _SKILL, meta.path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
-    )
+
+    return build
 
 
 def _truncated_scan(container: Container, limit: int) -> Resource:
