@@ -32,7 +32,7 @@ from agentcontext.files import Entry, Kind, Reader
 from agentcontext.layout import Layout
 from agentcontext.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
-from agentcontext.resource import Resource, Scope, Status
+from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_validation import check
 from agentcontext.textdecode import decode_file
@@ -235,7 +235,7 @@ def _builder(container: Container, config: Config) -> _Build:
             error = "; ".join(result.errors)
             status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
             return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source)
-        return Resource(
+        return make(
             _SKILL, path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
         )
 
