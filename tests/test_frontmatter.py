@@ -26,6 +26,7 @@ from agentcontext.frontmatter import (
     parse,
     parse_coder,
     parse_plain,
+    plain_skill,
     parse_strict,
     repair_block,
     simple_mapping,
@@ -447,6 +448,31 @@ def test_the_plain_frontmatter_reader_agrees_with_both_parsers_whenever_it_answe
     if plain is None:
         return  # the general parsers decide
     assert plain == parse(text) == parse_coder(text)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(lines=st.lists(_PLAIN_LINE, max_size=4), closing=st.sampled_from(["---\n"] * 5 + ["---", " ---\n", "-- \n"]))
+def test_the_plain_name_and_description_reader_answers_exactly_when_the_plain_reader_does(
+    lines: list[tuple[str, str, str]], closing: str
+) -> None:
+    text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + closing + "# Body\n"
+    plain = parse_plain(text)
+    expected = None if plain is None else (plain.fields.get("name"), plain.fields.get("description"), plain.raw)
+    assert plain_skill(text) == expected
+
+
+def test_the_plain_name_and_description_reader_keeps_the_last_of_each_and_leaves_huge_blocks() -> None:
+    text = skill("name: a\ndescription: first one\nnames: b\nname: c\ndescription: Second; one")
+    assert plain_skill(text) == (
+        "c",
+        "Second; one",
+        "name: a\ndescription: first one\nnames: b\nname: c\ndescription: Second; one",
+    )
+    assert plain_skill(skill("license: MIT")) == (None, None, "license: MIT")
+    for other in ("name: yes", "name: NULL", "description: Off", "name: x ", "name: a: b", "name: é", "n: 1"):
+        assert plain_skill(skill(other)) is None, other
+    huge = skill("\n".join(f"k{i}: v" for i in range(6000)))
+    assert plain_skill(huge) is None and parse_plain(huge) is None
 
 
 def test_the_plain_frontmatter_reader_takes_the_usual_skill_and_leaves_the_rest() -> None:

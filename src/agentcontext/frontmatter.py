@@ -134,37 +134,57 @@ def parse_coder(text: str) -> Frontmatter:
 # makes a scan several times faster. Anything else goes to the YAML parser.
 _YAML_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])  # YAML 1.1: not plain strings
 # The fastest path, for what nearly every SKILL.md starts with: "---", lines of an ASCII key,
-# ": " and printable ASCII starting with a letter, without ":" or "#", not ending in a space and
-# not a YAML 1.1 word (y, no, null, ...: YAML reads those as booleans or null), then "---".
-# Possessive quantifiers: nothing is ever tried twice, so the match stays linear on hostile text.
-_PLAIN = re.compile(
-    r"---\n((?:[A-Za-z_][A-Za-z0-9_-]*+: (?!(?i:y|n|yes|no|on|off|true|false|null)\n)[A-Za-z][ -\"$-9;-~]*+(?<! )\n)++)---\n"
-)
-_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*): ([^\n]*)\n")  # one line of a block _PLAIN matched
-
-
-def plain_fields(text: str) -> tuple[dict[str, str], str, int] | None:
-    """The fields and the verbatim block of the commonest frontmatter, and where its body starts;
-    None for any other text. See :func:`parse_plain`."""
-    match = _PLAIN.match(text)
-    if match is None:
-        return None
-    end = match.end(1)
-    fields = dict(_PLAIN_LINE.findall(text, 4, end))
-    if 2 * len(fields) + 1 > MAX_VALUES:
-        return None
-    return fields, text[4 : end - 1], match.end()
+# ": " and printable ASCII starting with a letter, without ":" or "#", then "---". Possessive
+# quantifiers: nothing is ever tried twice, so the match stays linear on hostile text.
+_PLAIN = re.compile(r"---\n((?:[A-Za-z_][A-Za-z0-9_-]*+: [A-Za-z][ -\"$-9;-~]*+\n)++)---\n")
 
 
 def parse_plain(text: str) -> Frontmatter | None:
     """What :func:`parse` and :func:`parse_coder` return for the commonest frontmatter, found with
     one regex and no YAML; None for any other text, which they then read. A property test checks it.
     """
-    plain = plain_fields(text)
-    if plain is None:
+    match = _PLAIN.match(text)
+    if match is None:
         return None
-    fields, block, body = plain
-    return Frontmatter(fields, block, text[body:])
+    block = match.group(1)[:-1]
+    fields: dict[str, Any] = {}
+    for line in block.split("\n"):
+        key, _, value = line.partition(": ")
+        if value[-1] == " " or (len(value) <= 5 and value.lower() in _YAML_WORDS):
+            return None  # YAML trims the space, or reads a boolean or null
+        fields[key] = value
+    if 2 * len(fields) + 1 > MAX_VALUES:
+        return None
+    return Frontmatter(fields, block, text[match.end() :])
+
+
+# The same rule, for a validator that needs only the name and the description: one match
+# finds both (a group in a repetition keeps its last match, as YAML keeps a key's last value).
+# A value is also refused here when YAML would trim a space or read a boolean or null.
+_PLAIN_VALUE = (
+    r"(?!(?:[Yy](?:[Ee][Ss])?|[Nn][Oo]?|[Oo](?:[Nn]|[Ff][Ff])|[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Nn][Uu][Ll][Ll])\n)"
+    r"[A-Za-z][ -\"$-9;-~]*+(?<! )"
+)
+_PLAIN_SKILL = re.compile(
+    rf"---\n(?:(?:name: (?P<name>{_PLAIN_VALUE})|description: (?P<description>{_PLAIN_VALUE})"
+    rf"|[A-Za-z_][A-Za-z0-9_-]*+: {_PLAIN_VALUE})\n)++---\n"
+)
+_PLAIN_SKILL_BYTES = 5 * (MAX_VALUES // 2)  # a shorter block has fewer than MAX_VALUES // 2 lines ("k: v\n")
+
+
+def plain_skill(text: str) -> tuple[str | None, str | None, str] | None:
+    """The ``name``, the ``description`` and the verbatim block that :func:`parse_plain` would give,
+    found by one regex and no dict; None where :func:`parse_plain` gives None (and for huge blocks).
+    A property test checks it against :func:`parse`.
+    """
+    match = _PLAIN_SKILL.match(text)
+    if match is None:
+        return None
+    end = match.end()
+    if end >= _PLAIN_SKILL_BYTES:
+        return None  # as many lines as MAX_VALUES allows: left to parse_plain, which counts them
+    name, description = match.group("name", "description")
+    return name, description, text[4 : end - 5]
 
 
 def simple_mapping(block: str) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.frontmatter import Frontmatter, parse, parse_coder, parse_strict, plain_fields
+from agentcontext.frontmatter import parse, parse_coder, parse_plain, parse_strict, plain_skill
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_folder import open_folder
 from agentcontext.textdecode import decode_file
@@ -79,12 +79,11 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
         return _check_spec(text, folder)
     if mode == "claude":
         return _check_claude(text, folder)
-    plain = plain_fields(text)
-    if plain is not None and mode == "lenient" and namespace is None:
+    plain = plain_skill(text) if mode == "lenient" and namespace is None else None
+    if plain is not None:
         # The usual skill in one step. Its values are printable ASCII starting with a letter and not
-        # ending in a space (see frontmatter._PLAIN), so _clean needs only the double-space test.
-        fields, block, _ = plain
-        name, description = fields.get("name"), fields.get("description")
+        # ending in a space (see frontmatter._PLAIN_SKILL), so _clean needs only the double-space test.
+        name, description, block = plain
         if (
             name == folder
             and description is not None
@@ -94,7 +93,7 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
             and KEBAB.match(name)
         ):
             return SkillCheck(name, description, (), (), block)
-    front = Frontmatter(plain[0], plain[1], text[plain[2] :]) if plain is not None else None
+    front = parse_plain(text)
     if front is None:
         try:
             front = parse(text) if mode == "lenient" else parse_coder(text)
