@@ -96,8 +96,8 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     top = reader.probe(container.path, container.boundary)
     if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
-        real, name, tag = reader.real_root(folder), os.path.basename(folder), _tag(container, config)
-        skill = _skill_in(folder, real, name, container, config, reader, tag)
+        real, name = reader.real_root(folder), os.path.basename(folder)
+        skill = _skill_in(folder, real, name, _Shared(container, config, reader))
         return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
@@ -110,8 +110,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     out: list[tuple[Resource, str | None]] = []
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
-    tag = _tag(container, config)
-    build = _builder(container, config)
+    shared = _Shared(container, config, reader)
     note = _FOLLOWS.get(config.profile)
     while queue:
         directory, depth = queue.popleft()
@@ -140,7 +139,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
-            skill = _skill_in(path, real, name, container, config, reader, tag, build)
+            skill = _skill_in(path, real, name, shared)
             if skill is not None:
                 out.append(skill)
             elif depth + 1 < max_depth:
@@ -148,26 +147,27 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     return out
 
 
-def _tag(container: Container, config: Config) -> str:
-    """What a skill's cached value depends on besides its file, less its folder's name (added per skill)."""
-    return f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+class _Shared:
+    """What every skill of one container shares, looked up once per container."""
+
+    __slots__ = ("build", "container", "limit", "load", "meta_file", "reader", "tag")
+
+    def __init__(self, container: Container, config: Config, reader: Reader) -> None:
+        self.container = container
+        self.meta_file = config.skills.meta_file
+        self.limit = config.snapshot.max_resource_bytes + 1
+        # What a skill's cached value depends on besides its file, less its folder's name (added per skill).
+        self.tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+        self.build = _builder(container, config)
+        self.reader = reader
+        self.load = reader.load_in
 
 
-def _skill_in(
-    folder_path: str,
-    real_folder: str,
-    folder: str,
-    container: Container,
-    config: Config,
-    reader: Reader,
-    tag: str,
-    build: _Build | None = None,
-) -> tuple[Resource, str | None] | None:
-    meta_file = config.skills.meta_file
-    if build is None:
-        build = _builder(container, config)
-    limit = config.snapshot.max_resource_bytes + 1
-    meta, cached = reader.load_in(folder_path, meta_file, container.boundary, tag + folder, limit, build)
+def _skill_in(folder_path: str, real_folder: str, folder: str, shared: _Shared) -> tuple[Resource, str | None] | None:
+    container, meta_file = shared.container, shared.meta_file
+    meta, cached = shared.load(
+        folder_path, meta_file, container.boundary, shared.tag + folder, shared.limit, shared.build
+    )
     if cached is None:
         kind = meta.kind
         if kind is _MISSING or kind is _DIRECTORY:
@@ -185,7 +185,7 @@ def _skill_in(
     # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
     # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
     hidden = scope is _SYSTEM and resource.status is _OK
-    if hidden and _hidden_from_codex(folder_path, container, reader):
+    if hidden and _hidden_from_codex(folder_path, container, shared.reader):
         reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
         resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
@@ -234,7 +234,9 @@ def _builder(container: Container, config: Config) -> _Build:
         if result.errors:
             error = "; ".join(result.errors)
             status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
-            return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source)
+            return Resource(
+                _SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source
+            )
         return make(
             _SKILL, path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
         )
@@ -308,7 +310,7 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
         name = resource.name
         if resource.status is not _OK or name is None:
             out.append(resource)
-        elif name.casefold() in off:
+        elif off and name.casefold() in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
         elif len(paths[name]) > 1:
             others = ", ".join(p for p in paths[name] if p != resource.path)
