@@ -26,8 +26,8 @@ from agentcontext.frontmatter import (
     parse,
     parse_coder,
     parse_plain,
-    plain_skill,
     parse_strict,
+    plain_skill,
     repair_block,
     simple_mapping,
     split,
@@ -440,25 +440,16 @@ _PLAIN_LINE = st.tuples(
 
 @settings(max_examples=1500, deadline=None)
 @given(lines=st.lists(_PLAIN_LINE, max_size=4), closing=st.sampled_from(["---\n"] * 5 + ["---", " ---\n", "-- \n"]))
-def test_the_plain_frontmatter_reader_agrees_with_both_parsers_whenever_it_answers(
+def test_the_plain_readers_agree_with_both_parsers_whenever_they_answer_and_answer_together(
     lines: list[tuple[str, str, str]], closing: str
 ) -> None:
     text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + closing + "# Body\n"
     plain = parse_plain(text)
+    named = plain_skill(text)  # the name and description reader answers exactly when parse_plain does
+    assert named == (None if plain is None else (plain.fields.get("name"), plain.fields.get("description"), plain.raw))
     if plain is None:
         return  # the general parsers decide
     assert plain == parse(text) == parse_coder(text)
-
-
-@settings(max_examples=1500, deadline=None)
-@given(lines=st.lists(_PLAIN_LINE, max_size=4), closing=st.sampled_from(["---\n"] * 5 + ["---", " ---\n", "-- \n"]))
-def test_the_plain_name_and_description_reader_answers_exactly_when_the_plain_reader_does(
-    lines: list[tuple[str, str, str]], closing: str
-) -> None:
-    text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + closing + "# Body\n"
-    plain = parse_plain(text)
-    expected = None if plain is None else (plain.fields.get("name"), plain.fields.get("description"), plain.raw)
-    assert plain_skill(text) == expected
 
 
 def test_the_plain_name_and_description_reader_keeps_the_last_of_each_and_leaves_huge_blocks() -> None:
