@@ -416,7 +416,7 @@ class Reader:
             if strict:
                 raise
             return ()
-        listing = tuple(sorted(entries, key=lambda e: e.name))
+        listing = tuple(sorted(entries))  # by name: names in a folder are unique, so nothing else is compared
         if self._fresh(key):
             self._listings[path] = (key, listing)
         return listing
