@@ -26,6 +26,7 @@ import stat
 import time
 from collections.abc import Callable
 from enum import Enum
+from operator import itemgetter
 from stat import S_ISLNK, S_ISREG
 from sys import audit
 from typing import Any, NamedTuple, TypeVar
@@ -88,6 +89,7 @@ class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 
 # Enum members read in the hot paths, bound once: a class attribute of an enum costs about
 # 0.2 us on Python 3.11 (its metaclass defines __getattr__), a module global a few ns.
 _FILE, _DIRECTORY, _MISSING = Kind.FILE, Kind.DIRECTORY, Kind.MISSING
+_BY_NAME = itemgetter(0)  # a ListedEntry's name
 _new_entry = tuple.__new__  # an Entry from all its fields, without the Python-level __new__ (half the cost)
 
 
@@ -416,7 +418,7 @@ class Reader:
             if strict:
                 raise
             return ()
-        listing = tuple(sorted(entries))  # by name: names in a folder are unique, so nothing else is compared
+        listing = tuple(sorted(entries, key=_BY_NAME))
         if self._fresh(key):
             self._listings[path] = (key, listing)
         return listing
