@@ -27,6 +27,7 @@ from agentcontext.frontmatter import (
     parse_coder,
     parse_plain,
     parse_strict,
+    plain_skill,
     repair_block,
     simple_mapping,
     split,
@@ -439,14 +440,30 @@ _PLAIN_LINE = st.tuples(
 
 @settings(max_examples=1500, deadline=None)
 @given(lines=st.lists(_PLAIN_LINE, max_size=4), closing=st.sampled_from(["---\n"] * 5 + ["---", " ---\n", "-- \n"]))
-def test_the_plain_frontmatter_reader_agrees_with_both_parsers_whenever_it_answers(
+def test_the_plain_readers_agree_with_both_parsers_whenever_they_answer_and_answer_together(
     lines: list[tuple[str, str, str]], closing: str
 ) -> None:
     text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + closing + "# Body\n"
     plain = parse_plain(text)
+    named = plain_skill(text)  # the name and description reader answers exactly when parse_plain does
+    assert named == (None if plain is None else (plain.fields.get("name"), plain.fields.get("description"), plain.raw))
     if plain is None:
         return  # the general parsers decide
     assert plain == parse(text) == parse_coder(text)
+
+
+def test_the_plain_name_and_description_reader_keeps_the_last_of_each_and_leaves_huge_blocks() -> None:
+    text = skill("name: a\ndescription: first one\nnames: b\nname: c\ndescription: Second; one")
+    assert plain_skill(text) == (
+        "c",
+        "Second; one",
+        "name: a\ndescription: first one\nnames: b\nname: c\ndescription: Second; one",
+    )
+    assert plain_skill(skill("license: MIT")) == (None, None, "license: MIT")
+    for other in ("name: yes", "name: NULL", "description: Off", "name: x ", "name: a: b", "name: é", "n: 1"):
+        assert plain_skill(skill(other)) is None, other
+    huge = skill("\n".join(f"k{i}: v" for i in range(6000)))
+    assert plain_skill(huge) is None and parse_plain(huge) is None
 
 
 def test_the_plain_frontmatter_reader_takes_the_usual_skill_and_leaves_the_rest() -> None:

@@ -9,7 +9,7 @@ import pickle
 
 import pytest
 
-from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
+from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status, make
 
 
 def sample() -> Resource:
@@ -26,6 +26,15 @@ def test_the_constructor_takes_every_field_in_order_with_its_default() -> None:
     assert [p.default for p in parameters] == [
         inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
     ]
+
+
+def test_the_fast_maker_takes_the_constructors_parameters_and_builds_an_equal_frozen_resource() -> None:
+    parameters = list(inspect.signature(Resource.__init__).parameters.values())[1:]
+    assert list(inspect.signature(make).parameters.values()) == parameters
+    built = make(*(getattr(sample(), f.name) for f in dataclasses.fields(Resource)))
+    assert built == sample() and type(built) is Resource and hash(built) == hash(sample())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.name = "b"  # type: ignore[misc]
 
 
 def test_a_built_resource_is_frozen_and_an_exact_resource() -> None:

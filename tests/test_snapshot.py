@@ -206,6 +206,17 @@ def test_snapshot_resources_are_sorted_by_id_with_payload_bytes_summed() -> None
     assert snapshot.aggregate_hash == aggregate_hash(resources)
 
 
+def test_servers_given_both_as_resources_and_as_connected_servers_come_out_in_path_order() -> None:
+    given = [server_resource("b", ()), file_resource("/w/AGENTS.md", "x")]
+    snapshot = make_snapshot(given, (server_resource("c", ()), server_resource("a", ())))
+    assert [r.id for r in snapshot.resources] == [
+        "instruction_file:/w/AGENTS.md",
+        "mcp_server:a",
+        "mcp_server:b",
+        "mcp_server:c",
+    ]
+
+
 def test_mcp_excluded_from_aggregate_hash() -> None:
     files = [file_resource("/w/AGENTS.md", "rules"), file_resource("/w/skills/a/SKILL.md", "s", Kind.SKILL)]
     config = Resource(Kind.MCP_CONFIG, "/w/.mcp.json", Scope.PROJECT, Status.OK, content_hash="ab" * 32)

@@ -71,6 +71,9 @@ class ListedEntry(NamedTuple):  # immutable, built per directory entry
     is_symlink: bool
 
 
+_new_listed = tuple.__new__  # a ListedEntry from all its fields, without the Python-level __new__ (half the cost)
+
+
 def is_within(path: str, root: str) -> bool:
     """Whether ``path`` equals ``root`` or lies under it (both absolute and normalised)."""
     if path == root:
@@ -301,7 +304,7 @@ class Walker:
                         is_dir = not is_link and item.is_dir(follow_symlinks=False)
                     except OSError:
                         continue
-                    entries.append(ListedEntry(item.name, is_dir, is_link))
+                    entries.append(_new_listed(ListedEntry, (item.name, is_dir, is_link)))
             return entries
         finally:
             os.close(fd)

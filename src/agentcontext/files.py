@@ -26,6 +26,7 @@ import stat
 import time
 from collections.abc import Callable
 from enum import Enum
+from operator import itemgetter
 from stat import S_ISLNK, S_ISREG
 from sys import audit
 from typing import Any, NamedTuple, TypeVar
@@ -88,6 +89,8 @@ class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 
 # Enum members read in the hot paths, bound once: a class attribute of an enum costs about
 # 0.2 us on Python 3.11 (its metaclass defines __getattr__), a module global a few ns.
 _FILE, _DIRECTORY, _MISSING = Kind.FILE, Kind.DIRECTORY, Kind.MISSING
+_BY_NAME = itemgetter(0)  # a ListedEntry's name
+_new_entry = tuple.__new__  # an Entry from all its fields, without the Python-level __new__ (half the cost)
 
 
 def stat_key(st: os.stat_result) -> StatKey:
@@ -106,6 +109,26 @@ def _describe_special(mode: int) -> str:
 
 def _os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def _read_in(dfd: int, name: str, key: StatKey, limit: int) -> bytes:
+    """At most ``limit`` bytes of the regular file ``name`` in ``dfd``, the inode ``key`` saw.
+
+    Walker.open_file's steps, inlined: this runs once per file of every scan.
+    """
+    fd = os.open(name, FILE_FLAGS, dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
+            raise OSError(errno.ESTALE, _CHANGED)
+        audit(AUDIT_EVENT, fd)
+        size = st.st_size
+        data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
+        if len(data) >= limit or len(data) >= size:
+            return data
+        return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
+    finally:
+        os.close(fd)
 
 
 class _Root(NamedTuple):
@@ -254,20 +277,68 @@ class Reader:
         if real is not located:
             parent, _, name = real.rpartition("/")
         dfd = self._fds.get(parent)
-        # the hot path of every scan, so Walker.open_file's steps are inlined here
-        fd = os.open(name, FILE_FLAGS, dir_fd=self._walker.dir_fd(parent or "/") if dfd is None else dfd)
+        return _read_in(self._walker.dir_fd(parent or "/") if dfd is None else dfd, name, key, limit)
+
+    def load_in(
+        self, folder: str, name: str, boundary: str, tag: str, limit: int, build: Callable[[Entry, bytes | OSError], T]
+    ) -> tuple[Entry, T | None]:
+        """:meth:`probe_in`, then for a regular file ``build(entry, its first limit bytes or the read's error)``,
+        cached as :meth:`cached` does; the value is None for anything else, which the entry says.
+
+        The hot path of a skills scan (a file in a folder just listed): the folder is opened from
+        its parent's descriptor, used and closed at once, and nothing is looked at twice.
+        """
+        parent, _, leaf = folder.rpartition("/")
+        pfd = self._fds.get(parent)
+        root = self._roots.get(boundary) or self._root(boundary)
+        if pfd is None or root.aliased or not parent.startswith(root.prefix) or leaf in ("", ".", ".."):
+            return self._load_walked(folder, name, boundary, tag, limit, build)
+        try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
+            dfd = os.open(leaf, DIR_FLAGS, dir_fd=pfd)
+        except OSError:
+            return self._load_walked(folder, name, boundary, tag, limit, build)
         try:
-            st = os.fstat(fd)
-            if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
-                raise OSError(errno.ESTALE, _CHANGED)
-            audit(AUDIT_EVENT, fd)
-            size = st.st_size
-            data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
-            if len(data) >= limit or len(data) >= size:
-                return data
-            return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
+                return self._load_walked(folder, name, boundary, tag, limit, build)
+            path = f"{folder}/{name}"
+            key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+            self.observed.append((path, key, False))
+            entry = _new_entry(Entry, (path, _FILE, path, st.st_size, key, False, None, ""))
+            slot = (path, tag)
+            hit = self._values.get(slot)
+            fresh = self._now - key[0] / 1e9 >= RACY_SECONDS
+            if hit is not None and hit[0] == key and fresh:
+                return entry, hit[1]
+            self.misses += 1
+            raw: bytes | OSError
+            try:
+                raw = _read_in(dfd, name, key, limit)
+            except OSError as exc:
+                raw = exc
         finally:
-            os.close(fd)
+            os.close(dfd)
+        value = build(entry, raw)
+        if fresh:  # a young key may yet hide a second write
+            self._values[slot] = (key, value)
+        return entry, value
+
+    def _load_walked(
+        self, folder: str, name: str, boundary: str, tag: str, limit: int, build: Callable[[Entry, bytes | OSError], T]
+    ) -> tuple[Entry, T | None]:
+        entry = self.probe_in(folder, name, boundary)
+        if entry.kind is not _FILE:
+            return entry, None
+        return entry, self.cached(entry, tag, lambda: build(entry, self._read_or_error(entry, limit)))
+
+    def _read_or_error(self, entry: Entry, limit: int) -> bytes | OSError:
+        try:
+            return self.read(entry, limit)
+        except OSError as exc:
+            return exc
 
     def observe(self, path: str) -> None:
         """Record that the pass depended on whether ``path`` exists (a root marker, say)."""
@@ -347,7 +418,7 @@ class Reader:
             if strict:
                 raise
             return ()
-        listing = tuple(sorted(entries, key=lambda e: e.name))
+        listing = tuple(sorted(entries, key=_BY_NAME))
         if self._fresh(key):
             self._listings[path] = (key, listing)
         return listing

@@ -158,6 +158,35 @@ def parse_plain(text: str) -> Frontmatter | None:
     return Frontmatter(fields, block, text[match.end() :])
 
 
+# The same rule, for a validator that needs only the name and the description: one match
+# finds both (a group in a repetition keeps its last match, as YAML keeps a key's last value).
+# A value is also refused here when YAML would trim a space or read a boolean or null.
+_PLAIN_VALUE = (
+    r"(?!(?:[Yy](?:[Ee][Ss])?|[Nn][Oo]?|[Oo](?:[Nn]|[Ff][Ff])|[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Nn][Uu][Ll][Ll])\n)"
+    r"[A-Za-z][ -\"$-9;-~]*+(?<! )"
+)
+_PLAIN_SKILL = re.compile(
+    rf"---\n(?:(?:name: (?P<name>{_PLAIN_VALUE})|description: (?P<description>{_PLAIN_VALUE})"
+    rf"|[A-Za-z_][A-Za-z0-9_-]*+: {_PLAIN_VALUE})\n)++---\n"
+)
+_PLAIN_SKILL_BYTES = 5 * (MAX_VALUES // 2)  # a shorter block has fewer than MAX_VALUES // 2 lines ("k: v\n")
+
+
+def plain_skill(text: str) -> tuple[str | None, str | None, str] | None:
+    """The ``name``, the ``description`` and the verbatim block that :func:`parse_plain` would give,
+    found by one regex and no dict; None where :func:`parse_plain` gives None (and for huge blocks).
+    A property test checks it against :func:`parse`.
+    """
+    match = _PLAIN_SKILL.match(text)
+    if match is None:
+        return None
+    end = match.end()
+    if end >= _PLAIN_SKILL_BYTES:
+        return None  # as many lines as MAX_VALUES allows: left to parse_plain, which counts them
+    name, description = match.group("name", "description")
+    return name, description, text[4 : end - 5]
+
+
 def simple_mapping(block: str) -> dict[str, Any] | None:
     """The block as a dict when every line is ``key: plain text``, else None."""
     fields: dict[str, Any] = {}

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from agentcontext.config import Validation
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.frontmatter import parse, parse_coder, parse_plain, parse_strict
+from agentcontext.frontmatter import parse, parse_coder, parse_plain, parse_strict, plain_skill
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_folder import open_folder
 from agentcontext.textdecode import decode_file
@@ -58,6 +58,9 @@ class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
         return not self.errors
 
 
+_new_check = tuple.__new__  # a SkillCheck from all its fields, without the Python-level __new__ (half the cost)
+
+
 def _clean(text: str) -> bool:
     """Whether ``text`` is not empty and :func:`collapse` keeps it: printable, single spaces, none at the ends."""
     return text.isprintable() and "  " not in text and text[:1] not in ("", " ") and text[-1] != " "
@@ -79,6 +82,20 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
         return _check_spec(text, folder)
     if mode == "claude":
         return _check_claude(text, folder)
+    plain = plain_skill(text) if mode == "lenient" and namespace is None else None
+    if plain is not None:
+        # The usual skill in one step. Its values are printable ASCII starting with a letter and not
+        # ending in a space (see frontmatter._PLAIN_SKILL), so _clean needs only the double-space test.
+        name, description, block = plain
+        if (
+            name == folder
+            and description is not None
+            and "  " not in description
+            and len(name) <= MAX_NAME
+            and len(description) <= MAX_DESCRIPTION
+            and KEBAB.match(name)
+        ):
+            return _new_check(SkillCheck, (name, description, (), (), block))
     front = parse_plain(text)
     if front is None:
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from hashlib import sha256
 
@@ -31,7 +32,7 @@ from agentcontext.files import Entry, Kind, Reader
 from agentcontext.layout import Layout
 from agentcontext.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
-from agentcontext.resource import Resource, Scope, Status
+from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.skill_validation import check
 from agentcontext.textdecode import decode_file
@@ -95,8 +96,8 @@ def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     top = reader.probe(container.path, container.boundary)
     if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
-        real, name, tag = reader.real_root(folder), os.path.basename(folder), _tag(container, config)
-        skill = _skill_in(folder, real, name, container, config, reader, tag)
+        real, name = reader.real_root(folder), os.path.basename(folder)
+        skill = _skill_in(folder, real, name, _Shared(container, config, reader))
         return [skill] if skill is not None else []
     if top.kind is not Kind.DIRECTORY:
         return []  # a missing container is not a problem
@@ -109,7 +110,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     out: list[tuple[Resource, str | None]] = []
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
-    tag = _tag(container, config)
+    shared = _Shared(container, config, reader)
     note = _FOLLOWS.get(config.profile)
     while queue:
         directory, depth = queue.popleft()
@@ -138,7 +139,7 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
                 out.append((_truncated_scan(container, limit), None))
                 return out
             visited.add(real)
-            skill = _skill_in(path, real, name, container, config, reader, tag)
+            skill = _skill_in(path, real, name, shared)
             if skill is not None:
                 out.append(skill)
             elif depth + 1 < max_depth:
@@ -146,32 +147,37 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
     return out
 
 
-def _tag(container: Container, config: Config) -> str:
-    """What a skill's cached value depends on besides its file, less its folder's name (added per skill)."""
-    return f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+class _Shared:
+    """What every skill of one container shares, looked up once per container."""
+
+    __slots__ = ("build", "container", "limit", "load", "meta_file", "reader", "tag")
+
+    def __init__(self, container: Container, config: Config, reader: Reader) -> None:
+        self.container = container
+        self.meta_file = config.skills.meta_file
+        self.limit = config.snapshot.max_resource_bytes + 1
+        # What a skill's cached value depends on besides its file, less its folder's name (added per skill).
+        self.tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+        self.build = _builder(container, config)
+        self.reader = reader
+        self.load = reader.load_in
 
 
-def _skill_in(
-    folder_path: str,
-    real_folder: str,
-    folder: str,
-    container: Container,
-    config: Config,
-    reader: Reader,
-    tag: str,
-) -> tuple[Resource, str | None] | None:
-    meta_file = config.skills.meta_file
-    meta = reader.probe_in(folder_path, meta_file, container.boundary)
-    kind = meta.kind
-    if kind is not _FILE:
+def _skill_in(folder_path: str, real_folder: str, folder: str, shared: _Shared) -> tuple[Resource, str | None] | None:
+    container, meta_file = shared.container, shared.meta_file
+    meta, cached = shared.load(
+        folder_path, meta_file, container.boundary, shared.tag + folder, shared.limit, shared.build
+    )
+    if cached is None:
+        kind = meta.kind
         if kind is _MISSING or kind is _DIRECTORY:
             return None
         status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
         error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
         skill = Resource(_SKILL, meta.path, container.scope, status, error=error, source=container.source)
         return skill, None
+    resource = cached
     scope = container.scope
-    resource: Resource = reader.cached(meta, tag + folder, lambda: _read_skill(meta, folder, container, config, reader))
     if resource.path != meta.path or resource.scope is not scope or resource.source != container.source:
         resource = replace(resource, path=meta.path, scope=scope, source=container.source)
     if container.note:
@@ -179,7 +185,7 @@ def _skill_in(
     # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
     # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
     hidden = scope is _SYSTEM and resource.status is _OK
-    if hidden and _hidden_from_codex(folder_path, container, reader):
+    if hidden and _hidden_from_codex(folder_path, container, shared.reader):
         reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
         resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
     # Identity is the real file: a folder or container reached through a symlink is the same skill.
@@ -199,45 +205,43 @@ def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> boo
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
 
 
-def _read_skill(meta: Entry, folder: str, container: Container, config: Config, reader: Reader) -> Resource:
-    """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
+_Build = Callable[[Entry, "bytes | OSError"], Resource]
+
+
+def _builder(container: Container, config: Config) -> _Build:
+    """What turns one SKILL.md's bytes into its resource, with the container's and config's values bound once."""
     cap = config.snapshot.max_resource_bytes
-    scope, source = container.scope, container.source
-    try:
-        raw = reader.read(meta, cap + 1)
-    except OSError as exc:
-        error = exc.strerror or str(exc)
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
-    size = max(meta.size, len(raw))
-    digest = sha256(raw[:cap]).hexdigest()
-    if len(raw) > cap:
-        error = f"file size {size} exceeds per-resource cap of {cap} bytes"
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
-    text, decode_warnings = decode_file(raw)
-    if text is None:
-        error = "binary file (contains NUL bytes)"
-        return Resource(ResourceKind.SKILL, meta.path, scope, Status.INVALID, size, digest, error=error, source=source)
-    result = check(text, folder, config.skills.validation, namespace=container.namespace)
-    hidden = hidden_text_warnings(text)
-    warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
-    if result.errors:
-        error = "; ".join(result.errors)
-        return Resource(
-            ResourceKind.SKILL,
-            meta.path,
-            scope,
-            Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID,
-            size,
-            digest,
-            None,
-            error,
-            warnings,
-            result.name,
-            source=source,
+    scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
+
+    def build(meta: Entry, raw: bytes | OSError) -> Resource:
+        """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
+        path = meta.path
+        if isinstance(raw, OSError):
+            error = raw.strerror or str(raw)
+            return Resource(_SKILL, path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
+        size = max(meta.size, len(raw))
+        digest = sha256(raw[:cap]).hexdigest()
+        if len(raw) > cap:
+            error = f"file size {size} exceeds per-resource cap of {cap} bytes"
+            return Resource(_SKILL, path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
+        text, decode_warnings = decode_file(raw)
+        if text is None:
+            error = "binary file (contains NUL bytes)"
+            return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
+        result = check(text, path.rsplit("/", 2)[-2], mode, namespace=namespace)  # the folder's name
+        hidden = hidden_text_warnings(text)
+        warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
+        if result.errors:
+            error = "; ".join(result.errors)
+            status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
+            return Resource(
+                _SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source
+            )
+        return make(
+            _SKILL, path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
         )
-    return Resource(
-        _SKILL, meta.path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
-    )
+
+    return build
 
 
 def _truncated_scan(container: Container, limit: int) -> Resource:
@@ -306,7 +310,7 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
         name = resource.name
         if resource.status is not _OK or name is None:
             out.append(resource)
-        elif name.casefold() in off:
+        elif off and name.casefold() in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
         elif len(paths[name]) > 1:
             others = ", ".join(p for p in paths[name] if p != resource.path)

@@ -93,11 +93,13 @@ _CAP_ORDER = tuple(sorted(Kind, key=lambda kind: kind.rank))  # Coder's: instruc
 _ID_ORDER = tuple(sorted(Kind, key=str))  # ids start with the kind and ":", and no kind prefixes another
 
 
-def _ordered(resources: Iterable[Resource], kinds: tuple[Kind, ...]) -> list[Resource]:
-    """By kind in ``kinds`` order, then by path: a stable sort without a key built per resource."""
+def _ordered(resources: Iterable[Resource], kinds: tuple[Kind, ...], *, by_path: bool = False) -> list[Resource]:
+    """By kind in ``kinds`` order, then by path (``by_path``: each kind's resources already are)."""
     groups: dict[Kind, list[Resource]] = {kind: [] for kind in kinds}
     for resource in resources:
         groups[resource.kind].append(resource)
+    if by_path:
+        return [resource for kind in kinds for resource in groups[kind]]
     return [resource for kind in kinds for resource in sorted(groups[kind], key=_BY_PATH)]
 
 
@@ -200,9 +202,13 @@ def build(
     error: str | None = None,
 ) -> Snapshot:
     """Cap, order and hash resources into a snapshot."""
-    capped, total = _apply_caps(resources, caps)
+    capped, total = _apply_caps(resources, caps)  # by kind in cap order (servers last), then path
+    kept = len(capped)
+    # the servers after them, by path: each kind stays in path order unless servers were in both
+    in_order = not mcp_servers or not kept or capped[-1].kind is not Kind.MCP_SERVER
     capped, mcp_errors = _apply_mcp_caps(capped, total, mcp_servers, caps)
-    ordered = tuple(_ordered(capped, _ID_ORDER))  # by id
+    ordered = tuple(_ordered(capped, _ID_ORDER, by_path=in_order))  # by id
+    total += sum(server.payload_bytes for server in capped[kept:])
     first_error = error or (mcp_errors[0] if mcp_errors else None)
     return Snapshot(
         version=version,
@@ -211,7 +217,7 @@ def build(
         project_root=project_root,
         profile=profile,
         resources=ordered,
-        payload_bytes=sum(r.payload_bytes for r in ordered),
+        payload_bytes=total,
         error=first_error,
     )
 
