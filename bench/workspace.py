@@ -7,8 +7,9 @@ With ``claude=True`` the root also holds a CLAUDE.md importing 20 files and 30 r
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from agentcontext.testing import backdate
 
 SKILLS = 1000
 CHAIN_LEVELS = 12
@@ -67,8 +68,4 @@ def _claude_files(root: Path) -> None:
 
 def age(root: Path, seconds: float = 60.0) -> None:
     """Backdate every entry so rescans are outside the racy-clean window."""
-    past = os.stat(root).st_mtime - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-    os.utime(root, (past, past))
+    backdate(root, seconds)

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agentcontext.testing import backdate as backdate  # re-exported: the tests import it from here
+
 T = TypeVar("T")
 
 _SCAN_SCRIPT = """
@@ -102,12 +104,3 @@ def poll(fetch: Callable[[], T], accept: Callable[[T], bool], what: str, timeout
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; last value: {value!r}")
         time.sleep(0.05)
-
-
-def backdate(root: Path, seconds: float = 10.0) -> None:
-    """Make every file and folder under ``root`` look older than the racy-clean window."""
-    past = os.stat(root).st_mtime - seconds
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
-    os.utime(root, (past, past))

@@ -45,6 +45,16 @@ def skill_md(name: str | None, description: str | None = "does a thing", body: s
     return "\n".join(lines) + "\n" + body
 
 
+def backdate(root: Path, seconds: float = 10.0) -> None:
+    """Make every file and folder under ``root`` look ``seconds`` older than ``root`` is, so a
+    rescan sees them outside the racy-clean window (a fresh tree is always re-read)."""
+    past = os.stat(root).st_mtime - seconds
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.utime(os.path.join(dirpath, name), (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))
+
+
 def isolated_environ(home: Path, **variables: str) -> dict[str, str]:
     """An environment with only ``HOME`` (and ``PATH``) plus the given variables."""
     return {"HOME": str(home), "PATH": os.environ.get("PATH", ""), **variables}
