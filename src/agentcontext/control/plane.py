@@ -10,6 +10,7 @@ an agent token only pushes for its own agent.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -291,18 +292,26 @@ class ControlPlane:
         """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths); its discovered files
         re-resolved (``discovered_error`` says why they were kept as they were, when the agent could not say)."""
         pinned = self._pinned.get(chat_id, None)
-        answer, kept_because = await self._rediscover(user, chat_id)
 
-        def work(connection: Connection) -> tuple[chats.Refreshed, Sequence[Event]]:
+        def work(
+            answer: answers.Answer | None, kept_because: str | None, asked: bool, connection: Connection
+        ) -> tuple[chats.Refreshed, Sequence[Event]]:
             suffix = self.settings.chat_suffix
             latest = partial(self._written.get, key=None)
             done = chats.refresh(
                 connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest,
-                rediscovered=answer, kept_because=kept_because,
+                rediscovered=answer, kept_because=kept_because, asked=asked,
             )  # fmt: skip
             return done, done.events
 
-        done = await self._write_events(work)
+        # most chats have no discovered files to ask the agent about: tried without asking, unless this replica
+        # saw them last time; a chat that has them is refused before anything is written, then asked for
+        done: chats.Refreshed | None = None
+        if pinned is None or not pinned.discovered:
+            with contextlib.suppress(chats.MustAsk):
+                done = await self._write_events(partial(work, None, None, False))
+        if done is None:
+            done = await self._write_events(partial(work, *await self._rediscover(user, chat_id), True))
         if done.pinned is not None:  # committed: the next refresh compares against these without reading them
             self._pinned.put(chat_id, None, done.pinned)
         self.turns.forget(chat_id)  # re-pinned: its next turn is a new one
