@@ -621,12 +621,7 @@ FILES, PUSHES, CREATORS, CHATS, PAUSE = 300, 20, 3, 10, 0.02
 @pytest.mark.anyio
 async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db: Database) -> None:
     """Chats created and refreshed concurrently with pushes: none ends up behind without being out of date."""
-    user = db.write(lambda s: identity.create_user(s, "alice"))
-    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
-    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
 
     def body(version: int) -> dict[str, Any]:
         return big_snapshot(version, initial=version == 1, files=FILES)
@@ -669,12 +664,7 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     transaction: no second look after the commit is needed (the chat holds its agent's row against pushes)."""
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
-    user = db.write(lambda s: identity.create_user(s, "alice"))
-    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
-    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
     original = chats_module.create
     outcomes: list[Any] = []
 
@@ -709,12 +699,7 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
     snapshot it wrote (rows and hash), not the one before: the chat ends up to date, not behind and unmarked."""
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
-    user = db.write(lambda s: identity.create_user(s, "alice"))
-    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
-    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
     await plane.push(agent_principal, big_snapshot(1, initial=True, files=FILES))
     created = await plane.create_chat(principal, NewChat("ws"))
     refreshed: list[Any] = []
@@ -746,6 +731,17 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
     assert sorted(pinned) == sorted(stored) and len(pinned) == FILES
     assert dirty is None
     assert len(refreshed[0]["diff"]["changed"]) == FILES  # every file changed between version 1 and 2
+
+
+async def _plane_with_user_and_agent(db: Database) -> tuple[ControlPlane, UserPrincipal, AgentPrincipal]:
+    """A plane with a user ("alice") and an agent ("dev" in workspace "ws"), as the plane authenticates them."""
+    user = db.write(lambda s: identity.create_user(s, "alice"))
+    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
+    plane = ControlPlane(db, LocalBroker())
+    principal = await plane.authenticate(user.token)
+    agent_principal = await plane.authenticate(issued.token)
+    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    return plane, principal, agent_principal
 
 
 def _waiting_on_a_lock(db: Database) -> bool:
