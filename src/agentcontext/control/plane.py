@@ -108,6 +108,9 @@ class ControlPlane:
         self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
         self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
+        # by agent: its per-run secret as last unsealed, keyed by the sealed text (a new run seals a new one); the
+        # server key that unseals every one of them is in this process anyway
+        self._opened: Recent[str] = Recent()
         self._workers = anyio.CapacityLimiter(db.pool_size)
         self._rechecked: dict[str, float] = {}  # agent id -> when its discovered files were last rechecked
 
@@ -173,11 +176,16 @@ class ControlPlane:
             return None
         if sealed_secret is None:
             return AgentAddress(url, None)
+        opened = self._opened.get(agent_id, sealed_secret)
+        if opened is not None:
+            return AgentAddress(url, opened)
         try:
-            return AgentAddress(url, self.secrets.open(agent_id, sealed_secret))
+            opened = self.secrets.open(agent_id, sealed_secret)
         except ForeignSeal as exc:
             log.error("agent %s: %s", agent_id, exc)
             return AgentAddress(url, None, unusable=str(exc))
+        self._opened.put(agent_id, sealed_secret, opened)
+        return AgentAddress(url, opened)
 
     # --- agents -----------------------------------------------------------------------
 
