@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from agentcontext.control import chats as chats_module
 from agentcontext.control import identity, migrate, rows
+from agentcontext.control import ingest as ingest_module
 from agentcontext.control.chats import NewChat
 from agentcontext.control.client import ControlClient
 from agentcontext.control.db import Database
@@ -620,12 +621,7 @@ FILES, PUSHES, CREATORS, CHATS, PAUSE = 300, 20, 3, 10, 0.02
 @pytest.mark.anyio
 async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db: Database) -> None:
     """Chats created and refreshed concurrently with pushes: none ends up behind without being out of date."""
-    user = db.write(lambda s: identity.create_user(s, "alice"))
-    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
-    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
 
     def body(version: int) -> dict[str, Any]:
         return big_snapshot(version, initial=version == 1, files=FILES)
@@ -668,12 +664,7 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     transaction: no second look after the commit is needed (the chat holds its agent's row against pushes)."""
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
-    user = db.write(lambda s: identity.create_user(s, "alice"))
-    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
-    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
     original = chats_module.create
     outcomes: list[Any] = []
 
@@ -698,6 +689,59 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     assert [o.accepted for o in outcomes] == [True]
     assert chat["context"]["pinned_hash"] == latest is not None
     assert {r["path"] for r in chat["context"]["resources"]} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
+
+
+@pytest.mark.anyio
+async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_pushed(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh that reads its chat while a push holds the agent's row waits for that push, then pins the
+    snapshot it wrote (rows and hash), not the one before: the chat ends up to date, not behind and unmarked."""
+    if db.is_sqlite:
+        pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
+    await plane.push(agent_principal, big_snapshot(1, initial=True, files=FILES))
+    created = await plane.create_chat(principal, NewChat("ws"))
+    refreshed: list[Any] = []
+
+    async def refresh() -> None:
+        refreshed.append(await plane.refresh(principal, created["id"]))
+
+    original = ingest_module.ingest
+    async with anyio.create_task_group() as group:
+
+        def ingest_while_a_refresh_starts(*args: Any, **kwargs: Any) -> Any:
+            outcome = original(*args, **kwargs)  # version 2 written, not committed, the agent's row held
+            anyio.from_thread.run_sync(group.start_soon, refresh)
+            poll(partial(_waiting_on_a_lock, db), bool, "the refresh to wait for this push's commit")
+            return outcome
+
+        monkeypatch.setattr(ingest_module, "ingest", ingest_while_a_refresh_starts)
+        pushed = await plane.push(agent_principal, big_snapshot(2, initial=False, files=FILES))
+    await plane.aclose()
+    with db.read() as session:
+        latest = session.scalar(sa.select(Snapshot.aggregate_hash))
+        pinned = session.execute(
+            sa.select(ChatResource.path, ChatResource.content_hash).where(ChatResource.chat_id == created["id"])
+        ).all()
+        stored = session.execute(sa.select(SnapshotResource.path, SnapshotResource.content_hash)).all()
+        dirty = session.scalar(sa.select(Chat.dirty_since).where(Chat.id == created["id"]))
+    assert pushed.accepted and pushed.version == 2
+    assert [r["context"]["pinned_hash"] for r in refreshed] == [latest]
+    assert sorted(pinned) == sorted(stored) and len(pinned) == FILES
+    assert dirty is None
+    assert len(refreshed[0]["diff"]["changed"]) == FILES  # every file changed between version 1 and 2
+
+
+async def _plane_with_user_and_agent(db: Database) -> tuple[ControlPlane, UserPrincipal, AgentPrincipal]:
+    """A plane with a user ("alice") and an agent ("dev" in workspace "ws"), as the plane authenticates them."""
+    user = db.write(lambda s: identity.create_user(s, "alice"))
+    issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
+    plane = ControlPlane(db, LocalBroker())
+    principal = await plane.authenticate(user.token)
+    agent_principal = await plane.authenticate(issued.token)
+    assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
+    return plane, principal, agent_principal
 
 
 def _waiting_on_a_lock(db: Database) -> bool:

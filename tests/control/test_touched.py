@@ -135,6 +135,25 @@ async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refre
     assert "Money is a Decimal now." in fresh and "integer cents" not in fresh
 
 
+async def test_every_refresh_of_a_chat_with_discovered_files_asks_the_agent_again(
+    tmp_path: Path, home: Path, db_url: str
+) -> None:
+    """The first refresh learns the chat has discovered files (tried without asking, then asked); the next ones
+    ask first: each edit of the file shows up in the refresh that follows it."""
+    async with stack(tmp_path, home, db_url) as running:
+        control, live, client = running.control, running.live, running.client
+        chat = await running.billing_chat()
+        diffs = []
+        for text in ("Money is a Decimal now.", "Money is a Fraction now."):
+            (live.work / NESTED).write_text(f"# Billing\n\n{text}\n", encoding="utf-8")
+            diffs.append((await client.put(f"/api/v1/chats/{chat}/context")).json()["diff"])
+        fresh = await control.system(chat)
+
+    nested = str(live.work / NESTED)
+    assert diffs == [{"added": [], "removed": [], "changed": [nested]}] * 2
+    assert "Money is a Fraction now." in fresh and "Decimal" not in fresh
+
+
 async def test_a_heartbeat_rechecks_and_a_touched_call_sees_the_change_too(tmp_path: Path, home: Path) -> None:
     async with stack(tmp_path, home) as running:
         control, live, client = running.control, running.live, running.client

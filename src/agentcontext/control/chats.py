@@ -323,6 +323,11 @@ class Pinned:
 
     tag: tuple[dt.datetime | None, str | None]
     rows: list[tuple[Any, ...]]
+    discovered: bool = False  # the chat had discovered rows then: its next refresh asks the agent about them first
+
+
+class MustAsk(Exception):
+    """The chat has discovered rows, and the agent was not asked about them yet: ask it, then refresh again."""
 
 
 def refresh(
@@ -336,6 +341,7 @@ def refresh(
     latest: Callable[[str], Written | None] | None = None,
     rediscovered: Answer | None = None,
     kept_because: str | None = None,
+    asked: bool = True,
 ) -> Refreshed:
     """Re-pin the chat to its agent's latest snapshot, clear the out-of-date mark, say what changed.
 
@@ -343,14 +349,23 @@ def refresh(
     this replica wrote them last (``pinned``; ``latest`` gives what it wrote for an agent's snapshot); only the
     rows that differ are written, and the summary is built from the rows in hand. Its discovered rows become
     what ``rediscovered`` (the agent asked again) says, or stay as they are without it (``kept_because``).
+    Without ``asked`` (the agent not asked yet: most chats have no discovered rows), a chat that has discovered
+    rows raises ``MustAsk`` before anything is written.
+
+    On PostgreSQL the chat's row is read with its agent's row held in the same statement, and the pin is set
+    from the snapshot in one ``UPDATE ... FROM``, which reads the snapshot once the agent's row is held.
 
     Raises:
-        NotFoundError: no such chat of this user. ConflictError: agent selection.
+        NotFoundError: no such chat of this user. ConflictError: agent selection. MustAsk.
     """
-    found = executor.execute(_OWNED_WITH_SOURCE, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    sqlite = dialect_of(executor) == "sqlite"
+    owned = _OWNED_WITH_SOURCE if sqlite else _OWNED_HOLDING_AGENT
+    found = executor.execute(owned, {"chat_id": chat_id, "user_id": user.user_id}).first()
     if found is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     chat = ChatRow.of(found)
+    if not asked and chat.discovered_at is not None:
+        raise MustAsk(chat_id)
     if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
         before = [rows.Positional(row) for row in rows.of_snapshot(rows.read(executor, chat.id, chat=True))]
         chat, events = bind(executor, chat, suffix=suffix, now=now)
@@ -360,18 +375,18 @@ def refresh(
         _repin(executor, chat.id, rows.of_snapshot(rows.read(executor, chat.id, chat=True)), after)
     else:
         events = []
-        if dialect_of(executor) == "sqlite":  # one writer: what the join read is the latest
+        known_before = pinned.rows if pinned is not None and pinned.tag == (chat.pinned_at, chat.pinned_hash) else None
+        if sqlite:  # one writer: what the join read is the latest
             source = (
                 PinSource(found.aggregate_hash, found.version, found.error, found.received_at)
                 if found.version is not None
                 else None
             )
-        else:  # read again once the agent's row is held: a push that held it has committed by then
-            source = pin_source(executor, chat.agent_id)
-        known_before = pinned.rows if pinned is not None and pinned.tag == (chat.pinned_at, chat.pinned_hash) else None
-        written = latest(chat.agent_id) if latest is not None and source is not None else None
+            chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
+        else:  # the agent's row is held: a push that held it has committed, and the UPDATE reads after it
+            chat, source = _pin_to_snapshot(executor, chat, now)
+        written = latest(chat.agent_id) if latest is not None and source is not None and chat.agent_id else None
         fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
-        chat = _set_pin(executor, chat.id, chat.agent_id, source, now)  # the chat's row lock, after the agent's
         if known_before is not None and (source is None or fresh):
             before = [rows.Positional(row) for row in known_before]
             after = [rows.Positional(row) for row in written.sorted_rows()] if fresh and written is not None else []
@@ -390,7 +405,7 @@ def refresh(
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest_hash = source.aggregate_hash if source is not None else None
-    kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after])
+    kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after], chat.discovered_at is not None)
     shown = view(chat, [*after, *again.after], latest_hash)
     return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
@@ -406,6 +421,41 @@ _OWNED_WITH_SOURCE = (
     .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
 )
+# PostgreSQL: the chat, and its agent's row held against pushes (``lock_agent``) by the same statement
+_OWNED_HOLDING_AGENT = sa.select(
+    *_CHAT_COLUMNS,
+    sa.select(t.agents.c.id)
+    .where(t.agents.c.id == t.chats.c.agent_id)
+    .with_for_update(read=True, key_share=True)
+    .scalar_subquery()
+    .label("held"),
+).where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+# PostgreSQL: ``_set_pin`` to the agent's snapshot as this statement reads it (no row: the agent has none)
+_PIN_TO_SNAPSHOT = (
+    sa.update(t.chats)
+    .where(t.chats.c.id == sa.bindparam("chat_id"), t.snapshots.c.agent_id == t.chats.c.agent_id)
+    .values(
+        pinned_hash=t.snapshots.c.aggregate_hash,
+        pinned_version=t.snapshots.c.version,
+        pinned_error=t.snapshots.c.error,
+        pinned_at=sa.bindparam("now"),
+        dirty_since=None,
+        updated_at=sa.bindparam("now"),
+    )
+    .returning(*_CHAT_COLUMNS, t.snapshots.c.received_at)
+)
+
+
+def _pin_to_snapshot(executor: Executor, chat: ChatRow, now: dt.datetime) -> tuple[ChatRow, PinSource | None]:
+    """Pin the chat (bound, its agent's row held) to its agent's snapshot in one statement; unpinned if none."""
+    row = executor.execute(_PIN_TO_SNAPSHOT, {"chat_id": chat.id, "now": now}).first()
+    if row is None:
+        return _set_pin(executor, chat.id, chat.agent_id, None, now), None
+    pinned = ChatRow.of(row)
+    assert pinned.pinned_hash is not None and pinned.pinned_version is not None
+    return pinned, PinSource(pinned.pinned_hash, pinned.pinned_version, pinned.pinned_error, row.received_at)
+
+
 _PINNED_AND_LATEST = sa.union_all(
     sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
         t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.SNAPSHOT

@@ -1,4 +1,4 @@
-"""The database: one engine, short transactions, and the two dialects we run on.
+"""The database: two engines, short transactions, and the two dialects we run on.
 
 SQLite (the default, a file in the user data dir) runs in WAL mode so readers never wait
 for the writer; a write transaction starts with ``BEGIN IMMEDIATE`` so two writers queue on
@@ -10,10 +10,18 @@ locks instead (``ingest`` and ``chats`` say which), so each statement sees what 
 before it. A read of one statement (a turn whose key has not moved, a token, an event
 stream's first state) runs outside any transaction (``read_one``): no BEGIN and COMMIT.
 
-The pool holds as many connections as the control plane runs database work at once
-(``pool_size``; the plane's worker threads are limited to it), so no request waits for a
-connection and none is opened per request. A connection the database dropped is replaced
-and the work run again, without a ping before each use.
+The hot paths have an engine of their own whose connections stay in autocommit: a transaction
+is begun by saying BEGIN (with its isolation level) on the driver's connection, and a single
+statement needs none. Nothing is set on a connection as it is checked out and reset as it
+goes back (SQLAlchemy's isolation-level execution options cost that on every request), and
+psycopg's implicit BEGIN is not needed. The ORM sessions (cold paths: administration,
+personal skills, the dashboard) and migrations use the other engine.
+
+The hot engine's pool holds as many connections as the control plane runs database work at
+once (``pool_size``; the plane's worker threads are limited to it), so no request waits for a
+connection and none is opened per request; the other keeps a few (``COLD_POOL``) and opens
+more when it needs them. A connection the database dropped is replaced and the work run
+again, without a ping before each use.
 
 Events a write produces are handed back with its result and published only after commit.
 """
@@ -43,6 +51,7 @@ from agentcontext.trust import data_dir
 T = TypeVar("T")
 RETRIES = 8
 POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
+COLD_POOL = 4  # connections the ORM's engine keeps (it opens up to POOL_SIZE more when busy)
 _RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 
 
@@ -104,15 +113,12 @@ class Database:
         self.url = normalize_url(url)
         self.dialect = self.url.get_backend_name()
         self.pool_size = pool_size
-        self.engine = _create_engine(self.url, echo=echo, pool_size=pool_size)
+        self.engine = _create_engine(self.url, echo=echo, pool_size=min(pool_size, COLD_POOL), overflow=pool_size)
         self._read_engine = self.engine.execution_options(**_read_options(self.dialect))
-        self._row_writer = self.engine.execution_options(**_row_write_options(self.dialect))
-        self._single = self.engine.execution_options(isolation_level="AUTOCOMMIT") if not self.is_sqlite else None
-        # SQLite's hot paths get an engine of their own, without the BEGIN listener the sessions need: a
-        # listener makes SQLAlchemy dispatch events around every statement, and these say BEGIN themselves
-        self._rows = (
-            _create_engine(self.url, echo=echo, pool_size=pool_size, listeners=False) if self.is_sqlite else None
-        )
+        # the hot paths' engine: autocommit connections, without the BEGIN listener SQLite's sessions need (a
+        # listener makes SQLAlchemy dispatch events around every statement); these say BEGIN themselves
+        self._rows = _create_engine(self.url, echo=echo, pool_size=pool_size, listeners=False, autocommit=True)
+        self._begin_read, self._begin_write = _BEGIN[self.dialect]
         self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
@@ -157,58 +163,54 @@ class Database:
 
     def read_rows(self, work: Callable[[Connection], T]) -> T:
         """``read`` on a Core connection, for hot paths; run again on a fresh connection if the old one was dropped."""
-
-        if self._rows is not None:
-            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN", work))
-
-        def attempt() -> T:
-            with self._read_engine.connect() as connection, connection.begin():
-                return work(connection)
-
-        return _retrying(attempt)
+        return _retrying(partial(_transaction, self._rows, self._begin_read, work))
 
     def read_one(self, work: Callable[[Connection], T]) -> T:
         """``read_rows`` without a transaction, for ``work`` that runs one statement (or statements that need
         not agree): each statement sees what had committed when it ran, and none waits on a BEGIN or COMMIT."""
-        if self._rows is not None:  # the sqlite3 module in autocommit: each statement its own transaction
-            return _retrying(partial(_sqlite_statements, self._rows, work))
-        single = self._single
-        assert single is not None
-
-        def attempt() -> T:
-            with single.connect() as connection:
-                return work(connection)
-
-        return _retrying(attempt)
+        return _retrying(partial(_statements, self._rows, work))
 
     def write_rows(self, work: Callable[[Connection], T]) -> T:
         """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
-
-        if self._rows is not None:
-            return _retrying(partial(_sqlite_transaction, self._rows, "BEGIN IMMEDIATE", work))
-
-        def attempt() -> T:
-            with self._row_writer.connect() as connection, connection.begin():
-                return work(connection)
-
-        return _retrying(attempt)
+        return _retrying(partial(_transaction, self._rows, self._begin_write, work))
 
     def dispose(self) -> None:
         self.engine.dispose()
-        if self._rows is not None:
-            self._rows.dispose()
+        self._rows.dispose()
 
 
-def _sqlite_transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
-    """``work`` in one SQLite transaction begun with ``begin`` (the sqlite3 module, in autocommit, begins none)."""
+# how the hot paths begin a read and a write transaction on each database
+_BEGIN = {
+    "sqlite": ("BEGIN", "BEGIN IMMEDIATE"),
+    "postgresql": ("BEGIN ISOLATION LEVEL REPEATABLE READ", "BEGIN ISOLATION LEVEL READ COMMITTED"),
+}
+
+
+def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
+    """``work`` in one transaction begun with ``begin`` on a connection in autocommit (which begins none)."""
     with engine.connect() as connection:
-        connection.exec_driver_sql(begin)
+        _say(connection, begin)
         result = work(connection)
-        connection.commit()
+        connection.commit()  # the driver's commit: it ends the transaction BEGIN opened
         return result
 
 
-def _sqlite_statements(engine: Engine, work: Callable[[Connection], T]) -> T:
+def _say(connection: Connection, begin: str) -> None:
+    """``begin`` on the driver's own connection when it is psycopg (SQLAlchemy's statement machinery costs about a
+    third of a round trip more); a failure is said again through SQLAlchemy, which tells a dropped connection
+    (replaced, and the work retried) from the rest. SQLite's BEGIN IMMEDIATE may wait out its busy timeout, so it
+    is said once, through SQLAlchemy."""
+    if connection.dialect.name == "postgresql":
+        try:
+            connection.connection.driver_connection.execute(begin)  # type: ignore[union-attr]
+            return
+        except Exception:  # said again below, where SQLAlchemy classifies what failed
+            pass
+    connection.exec_driver_sql(begin)
+
+
+def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:
+    """``work`` on a connection in autocommit: each statement its own transaction."""
     with engine.connect() as connection:
         return work(connection)
 
@@ -247,17 +249,13 @@ def _write_options(dialect: str) -> dict[str, Any]:
     return {"sqlite_begin": "BEGIN IMMEDIATE"}
 
 
-def _row_write_options(dialect: str) -> dict[str, Any]:
-    if dialect == "postgresql":
-        return {"isolation_level": "READ COMMITTED"}
-    return {"sqlite_begin": "BEGIN IMMEDIATE"}
-
-
-def _create_engine(url: URL, *, echo: bool, pool_size: int, listeners: bool = True) -> Engine:
+def _create_engine(
+    url: URL, *, echo: bool, pool_size: int, overflow: int = 4, listeners: bool = True, autocommit: bool = False
+) -> Engine:
     # a few connections beyond the workers' for what runs outside them (migrations, the CLI's own)
-    pool = {"pool_size": pool_size, "max_overflow": 4, "pool_recycle": 3600}
+    pool = {"pool_size": pool_size, "max_overflow": overflow, "pool_recycle": 3600}
     if url.get_backend_name() == "postgresql":
-        return sa.create_engine(url, echo=echo, **pool)
+        return sa.create_engine(url, echo=echo, **pool, **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
     database = url.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
         create_private(Path(database))

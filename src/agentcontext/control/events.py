@@ -257,7 +257,9 @@ class PostgresBroker:
 
     def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
         """``NOTIFY`` every event in the writer's transaction, in one statement: delivered on commit, in order."""
-        if events:
+        if len(events) == 1:  # the usual case: no array to build and unnest
+            connection.execute(_NOTIFY_ONE, {"channel": self.CHANNEL, "payload": _notification(events[0])})
+        elif events:
             payloads = [_notification(event) for event in events]
             connection.execute(_NOTIFY, {"channel": self.CHANNEL, "payloads": payloads})
         return ()
@@ -315,6 +317,7 @@ class PostgresBroker:
                 await self._drop_publisher()
 
 
+_NOTIFY_ONE = sa.text("SELECT pg_notify(:channel, :payload)")
 _NOTIFY = sa.text(
     "SELECT pg_notify(:channel, e.payload) FROM unnest(CAST(:payloads AS text[])) WITH ORDINALITY AS e(payload, n)"
     " ORDER BY e.n"

@@ -10,6 +10,7 @@ an agent token only pushes for its own agent.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -107,6 +108,9 @@ class ControlPlane:
         self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
         self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
+        # by agent: its per-run secret as last unsealed, keyed by the sealed text (a new run seals a new one); the
+        # server key that unseals every one of them is in this process anyway
+        self._opened: Recent[str] = Recent()
         self._workers = anyio.CapacityLimiter(db.pool_size)
         self._rechecked: dict[str, float] = {}  # agent id -> when its discovered files were last rechecked
 
@@ -172,11 +176,16 @@ class ControlPlane:
             return None
         if sealed_secret is None:
             return AgentAddress(url, None)
+        opened = self._opened.get(agent_id, sealed_secret)
+        if opened is not None:
+            return AgentAddress(url, opened)
         try:
-            return AgentAddress(url, self.secrets.open(agent_id, sealed_secret))
+            opened = self.secrets.open(agent_id, sealed_secret)
         except ForeignSeal as exc:
             log.error("agent %s: %s", agent_id, exc)
             return AgentAddress(url, None, unusable=str(exc))
+        self._opened.put(agent_id, sealed_secret, opened)
+        return AgentAddress(url, opened)
 
     # --- agents -----------------------------------------------------------------------
 
@@ -291,18 +300,26 @@ class ControlPlane:
         """The chat re-pinned, with ``diff``: what changed (added, removed, changed paths); its discovered files
         re-resolved (``discovered_error`` says why they were kept as they were, when the agent could not say)."""
         pinned = self._pinned.get(chat_id, None)
-        answer, kept_because = await self._rediscover(user, chat_id)
 
-        def work(connection: Connection) -> tuple[chats.Refreshed, Sequence[Event]]:
+        def work(
+            answer: answers.Answer | None, kept_because: str | None, asked: bool, connection: Connection
+        ) -> tuple[chats.Refreshed, Sequence[Event]]:
             suffix = self.settings.chat_suffix
             latest = partial(self._written.get, key=None)
             done = chats.refresh(
                 connection, user, chat_id, suffix=suffix, now=now(), pinned=pinned, latest=latest,
-                rediscovered=answer, kept_because=kept_because,
+                rediscovered=answer, kept_because=kept_because, asked=asked,
             )  # fmt: skip
             return done, done.events
 
-        done = await self._write_events(work)
+        # most chats have no discovered files to ask the agent about: tried without asking, unless this replica
+        # saw them last time; a chat that has them is refused before anything is written, then asked for
+        done: chats.Refreshed | None = None
+        if pinned is None or not pinned.discovered:
+            with contextlib.suppress(chats.MustAsk):
+                done = await self._write_events(partial(work, None, None, False))
+        if done is None:
+            done = await self._write_events(partial(work, *await self._rediscover(user, chat_id), True))
         if done.pinned is not None:  # committed: the next refresh compares against these without reading them
             self._pinned.put(chat_id, None, done.pinned)
         self.turns.forget(chat_id)  # re-pinned: its next turn is a new one

@@ -190,16 +190,32 @@ _PIN_RAW = {
     .order_by(t.chat_resources.c.source)
     for texts in (None, str(Kind.INSTRUCTION_FILE))
 }
-_SNAPSHOT_RAW_MCP = (
-    sa.select(
-        *(t.snapshot_resources.c[name] for name in ROW_COLUMNS[:-1]),
-        sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+
+
+def _snapshot_raw_mcp(owner: str) -> sa.Select[Any]:
+    return (
+        sa.select(
+            *(t.snapshot_resources.c[name] for name in ROW_COLUMNS[:-1]),
+            sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+        )
+        .where(
+            t.snapshot_resources.c.agent_id == sa.bindparam(owner), t.snapshot_resources.c.kind == str(Kind.MCP_SERVER)
+        )
+        .order_by(t.snapshot_resources.c.source)
     )
-    .where(
-        t.snapshot_resources.c.agent_id == sa.bindparam("owner"), t.snapshot_resources.c.kind == str(Kind.MCP_SERVER)
-    )
-    .order_by(t.snapshot_resources.c.source)
-)
+
+
+_SNAPSHOT_RAW_MCP = _snapshot_raw_mcp("owner")
+# a turn's two reads in one statement: the chat's pinned rows (side 0), then its agent's MCP servers (side 1)
+_PIN_AND_MCP_RAW = {
+    texts: sa.union_all(
+        pinned.add_columns(sa.literal(0).label("side")).order_by(None),
+        _snapshot_raw_mcp("agent")
+        .add_columns(*([sa.null().label("text")] if texts else []), sa.literal(1).label("side"))
+        .order_by(None),
+    ).order_by(sa.literal_column("side"), sa.literal_column("source"))
+    for texts, pinned in _PIN_RAW.items()
+}
 _LOADED: OrderedDict[tuple[Any, ...], Resource] = OrderedDict()
 _LOADED_KEPT = 8192
 _LOADED_LOCK = threading.Lock()
@@ -218,6 +234,17 @@ def pinned_resources(executor: Executor, chat_id: str, *, instruction_texts: boo
 def latest_mcp_servers(executor: Executor, agent_id: str) -> list[Resource]:
     """The MCP servers of the agent's latest snapshot (no texts), built once each like ``pinned_resources``."""
     return [_resource_of(tuple(row)) for row in executor.execute(_SNAPSHOT_RAW_MCP, {"owner": agent_id})]
+
+
+def pinned_and_mcp_servers(
+    executor: Executor, chat_id: str, agent_id: str, *, instruction_texts: bool
+) -> tuple[list[Resource], list[Resource]]:
+    """``pinned_resources`` and ``latest_mcp_servers`` in one statement (one round trip)."""
+    statement = _PIN_AND_MCP_RAW[str(Kind.INSTRUCTION_FILE) if instruction_texts else None]
+    found: tuple[list[Resource], list[Resource]] = ([], [])
+    for row in executor.execute(statement, {"owner": chat_id, "agent": agent_id}):
+        found[row[-1]].append(_resource_of(tuple(row)[:-1]))
+    return found
 
 
 def _resource_of(raw: tuple[Any, ...]) -> Resource:

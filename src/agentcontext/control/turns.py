@@ -165,12 +165,16 @@ def load_context(
 ) -> ChatContext:
     """The chat's turn context, its pin read once (with the instruction files' texts when ``texts``, every
     pinned text with ``all_texts``)."""
+    agent_id = row.agent_id if row.mcp_hash else None  # the prompt overlays the agent's latest MCP servers
+    latest: list[Resource] = []
     if all_texts:
         pinned = rows.chat_resources(executor, row.chat_id, with_content=True, origin=rows.SNAPSHOT)
+        latest = rows.latest_mcp_servers(executor, agent_id) if agent_id else []
+    elif agent_id:  # the pin and the servers in one statement
+        pinned, latest = rows.pinned_and_mcp_servers(executor, row.chat_id, agent_id, instruction_texts=texts)
     else:
         pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
     found = discovered.resources(executor, row.chat_id) if texts and row.discovered_at is not None else []
-    latest = rows.latest_mcp_servers(executor, row.agent_id) if row.mcp_hash and row.agent_id else []
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
