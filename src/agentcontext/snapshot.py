@@ -114,13 +114,15 @@ def _apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> tuple[
     total = 0
     count, budget = caps.max_resources, caps.max_snapshot_bytes
     over_count = f"dropped to fit {count}-resource snapshot count cap"
+    over_budget = f"dropped to fit {budget}-byte aggregate cap"  # once, not per resource left out
+    excluded = Status.EXCLUDED
     for index, resource in enumerate(_ordered(resources, _CAP_ORDER)):
         if index >= count:
-            out.append(_exclude(resource, over_count))
+            out.append(resource.with_status(excluded, over_count))
             continue
         size = resource.payload_bytes
         if size and total + size > budget:
-            out.append(_exclude(resource, f"dropped to fit {budget}-byte aggregate cap"))
+            out.append(resource.with_status(excluded, over_budget))
             continue
         total += size
         out.append(resource)
