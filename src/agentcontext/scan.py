@@ -19,7 +19,6 @@ from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
 from agentcontext.files import Reader, StatKey, is_within
-from agentcontext.gc_pause import fewer_collections
 from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.ondemand import Resolver
@@ -86,13 +85,6 @@ class Scanner:
         last = self._last
         if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
             return last[2]
-        with fewer_collections():  # the pass's objects outlive it: young collections would free nothing
-            return self._pass(version, servers, error, inputs)
-
-    def _pass(
-        self, version: int, servers: tuple[Resource, ...], error: str | None, inputs: tuple[object, ...]
-    ) -> ScanResult:
-        """One full pass: walk, read what changed, build the snapshot."""
         reader = self.reader
         started = time.time()
         reader.begin()
