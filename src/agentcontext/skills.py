@@ -120,12 +120,13 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
             out.append((_unlistable(directory, exc, container), None))
             continue
         real_directory = reader.real_root(directory)
+        aliased = real_directory != directory  # most folders are where they are written: one path per child
         for child in listing:
             name = child.name
             if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
             path = f"{directory}/{name}"
-            real = f"{real_directory}/{name}"
+            real = f"{real_directory}/{name}" if aliased else path
             if child.is_symlink:
                 entry = reader.probe(path, container.boundary)
                 if entry.kind is not Kind.DIRECTORY:
