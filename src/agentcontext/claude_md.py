@@ -75,6 +75,8 @@ class _Read(NamedTuple):
 
 
 _INSTRUCTION_FILE = ResourceKind.INSTRUCTION_FILE
+# Enum members read per file and per probe, bound once (a class attribute of an enum costs ~0.14 us on 3.11).
+_FILE, _MISSING, _OK = Kind.FILE, Kind.MISSING, Status.OK
 
 
 @dataclass
@@ -105,7 +107,7 @@ class Walk:
         if path in self.processed:
             return []
         entry = self.reader.probe(path, boundary)
-        if entry.kind is Kind.MISSING:
+        if entry.kind is _MISSING:
             return []
         return self._visit(entry, scope, 0, (), rule=rule)
 
@@ -204,7 +206,7 @@ class Walk:
         except OSError:
             order = {}
         for item in sorted(listing, key=lambda e: order.get(e.name, len(order))):
-            path = os.path.join(directory, item.name)
+            path = f"{directory}/{item.name}"  # a rules folder is never "/"; a listed name has no "/"
             if item.is_symlink:
                 entry = self.reader.probe(path, boundary)
                 is_dir, is_file = entry.kind is Kind.DIRECTORY, entry.kind is Kind.FILE
@@ -229,7 +231,7 @@ def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) ->
 
 def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     kind = entry.kind
-    if kind is not Kind.FILE:
+    if kind is not _FILE:
         if kind is Kind.DIRECTORY:
             return _Read(Status.INVALID, "a directory, not a file; ignored")
         if kind is Kind.SPECIAL:
@@ -264,17 +266,18 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
         walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
         walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
     dirs = upward(layout.work_dir)
-    for directory in dirs:
+    project, local = Scope.PROJECT, Scope.LOCAL
+    for directory in dirs:  # absolute, normalised and never "/": f"{directory}/{name}" is os.path.join's path
         boundary = walk.boundary(directory)
-        walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[0]), Scope.PROJECT, boundary)
+        walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[0]}", project, boundary)
         # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
-        if walk.reader.probe(os.path.join(directory, _DOT_CLAUDE), boundary).kind is Kind.MISSING:
+        if walk.reader.probe_in(directory, _DOT_CLAUDE, boundary).kind is _MISSING:
             walk.bare.add(directory)
         else:
-            walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[1]), Scope.PROJECT, boundary)
-            rules = os.path.join(directory, RULES)
-            walk.found += walk.rules(rules, Scope.PROJECT, boundary if boundary != directory else rules)
-        walk.found += walk.load(os.path.join(directory, CLAUDE_NAMES[2]), Scope.LOCAL, boundary)
+            walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[1]}", project, boundary)
+            rules = f"{directory}/{RULES}"
+            walk.found += walk.rules(rules, project, boundary if boundary != directory else rules)
+        walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[2]}", local, boundary)
     _fallback(walk, dirs)
     _nested(walk)
     return _number(walk.found)

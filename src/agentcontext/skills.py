@@ -120,12 +120,13 @@ def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Re
             out.append((_unlistable(directory, exc, container), None))
             continue
         real_directory = reader.real_root(directory)
+        aliased = real_directory != directory  # most folders are where they are written: one path per child
         for child in listing:
             name = child.name
             if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
             path = f"{directory}/{name}"
-            real = f"{real_directory}/{name}"
+            real = f"{real_directory}/{name}" if aliased else path
             if child.is_symlink:
                 entry = reader.probe(path, container.boundary)
                 if entry.kind is not Kind.DIRECTORY:
@@ -280,22 +281,22 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
         return _every_copy(found, off)
     winners: dict[str, Resource] = {}
     out: list[Resource] = []
-    for resource in found:
-        if resource.status is not _OK or resource.name is None:
-            out.append(resource)
+    append, by_folded = out.append, precedence == "first"
+    for resource in found:  # once per skill: the common case (a new name) is one dict call
+        name = resource.name
+        if name is None or resource.status is not _OK:
+            append(resource)
             continue
-        folded = resource.name.casefold()
-        key = folded if precedence == "first" else resource.name
-        if folded in off:
-            out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
+        folded = name.casefold()
+        if off and folded in off:
+            append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
             continue
-        winner = winners.get(key)
-        if winner is None:
-            winners[key] = resource
-            out.append(resource)
+        winner = winners.setdefault(folded if by_folded else name, resource)
+        if winner is resource:
+            append(resource)
             continue
         error = f"shadowed by the {winner.scope} skill at {winner.path}"
-        out.append(replace(resource, status=Status.SHADOWED, content=None, error=error))
+        append(replace(resource, status=Status.SHADOWED, content=None, error=error))
     return out
 
 

@@ -114,13 +114,15 @@ def _apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> tuple[
     total = 0
     count, budget = caps.max_resources, caps.max_snapshot_bytes
     over_count = f"dropped to fit {count}-resource snapshot count cap"
+    over_budget = f"dropped to fit {budget}-byte aggregate cap"  # once, not per resource left out
+    excluded = Status.EXCLUDED
     for index, resource in enumerate(_ordered(resources, _CAP_ORDER)):
         if index >= count:
-            out.append(_exclude(resource, over_count))
+            out.append(resource.with_status(excluded, over_count))
             continue
         size = resource.payload_bytes
         if size and total + size > budget:
-            out.append(_exclude(resource, f"dropped to fit {budget}-byte aggregate cap"))
+            out.append(resource.with_status(excluded, over_budget))
             continue
         total += size
         out.append(resource)
@@ -161,7 +163,15 @@ def aggregate_hash(resources: Iterable[Resource], *, sorted_by_id: bool = False)
     """Coder's order-independent drift hash over instruction files and skills."""
     drifting = [r for r in resources if r.kind in DRIFTING]
     ordered = drifting if sorted_by_id else _ordered(drifting, _ID_ORDER)
-    return hashlib.sha256(b"".join([_fragment(r.kind, r.path, r.content_hash, r.status) for r in ordered])).hexdigest()
+    templates, statuses, fromhex = _TEMPLATES, _NETSTRINGS, bytes.fromhex
+    fragments = []
+    for resource in ordered:  # once per file of every scan: one formatting of six values each
+        encoded = resource.path.encode("utf-8")
+        size = len(encoded)
+        prefix, template = templates[resource.kind]
+        digest = fromhex(resource.content_hash) if resource.content_hash else _NO_HASH
+        fragments.append(template % (prefix + size, encoded, size, encoded, digest, statuses[resource.status]))
+    return hashlib.sha256(b"".join(fragments)).hexdigest()
 
 
 def _netstring(text: str) -> bytes:
@@ -169,25 +179,21 @@ def _netstring(text: str) -> bytes:
     return b"%d:%s" % (len(data), data)
 
 
+def _template(kind: Kind) -> tuple[int, bytes]:
+    """The length of a kind's id prefix ``kind:`` and its resources' fragment format, the kind's parts written in.
+
+    A fragment: netstrings of the id (``kind:path``), the kind and the path, the 32 raw bytes
+    of the content hash, the status's netstring and a NUL.
+    """
+    prefix = f"{kind}:".encode()
+    kind_part = _netstring(kind)
+    escaped = prefix.replace(b"%", b"%%"), kind_part.replace(b"%", b"%%")
+    return len(prefix), b"%d:" + escaped[0] + b"%s" + escaped[1] + b"%d:%s%s%s\x00"
+
+
 _NETSTRINGS = {member: _netstring(member) for member in (*Kind, *Status)}
-_ID_PREFIXES = {kind: f"{kind}:".encode() for kind in Kind}
+_TEMPLATES = {kind: _template(kind) for kind in Kind}
 _NO_HASH = bytes(32)
-
-
-def _fragment(kind: Kind, path: str, content_hash: str, status: Status) -> bytes:
-    """One resource's share: netstrings of its id, kind and path, the 32 raw bytes of its hash, its status's, NUL."""
-    encoded = path.encode("utf-8")
-    prefix = _ID_PREFIXES[kind]
-    return b"%d:%s%s%s%d:%s%s%s\x00" % (
-        len(prefix) + len(encoded),
-        prefix,
-        encoded,
-        _NETSTRINGS[kind],
-        len(encoded),
-        encoded,
-        bytes.fromhex(content_hash) if content_hash else _NO_HASH,
-        _NETSTRINGS[status],
-    )
 
 
 def build(
