@@ -24,7 +24,7 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from operator import itemgetter
 from stat import S_ISDIR, S_ISLNK, S_ISREG
@@ -281,52 +281,74 @@ class Reader:
         dfd = self._fds.get(parent)
         return _read_in(self._walker.dir_fd(parent or "/") if dfd is None else dfd, name, key, limit)
 
-    def load_in(
-        self, folder: str, name: str, boundary: str, tag: str, limit: int, build: Callable[[Entry, bytes | OSError], T]
-    ) -> tuple[Entry, T | None]:
-        """:meth:`probe_in`, then for a regular file ``build(entry, its first limit bytes or the read's error)``,
-        cached as :meth:`cached` does; the value is None for anything else, which the entry says.
+    def load_each(
+        self,
+        parent: str,
+        leaves: Sequence[str],
+        name: str,
+        boundary: str,
+        tag: str,
+        limit: int,
+        build: Callable[[Entry, bytes | OSError], T],
+    ) -> list[tuple[Entry, T | None]]:
+        """For each folder ``parent/leaf``: :meth:`probe_in` of ``name`` in it, then for a regular file
+        ``build(entry, its first limit bytes or the read's error)``, cached as :meth:`cached` does
+        under ``tag + leaf``; the value is None for anything else, which the entry says.
 
-        The hot path of a skills scan (a file in a folder just listed): the folder is opened from
-        its parent's descriptor, used and closed at once, and nothing is looked at twice.
+        The hot path of a skills scan, one call per listing (a file in each folder just listed):
+        each folder is opened from its parent's descriptor, used and closed at once, and nothing
+        is looked at twice.
         """
-        parent, _, leaf = folder.rpartition("/")
-        pfd = self._fds.get(parent)
+        out: list[tuple[Entry, T | None]] = []
+        append, fds, values, observed = out.append, self._fds, self._values, self.observed.append
+        now = self._now
         root = self._roots.get(boundary) or self._root(boundary)
-        if pfd is None or root.aliased or not parent.startswith(root.prefix) or leaf in ("", ".", ".."):
-            return self._load_walked(folder, name, boundary, tag, limit, build)
-        try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
-            dfd = os.open(leaf, DIR_FLAGS, dir_fd=pfd)
-        except OSError:
-            return self._load_walked(folder, name, boundary, tag, limit, build)
-        try:
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        direct = not root.aliased and parent.startswith(root.prefix)
+        pfd = fds.get(parent) if direct else None
+        for leaf in leaves:
+            folder = f"{parent}/{leaf}"
+            if pfd is None or leaf in ("", ".", ".."):
+                append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                pfd = fds.get(parent) if direct else None  # the walk may have trimmed the open folders
+                continue
+            try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
+                dfd = os.open(leaf, DIR_FLAGS, dir_fd=pfd)
             except OSError:
-                st = None
-            if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
-                return self._load_walked(folder, name, boundary, tag, limit, build)
-            path = f"{folder}/{name}"
-            key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
-            self.observed.append((path, key, False))
-            entry = _new_entry(Entry, (path, _FILE, path, st.st_size, key, False, None, ""))
-            slot = (path, tag)
-            hit = self._values.get(slot)
-            fresh = self._now - key[0] / 1e9 >= RACY_SECONDS
-            if hit is not None and hit[0] == key and fresh:
-                return entry, hit[1]
-            self.misses += 1
-            raw: bytes | OSError
+                append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                pfd = fds.get(parent)
+                continue
             try:
-                raw = _read_in(dfd, name, key, limit)
-            except OSError as exc:
-                raw = exc
-        finally:
-            os.close(dfd)
-        value = build(entry, raw)
-        if fresh:  # a young key may yet hide a second write
-            self._values[slot] = (key, value)
-        return entry, value
+                try:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    st = None
+                if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
+                    append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                    pfd = fds.get(parent)
+                    continue
+                path = f"{folder}/{name}"
+                key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+                observed((path, key, False))
+                entry = _new_entry(Entry, (path, _FILE, path, st.st_size, key, False, None, ""))
+                slot = (path, tag + leaf)
+                hit = values.get(slot)
+                fresh = now - key[0] / 1e9 >= RACY_SECONDS
+                if hit is not None and hit[0] == key and fresh:
+                    append((entry, hit[1]))
+                    continue
+                self.misses += 1
+                raw: bytes | OSError
+                try:
+                    raw = _read_in(dfd, name, key, limit)
+                except OSError as exc:
+                    raw = exc
+            finally:
+                os.close(dfd)
+            value = build(entry, raw)
+            if fresh:  # a young key may yet hide a second write
+                values[slot] = (key, value)
+            append((entry, value))
+        return out
 
     def _load_walked(
         self, folder: str, name: str, boundary: str, tag: str, limit: int, build: Callable[[Entry, bytes | OSError], T]

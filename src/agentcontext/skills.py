@@ -78,82 +78,101 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
     """Every skill candidate: ok, shadowed, disabled, invalid, oversize or unreadable."""
     if not config.skills.enabled:
         return []
-    found: list[Resource] = []
-    seen: dict[str, int] = {}  # real SKILL.md path -> index in ``found``
+    found = _Found()
     for container in containers(layout, reader):
-        for resource, real in _scan(container, config, reader):
-            if real is not None and real in seen:
-                first = found[seen[real]]
-                found[seen[real]] = replace(first, warnings=(*first.warnings, f"also reached via {resource.path}"))
-                continue
-            if real is not None:
-                seen[real] = len(found)
-            found.append(resource)
-    return _apply_precedence(found, config.skills.disabled, config.skills.precedence)
+        _scan(container, config, reader, found)
+    return _apply_precedence(found.resources, config.skills.disabled, config.skills.precedence)
 
 
-def _scan(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
+class _Found:
+    """The candidates so far, each SKILL.md once: a second path to the same file is a warning on the first."""
+
+    __slots__ = ("resources", "seen")
+
+    def __init__(self) -> None:
+        self.resources: list[Resource] = []
+        self.seen: dict[str, int] = {}  # real SKILL.md path -> index in ``resources``
+
+    def add(self, resource: Resource) -> None:
+        """A candidate that is no SKILL.md read (a bad link, an unlistable folder)."""
+        self.resources.append(resource)
+
+    def again(self, at: int, resource: Resource) -> None:
+        """``resource`` is the SKILL.md already found at index ``at``, reached by another path."""
+        first = self.resources[at]
+        self.resources[at] = replace(first, warnings=(*first.warnings, f"also reached via {resource.path}"))
+
+
+def _scan(container: Container, config: Config, reader: Reader, found: _Found) -> None:
     top = reader.probe(container.path, container.boundary)
     if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
-        real, name = reader.real_root(folder), os.path.basename(folder)
-        skill = _skill_in(folder, real, name, _Shared(container, config, reader))
-        return [skill] if skill is not None else []
-    if top.kind is not Kind.DIRECTORY:
-        return []  # a missing container is not a problem
-    return _walk(container, config, reader)
+        parent, _, name = folder.rpartition("/")
+        _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
+    elif top.kind is Kind.DIRECTORY:  # a missing container is not a problem
+        _walk(container, config, reader, found)
 
 
-def _walk(container: Container, config: Config, reader: Reader) -> list[tuple[Resource, str | None]]:
-    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf."""
+def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:
+    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf.
+
+    The folders of one listing are read in one :meth:`Reader.load_each` call; a symlinked one
+    (rare) closes the batch before it, so every result keeps the listing's order.
+    """
     limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
-    out: list[tuple[Resource, str | None]] = []
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
     queue: deque[tuple[str, int]] = deque([(container.path, 0)])
-    shared = _Shared(container, config, reader)
+    shared = _Shared(container, config, reader, found)
     note = _FOLLOWS.get(config.profile)
     while queue:
         directory, depth = queue.popleft()
         try:
             listing = reader.list_dir(directory, strict=True, boundary=container.boundary)
         except OSError as exc:  # a folder we may not list is reported, never passed over
-            out.append((_unlistable(directory, exc, container), None))
+            found.add(_unlistable(directory, exc, container))
             continue
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
+        deeper: list[str] | None = [] if depth + 1 < max_depth else None  # folders without a skill, to descend
+        leaves: list[str] = []  # the folders to read, with their real paths
+        reals: list[str | None] = []
         for child in listing:
             name = child.name
             if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
-            path = f"{directory}/{name}"
-            real = f"{real_directory}/{name}" if aliased else path
             if child.is_symlink:
-                entry = reader.probe(path, container.boundary)
+                _skills_in(directory, leaves, reals, shared, deeper)
+                leaves, reals = [], []
+                entry = reader.probe(f"{directory}/{name}", container.boundary)
                 if entry.kind is not Kind.DIRECTORY:
                     if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
-                        out.append((_bad_link(entry, container, note), None))
+                        found.add(_bad_link(entry, container, note))
                     continue
                 real = entry.real_path
+                written: str | None = real
+            else:
+                real = f"{real_directory}/{name}" if aliased else f"{directory}/{name}"
+                written = real if aliased else None  # None: where it is written
             if real in visited:
                 continue
             if len(visited) >= limit:
-                out.append((_truncated_scan(container, limit), None))
-                return out
+                _skills_in(directory, leaves, reals, shared, deeper)
+                found.add(_truncated_scan(container, limit))
+                return
             visited.add(real)
-            skill = _skill_in(path, real, name, shared)
-            if skill is not None:
-                out.append(skill)
-            elif depth + 1 < max_depth:
-                queue.append((path, depth + 1))
-    return out
+            leaves.append(name)
+            reals.append(written)
+        _skills_in(directory, leaves, reals, shared, deeper)
+        if deeper:
+            queue.extend((folder, depth + 1) for folder in deeper)
 
 
 class _Shared:
     """What every skill of one container shares, looked up once per container."""
 
-    __slots__ = ("build", "container", "limit", "load", "meta_file", "reader", "tag")
+    __slots__ = ("build", "container", "found", "limit", "meta_file", "reader", "tag")
 
-    def __init__(self, container: Container, config: Config, reader: Reader) -> None:
+    def __init__(self, container: Container, config: Config, reader: Reader, found: _Found) -> None:
         self.container = container
         self.meta_file = config.skills.meta_file
         self.limit = config.snapshot.max_resource_bytes + 1
@@ -161,36 +180,52 @@ class _Shared:
         self.tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
         self.build = _builder(container, config)
         self.reader = reader
-        self.load = reader.load_in
+        self.found = found
 
 
-def _skill_in(folder_path: str, real_folder: str, folder: str, shared: _Shared) -> tuple[Resource, str | None] | None:
-    container, meta_file = shared.container, shared.meta_file
-    meta, cached = shared.load(
-        folder_path, meta_file, container.boundary, shared.tag + folder, shared.limit, shared.build
+def _skills_in(
+    directory: str, leaves: list[str], reals: list[str | None], shared: _Shared, deeper: list[str] | None
+) -> None:
+    """The skills of the folders ``leaves`` of ``directory``, in order (``reals``: where each really is,
+    None where it is written); a folder without a SKILL.md goes to ``deeper`` (when the walk descends)."""
+    if not leaves:
+        return
+    container, meta_file, found = shared.container, shared.meta_file, shared.found
+    scope, source, note = container.scope, container.source, container.note
+    loaded = shared.reader.load_each(
+        directory, leaves, meta_file, container.boundary, shared.tag, shared.limit, shared.build
     )
-    if cached is None:
-        kind = meta.kind
-        if kind is _MISSING or kind is _DIRECTORY:
-            return None
-        status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
-        error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
-        skill = Resource(_SKILL, meta.path, container.scope, status, error=error, source=container.source)
-        return skill, None
-    resource = cached
-    scope = container.scope
-    if resource.path != meta.path or resource.scope is not scope or resource.source != container.source:
-        resource = replace(resource, path=meta.path, scope=scope, source=container.source)
-    if container.note:
-        resource = replace(resource, warnings=(*resource.warnings, container.note))
-    # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
-    # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
-    hidden = scope is _SYSTEM and resource.status is _OK
-    if hidden and _hidden_from_codex(folder_path, container, shared.reader):
-        reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
-        resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
-    # Identity is the real file: a folder or container reached through a symlink is the same skill.
-    return resource, meta.real_path if meta.is_link else f"{real_folder}/{meta_file}"
+    add, resources, seen = found.add, found.resources, found.seen  # bound once per listing
+    for (meta, cached), real_folder in zip(loaded, reals, strict=True):
+        if cached is None:
+            kind = meta.kind
+            if kind is _MISSING or kind is _DIRECTORY:
+                if deeper is not None:
+                    deeper.append(meta.path.rpartition("/")[0])
+                continue
+            status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
+            error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
+            add(Resource(_SKILL, meta.path, scope, status, error=error, source=source))
+            continue
+        resource = cached
+        if resource.path != meta.path or resource.scope is not scope or resource.source != source:
+            resource = replace(resource, path=meta.path, scope=scope, source=source)
+        if note:
+            resource = replace(resource, warnings=(*resource.warnings, note))
+        # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
+        # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
+        hidden = scope is _SYSTEM and resource.status is _OK
+        if hidden and _hidden_from_codex(meta.path.rpartition("/")[0], container, shared.reader):
+            reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
+            resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
+        # Identity is the real file: a folder or container reached through a symlink is the same skill.
+        path = meta.path
+        real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"
+        at = seen.setdefault(real, len(resources))  # found.add, inlined: this runs once per skill
+        if at == len(resources):
+            resources.append(resource)
+        else:
+            found.again(at, resource)
 
 
 def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
