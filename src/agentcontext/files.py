@@ -289,10 +289,10 @@ class Reader:
         boundary: str,
         tag: str,
         limit: int,
-        build: Callable[[Entry, bytes | OSError], T],
+        build: Callable[[Entry, bytes | OSError, str], T],
     ) -> list[tuple[Entry, T | None]]:
         """For each folder ``parent/leaf``: :meth:`probe_in` of ``name`` in it, then for a regular file
-        ``build(entry, its first limit bytes or the read's error)``, cached as :meth:`cached` does
+        ``build(entry, its first limit bytes or the read's error, leaf)``, cached as :meth:`cached` does
         under ``tag + leaf``; the value is None for anything else, which the entry says.
 
         The hot path of a skills scan, one call per listing (a file in each folder just listed):
@@ -308,13 +308,13 @@ class Reader:
         for leaf in leaves:
             folder = f"{parent}/{leaf}"
             if pfd is None or leaf in ("", ".", ".."):
-                append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
                 pfd = fds.get(parent) if direct else None  # the walk may have trimmed the open folders
                 continue
             try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
                 dfd = os.open(leaf, DIR_FLAGS, dir_fd=pfd)
             except OSError:
-                append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
                 pfd = fds.get(parent)
                 continue
             try:
@@ -323,7 +323,7 @@ class Reader:
                 except OSError:
                     st = None
                 if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
-                    append(self._load_walked(folder, name, boundary, tag + leaf, limit, build))
+                    append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
                     pfd = fds.get(parent)
                     continue
                 path = f"{folder}/{name}"
@@ -344,19 +344,26 @@ class Reader:
                     raw = exc
             finally:
                 os.close(dfd)
-            value = build(entry, raw)
+            value = build(entry, raw, leaf)
             if fresh:  # a young key may yet hide a second write
                 values[slot] = (key, value)
             append((entry, value))
         return out
 
     def _load_walked(
-        self, folder: str, name: str, boundary: str, tag: str, limit: int, build: Callable[[Entry, bytes | OSError], T]
+        self,
+        folder: str,
+        leaf: str,
+        name: str,
+        boundary: str,
+        tag: str,
+        limit: int,
+        build: Callable[[Entry, bytes | OSError, str], T],
     ) -> tuple[Entry, T | None]:
         entry = self.probe_in(folder, name, boundary)
         if entry.kind is not _FILE:
             return entry, None
-        return entry, self.cached(entry, tag, lambda: build(entry, self._read_or_error(entry, limit)))
+        return entry, self.cached(entry, tag + leaf, lambda: build(entry, self._read_or_error(entry, limit), leaf))
 
     def _read_or_error(self, entry: Entry, limit: int) -> bytes | OSError:
         try:

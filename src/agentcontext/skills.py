@@ -241,7 +241,7 @@ def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> boo
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
 
 
-_Build = Callable[[Entry, "bytes | OSError"], Resource]
+_Build = Callable[[Entry, "bytes | OSError", str], Resource]
 
 
 def _builder(container: Container, config: Config) -> _Build:
@@ -249,8 +249,8 @@ def _builder(container: Container, config: Config) -> _Build:
     cap = config.snapshot.max_resource_bytes
     scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
 
-    def build(meta: Entry, raw: bytes | OSError) -> Resource:
-        """One SKILL.md into one resource, built in a single step (this runs once per skill)."""
+    def build(meta: Entry, raw: bytes | OSError, folder: str) -> Resource:
+        """One SKILL.md (in a folder named ``folder``) into one resource, in a single step (once per skill)."""
         path = meta.path
         if isinstance(raw, OSError):
             error = raw.strerror or str(raw)
@@ -260,22 +260,27 @@ def _builder(container: Container, config: Config) -> _Build:
         if len(raw) > cap:
             error = f"file size {size} exceeds per-resource cap of {cap} bytes"
             return Resource(_SKILL, path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
-        text, decode_warnings = decode_file(raw)
-        if text is None:
-            error = "binary file (contains NUL bytes)"
-            return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
-        result = check(text, path.rsplit("/", 2)[-2], mode, namespace=namespace)  # the folder's name
-        hidden = hidden_text_warnings(text)
-        warnings = (*decode_warnings, *result.warnings, *hidden) if decode_warnings or hidden else result.warnings
-        if result.errors:
-            error = "; ".join(result.errors)
+        try:  # decode_file's common case without its call: UTF-8 with no NUL, CR or BOM
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = "\x00"  # not the common case: decode_file says what it is
+        decode_warnings: tuple[str, ...] = ()
+        if "\x00" in text or "\r" in text or text[:1] == "\ufeff":
+            decoded, decode_warnings = decode_file(raw)
+            if decoded is None:
+                error = "binary file (contains NUL bytes)"
+                return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
+            text = decoded
+        name, description, errors, warnings, _ = check(text, folder, mode, namespace=namespace)
+        # hidden_text_warnings' fast test first: ordinary text needs no call
+        hidden = () if text.isascii() and ("<" not in text or "<!--" not in text) else hidden_text_warnings(text)
+        if decode_warnings or hidden:
+            warnings = (*decode_warnings, *warnings, *hidden)
+        if errors:
+            error = "; ".join(errors)
             status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
-            return Resource(
-                _SKILL, path, scope, status, size, digest, None, error, warnings, result.name, source=source
-            )
-        return make(
-            _SKILL, path, scope, _OK, size, digest, text, None, warnings, result.name, result.description, None, source
-        )
+            return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, name, source=source)
+        return make(_SKILL, path, scope, _OK, size, digest, text, None, warnings, name, description, None, source)
 
     return build
 
