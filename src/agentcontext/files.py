@@ -301,58 +301,59 @@ class Reader:
         """
         out: list[tuple[Entry, T | None]] = []
         append, fds, values, observed = out.append, self._fds, self._values, self.observed.append
-        now = self._now
+        open_at, stat_at, close, now, misses = os.open, os.stat, os.close, self._now, 0  # bound once per listing
         root = self._roots.get(boundary) or self._root(boundary)
         direct = not root.aliased and parent.startswith(root.prefix)
         pfd = fds.get(parent) if direct else None
         for leaf in leaves:
-            folder = f"{parent}/{leaf}"
             if pfd is None or leaf in ("", ".", ".."):
-                append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
+                append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
                 pfd = fds.get(parent) if direct else None  # the walk may have trimmed the open folders
                 continue
             try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
-                dfd = os.open(leaf, DIR_FLAGS, dir_fd=pfd)
+                dfd = open_at(leaf, DIR_FLAGS, dir_fd=pfd)
             except OSError:
-                append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
+                append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
                 pfd = fds.get(parent)
                 continue
             try:
                 try:
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    st = stat_at(name, dir_fd=dfd, follow_symlinks=False)
                 except OSError:
                     st = None
                 if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
-                    append(self._load_walked(folder, leaf, name, boundary, tag, limit, build))
+                    append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
                     pfd = fds.get(parent)
                     continue
-                path = f"{folder}/{name}"
-                key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+                path = f"{parent}/{leaf}/{name}"
+                size = st.st_size
+                key = (st.st_mtime_ns, size, st.st_ino, st.st_dev, st.st_mode)
                 observed((path, key, False))
-                entry = _new_entry(Entry, (path, _FILE, path, st.st_size, key, False, None, ""))
+                entry = _new_entry(Entry, (path, _FILE, path, size, key, False, None, ""))
                 slot = (path, tag + leaf)
                 hit = values.get(slot)
                 fresh = now - key[0] / 1e9 >= RACY_SECONDS
                 if hit is not None and hit[0] == key and fresh:
                     append((entry, hit[1]))
                     continue
-                self.misses += 1
+                misses += 1
                 raw: bytes | OSError
                 try:
                     raw = _read_in(dfd, name, key, limit)
                 except OSError as exc:
                     raw = exc
             finally:
-                os.close(dfd)
+                close(dfd)
             value = build(entry, raw, leaf)
             if fresh:  # a young key may yet hide a second write
                 values[slot] = (key, value)
             append((entry, value))
+        self.misses += misses
         return out
 
     def _load_walked(
         self,
-        folder: str,
+        parent: str,
         leaf: str,
         name: str,
         boundary: str,
@@ -360,7 +361,7 @@ class Reader:
         limit: int,
         build: Callable[[Entry, bytes | OSError, str], T],
     ) -> tuple[Entry, T | None]:
-        entry = self.probe_in(folder, name, boundary)
+        entry = self.probe_in(f"{parent}/{leaf}", name, boundary)
         if entry.kind is not _FILE:
             return entry, None
         return entry, self.cached(entry, tag + leaf, lambda: build(entry, self._read_or_error(entry, limit), leaf))

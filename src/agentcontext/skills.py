@@ -221,8 +221,9 @@ def _skills_in(
         # Identity is the real file: a folder or container reached through a symlink is the same skill.
         path = meta.path
         real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"
-        at = seen.setdefault(real, len(resources))  # found.add, inlined: this runs once per skill
-        if at == len(resources):
+        count = len(resources)
+        at = seen.setdefault(real, count)  # found.add, inlined: this runs once per skill
+        if at == count:
             resources.append(resource)
         else:
             found.again(at, resource)
