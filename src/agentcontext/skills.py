@@ -343,10 +343,17 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
 
 def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
     """Codex offers every copy of a name; each copy says where the others are."""
-    paths: dict[str, list[str]] = {}
+    first: dict[str, str] = {}  # name -> the path of its first copy
+    copies: dict[str, list[str]] = {}  # a name offered more than once -> the paths of every copy
     for resource in found:
-        if resource.status is _OK and resource.name is not None:
-            paths.setdefault(resource.name, []).append(resource.path)
+        name = resource.name
+        if resource.status is _OK and name is not None:
+            if name in first:
+                copies.setdefault(name, [first[name]]).append(resource.path)
+            else:
+                first[name] = resource.path
+    if not copies and not off:
+        return found  # every name once, none disabled: nothing to say
     out: list[Resource] = []
     for resource in found:
         name = resource.name
@@ -354,8 +361,8 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
             out.append(resource)
         elif off and name.casefold() in off:
             out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
-        elif len(paths[name]) > 1:
-            others = ", ".join(p for p in paths[name] if p != resource.path)
+        elif name in copies:
+            others = ", ".join(p for p in copies[name] if p != resource.path)
             warning = f"also offered from {others} (every copy is listed: no de-duplication across scopes)"
             out.append(replace(resource, warnings=(*resource.warnings, warning)))
         else:
