@@ -564,3 +564,43 @@ def test_observe_records_a_marker_that_may_appear_later(tmp_path: Path) -> None:
 )
 def test_is_within_compares_whole_path_components(path: str, root: str, inside: bool) -> None:
     assert is_within(path, root) is inside
+
+
+def test_load_each_reads_a_listing_in_order_and_sends_the_unusual_ones_the_long_way(tmp_path: Path) -> None:
+    """Plain folders are read from the listing's descriptor; a linked file, a linked folder that
+    leaves, a missing file and a FIFO are each classified by the walk, and the order holds."""
+    root = tmp_path / "skills"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    written(outside / "SKILL.md", "secret")
+    for name in ("a", "b", "c", "e", "f"):
+        (root / name).mkdir(parents=True)
+    written(root / "a" / "SKILL.md", "alpha")
+    written(root / "b" / "real.md", "beta")
+    (root / "b" / "SKILL.md").symlink_to("real.md")  # a link inside: followed by the walk
+    os.mkfifo(root / "e" / "SKILL.md")
+    written(root / "f" / "SKILL.md", "phi")
+    (root / "d").symlink_to(outside)  # a folder leading outside the boundary
+    reader = Reader()
+    reader.list_dir(str(root))  # the scan lists a folder before reading its children
+    built: list[str] = []
+
+    def build(entry: Entry, raw: bytes | OSError, leaf: str) -> str:
+        built.append(leaf)
+        return f"{leaf}:{raw!r}"
+
+    loaded = reader.load_each(str(root), ["a", "b", "c", "d", "e", "f"], "SKILL.md", str(root), "t:", 100, build)
+
+    assert [(entry.kind, value) for entry, value in loaded] == [
+        (Kind.FILE, "a:b'alpha'"),
+        (Kind.FILE, "b:b'beta'"),
+        (Kind.MISSING, None),
+        (Kind.ESCAPE, None),
+        (Kind.SPECIAL, None),
+        (Kind.FILE, "f:b'phi'"),
+    ]
+    assert [entry.path for entry, _ in loaded] == [f"{root}/{name}/SKILL.md" for name in "abcdef"]
+    assert built == ["a", "b", "f"]
+    again = reader.load_each(str(root), ["a", "b", "f"], "SKILL.md", str(root), "t:", 100, build)
+    assert [value for _, value in again] == ["a:b'alpha'", "b:b'beta'", "f:b'phi'"]
+    assert built == ["a", "b", "f"]  # the second pass came from the cache
