@@ -20,6 +20,7 @@ from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
 from agentcontext.control.models import Base, User
 from agentcontext.control.pg_cluster import TempCluster
+from agentcontext.control.service import prepare
 
 
 def differences(db: Database) -> list[Any]:
@@ -150,3 +151,19 @@ def concurrent_upgrades(url: str) -> None:
     finally:
         for database in replicas:
             database.dispose()
+
+
+def test_a_server_on_postgresql_opens_its_request_connections_before_the_first_request(
+    pg_cluster: TempCluster,
+) -> None:
+    url = pg_cluster.create_database()
+    database, _admin = prepare(url)
+    try:
+        with database.engine.connect() as connection:
+            backends = connection.execute(
+                sa.text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+            ).scalar_one()
+        # the request pool's connections, plus the one asking (the ORM's own pool may hold others)
+        assert backends >= database.pool_size + 1
+    finally:
+        database.dispose()

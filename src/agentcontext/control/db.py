@@ -124,6 +124,17 @@ class Database:
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
         )
 
+    def warm(self) -> None:
+        """Open the hot paths' connections before the first request: on PostgreSQL each costs a backend's start
+        and an authentication, which a replica's first burst of requests would otherwise pay all at once
+        (``bench/load.py --postgres``: the slow requests of a stage were its first seconds'). SQLite's are a
+        file's open, left to the first use."""
+        if self.dialect != "postgresql":
+            return
+        held = [self._rows.connect() for _ in range(self.pool_size)]
+        for connection in held:
+            connection.close()
+
     @property
     def is_sqlite(self) -> bool:
         return self.dialect == "sqlite"

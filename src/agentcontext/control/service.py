@@ -56,10 +56,13 @@ def bootstrap_admin(db: Database) -> identity.Issued | None:
 
 
 def prepare(db_url: str) -> tuple[Database, identity.Issued | None]:
-    """Open the database, apply migrations, create the first administrator if there is none."""
+    """Open the database, apply migrations, create the first administrator if there is none, and open the
+    connections the requests will use."""
     db = Database(db_url)
     migrate.upgrade(db)
-    return db, bootstrap_admin(db)
+    admin = bootstrap_admin(db)
+    db.warm()
+    return db, admin
 
 
 @dataclass(frozen=True, slots=True)
