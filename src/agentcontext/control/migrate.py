@@ -7,13 +7,16 @@ of them migrates and the others find the schema current.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import random
+import time
+from collections.abc import Callable, Iterator
 
 from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import OperationalError
 
 from agentcontext.control.db import Database
 
@@ -42,13 +45,34 @@ def current(db: Database) -> str | None:
 
 def upgrade(db: Database, revision: str = "head") -> None:
     """Migrate to ``revision``; concurrent callers on one database take turns, and the later ones find nothing to do."""
-    with _exclusive(db) as connection:
-        command.upgrade(alembic_config(connection), revision)
+
+    def attempt() -> None:
+        with _exclusive(db) as connection:
+            command.upgrade(alembic_config(connection), revision)
+
+    _taking_turns(attempt)
 
 
 def downgrade(db: Database, revision: str) -> None:
-    with _exclusive(db) as connection:
-        command.downgrade(alembic_config(connection), revision)
+    def attempt() -> None:
+        with _exclusive(db) as connection:
+            command.downgrade(alembic_config(connection), revision)
+
+    _taking_turns(attempt)
+
+
+def _taking_turns(attempt: Callable[[], None], tries: int = 8) -> None:
+    """``attempt()``, again after a short wait when SQLite refused its lock: two fresh connections racing for a
+    new file (one switching it to WAL, one beginning) can be refused at once, without the busy timeout's wait.
+    Any other error, or the last refusal, is raised as it is."""
+    for number in range(tries):
+        try:
+            attempt()
+            return
+        except OperationalError as exc:
+            if number + 1 == tries or "database is locked" not in str(exc.orig):
+                raise
+            time.sleep(random.uniform(0, 0.01 * 2**number))
 
 
 @contextlib.contextmanager
