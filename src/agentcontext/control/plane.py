@@ -47,7 +47,7 @@ from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, 
 from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
 from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
-from agentcontext.control.turns import TurnRow, Turns, load_context, turn_row
+from agentcontext.control.turns import Inputs, TurnRow, Turns, load_context, turn_and_inputs, turn_row
 from agentcontext.errors import ForbiddenError, InvalidRequestError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
 from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
@@ -399,7 +399,8 @@ class ControlPlane:
 
     async def prompt_json(self, user: identity.UserPrincipal, chat_id: str) -> Prompt:
         """The prompt as JSON bytes: one small query, outside any transaction, when the chat's turn key has not
-        moved; else the key read again and the prompt rendered from what one transaction reads with it."""
+        moved; else the key read again with the render's inputs in one statement (a chat to bind first, or a user
+        with personal skills: in one transaction), and the prompt rendered from them or shared."""
 
         def quick(connection: Connection) -> Prompt | None:
             row = turn_row(connection, user, chat_id)
@@ -411,12 +412,17 @@ class ControlPlane:
             if found is not None:
                 return found
 
-        def work(connection: Connection, row: TurnRow) -> Prompt:
-            turn, cached = self.turns.prompt(connection, user, row)
+        def keyed(connection: Connection) -> Prompt | None:
+            row, inputs = turn_and_inputs(connection, user, chat_id)
+            return work(connection, row, inputs) if inputs is not None else None
+
+        def work(connection: Connection, row: TurnRow, inputs: Inputs | None = None) -> Prompt:
+            turn, cached = self.turns.prompt(connection, user, row, inputs)
             assert turn.body is not None
             return Prompt(turn.body, cached)
 
-        return await self._turn(user, chat_id, work)
+        found = await self._read_one(keyed)  # the key and the inputs in one statement: no BEGIN and COMMIT
+        return found if found is not None else await self._turn(user, chat_id, work)
 
     async def context(self, user: identity.UserPrincipal, chat_id: str) -> ChatContext:
         """The chat's whole turn context, every pinned text with it (what serves skills as documents)."""

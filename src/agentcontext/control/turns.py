@@ -148,8 +148,11 @@ def turn_row(executor: Executor, user: UserPrincipal, chat_id: str, *, source: s
     ).first()  # fmt: skip
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
+    return _turn_row_of(row, row.text if source is not None else None)
+
+
+def _turn_row_of(row: Any, text: str | None = None) -> TurnRow:
     found = {name: getattr(row, name) for name in _FROM_ROW}
-    text = row.text if source is not None else None
     return TurnRow(chat_id=row.id, personal_count=int(row.personal_count or 0), text=text, **found)
 
 
@@ -196,29 +199,45 @@ def load_context(
 LATEST = "latest"  # the origin given to the MCP servers of the agent's latest snapshot among a turn's rows
 _RAW = [*rows.ROW_COLUMNS[:-1], "meta", "origin", "caused_by", "text"]
 _SHOWN = sa.or_(t.chat_resources.c.origin == rows.DISCOVERED, t.chat_resources.c.kind == PROMPT_TEXTS[0])
-_INPUTS = sa.union_all(
-    sa.select(
-        *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
-        sa.cast(t.chat_resources.c.meta, sa.Text).label("meta"),  # as stored: the digest takes it as it is
-        t.chat_resources.c.origin,
-        sa.cast(t.chat_resources.c.caused_by, sa.Text).label("caused_by"),
-        t.contents.c.text,
+
+
+def _inputs(agent_id: Any) -> sa.CompoundSelect[Any]:
+    """The rows a turn's render reads: the chat's pinned and discovered rows (with the texts the prompt shows),
+    and the MCP servers of the latest snapshot of ``agent_id`` (a parameter, or the chat's agent)."""
+    return sa.union_all(
+        sa.select(
+            *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+            sa.cast(t.chat_resources.c.meta, sa.Text).label("meta"),  # as stored: the digest takes it as it is
+            t.chat_resources.c.origin,
+            sa.cast(t.chat_resources.c.caused_by, sa.Text).label("caused_by"),
+            t.contents.c.text,
+        )
+        .select_from(
+            t.chat_resources.outerjoin(t.contents, sa.and_(t.contents.c.hash == t.chat_resources.c.content_key, _SHOWN))
+        )
+        .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id")),
+        sa.select(
+            *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+            sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
+            sa.literal(LATEST).label("origin"),
+            sa.null().label("caused_by"),
+            sa.null().label("text"),
+        ).where(t.snapshot_resources.c.agent_id == agent_id, t.snapshot_resources.c.kind == str(Kind.MCP_SERVER)),
     )
-    .select_from(
-        t.chat_resources.outerjoin(t.contents, sa.and_(t.contents.c.hash == t.chat_resources.c.content_key, _SHOWN))
-    )
-    .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id")),
-    sa.select(
-        *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
-        sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
-        sa.literal(LATEST).label("origin"),
-        sa.null().label("caused_by"),
-        sa.null().label("text"),
-    ).where(
-        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
-        t.snapshot_resources.c.kind == str(Kind.MCP_SERVER),
-    ),
-).order_by(sa.literal_column("origin"), sa.literal_column("source"))
+
+
+_INPUTS = _inputs(sa.bindparam("agent_id")).order_by(sa.literal_column("origin"), sa.literal_column("source"))
+# the turn key and the inputs in one statement (one snapshot of the database, so they agree without a
+# transaction): each input row comes with the key's columns; a chat without inputs is one row of the key alone
+_CHAT_AGENT = sa.select(t.chats.c.agent_id).where(t.chats.c.id == sa.bindparam("chat_id")).scalar_subquery()
+_KEY_PART = _KEY.subquery("turn_key")
+_INPUT_PART = _inputs(_CHAT_AGENT).subquery("turn_inputs")
+_KEY_WIDTH = len(_KEY_PART.c)
+_KEY_AND_INPUTS = (
+    sa.select(*_KEY_PART.c, *_INPUT_PART.c)
+    .select_from(_KEY_PART.outerjoin(_INPUT_PART, sa.true()))
+    .order_by(_INPUT_PART.c.origin, _INPUT_PART.c.source)
+)
 _KIND, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
     _RAW.index(name) for name in ("kind", "content_key", "meta", "origin", "caused_by", "text")
 )
@@ -286,6 +305,27 @@ def read_inputs(executor: Executor, user: UserPrincipal, row: TurnRow) -> Inputs
     personal = tuple(
         (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
+    return _digested(row, stored, personal)
+
+
+def turn_and_inputs(executor: Executor, user: UserPrincipal, chat_id: str) -> tuple[TurnRow, Inputs | None]:
+    """The chat's turn row and its inputs in one statement, which needs no transaction to make them agree; no
+    inputs (``None``) for a chat not bound and pinned yet, or one whose user has personal skills (they take a
+    second statement, so a transaction: ``turn_row`` and ``read_inputs``).
+
+    Raises: NotFoundError (no such chat of this user).
+    """
+    found = executor.execute(_KEY_AND_INPUTS, {"chat_id": chat_id, "user_id": user.user_id}).all()
+    if not found:
+        raise NotFoundError(f'chat "{chat_id}" not found')
+    row = _turn_row_of(found[0])
+    if not row.ready or row.personal_count:
+        return row, None
+    stored = tuple(tuple(raw)[_KEY_WIDTH:] for raw in found if raw[_KEY_WIDTH] is not None)  # a source: an input
+    return row, _digested(row, stored, ())
+
+
+def _digested(row: TurnRow, stored: tuple[tuple[Any, ...], ...], personal: tuple[tuple[str, str], ...]) -> Inputs:
     form = [
         _DIGEST_FORM, row.parent_id is None, row.plan_mode, row.os, row.work_dir, row.home,
         [raw[:_TEXT] for raw in stored], [list(p) for p in personal],
@@ -384,14 +424,18 @@ class Turns:
         self._recent.put(row.chat_id, row.key, Turn(shared.tools))
         return shared.tools
 
-    def prompt(self, executor: Executor, user: UserPrincipal, row: TurnRow) -> tuple[Turn, bool]:
+    def prompt(
+        self, executor: Executor, user: UserPrincipal, row: TurnRow, inputs: Inputs | None = None
+    ) -> tuple[Turn, bool]:
         """The turn with its prompt rendered, and whether it was served from what this replica kept (the chat's
-        turn, or a render shared with chats whose inputs digest alike): a miss is a render made now."""
+        turn, or a render shared with chats whose inputs digest alike): a miss is a render made now. ``inputs``:
+        read with ``row`` already (``turn_and_inputs``), else read here."""
         found = self._recent.get(row.chat_id, row.key)
         if found is not None and found.body is not None:
             self.hits += 1
             return found, True
-        inputs = read_inputs(executor, user, row)
+        if inputs is None:
+            inputs = read_inputs(executor, user, row)
         shared = self.shared.get(inputs.digest)
         cached = shared is not None and shared.text is not None
         if cached:
