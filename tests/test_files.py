@@ -17,7 +17,7 @@ from typing import TypeVar
 import pytest
 
 from agentcontext import files
-from agentcontext.files import RACY_SECONDS, Entry, Kind, ListedEntry, Reader, is_within, stat_key
+from agentcontext.files import RACY_SECONDS, Entry, Kind, ListedEntry, Names, Reader, is_within, stat_key
 from tests.helpers import unprivileged
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ def test_a_fifo_is_classified_without_ever_being_opened(tmp_path: Path) -> None:
     entry = bounded(fifo, lambda: reader.probe(str(fifo), str(tmp_path)))
     assert (entry.kind, entry.special, entry.is_file) == (Kind.SPECIAL, "a FIFO", False)
     listing = bounded(fifo, lambda: reader.list_dir(str(tmp_path)))
-    assert listing == (ListedEntry("AGENTS.md", is_dir=False, is_symlink=False),)
+    assert listing == (ListedEntry("AGENTS.md", is_dir=False, is_symlink=False, is_file=False),)
     assert_no_reader(fifo)
 
 
@@ -350,9 +350,9 @@ def test_list_dir_sorts_entries_and_marks_directories_and_symlinks(tmp_path: Pat
     (tmp_path / "dir").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "dir")
     assert Reader().list_dir(str(tmp_path)) == (
-        ListedEntry("C.md", is_dir=False, is_symlink=False),
-        ListedEntry("a.md", is_dir=False, is_symlink=False),
-        ListedEntry("b.md", is_dir=False, is_symlink=False),
+        ListedEntry("C.md", is_dir=False, is_symlink=False, is_file=True),
+        ListedEntry("a.md", is_dir=False, is_symlink=False, is_file=True),
+        ListedEntry("b.md", is_dir=False, is_symlink=False, is_file=True),
         ListedEntry("dir", is_dir=True, is_symlink=False),
         ListedEntry("link", is_dir=False, is_symlink=True),
     )
@@ -481,12 +481,61 @@ def test_unchanged_detects_a_new_file_in_a_listed_directory(tmp_path: Path) -> N
 
 def test_unchanged_detects_a_file_appearing_at_a_probed_missing_path(tmp_path: Path) -> None:
     reader = Reader()
-    observed = observe_tree(reader, aged_tree(tmp_path))
+    aged_tree(tmp_path)
+    reader.begin()  # the folder is not listed: the probe of the missing path is observed itself
+    reader.probe(str(tmp_path / "AGENTS.override.md"), str(tmp_path))
+    observed = list(reader.observed)
     folder = os.stat(tmp_path)
     written(tmp_path / "AGENTS.override.md", "override")
     set_mtime_ns(tmp_path, folder.st_mtime_ns)  # only the probe of the missing path can tell
     assert stat_key(os.stat(tmp_path)) == stat_key(folder)
     assert not reader.unchanged(observed)
+
+
+def test_a_name_missing_from_a_quiet_listed_folder_is_answered_by_the_listing_and_its_stat(tmp_path: Path) -> None:
+    reader = Reader()
+    observed = observe_tree(reader, aged_tree(tmp_path))  # lists the root, then probes a name it lacks
+    missing = str(tmp_path / "AGENTS.override.md")
+    assert missing not in [path for path, _, _ in observed]
+    assert (str(tmp_path), stat_key(os.stat(tmp_path)), True) in observed
+    assert reader.unchanged(observed)
+    written(tmp_path / "AGENTS.override.md", "override")  # creating it moves the folder's mtime
+    assert not reader.unchanged(observed)
+    reader.begin()
+    assert reader.probe(missing, str(tmp_path)).kind is Kind.FILE
+
+
+def test_a_busy_folder_is_not_listed_for_names_and_leaves_its_names_to_their_own_probes(tmp_path: Path) -> None:
+    aged_tree(tmp_path)
+    reader = Reader()
+    reader.begin()
+    assert reader.names(str(tmp_path), str(tmp_path)) == Names(
+        frozenset({"AGENTS.md", "CLAUDE.md"}), frozenset({"AGENTS.md", "CLAUDE.md"})
+    )
+    assert reader.observed == [(str(tmp_path), stat_key(os.stat(tmp_path)), True)]
+    written(tmp_path / "new.md", "x")  # the folder changed a moment ago
+    reader.begin()
+    assert reader.names(str(tmp_path), str(tmp_path)) is None
+    assert reader.observed == []
+    assert reader.probe(str(tmp_path / "AGENTS.override.md"), str(tmp_path)).kind is Kind.MISSING
+    assert [path for path, _, _ in reader.observed] == [str(tmp_path / "AGENTS.override.md")]
+
+
+def test_settled_drops_the_misses_a_missing_folder_or_a_quiet_listing_answers_for(tmp_path: Path) -> None:
+    aged_tree(tmp_path)
+    (tmp_path / "sub").mkdir()
+    age(tmp_path)
+    root = str(tmp_path)
+    reader = Reader()
+    reader.begin()
+    reader.probe(f"{root}/gone", root)  # missing (the listing below lacks it), and what is below it with it
+    reader.probe(f"{root}/gone/deeper/CLAUDE.md", root)
+    reader.probe(f"{root}/sub/.claude/CLAUDE.md", root)  # sub is not listed: kept
+    reader.names(root, root)
+    reader.probe(f"{root}/.claude/CLAUDE.md", root)  # the listing lacks .claude: answered, not observed
+    reader.probe(f"{root}/sub", root)
+    kept = [path for path, _, _ in reader.settled()]
+    assert kept == [f"{root}/sub/.claude/CLAUDE.md", root, f"{root}/sub"]
 
 
 def test_unchanged_detects_a_removed_file(tmp_path: Path) -> None:
@@ -604,3 +653,16 @@ def test_load_each_reads_a_listing_in_order_and_sends_the_unusual_ones_the_long_
     again = reader.load_each(str(root), ["a", "b", "f"], "SKILL.md", str(root), "t:", 100, build)
     assert [value for _, value in again] == ["a:b'alpha'", "b:b'beta'", "f:b'phi'"]
     assert built == ["a", "b", "f"]  # the second pass came from the cache
+
+
+def test_settled_keeps_a_missing_folder_and_drops_what_was_probed_below_it(tmp_path: Path) -> None:
+    root = str(aged_tree(tmp_path))
+    reader = Reader()
+    reader.begin()
+    for path in (f"{root}/gone/a/CLAUDE.md", f"{root}/gone", f"{root}/gone/b", f"{root}/AGENTS.md"):
+        reader.probe(path, root)
+    settled = reader.settled()
+    assert [path for path, _, _ in settled] == [f"{root}/gone", f"{root}/AGENTS.md"]
+    assert reader.unchanged(settled)
+    os.makedirs(tmp_path / "gone" / "a")
+    assert not reader.unchanged(settled)  # the folder's own stat shows what appeared below it

@@ -40,7 +40,7 @@ AUDIT_EVENT = "agentcontext.open"
 _PATH = getattr(os, "O_PATH", os.O_RDONLY)  # O_PATH is Linux's; elsewhere search needs read permission
 DIR_FLAGS = _PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CHUNK = 1 << 20
 
 
@@ -69,6 +69,7 @@ class ListedEntry(NamedTuple):  # immutable, built per directory entry
     name: str
     is_dir: bool  # a real directory (not a symlink)
     is_symlink: bool
+    is_file: bool = False  # a regular file (not a symlink, FIFO, socket or device), as the listing says
 
 
 _new_listed = tuple.__new__  # a ListedEntry from all its fields, without the Python-level __new__ (half the cost)
@@ -293,7 +294,7 @@ class Walker:
         Raises:
             OSError: it cannot be opened or listed.
         """
-        fd = os.open(".", _LIST_FLAGS, dir_fd=self.dir_fd(real))
+        fd = os.open(".", LIST_FLAGS, dir_fd=self.dir_fd(real))
         try:
             sys.audit(AUDIT_EVENT, fd)
             entries: list[ListedEntry] = []
@@ -302,9 +303,10 @@ class Walker:
                     try:
                         is_link = item.is_symlink()
                         is_dir = not is_link and item.is_dir(follow_symlinks=False)
+                        is_file = not is_link and not is_dir and item.is_file(follow_symlinks=False)
                     except OSError:
                         continue
-                    entries.append(_new_listed(ListedEntry, (item.name, is_dir, is_link)))
+                    entries.append(_new_listed(ListedEntry, (item.name, is_dir, is_link, is_file)))
             return entries
         finally:
             os.close(fd)

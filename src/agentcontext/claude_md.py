@@ -28,9 +28,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from agentcontext.beneath import EscapeError
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
 from agentcontext.config import Config
-from agentcontext.files import RACY_SECONDS, Entry, Kind, Reader, StatKey, is_within, stat_key
+from agentcontext.files import Entry, Kind, ListedEntry, Reader, is_within
 from agentcontext.instructions import Found, relabelled
 from agentcontext.layout import Layout
 from agentcontext.resource import Kind as ResourceKind
@@ -57,7 +58,13 @@ class _Read(NamedTuple):
     frontmatter_error: str | None = None  # a rule with such a frontmatter is not loaded
 
     def resource(
-        self, path: str, scope: Scope, load: Load, status: Status | None = None, error: str | None = None
+        self,
+        path: str,
+        scope: Scope,
+        load: Load,
+        status: Status | None = None,
+        error: str | None = None,
+        doc_order: int | None = None,
     ) -> Resource:
         """The file's resource, built once (a scan builds one per file: no ``dataclasses.replace``)."""
         return Resource(
@@ -70,11 +77,13 @@ class _Read(NamedTuple):
             None,
             self.error if error is None else error,
             self.warnings,
+            doc_order=doc_order,
             load=load,
         )
 
 
 _INSTRUCTION_FILE = ResourceKind.INSTRUCTION_FILE
+_new_read = tuple.__new__
 # Enum members read per file and per probe, bound once (a class attribute of an enum costs ~0.14 us on 3.11).
 _FILE, _MISSING, _OK = Kind.FILE, Kind.MISSING, Status.OK
 
@@ -89,6 +98,10 @@ class Walk:
     processed: set[str] = field(default_factory=set)
     found: list[Found] = field(default_factory=list)
     bare: set[str] = field(default_factory=set)  # folders of the walk up without a .claude (nothing to probe in it)
+    # The next doc position, while files are loaded in doc order (discover's walk); None: none given.
+    order: int | None = None
+    _cap: int = field(init=False, repr=False)  # the per-file cap, and the cache tag a file's reading is kept under
+    _tag: str = field(init=False, repr=False)
 
     @property
     def cwd(self) -> str:
@@ -111,11 +124,15 @@ class Walk:
             return []
         return self._visit(entry, scope, 0, (), rule=rule)
 
-    def _visit(self, entry: Entry, scope: Scope, depth: int, chain: tuple[str, ...], *, rule: bool) -> list[Found]:
+    def _visit(
+        self, entry: Entry, scope: Scope, depth: int, chain: tuple[str, ...], *, rule: bool, read: _Read | None = None
+    ) -> list[Found]:
+        """``entry`` and what it imports; ``read``: the file as already read (else read here)."""
         self.processed.add(entry.path)
         if entry.is_link:
             self.processed.add(entry.real_path)
-        read = self.read(entry)
+        if read is None:
+            read = self.read(entry)
         importer = chain[-1] if chain else None
         path = entry.path
         if read.text is None:
@@ -126,13 +143,15 @@ class Walk:
         if not js_trim(read.text):
             reason = "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
             return [Found(read.resource(path, scope, _not_loaded(reason, importer, chain)))]
+        order = None
         if rule and read.globs:
             load = Load(LoadType.PATH_SCOPED, globs=read.globs, reason="loaded when Claude reads a matching file")
-        elif importer is not None:
-            load = Load(LoadType.IMPORT, importer=importer, chain=chain)
         else:
-            load = _STARTUP
-        out = [Found(read.resource(path, scope, load), read.text.encode("utf-8"))]
+            load = _STARTUP if importer is None else Load(LoadType.IMPORT, importer=importer, chain=chain)
+            order = self.order
+            if order is not None:
+                self.order = order + 1
+        out = [Found(read.resource(path, scope, load, doc_order=order), read.text.encode("utf-8"))]
         for target in read.imports:
             out += self._import(target, scope, depth + 1, (*chain, entry.path), out[0])
         return out
@@ -178,44 +197,66 @@ class Walk:
             )
         return None
 
+    def __post_init__(self) -> None:
+        self._cap = self.config.snapshot.max_resource_bytes
+        self._tag = f"claude:{self._cap}:{self.home}"  # what a file's reading depends on besides its bytes
+
     def read(self, entry: Entry) -> _Read:
         """The file as Claude Code sees it, from the reader's cache when unchanged."""
-        cap = self.config.snapshot.max_resource_bytes
-        tag = f"claude:{cap}:{self.home}"
-        read: _Read = self.reader.cached(entry, tag, lambda: _read_file(entry, self.reader, cap, self.home))
+        read: _Read = self.reader.cached(entry, self._tag, lambda: _read_file(entry, self.reader, self._cap, self.home))
         return read
+
+    def _from_bytes(self, entry: Entry, raw: bytes | OSError) -> _Read:
+        return _from_bytes(entry, raw, self._cap, self.home)
 
     def rules(self, directory: str, scope: Scope, boundary: str) -> list[Found]:
         """``.claude/rules/**/*.md`` of one folder, in listing order, each with its imports."""
         out: list[Found] = []
-        for path in self.rule_files(directory, boundary, set()):
+        reader, processed, build = self.reader, self.processed, self._from_bytes
+        try:
+            entries = list(self._rule_entries(directory, boundary, set(), strict=True))
+        except OSError as exc:  # a link out of the boundary, or a folder that cannot be listed: said, not read
+            status = Status.INVALID if isinstance(exc, EscapeError) else Status.UNREADABLE
+            reason = f"rules folder not read: {exc.strerror or exc}"
+            return [Found(_unread(directory, scope, status, reason, _not_loaded(reason, None, ())))]
+        for folder, item in entries:
+            path = f"{folder}/{item.name}"  # a rules folder is never "/"; a listed name has no "/"
+            if item.is_file and path not in processed:  # most rules: read as listed, no probe first
+                listed = reader.read_listed(folder, item.name, boundary, self._tag, self._cap + 1, build)
+                if listed is not None:
+                    out += self._visit(listed[0], scope, 0, (), rule=True, read=listed[1])
+                    continue
             out += self.load(path, scope, boundary, rule=True)
         return out
 
     def rule_files(self, directory: str, boundary: str, seen: set[str]) -> Iterator[str]:
         """The ``.md`` files under a rules folder, in the folder's own order, links kept inside ``boundary``."""
-        listing = self.reader.list_dir(directory, boundary=boundary)
+        for folder, item in self._rule_entries(directory, boundary, seen):
+            yield f"{folder}/{item.name}"
+
+    def _rule_entries(
+        self, directory: str, boundary: str, seen: set[str], *, strict: bool = False
+    ) -> Iterator[tuple[str, ListedEntry]]:
+        """Each ``.md`` entry under a rules folder with the folder listing it (see :meth:`rule_files`);
+        ``strict``: raise OSError when the folder exists but cannot be listed (as ``Reader.list_dir``)."""
+        # Claude Code keeps the folder's own order (getdents), not a sorted one
+        listing = self.reader.list_dir(directory, boundary=boundary, as_listed=True, strict=strict)
         if not listing:
             return
         real = self.reader.real_root(directory)  # after the listing: most folders have no rules
         if real in seen:
             return
         seen.add(real)
-        try:  # Claude Code keeps the folder's own order (getdents), not a sorted one
-            order = {name: i for i, name in enumerate(os.listdir(directory))}
-        except OSError:
-            order = {}
-        for item in sorted(listing, key=lambda e: order.get(e.name, len(order))):
-            path = f"{directory}/{item.name}"  # a rules folder is never "/"; a listed name has no "/"
-            if item.is_symlink:
-                entry = self.reader.probe(path, boundary)
-                is_dir, is_file = entry.kind is Kind.DIRECTORY, entry.kind is Kind.FILE
+        for item in listing:
+            if item.is_symlink:  # a link out or a broken one is listed with its reason, not passed over
+                entry = self.reader.probe(f"{directory}/{item.name}", boundary)
+                is_dir, is_file = entry.kind is Kind.DIRECTORY, entry.kind is not Kind.MISSING
             else:
                 is_dir, is_file = item.is_dir, not item.is_dir
             if is_dir:
-                yield from self.rule_files(path, boundary, seen)
+                yield from self._rule_entries(f"{directory}/{item.name}", boundary, seen)
             elif is_file and item.name.endswith(".md"):
-                yield path
+                yield directory, item
 
 
 _STARTUP = Load(LoadType.STARTUP)
@@ -241,6 +282,13 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
         raw = reader.read(entry, cap + 1)
     except OSError as exc:
         return _Read(Status.UNREADABLE, exc.strerror or str(exc), entry.size)
+    return _from_bytes(entry, raw, cap, home)
+
+
+def _from_bytes(entry: Entry, raw: bytes | OSError, cap: int, home: str) -> _Read:
+    """A regular file's first ``cap + 1`` bytes (or why they could not be read) as Claude Code sees them."""
+    if isinstance(raw, OSError):
+        return _Read(Status.UNREADABLE, raw.strerror or str(raw), entry.size)
     size = max(entry.size, len(raw))
     digest = hashlib.sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
@@ -254,82 +302,54 @@ def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
         warnings = ("contains invalid UTF-8; invalid sequences were replaced", *warnings)
     body, globs, frontmatter_error = split_frontmatter(text)
-    imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home)
+    imports = import_paths(body, os.path.dirname(entry.real_path or entry.path), home) if "@" in body else ()
     shown = strip_comments(body)
-    return _Read(Status.OK, None, size, digest, warnings, shown, globs, tuple(imports), frontmatter_error)
+    fields = (_OK, None, size, digest, warnings, shown, globs, tuple(imports), frontmatter_error)
+    return _new_read(_Read, fields)  # every field given: no Python-level __new__
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     """Every candidate in Claude Code's order; doc positions go to what loads at startup."""
-    walk = Walk(layout, config, reader)
+    walk = Walk(layout, config, reader, order=0)
     for user in layout.home_dirs:
         walk.found += walk.load(os.path.join(user.path, "CLAUDE.md"), Scope.HOME, user.boundary)
         walk.found += walk.rules(os.path.join(user.path, "rules"), Scope.HOME, user.boundary)
     dirs = upward(layout.work_dir)
     project, local = Scope.PROJECT, Scope.LOCAL
+    top = layout.project_root or layout.work_dir
     for directory in dirs:  # absolute, normalised and never "/": f"{directory}/{name}" is os.path.join's path
         boundary = walk.boundary(directory)
+        if boundary == top:  # a project folder (never one above it): listed, its missing names need no probe
+            walk.reader.names(directory, boundary)
         walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[0]}", project, boundary)
         # Most folders have no .claude: one probe (which a rescan repeats) stands for the three below it.
         if walk.reader.probe_in(directory, _DOT_CLAUDE, boundary).kind is _MISSING:
             walk.bare.add(directory)
         else:
+            if boundary == top:
+                walk.reader.names(f"{directory}/{_DOT_CLAUDE}", boundary)
             walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[1]}", project, boundary)
-            rules = f"{directory}/{RULES}"
-            walk.found += walk.rules(rules, project, boundary if boundary != directory else rules)
+            walk.found += walk.rules(f"{directory}/{RULES}", project, _rules_boundary(walk, directory, boundary, top))
         walk.found += walk.load(f"{directory}/{CLAUDE_NAMES[2]}", local, boundary)
-    _fallback(walk, dirs)
+    loaded_fallback = _fallback(walk, dirs)
+    walk.order = None
     _nested(walk)
-    return _number(walk.found)
+    # Files were numbered as loaded, in doc order; the fallback's AGENTS.md files go in among them.
+    return _number(walk.found) if loaded_fallback else walk.found
 
 
-def fold_project_folders(
-    observed: list[tuple[str, StatKey | None, bool]], layout: Layout, started: float
-) -> list[tuple[str, StatKey | None, bool]]:
-    """The rescan's stats after a whole pass: each project folder of the walk up stated once, not each missing name.
+def _rules_boundary(walk: Walk, directory: str, boundary: str, top: str) -> str:
+    """What the rules of ``directory`` (a folder of the walk up) must stay inside.
 
-    The walk probes about six names in every folder (the CLAUDE.md family, AGENTS.md, the
-    root marker, the skills folder), most of them missing. Creating, removing or renaming an
-    entry changes its folder's mtime (a chmod its mode), so while a folder's stat key stays
-    the same, a name it did not hold is still missing. A folder unchanged since two seconds
-    before the pass ``started`` (so unchanged while the pass probed it) is listed (names
-    only, inside the project), and the missing paths below a name it does not hold
-    (``.claude/skills`` when there is no ``.claude``) give way to one stat of the folder.
-    A busy folder keeps its per-name stats; folders above the project (/tmp, the home
-    folder) are never listed and keep theirs. A changed folder costs a full pass, never a
-    missed file.
+    In the project: the project. Above it: the rules folder itself, so its links may not reach
+    the rest of that folder; but when ``.claude`` or ``rules`` is itself a link, the folder of the
+    walk (the link must lead inside it), since a boundary resolves through its own links.
     """
-    top = layout.project_root or layout.work_dir
-    inside = top.rstrip("/") + "/"
-    quiet_before = started - RACY_SECONDS
-    stamps: dict[str, tuple[StatKey, frozenset[str]]] = {}
-    folder = layout.work_dir
-    while folder == top or folder.startswith(inside):  # the work dir up to the project root
-        try:
-            st = os.stat(folder)
-            if st.st_mtime < quiet_before:
-                stamps[folder] = (stat_key(st), frozenset(os.listdir(folder)))
-        except OSError:
-            pass
-        folder = folder.rpartition("/")[0]
-    kept: list[tuple[str, StatKey | None, bool]] = []
-    folded: set[str] = set()
-    stated: dict[str, StatKey | None] = {}  # what the pass already states of a folder
-    for item in observed:
-        path, key, listed = item
-        if key is None:
-            if not listed and path.startswith(inside):
-                holder = _holder(path, stamps)  # the folder of the walk it is missing from
-                if holder is not None:
-                    folded.add(holder)
-                    continue
-        elif listed:
-            if stated.get(path) == key:
-                continue  # the same folder stated twice
-            stated[path] = key
-        kept.append(item)
-    kept += [(folder, stamps[folder][0], True) for folder in folded if stated.get(folder) != stamps[folder][0]]
-    return kept
+    rules = f"{directory}/{RULES}"
+    if boundary == top:
+        return boundary
+    reader = walk.reader
+    return rules if reader.real_root(rules) == f"{reader.real_root(directory)}/{RULES}" else directory
 
 
 def upward(work_dir: str) -> list[str]:
@@ -340,17 +360,6 @@ def upward(work_dir: str) -> list[str]:
         dirs.append(current)
         current = os.path.dirname(current)
     return list(reversed(dirs))
-
-
-def _holder(path: str, stamps: dict[str, tuple[StatKey, frozenset[str]]]) -> str | None:
-    """The stamped folder ``path`` is below whose listing lacks the next name (so ``path`` is missing), if any."""
-    head, _, name = path.rpartition("/")
-    while head:
-        stamp = stamps.get(head)
-        if stamp is not None:
-            return head if name not in stamp[1] else None
-        head, _, name = head.rpartition("/")
-    return None
 
 
 def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
@@ -364,7 +373,7 @@ def agents_fallback(resources: Iterable[Resource], work_dir: str) -> bool:
 
 def _claude_paths(dirs: list[str]) -> frozenset[str]:
     """The paths of the CLAUDE.md family of ``dirs``."""
-    return frozenset(os.path.join(d, name) for d in dirs for name in CLAUDE_NAMES)
+    return frozenset([f"{d}/{name}" for d in dirs for name in CLAUDE_NAMES])  # absolute dirs, never "/"
 
 
 def _is_claude_file(resource: Resource, names: frozenset[str]) -> bool:
@@ -377,8 +386,8 @@ def _is_claude_file(resource: Resource, names: frozenset[str]) -> bool:
     )
 
 
-def _fallback(walk: Walk, dirs: list[str]) -> None:
-    """AGENTS.md when the whole walk has no CLAUDE.md of its own; otherwise list why not."""
+def _fallback(walk: Walk, dirs: list[str]) -> bool:
+    """AGENTS.md when the whole walk has no CLAUDE.md of its own (True); otherwise list why not."""
     names = walk.config.project_doc.fallback_filenames
     family = _claude_paths(dirs)
     claude_files = [f.resource.path for f in walk.found if _is_claude_file(f.resource, family)]
@@ -388,12 +397,12 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
             for name, below in zip(names, in_dot, strict=True):
                 if below and directory in walk.bare:
                     continue
-                entry = walk.reader.probe(os.path.join(directory, name), walk.boundary(directory))
-                if entry.kind is Kind.FILE:
+                path = os.path.join(directory, name)
+                if _is_file(walk.reader, path, walk.boundary(directory)):
                     reason = f"{name} is read only when no CLAUDE.md is found up to / (found {claude_files[0]})"
                     load = _not_loaded(reason, None, ())
-                    walk.found.append(Found(_unread(entry.path, Scope.PROJECT, Status.SHADOWED, reason, load)))
-        return
+                    walk.found.append(Found(_unread(path, Scope.PROJECT, Status.SHADOWED, reason, load)))
+        return False
     seen_text = {js_trim(f.data.decode()) for f in walk.found if f.data and f.resource.scope is not Scope.HOME}
     for directory in dirs:
         group: list[Found] = []
@@ -408,6 +417,17 @@ def _fallback(walk: Walk, dirs: list[str]) -> None:
         if group:
             at = _insertion_index(walk.found, directory)
             walk.found[at:at] = group
+    return True
+
+
+def _is_file(reader: Reader, path: str, boundary: str) -> bool:
+    """Whether ``path`` is a regular file, from its quiet folder's listing when the pass took one
+    (a shadowed file's text is never used: its folder's stat covers what matters, that it is there)."""
+    folder, _, name = path.rpartition("/")
+    listed = reader.listed(folder)
+    if listed is not None:
+        return name in listed.files
+    return reader.probe(path, boundary).kind is Kind.FILE
 
 
 def _project_dir(path: str) -> str:

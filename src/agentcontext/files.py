@@ -35,6 +35,7 @@ from agentcontext.beneath import (
     AUDIT_EVENT,
     DIR_FLAGS,
     FILE_FLAGS,
+    LIST_FLAGS,
     BrokenLinkError,
     EscapeError,
     Found,
@@ -45,7 +46,7 @@ from agentcontext.beneath import (
     realpath,
 )
 
-__all__ = ["Entry", "Kind", "ListedEntry", "Reader", "StatKey", "is_within", "stat_key"]
+__all__ = ["Entry", "Kind", "ListedEntry", "Names", "Reader", "StatKey", "is_within", "stat_key"]
 
 T = TypeVar("T")
 
@@ -131,6 +132,42 @@ def _read_in(dfd: int, name: str, key: StatKey, limit: int) -> bytes:
         os.close(fd)
 
 
+def _answered(path: str, names: dict[str, Names], missing: set[str]) -> bool:
+    """Whether a missing folder above ``path``, or the nearest listed one lacking its next component,
+    shows ``path`` missing."""
+    head, _, name = path.rpartition("/")
+    while head:
+        if head in missing:
+            return True
+        held = names.get(head)
+        if held is not None:
+            return name not in held.all
+        head, _, name = head.rpartition("/")
+    return False
+
+
+def _names_in(fd: int) -> Names:
+    """The entries of the directory open at ``fd``, by name."""
+    names: list[str] = []
+    files: list[str] = []
+    with os.scandir(fd) as entries:
+        for item in entries:
+            names.append(item.name)
+            try:
+                if item.is_file(follow_symlinks=False):
+                    files.append(item.name)
+            except OSError:
+                continue  # gone since the listing
+    return Names(frozenset(names), frozenset(files))
+
+
+class Names(NamedTuple):
+    """A folder's entries by name, as one listing showed them."""
+
+    all: frozenset[str]
+    files: frozenset[str]  # the regular files among them (no link, FIFO, socket or device)
+
+
 class _Root(NamedTuple):
     real: str  # the boundary's real path
     prefix: str  # ``real`` with a trailing separator
@@ -142,8 +179,14 @@ class Reader:
 
     def __init__(self) -> None:
         self._values: dict[tuple[str, str], tuple[StatKey, Any]] = {}
-        self._listings: dict[str, tuple[StatKey, tuple[ListedEntry, ...]]] = {}
+        # path -> (its key, entries sorted by name, their names, entries in the folder's own order)
+        self._listings: dict[str, tuple[StatKey, tuple[ListedEntry, ...], Names, tuple[ListedEntry, ...]]] = {}
+        self._named: dict[str, tuple[StatKey, Names]] = {}  # names() of quiet folders, by path
         self._roots: dict[str, _Root] = {}
+        self._reals: dict[str, str] = {}  # realpath of the folders met this pass, built one component at a time
+        # The names of the folders listed this pass that were quiet (unchanged since two seconds before it
+        # began), by real path: a name such a folder lacks stays missing while the folder's stat is unchanged.
+        self._names: dict[str, Names] = {}
         self._walker = Walker()
         self._fds = self._walker.fds  # the directories open in this pass, by real path
         self._limit = self._walker.limit
@@ -159,11 +202,14 @@ class Reader:
         self.misses = 0
         self._now = time.time()
         self._roots = {}
+        self._reals = {}
+        self._names = {}
         self._walker.close()
 
     def release(self) -> None:
-        """Close the directory descriptors the pass holds (reading again reopens them)."""
+        """Close the directory descriptors the pass holds (reading again reopens them); forget its listings."""
         self._walker.close()
+        self._names = {}
 
     def _fresh(self, key: StatKey) -> bool:
         return self._now - key[0] / 1e9 >= RACY_SECONDS
@@ -171,10 +217,34 @@ class Reader:
     def _root(self, boundary: str) -> _Root:
         root = self._roots.get(boundary)  # about one boundary per root: a dict lookup per probe
         if root is None:
-            real = realpath(boundary)
+            real = self._real(boundary)
             root = _Root(real, real if real.endswith(os.sep) else real + os.sep, real != boundary)
             self._roots[boundary] = root
         return root
+
+    def _real(self, path: str) -> str:
+        """``realpath(path)`` for a normalised absolute path, one ``lstat`` per folder not met yet this pass.
+
+        Boundaries nest (the project, the folders above it, home): each is its parent's real
+        path plus one component, which ``realpath`` only resolves further when it is a link.
+        """
+        real = self._reals.get(path)
+        if real is None:
+            head, _, leaf = path.rpartition("/")
+            if leaf in ("", ".", "..") or not path.startswith("/") or path.count("/") > 256:
+                return realpath(path)  # "/", a path not normalised or very deep: the library's way
+            base = self._real(head) if head else ""
+            real = f"{base}/{leaf}" if base != "/" else f"/{leaf}"
+            fd = self._fds.get(base or "/")
+            try:  # from the parent's descriptor when it is open: the kernel then looks up one name, not the path
+                st = os.lstat(real) if fd is None else os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+                linked = S_ISLNK(st.st_mode)
+            except (OSError, ValueError):
+                linked = False  # missing: realpath keeps the rest as written
+            if linked:
+                real = realpath(real)
+            self._reals[path] = real
+        return real
 
     def real_root(self, root: str) -> str:
         """The symlink-resolved form of a boundary, computed once per pass."""
@@ -196,6 +266,8 @@ class Reader:
             folder = real + folder[len(boundary) :]
         # The hot path of every scan: a path straight below its real boundary, no symlink on the way.
         if (folder.startswith(prefix) or folder == real) and name and name != "..":
+            if self._names and self._lacks(folder, name):  # a quiet folder listed this pass answers
+                return _new_entry(Entry, (path, _MISSING, "", 0, None, False, None, ""))
             fds = self._fds
             dfd = fds.get(folder)
             try:
@@ -225,6 +297,17 @@ class Reader:
                     return _new_entry(Entry, (path, _DIRECTORY, located, 0, key, False, None, ""))
                 return self._classify(path, located, st, key, is_link=False)
         return self._probe_walk(path, boundary, root)
+
+    def _lacks(self, folder: str, name: str) -> bool:
+        """Whether a quiet folder listed this pass shows ``name`` missing from the real folder ``folder``
+        (``folder`` itself missing from its listed parent too): see :meth:`names`."""
+        names = self._names
+        held = names.get(folder)
+        if held is not None:
+            return name not in held.all
+        above, _, leaf = folder.rpartition("/")
+        held = names.get(above)
+        return held is not None and leaf not in held.all
 
     def _probe_walk(self, path: str, boundary: str, root: _Root) -> Entry:
         """Classify ``path`` by walking it from its boundary, resolving symlinks on the way."""
@@ -351,6 +434,60 @@ class Reader:
         self.misses += misses
         return out
 
+    def read_listed(
+        self,
+        folder: str,
+        name: str,
+        boundary: str,
+        tag: str,
+        limit: int,
+        build: Callable[[Entry, bytes | OSError], T],
+    ) -> tuple[Entry, T] | None:
+        """For ``name``, a regular file the listing of ``folder`` just showed: ``build(entry, its first limit
+        bytes or the read's error)``, kept as :meth:`cached` keeps it under ``tag``. None: not taken, probe
+        and read it the usual way (a file known from an earlier pass, an aliased boundary, a folder not open).
+
+        The listing classified it, so it is opened at once from the folder's descriptor with
+        ``O_NOFOLLOW | O_NONBLOCK`` (no probe first) and ``fstat`` must show a regular file: one
+        that became anything else since the listing is closed unread and takes the usual way.
+        """
+        path = f"{folder}/{name}"
+        values = self._values
+        slot = (path, tag)
+        if slot in values:
+            return None  # a probe's stat tells whether the value kept is still good, without opening it
+        root = self._roots.get(boundary) or self._root(boundary)
+        dfd = self._fds.get(folder)
+        if dfd is None or root.aliased or not (folder.startswith(root.prefix) or folder == root.real):
+            return None
+        try:
+            fd = os.open(name, FILE_FLAGS, dir_fd=dfd)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not S_ISREG(st.st_mode):
+                return None
+            audit(AUDIT_EVENT, fd)
+            size = st.st_size
+            key = (st.st_mtime_ns, size, st.st_ino, st.st_dev, st.st_mode)
+            self.observed.append((path, key, False))
+            self.misses += 1
+            raw: bytes | OSError
+            try:
+                raw = os.read(fd, limit if size >= limit else size + 1)
+                if len(raw) < limit and len(raw) < size:
+                    raw += read_at_most(fd, limit - len(raw))  # it grew since the fstat
+            except OSError as exc:
+                raw = exc
+        finally:
+            os.close(fd)
+        entry: Entry = _new_entry(Entry, (path, _FILE, path, size, key, False, None, ""))
+        value = build(entry, raw)
+        if self._fresh(key):
+            values[slot] = (key, value)
+        return entry, value
+
     def _load_walked(
         self,
         parent: str,
@@ -415,8 +552,11 @@ class Reader:
             self._values[slot] = (key, value)
         return value
 
-    def list_dir(self, path: str, *, strict: bool = False, boundary: str | None = None) -> tuple[ListedEntry, ...]:
-        """The entries of a directory, sorted by name; empty when it does not exist.
+    def list_dir(
+        self, path: str, *, strict: bool = False, boundary: str | None = None, as_listed: bool = False
+    ) -> tuple[ListedEntry, ...]:
+        """The entries of a directory, sorted by name (``as_listed``: in the folder's own order); empty
+        when it does not exist.
 
         The directory is walked from ``boundary`` (by default it is its own boundary) like a
         probed path, and listed through its descriptor.
@@ -440,17 +580,87 @@ class Reader:
         self.observed.append((path, key, True))
         if not stat.S_ISDIR(found.st.st_mode):
             return ()
+        listing = self._listing(path, found.real, key, strict)
+        return () if listing is None else listing[3] if as_listed else listing[1]
+
+    def _listing(
+        self, path: str, real: str, key: StatKey, strict: bool
+    ) -> tuple[StatKey, tuple[ListedEntry, ...], Names, tuple[ListedEntry, ...]] | None:
+        """The listing of the folder ``path`` (at ``real``, whose stat gave ``key``), cached while unchanged;
+        None when it cannot be listed (raised with ``strict``)."""
         hit = self._listings.get(path)
-        if hit is not None and hit[0] == key and self._fresh(key):
-            return hit[1]
-        self.misses += 1
-        try:
-            entries = self._walker.entries(found.real)
+        fresh = self._fresh(key)
+        if hit is None or hit[0] != key or not fresh:
+            self.misses += 1
+            try:
+                entries = self._walker.entries(real)
+            except OSError:
+                if strict:
+                    raise
+                return None
+            names = Names(frozenset([e.name for e in entries]), frozenset([e.name for e in entries if e.is_file]))
+            hit = (key, tuple(sorted(entries, key=_BY_NAME)), names, tuple(entries))
+            if fresh:
+                self._listings[path] = hit
+        if fresh:  # quiet: its names answer this pass's probes of names it lacks
+            self._names[real] = hit[2]
+        return hit
+
+    def names(self, path: str, boundary: str) -> Names | None:
+        """The names in the folder ``path`` if it is quiet (unchanged since two seconds before the pass), else None.
+
+        Listed as :meth:`list_dir` lists (names only, never contents); the pass then answers
+        a probe of a name the folder lacks without a system call, and a rescan states the
+        folder once instead of each name missing from it. A busy folder (None) is left to
+        per-name probes and its listing is not observed, so it never turns rescans into passes.
+        """
+        real, prefix, aliased = self._roots.get(boundary) or self._root(boundary)
+        folder = real + path[len(boundary) :] if aliased and is_within(path, boundary) else path
+        if not (folder.startswith(prefix) or folder == real):
+            return None
+        walker = self._walker
+        walker.trim()
+        try:  # reached without following a link, from the parent's descriptor (which the probes here reuse)
+            dfd = self._fds.get(folder) or walker.dir_fd(folder)
+            st = os.fstat(dfd)
         except OSError:
-            if strict:
-                raise
-            return ()
-        listing = tuple(sorted(entries, key=_BY_NAME))
-        if self._fresh(key):
-            self._listings[path] = (key, listing)
-        return listing
+            return None  # missing, or a link on the way: its names are probed one by one
+        key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+        if not self._fresh(key):
+            return None
+        hit = self._named.get(path)
+        if hit is not None and hit[0] == key:
+            names = hit[1]
+        else:
+            self.misses += 1
+            try:
+                fd = os.open(".", LIST_FLAGS, dir_fd=dfd)
+                try:
+                    audit(AUDIT_EVENT, fd)
+                    names = _names_in(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                return None
+            self._named[path] = (key, names)
+        self._names[folder] = names
+        self.observed.append((path, key, True))
+        return names
+
+    def listed(self, folder: str) -> Names | None:
+        """The names of the real folder ``folder`` if a quiet listing of it was taken this pass."""
+        return self._names.get(folder)
+
+    def settled(self) -> list[tuple[str, StatKey | None, bool]]:
+        """What this pass observed, once each, less what other observations already answer for.
+
+        A missing path stays missing while what shows it missing is unchanged: a quiet folder
+        the pass listed that lacks its next component (``.claude`` absent, so
+        ``.claude/CLAUDE.md`` and ``.claude/skills`` too), or a missing folder above it (kept
+        itself). What :meth:`Scanner.watch_dirs` derives from the list stays the same. Call
+        before :meth:`release`.
+        """
+        unique = dict.fromkeys(self.observed)  # a folder listed twice is stated once
+        missing = {path for path, key, _ in unique if key is None}
+        names = self._names
+        return [item for item in unique if item[1] is not None or item[2] or not _answered(item[0], names, missing)]

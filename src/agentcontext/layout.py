@@ -84,11 +84,14 @@ class Layout:
         return best[1] if best else None
 
 
-def plan(work_dir: str, config: Config) -> Layout:
-    """Lay out a scan of ``work_dir`` (absolute, an existing directory) under ``config``."""
+def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_result | None]] | None = None) -> Layout:
+    """Lay out a scan of ``work_dir`` (absolute, an existing directory) under ``config``.
+
+    ``markers_seen`` receives the root markers looked at (see ``find_project_root``).
+    """
     doc = config.project_doc
     home = config.home
-    root = None if doc.discovery == "roots" else find_project_root(work_dir, doc.root_markers)
+    root = None if doc.discovery == "roots" else find_project_root(work_dir, doc.root_markers, markers_seen)
     dirs = chain(root, work_dir) if root else (work_dir,)
     project = root or work_dir
     roots_mode = doc.discovery == "roots"

@@ -23,14 +23,29 @@ def absolute(path: str | os.PathLike[str]) -> str:
     return os.path.normpath(os.path.abspath(os.fspath(path)))
 
 
-def find_project_root(work_dir: str, markers: Sequence[str]) -> str | None:
-    """The nearest ancestor of ``work_dir`` (inclusive) holding a marker, or None."""
+def find_project_root(
+    work_dir: str, markers: Sequence[str], seen: list[tuple[str, os.stat_result | None]] | None = None
+) -> str | None:
+    """The nearest ancestor of ``work_dir`` (inclusive) holding a marker, or None.
+
+    ``seen`` receives each marker path looked at with its ``lstat`` (None: missing), in
+    order: what the answer was decided on, for a scan to recheck later.
+    """
     if not markers:
         return None
     current = work_dir
     while True:
         for marker in markers:
-            if marker and os.path.lexists(os.path.join(current, marker)):
+            if not marker:
+                continue
+            path = os.path.join(current, marker)
+            try:
+                st: os.stat_result | None = os.lstat(path)
+            except (OSError, ValueError):  # missing, not searchable, a NUL: no marker here (as os.path.lexists says)
+                st = None
+            if seen is not None:
+                seen.append((path, st))
+            if st is not None:
                 return current
         parent = os.path.dirname(current)
         if parent == current:

@@ -18,7 +18,7 @@ from agentcontext import snapshot as snapshots
 from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
-from agentcontext.files import Reader, StatKey, is_within
+from agentcontext.files import Reader, StatKey, is_within, stat_key
 from agentcontext.layout import Layout, plan
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.ondemand import Resolver
@@ -86,11 +86,11 @@ class Scanner:
         if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
             return last[2]
         reader = self.reader
-        started = time.time()
         reader.begin()
         self.full_passes += 1
-        layout = plan(self.work_dir, self.config)
-        self._observe_markers(layout)
+        markers: list[tuple[str, os.stat_result | None]] = []
+        layout = plan(self.work_dir, self.config, markers)
+        reader.observed += [(path, None if st is None else stat_key(st), False) for path, st in markers]
         discover = claude_md.discover if self.config.project_doc.discovery == "claude" else instructions.discover
         try:
             found = discover(layout, self.config, reader)
@@ -98,6 +98,7 @@ class Scanner:
             found = _merge(found, child_found)
             skill_resources = skills.discover(layout, self.config, reader)
             mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
+            observed = reader.settled()  # what a rescan must state again
         finally:
             reader.release()  # no directory stays open between passes
         doc_resources = project_doc.apply_budget(
@@ -114,9 +115,6 @@ class Scanner:
             error=error,
         )
         result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
-        observed = list(reader.observed)
-        if self.config.project_doc.discovery == "claude":  # its walk up probes many names in every folder
-            observed = claude_md.fold_project_folders(observed, layout, started)
         self._last = (observed, inputs, result)
         return result
 
@@ -153,21 +151,6 @@ class Scanner:
                     directory = parent
             found.add(directory)
         return sorted(d for d in found if any(is_within(d, root) for root in roots))
-
-    def _observe_markers(self, layout: Layout) -> None:
-        """A root marker appearing or vanishing above the work dir moves the project root."""
-        markers = self.config.project_doc.root_markers
-        if self.config.project_doc.discovery == "roots" or not markers:
-            return
-        current = self.work_dir
-        top = os.path.dirname(layout.project_root) if layout.project_root else None
-        while current != top:
-            for marker in markers:
-                self.reader.observe(os.path.join(current, marker))
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
 
 
 def _merge(found: list[instructions.Found], child: list[instructions.Found]) -> list[instructions.Found]:

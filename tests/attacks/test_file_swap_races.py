@@ -172,6 +172,20 @@ def test_a_scan_never_puts_a_swapped_in_outside_file_in_the_snapshot(tmp_path: P
     race(pair, scans, lambda: scanner.run().snapshot.to_json(), secret=SECRET, legit=legit)
 
 
+@SCENARIOS
+def test_a_claude_scan_never_puts_a_swapped_in_rule_in_the_snapshot(tmp_path: Path, home: Path, swapped: str) -> None:
+    # A rule is opened as its folder's listing showed it, without a probe first: a swap in between
+    # must still be refused (O_NOFOLLOW) or meet the legitimate file, never the outside one.
+    outside = outside_the_roots(tmp_path)
+    make_workspace(outside, {"rule.md": f"{SECRET}\n", "rules/rule.md": f"{SECRET}\n"})
+    repo = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "x\n", ".claude/rules/rule.md": f"{LEGIT}\n"})
+    rules = repo / ".claude" / "rules"
+    pair = plant(rules / "rule.md", outside / "rule.md") if swapped == "file" else plant(rules, outside / "rules")
+    env = isolated_environ(home)
+    scanner = Scanner(repo, test_config(repo, home=home, environ=env, profile="claude"), environ=env)
+    race(pair, READS // 5, lambda: scanner.run().snapshot.to_json(), secret=SECRET, legit=LEGIT)
+
+
 # --- skills_read's path rules, called directly -----------------------------------------------
 
 
