@@ -88,7 +88,8 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     for root in layout.source_roots:
         found += pick_in_dir(root.path, doc.candidates, root.boundary, Scope.SOURCE, reader, cap, source=root.source)
     candidates = doc.candidates  # a property that builds the tuple each time
-    for directory in layout.chain:
+    for directory in layout.chain:  # project folders: a quiet one listed once answers for the names it lacks
+        reader.names(directory, layout.doc_boundary)
         found += pick_in_dir(directory, candidates, layout.doc_boundary, Scope.PROJECT, reader, cap)
     return _number(found)
 
