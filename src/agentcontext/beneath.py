@@ -40,7 +40,7 @@ AUDIT_EVENT = "agentcontext.open"
 _PATH = getattr(os, "O_PATH", os.O_RDONLY)  # O_PATH is Linux's; elsewhere search needs read permission
 DIR_FLAGS = _PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_LIST_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CHUNK = 1 << 20
 
 
@@ -294,7 +294,7 @@ class Walker:
         Raises:
             OSError: it cannot be opened or listed.
         """
-        fd = os.open(".", LIST_FLAGS, dir_fd=self.dir_fd(real))
+        fd = os.open(".", _LIST_FLAGS, dir_fd=self.dir_fd(real))
         try:
             sys.audit(AUDIT_EVENT, fd)
             entries: list[ListedEntry] = []

@@ -345,9 +345,9 @@ def _rules_boundary(walk: Walk, directory: str, boundary: str, top: str) -> str:
     the rest of that folder; but when ``.claude`` or ``rules`` is itself a link, the folder of the
     walk (the link must lead inside it), since a boundary resolves through its own links.
     """
-    rules = f"{directory}/{RULES}"
     if boundary == top:
         return boundary
+    rules = f"{directory}/{RULES}"
     reader = walk.reader
     return rules if reader.real_root(rules) == f"{reader.real_root(directory)}/{RULES}" else directory
 

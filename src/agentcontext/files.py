@@ -35,7 +35,6 @@ from agentcontext.beneath import (
     AUDIT_EVENT,
     DIR_FLAGS,
     FILE_FLAGS,
-    LIST_FLAGS,
     BrokenLinkError,
     EscapeError,
     Found,
@@ -123,13 +122,17 @@ def _read_in(dfd: int, name: str, key: StatKey, limit: int) -> bytes:
         if not S_ISREG(st.st_mode) or st.st_ino != key[2] or st.st_dev != key[3]:
             raise OSError(errno.ESTALE, _CHANGED)
         audit(AUDIT_EVENT, fd)
-        size = st.st_size
-        data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
-        if len(data) >= limit or len(data) >= size:
-            return data
-        return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
+        return _read_sized(fd, st.st_size, limit)
     finally:
         os.close(fd)
+
+
+def _read_sized(fd: int, size: int, limit: int) -> bytes:
+    """At most ``limit`` bytes of the open file ``fd``, which ``fstat`` said holds ``size``."""
+    data = os.read(fd, limit if size >= limit else size + 1)  # one read, no buffer larger than the file
+    if len(data) >= limit or len(data) >= size:
+        return data
+    return data + read_at_most(fd, limit - len(data))  # it grew since the fstat
 
 
 def _answered(path: str, names: dict[str, Names], missing: set[str]) -> bool:
@@ -144,21 +147,6 @@ def _answered(path: str, names: dict[str, Names], missing: set[str]) -> bool:
             return name not in held.all
         head, _, name = head.rpartition("/")
     return False
-
-
-def _names_in(fd: int) -> Names:
-    """The entries of the directory open at ``fd``, by name."""
-    names: list[str] = []
-    files: list[str] = []
-    with os.scandir(fd) as entries:
-        for item in entries:
-            names.append(item.name)
-            try:
-                if item.is_file(follow_symlinks=False):
-                    files.append(item.name)
-            except OSError:
-                continue  # gone since the listing
-    return Names(frozenset(names), frozenset(files))
 
 
 class Names(NamedTuple):
@@ -181,7 +169,6 @@ class Reader:
         self._values: dict[tuple[str, str], tuple[StatKey, Any]] = {}
         # path -> (its key, entries sorted by name, their names, entries in the folder's own order)
         self._listings: dict[str, tuple[StatKey, tuple[ListedEntry, ...], Names, tuple[ListedEntry, ...]]] = {}
-        self._named: dict[str, tuple[StatKey, Names]] = {}  # names() of quiet folders, by path
         self._roots: dict[str, _Root] = {}
         self._reals: dict[str, str] = {}  # realpath of the folders met this pass, built one component at a time
         # The names of the folders listed this pass that were quiet (unchanged since two seconds before it
@@ -475,9 +462,7 @@ class Reader:
             self.misses += 1
             raw: bytes | OSError
             try:
-                raw = os.read(fd, limit if size >= limit else size + 1)
-                if len(raw) < limit and len(raw) < size:
-                    raw += read_at_most(fd, limit - len(raw))  # it grew since the fstat
+                raw = _read_sized(fd, size, limit)
             except OSError as exc:
                 raw = exc
         finally:
@@ -628,24 +613,11 @@ class Reader:
         key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
         if not self._fresh(key):
             return None
-        hit = self._named.get(path)
-        if hit is not None and hit[0] == key:
-            names = hit[1]
-        else:
-            self.misses += 1
-            try:
-                fd = os.open(".", LIST_FLAGS, dir_fd=dfd)
-                try:
-                    audit(AUDIT_EVENT, fd)
-                    names = _names_in(fd)
-                finally:
-                    os.close(fd)
-            except OSError:
-                return None
-            self._named[path] = (key, names)
-        self._names[folder] = names
+        listing = self._listing(path, folder, key, False)  # a quiet folder: its names go to this pass's probes
+        if listing is None:
+            return None
         self.observed.append((path, key, True))
-        return names
+        return listing[2]
 
     def listed(self, folder: str) -> Names | None:
         """The names of the real folder ``folder`` if a quiet listing of it was taken this pass."""
