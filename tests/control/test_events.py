@@ -7,14 +7,19 @@ The stream is served by a real uvicorn on a loopback port with the application's
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import socket
+import time
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 import psycopg
 import pytest
@@ -187,6 +192,153 @@ async def test_publishing_reconnects_after_its_connection_is_killed(pg_cluster: 
             await publisher.publish([Event(topic, "out_of_date", {"n": 2})])
             assert (await next_event(receive)).data == {"n": 2}
             assert drain(receive) == []
+
+
+def open_backends(admin_url: str, database_url: str, settle_at: int = 0) -> int:
+    """Connections to the database of ``database_url`` other than the asking one, waiting a moment for the count
+    to reach ``settle_at`` (a backend leaves a moment after its client closed the socket)."""
+    name = psycopg.conninfo.conninfo_to_dict(database_url)["dbname"]
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        count = -1
+        for _ in range(100):
+            row = connection.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,)
+            ).fetchone()
+            count = row[0] if row else -1
+            if count == settle_at:
+                break
+            time.sleep(0.02)
+        return count
+
+
+@contextlib.contextmanager
+def no_connection_left_to_the_collector() -> Iterator[None]:
+    """Fails if a connection is found open only when it is garbage (psycopg warns from ``__del__`` then)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+class HeldReplies:
+    """A loopback relay to PostgreSQL that can hold the server's replies: a client's handshake then waits, with
+    the backend already started, for as long as a test needs (a slow network, made to order)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.answered = anyio.Event()  # the server has replied to a client (its reply held while ``held``)
+        self.released = anyio.Event()
+
+    @contextlib.asynccontextmanager
+    async def running(self, held: bool) -> AsyncIterator[str]:
+        """Relay on a loopback port, yielding its ``host:port``; with ``held``, replies wait for ``release``."""
+        if not held:
+            self.released.set()
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        async with listener, anyio.create_task_group() as group:
+            group.start_soon(listener.serve, self._relay)
+            yield f"127.0.0.1:{listener.extra(anyio.abc.SocketAttribute.local_port)}"
+            group.cancel_scope.cancel()
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def _relay(self, client: anyio.abc.SocketStream) -> None:
+        async with client, await anyio.connect_tcp("127.0.0.1", self.port) as server:
+
+            async def to_server() -> None:
+                async for data in client:
+                    await server.send(data)
+                await server.send_eof()
+
+            async def to_client() -> None:
+                async for data in server:
+                    self.answered.set()
+                    await self.released.wait()
+                    await client.send(data)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(to_server)
+                await to_client()
+                group.cancel_scope.cancel()
+
+
+def through(url: str, relay: str) -> str:
+    """``url`` with its host and port replaced by the relay's; no TLS or GSS negotiation first, so the server's
+    first reply is to the startup message, from a backend that has started."""
+    parts = psycopg.conninfo.conninfo_to_dict(url)
+    host, _, port = relay.partition(":")
+    return psycopg.conninfo.make_conninfo(
+        "", **{**parts, "host": host, "port": port, "sslmode": "disable", "gssencmode": "disable"}
+    )
+
+
+@pytest.mark.parametrize("work", ["listen", "publish"])
+async def test_a_broker_cancelled_while_its_connection_is_being_made_leaves_none_open(
+    pg_cluster: TempCluster, work: str
+) -> None:
+    url = pg_cluster.create_database()
+    relay = HeldReplies(pg_cluster.port)
+    broker = PostgresBroker(url, retry_after=0.05)
+    count = partial(open_backends, pg_cluster.admin_url, url)
+    with no_connection_left_to_the_collector():
+        async with relay.running(held=True) as address:
+            async with anyio.create_task_group() as group:
+                broker.conninfo = through(url, address)
+                if work == "listen":
+                    group.start_soon(broker.run)
+                else:
+                    group.start_soon(broker.publish, [Event(chat_topic("a"), "out_of_date", {"n": 1})])
+                with anyio.fail_after(WAIT):
+                    await relay.answered.wait()  # the backend is up; the client still waits for its reply
+                assert await anyio.to_thread.run_sync(partial(count, settle_at=1)) == 1
+                group.cancel_scope.cancel()
+                relay.release()
+            # counted while the relay still carries whatever the broker left open
+            assert await anyio.to_thread.run_sync(count) == 0
+        del broker
+
+
+async def test_a_listener_stopped_at_any_moment_closes_its_connection(pg_cluster: TempCluster) -> None:
+    url = pg_cluster.create_database()
+    async with pg_broker(url):
+        pass
+    started = time.perf_counter()
+    async with pg_broker(url):
+        until_listening = time.perf_counter() - started  # connecting, then LISTEN
+    with no_connection_left_to_the_collector():
+        for step in range(60):  # from before the connection is made to after LISTEN
+            broker = PostgresBroker(url, retry_after=0.05)
+            async with anyio.create_task_group() as group:
+                group.start_soon(broker.run)
+                await anyio.sleep(until_listening * step / 40)
+                group.cancel_scope.cancel()
+            del broker
+    assert open_backends(pg_cluster.admin_url, url) == 0
+
+
+async def test_a_publish_cancelled_mid_statement_leaves_no_connection_open(pg_cluster: TempCluster) -> None:
+    url = pg_cluster.create_database()
+    topic = chat_topic("a")
+    burst = [Event(topic, "out_of_date", {"n": n}) for n in range(500)]  # one statement each
+    with no_connection_left_to_the_collector():
+        broker = PostgresBroker(url)  # no LISTEN loop: its end would close the connection anyway
+        started = time.perf_counter()
+        await broker.publish(burst)
+        whole = time.perf_counter() - started  # connecting, then every statement
+        await broker.aclose()
+        assert open_backends(pg_cluster.admin_url, url) == 0
+        for share in (0.02, 0.1, 0.3, 0.6):  # while connecting, then between and inside statements
+            with anyio.move_on_after(whole * share) as scope:
+                await broker.publish(burst)
+            assert scope.cancelled_caught
+            assert open_backends(pg_cluster.admin_url, url) == 0
+        await broker.publish(burst[:1])  # the next publish opens a fresh one, kept for the publishes after it
+        assert open_backends(pg_cluster.admin_url, url, settle_at=1) == 1
+        await broker.aclose()
+        assert open_backends(pg_cluster.admin_url, url) == 0
+        del broker
 
 
 async def test_publish_falls_back_to_local_delivery_when_postgresql_is_unreachable() -> None:

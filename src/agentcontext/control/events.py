@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import psycopg
 import sqlalchemy as sa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -99,6 +100,10 @@ class Broker(Protocol):
 
     def close(self) -> None:
         """End every subscription, now and later: the server is stopping."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the broker holds open (PostgreSQL: the publishing connection); the plane is closing."""
         ...
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -189,6 +194,9 @@ class LocalBroker:
     def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
         return events
 
+    async def aclose(self) -> None:
+        pass
+
     def subscribe(self, topics: Collection[str]) -> contextlib.AbstractContextManager[MemoryObjectReceiveStream[Event]]:
         return self.fanout.subscribe(topics)
 
@@ -230,9 +238,18 @@ class PostgresBroker:
         self.listener_pid: int | None = None  # the backend of the LISTEN connection, while it is up
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
-        return await psycopg.AsyncConnection.connect(
-            self.conninfo, autocommit=True, connect_timeout=self.connect_timeout
-        )
+        # Cancelled mid-handshake, psycopg leaves the half-made connection open in a generator nobody closes; so
+        # the handshake is shielded (``connect_timeout`` bounds it) and what it made is closed if we were cancelled.
+        with anyio.CancelScope(shield=True):
+            connection = await psycopg.AsyncConnection.connect(
+                self.conninfo, autocommit=True, connect_timeout=self.connect_timeout
+            )
+        try:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
 
     async def _connection(self) -> psycopg.AsyncConnection[Any]:
         if self._publisher is None or self._publisher.closed:
@@ -252,6 +269,10 @@ class PostgresBroker:
                     if attempt == 1 or not isinstance(exc, psycopg.OperationalError | OSError):
                         log.error("could not publish %d event(s) through PostgreSQL: %s", len(events), exc)
                         break
+                except BaseException:  # cancelled mid-statement: the connection's state is unknown, and kept open
+                    with anyio.CancelScope(shield=True):
+                        await self._drop_publisher()
+                    raise
         for event in events:
             self.fanout.deliver(event)
 
@@ -263,6 +284,10 @@ class PostgresBroker:
             payloads = [_notification(event) for event in events]
             connection.execute(_NOTIFY, {"channel": self.CHANNEL, "payloads": payloads})
         return ()
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._drop_publisher()
 
     async def _drop_publisher(self) -> None:
         publisher, self._publisher = self._publisher, None
@@ -287,7 +312,8 @@ class PostgresBroker:
         try:
             while True:
                 try:
-                    async with await self._connect() as connection:
+                    connection = await self._connect()
+                    try:
                         await connection.execute(f"LISTEN {self.CHANNEL}")
                         self.listener_pid = connection.info.backend_pid
                         self.listening.set()
@@ -297,11 +323,17 @@ class PostgresBroker:
                         if not started:
                             started = True
                             task_status.started()
-                        async for notice in connection.notifies():
-                            try:
-                                self.fanout.deliver(Event.from_json(notice.payload))
-                            except (ValueError, KeyError, TypeError) as exc:
-                                log.warning("ignoring a malformed event notification: %s", exc)
+                        async with contextlib.aclosing(connection.notifies()) as notices:
+                            async for notice in notices:
+                                try:
+                                    self.fanout.deliver(Event.from_json(notice.payload))
+                                except (ValueError, KeyError, TypeError) as exc:
+                                    log.warning("ignoring a malformed event notification: %s", exc)
+                    finally:
+                        # Not ``async with connection``: on cancellation its exit awaits a rollback
+                        # first, which the pending cancel interrupts, and the socket is left open.
+                        with anyio.CancelScope(shield=True):
+                            await connection.close()
                 except (psycopg.Error, OSError) as exc:
                     self.listener_pid = None
                     if self.listening.is_set():
@@ -313,8 +345,7 @@ class PostgresBroker:
                         task_status.started()
                     await anyio.sleep(self.retry_after)
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._drop_publisher()
+            await self.aclose()
 
 
 _NOTIFY_ONE = sa.text("SELECT pg_notify(:channel, :payload)")

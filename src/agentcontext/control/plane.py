@@ -116,6 +116,7 @@ class ControlPlane:
 
     async def aclose(self) -> None:
         await self.link.aclose()
+        await self.broker.aclose()
 
     # --- plumbing ---------------------------------------------------------------------
 
