@@ -32,6 +32,7 @@ from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import Written, copy_pin
 from agentcontext.control.models import new_id
+from agentcontext.control.prepared import Prepared
 from agentcontext.errors import InvalidRequestError, NotFoundError
 from agentcontext.snapshot import Diff
 
@@ -72,7 +73,8 @@ _CHAT_COLUMNS = [t.chats.c[name] for name in _CHAT_FIELDS]
 _OWNED = sa.select(*_CHAT_COLUMNS).where(
     t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id")
 )
-_OWNED_LOCKED = _OWNED.with_for_update()
+_OWNED_LOCKED = Prepared(_OWNED.with_for_update())
+_OWNED_UNLOCKED = Prepared(_OWNED)
 
 
 def owned_chat(executor: Executor, user: UserPrincipal, chat_id: str, *, lock: bool = False) -> ChatRow:
@@ -81,7 +83,7 @@ def owned_chat(executor: Executor, user: UserPrincipal, chat_id: str, *, lock: b
     Raises:
         NotFoundError: no such chat of this user.
     """
-    row = executor.execute(_OWNED_LOCKED if lock else _OWNED, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    row = (_OWNED_LOCKED if lock else _OWNED_UNLOCKED).first(executor, {"chat_id": chat_id, "user_id": user.user_id})
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     return ChatRow.of(row)
@@ -142,12 +144,17 @@ class PinSource:
     received_at: dt.datetime | None = None  # with the version: which write of the snapshot this is
 
 
-_LOCK_AGENT = (
-    sa.select(t.agents.c.id).where(t.agents.c.id == sa.bindparam("agent_id")).with_for_update(read=True, key_share=True)
+_LOCK_AGENT = Prepared(
+    sa.select(t.agents.c.id)
+    .where(t.agents.c.id == sa.bindparam("agent_id"))
+    .with_for_update(read=True, key_share=True),
+    only="postgresql",
 )
-_PIN_SOURCE = sa.select(
-    t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error, t.snapshots.c.received_at
-).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+_PIN_SOURCE = Prepared(
+    sa.select(
+        t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error, t.snapshots.c.received_at
+    ).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
+)
 
 
 def lock_agent(executor: Executor, agent_id: str) -> None:
@@ -156,13 +163,13 @@ def lock_agent(executor: Executor, agent_id: str) -> None:
     SQLite has no row locks to take: its one writer at a time orders pins and pushes already.
     """
     if dialect_of(executor) != "sqlite":
-        executor.execute(_LOCK_AGENT, {"agent_id": agent_id})
+        _LOCK_AGENT.all(executor, {"agent_id": agent_id})
 
 
 def pin_source(executor: Executor, agent_id: str) -> PinSource | None:
     """The agent's snapshot to pin a chat to, read after locking the agent (None: it has not pushed)."""
     lock_agent(executor, agent_id)
-    row = executor.execute(_PIN_SOURCE, {"agent_id": agent_id}).first()
+    row = _PIN_SOURCE.first(executor, {"agent_id": agent_id})
     return None if row is None else PinSource(row.aggregate_hash, row.version, row.error, row.received_at)
 
 
@@ -255,7 +262,7 @@ def _written(values: dict[str, Any]) -> ChatRow:
     return ChatRow(**{name: values[name] for name in _CHAT_FIELDS})
 
 
-_SET_PIN = (
+_SET_PIN = Prepared(
     sa.update(t.chats)
     .where(t.chats.c.id == sa.bindparam("chat_id"))
     .values(
@@ -276,7 +283,9 @@ def _set_pin(
     executor: Executor, chat_id: str, agent_id: str | None, source: PinSource | None, now: dt.datetime
 ) -> ChatRow:
     pin = {f"new_{name}": value for name, value in _pin_values(source, now).items()}
-    row = executor.execute(_SET_PIN, {"chat_id": chat_id, "new_agent_id": agent_id, "now": now, **pin}).one()
+    row = _SET_PIN.first(executor, {"chat_id": chat_id, "new_agent_id": agent_id, "now": now, **pin})
+    if row is None:  # the chat's row is read before it is pinned, in the same transaction
+        raise AssertionError(f"chat {chat_id} vanished while being pinned")
     return ChatRow.of(row)
 
 
@@ -360,7 +369,7 @@ def refresh(
     """
     sqlite = dialect_of(executor) == "sqlite"
     owned = _OWNED_WITH_SOURCE if sqlite else _OWNED_HOLDING_AGENT
-    found = executor.execute(owned, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    found = owned.first(executor, {"chat_id": chat_id, "user_id": user.user_id})
     if found is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     chat = ChatRow.of(found)
@@ -410,7 +419,7 @@ def refresh(
     return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
 
-_OWNED_WITH_SOURCE = (
+_OWNED_WITH_SOURCE = Prepared(
     sa.select(
         *_CHAT_COLUMNS,
         t.snapshots.c.aggregate_hash,
@@ -422,16 +431,19 @@ _OWNED_WITH_SOURCE = (
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
 )
 # PostgreSQL: the chat, and its agent's row held against pushes (``lock_agent``) by the same statement
-_OWNED_HOLDING_AGENT = sa.select(
-    *_CHAT_COLUMNS,
-    sa.select(t.agents.c.id)
-    .where(t.agents.c.id == t.chats.c.agent_id)
-    .with_for_update(read=True, key_share=True)
-    .scalar_subquery()
-    .label("held"),
-).where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+_OWNED_HOLDING_AGENT = Prepared(
+    sa.select(
+        *_CHAT_COLUMNS,
+        sa.select(t.agents.c.id)
+        .where(t.agents.c.id == t.chats.c.agent_id)
+        .with_for_update(read=True, key_share=True)
+        .scalar_subquery()
+        .label("held"),
+    ).where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id")),
+    only="postgresql",
+)
 # PostgreSQL: ``_set_pin`` to the agent's snapshot as this statement reads it (no row: the agent has none)
-_PIN_TO_SNAPSHOT = (
+_PIN_TO_SNAPSHOT = Prepared(
     sa.update(t.chats)
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.snapshots.c.agent_id == t.chats.c.agent_id)
     .values(
@@ -442,13 +454,14 @@ _PIN_TO_SNAPSHOT = (
         dirty_since=None,
         updated_at=sa.bindparam("now"),
     )
-    .returning(*_CHAT_COLUMNS, t.snapshots.c.received_at)
+    .returning(*_CHAT_COLUMNS, t.snapshots.c.received_at),
+    only="postgresql",
 )
 
 
 def _pin_to_snapshot(executor: Executor, chat: ChatRow, now: dt.datetime) -> tuple[ChatRow, PinSource | None]:
     """Pin the chat (bound, its agent's row held) to its agent's snapshot in one statement; unpinned if none."""
-    row = executor.execute(_PIN_TO_SNAPSHOT, {"chat_id": chat.id, "now": now}).first()
+    row = _PIN_TO_SNAPSHOT.first(executor, {"chat_id": chat.id, "now": now})
     if row is None:
         return _set_pin(executor, chat.id, chat.agent_id, None, now), None
     pinned = ChatRow.of(row)
@@ -456,27 +469,31 @@ def _pin_to_snapshot(executor: Executor, chat: ChatRow, now: dt.datetime) -> tup
     return pinned, PinSource(pinned.pinned_hash, pinned.pinned_version, pinned.pinned_error, row.received_at)
 
 
-_PINNED_AND_LATEST = sa.union_all(
-    sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
-        t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.SNAPSHOT
-    ),
-    sa.select(sa.literal(1).label("side"), *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
-        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
-    ),
-).order_by(sa.literal_column("side"), sa.literal_column("source"))
+_PINNED_AND_LATEST = Prepared(
+    sa.union_all(
+        sa.select(sa.literal(0).label("side"), *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+            t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.origin == rows.SNAPSHOT
+        ),
+        sa.select(sa.literal(1).label("side"), *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+            t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+        ),
+    ).order_by(sa.literal_column("side"), sa.literal_column("source"))
+)
 
 
 def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -> tuple[list[Any], list[Any]]:
     """The chat's pinned rows and its agent's snapshot rows, each by source, in one query."""
     pinned: list[Any] = []
     latest: list[Any] = []
-    for row in executor.execute(_PINNED_AND_LATEST, {"chat_id": chat_id, "agent_id": agent_id or ""}):
+    for row in _PINNED_AND_LATEST.all(executor, {"chat_id": chat_id, "agent_id": agent_id or ""}):
         (latest if row[0] else pinned).append(rows.Positional(row[1:]))
     return pinned, latest
 
 
-_DROP_PINNED = sa.delete(t.chat_resources).where(
-    t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.source == sa.bindparam("gone")
+_DROP_PINNED = Prepared(
+    sa.delete(t.chat_resources).where(
+        t.chat_resources.c.chat_id == sa.bindparam("chat_id"), t.chat_resources.c.source == sa.bindparam("gone")
+    )
 )
 
 
@@ -494,7 +511,7 @@ def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequ
     old = {row[0]: tuple(row) for row in pinned}
     gone = old.keys() - {row[0] for row in latest}
     if gone:
-        executor.execute(_DROP_PINNED, [{"chat_id": chat_id, "gone": source} for source in gone])
+        _DROP_PINNED.execute(executor, [{"chat_id": chat_id, "gone": source} for source in gone])
     changed = [row for row in latest if old.get(row[0]) != tuple(row)]
     if changed:
         values = [{"chat_id": chat_id, **dict(zip(rows.ROW_COLUMNS, row, strict=True))} for row in changed]

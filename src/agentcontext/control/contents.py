@@ -12,12 +12,15 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from agentcontext.control import tables as t
+from agentcontext.control.prepared import Prepared
 
 Executor = Connection | Session  # a Core connection on hot paths, a session on cold ones
 
 _INSERT = {
-    "postgresql": postgresql.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]),
-    "sqlite": sqlite.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]),
+    "postgresql": Prepared(
+        postgresql.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]), only="postgresql"
+    ),
+    "sqlite": Prepared(sqlite.insert(t.contents).on_conflict_do_nothing(index_elements=["hash"]), only="sqlite"),
 }
 _GET = sa.select(t.contents.c.hash, t.contents.c.text).where(
     t.contents.c.hash.in_(sa.bindparam("keys", expanding=True))
@@ -44,9 +47,7 @@ def put_keyed(executor: Executor, keys: dict[str, str]) -> None:
     if not keys:
         return
     rows = [{"hash": key, "size_bytes": len(text.encode("utf-8")), "text": text} for text, key in keys.items()]
-    insert = _INSERT[dialect_of(executor)]
-    for start in range(0, len(rows), 200):  # well under either database's bound-parameter limit
-        executor.execute(insert, rows[start : start + 200])
+    _INSERT[dialect_of(executor)].execute(executor, rows)  # one row a parameter set
 
 
 def get(executor: Executor, keys: Iterable[str]) -> dict[str, str]:

@@ -44,6 +44,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from agentcontext.control import prepared
 from agentcontext.control.sqlite_file import create_private
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.trust import data_dir
@@ -202,7 +203,7 @@ def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) ->
     with engine.connect() as connection:
         _say(connection, begin)
         result = work(connection)
-        connection.commit()  # the driver's commit: it ends the transaction BEGIN opened
+        prepared.commit(connection)  # the driver's commit: it ends the transaction BEGIN opened
         return result
 
 

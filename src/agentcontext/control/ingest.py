@@ -39,6 +39,7 @@ from agentcontext.control import tables as t
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
+from agentcontext.control.prepared import Prepared
 from agentcontext.resource import Kind, Resource
 from agentcontext.sync_contract import AgentInfo, PushRequest, validated
 
@@ -133,9 +134,10 @@ _AGENT = sa.select(
     t.agents.c.home,
     t.agents.c.work_dir,
 ).where(t.agents.c.id == sa.bindparam("agent_id"))
-_AGENT_LOCKED = _AGENT.with_for_update()
+_AGENT_LOCKED = Prepared(_AGENT.with_for_update(), only="postgresql")
+_AGENT_ALONE = Prepared(_AGENT)
 _TOUCHED = ("online", "last_seen_at", "url", "run_id", "os", "home", "work_dir", "sealed_secret")
-_TOUCH = (
+_TOUCH = Prepared(
     sa.update(t.agents)
     .where(t.agents.c.id == sa.bindparam("agent_id"))
     .values({name: sa.bindparam(f"new_{name}") for name in _TOUCHED})
@@ -156,7 +158,7 @@ def touch_agent(
 
     ``current`` is the agent's row when the caller already read it (a push, under its lock).
     """
-    row = current if current is not None else executor.execute(_AGENT, {"agent_id": agent_id}).first()
+    row = current if current is not None else _AGENT_ALONE.first(executor, {"agent_id": agent_id})
     if row is None:
         return []
     values = {name: getattr(row, name) for name in _TOUCHED}
@@ -171,7 +173,7 @@ def touch_agent(
     stale = row.last_seen_at is None or now - row.last_seen_at >= TOUCH_EVERY
     if stale or any(values[name] != getattr(row, name) for name in _TOUCHED):
         values["last_seen_at"] = now
-        executor.execute(_TOUCH, {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}})
+        _TOUCH.execute(executor, {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}})
     if row.online:
         return []
     return [Event(agent_topic(agent_id), "agent_online", {"agent_id": agent_id, "at": now.isoformat()})]
@@ -179,11 +181,13 @@ def touch_agent(
 
 # --- the snapshot ------------------------------------------------------------------------------
 
-_SNAPSHOT = sa.select(t.snapshots.c.version, t.snapshots.c.received_at).where(
-    t.snapshots.c.agent_id == sa.bindparam("agent_id")
+_SNAPSHOT = Prepared(
+    sa.select(t.snapshots.c.version, t.snapshots.c.received_at).where(
+        t.snapshots.c.agent_id == sa.bindparam("agent_id")
+    )
 )
 # SQLite has one writer and no row locks: the agent and its snapshot's version in one statement
-_AGENT_AND_VERSION = (
+_AGENT_AND_VERSION = Prepared(
     sa.select(*_AGENT.selected_columns, t.snapshots.c.version, t.snapshots.c.received_at)
     .select_from(t.agents.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.agents.c.id))
     .where(t.agents.c.id == sa.bindparam("agent_id"))
@@ -192,19 +196,25 @@ _SNAPSHOT_COLUMNS = (
     "version", "aggregate_hash", "error", "work_dir", "project_root", "profile", "payload_bytes", "run_id",
     "received_at", "mcp_hash",
 )  # fmt: skip
-_INSERT_SNAPSHOT = sa.insert(t.snapshots)
-_UPDATE_SNAPSHOT = (
+_INSERT_SNAPSHOT = Prepared(
+    sa.insert(t.snapshots).values({name: sa.bindparam(name) for name in ("agent_id", *_SNAPSHOT_COLUMNS)})
+)
+_UPDATE_SNAPSHOT = Prepared(
     sa.update(t.snapshots)
     .where(t.snapshots.c.agent_id == sa.bindparam("for_agent"))
     .values({name: sa.bindparam(f"new_{name}") for name in _SNAPSHOT_COLUMNS})
 )
-_EXISTING = sa.select(*(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
-    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+_EXISTING = Prepared(
+    sa.select(*(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS)).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
+    )
 )
 # one row a parameter set (executemany): a list parameter would be expanded into the SQL on every call
-_DELETE_ROWS = sa.delete(t.snapshot_resources).where(
-    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
-    t.snapshot_resources.c.source == sa.bindparam("gone"),
+_DELETE_ROWS = Prepared(
+    sa.delete(t.snapshot_resources).where(
+        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
+        t.snapshot_resources.c.source == sa.bindparam("gone"),
+    )
 )
 
 
@@ -214,7 +224,10 @@ def _upsert(insert: Any) -> Any:
     return statement.on_conflict_do_update(index_elements=["agent_id", "source"], set_=replaced)
 
 
-_UPSERT_ROWS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
+_UPSERT_ROWS = {
+    "postgresql": Prepared(_upsert(postgresql.insert), only="postgresql"),
+    "sqlite": Prepared(_upsert(sqlite.insert), only="sqlite"),
+}
 
 
 def ingest(
@@ -233,11 +246,11 @@ def ingest(
     """
     agent: Any
     if contents.dialect_of(executor) == "sqlite":
-        agent = executor.execute(_AGENT_AND_VERSION, {"agent_id": agent_id}).first()
+        agent = _AGENT_AND_VERSION.first(executor, {"agent_id": agent_id})
         snapshot = (agent.version, agent.received_at) if agent is not None and agent.version is not None else None
     else:  # the version read after the lock is taken: a push that held it has committed by then
-        agent = executor.execute(_AGENT_LOCKED, {"agent_id": agent_id}).first()
-        found = executor.execute(_SNAPSHOT, {"agent_id": agent_id}).first()
+        agent = _AGENT_LOCKED.first(executor, {"agent_id": agent_id})
+        found = _SNAPSHOT.first(executor, {"agent_id": agent_id})
         snapshot = (found.version, found.received_at) if found is not None else None
     stored = snapshot[0] if snapshot is not None else None
     if stored is not None and not push.initial and push.version <= stored:
@@ -257,9 +270,9 @@ def ingest(
         "mcp_hash": mcp_hash(push.resources),
     }
     if stored is None:
-        executor.execute(_INSERT_SNAPSHOT, {"agent_id": agent_id, **values})
+        _INSERT_SNAPSHOT.execute(executor, {"agent_id": agent_id, **values})
     else:
-        executor.execute(_UPDATE_SNAPSHOT, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
+        _UPDATE_SNAPSHOT.execute(executor, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
     known = written.rows if written is not None and snapshot is not None and written.tag == snapshot else None
     rows_now = _store_resources(executor, agent_id, push.resources, known)
     events += pin_and_mark(executor, agent_id, push, now=now)
@@ -274,7 +287,7 @@ def _store_resources(
     ``known``: the stored rows, when this replica knows them (else they are read). Returns the rows now stored.
     """
     if known is None:
-        known = {row[0]: tuple(row) for row in executor.execute(_EXISTING, {"agent_id": agent_id})}
+        known = {row[0]: tuple(row) for row in _EXISTING.all(executor, {"agent_id": agent_id})}
     gone = set(known)
     texts: dict[str, str] = {}
     now_stored: dict[str, tuple[Any, ...]] = {}
@@ -291,11 +304,11 @@ def _store_resources(
         now_stored[source] = tuple(row[name] for name in rows.ROW_COLUMNS)
         changed.append({**row, "agent_id": agent_id})
     if gone:  # no longer pushed
-        executor.execute(_DELETE_ROWS, [{"agent_id": agent_id, "gone": source} for source in gone])
+        _DELETE_ROWS.execute(executor, [{"agent_id": agent_id, "gone": source} for source in gone])
     if changed:
         wanted = {row["content_key"] for row in changed}
         contents.put_keyed(executor, {text: key for text, key in texts.items() if key in wanted})
-        executor.execute(_UPSERT_ROWS[contents.dialect_of(executor)], changed)
+        _UPSERT_ROWS[contents.dialect_of(executor)].execute(executor, changed)
     return now_stored
 
 
@@ -309,7 +322,7 @@ _UNPINNED = t.chats.c.pinned_hash.is_(None)
 # out of date the active ones pinned elsewhere and not marked yet, and up to date again the active ones
 # pinned here and marked (a revert). SET reads the row as it was; a hydrated chat is told by its pin time.
 # (An UPDATE may not name a bound parameter after one of its columns: "for_agent", not "agent_id".)
-_PIN_AND_MARK = (
+_PIN_AND_MARK = Prepared(
     sa.update(t.chats)
     .where(
         t.chats.c.agent_id == sa.bindparam("for_agent"),
@@ -339,13 +352,17 @@ _PIN_AND_MARK = (
     )
     .returning(t.chats.c.id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.chats.c.pinned_at)
 )
-_CLEAR_PIN = sa.delete(t.chat_resources).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
+_CLEAR_PIN = Prepared(sa.delete(t.chat_resources).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id")))
 _PIN_COLUMNS = [c.name for c in t.snapshot_resources.columns if c.name != "agent_id"]
-_COPY_PIN = sa.insert(t.chat_resources).from_select(
-    ["chat_id", *_PIN_COLUMNS],
-    sa.select(sa.bindparam("chat_id", type_=sa.String), *(t.snapshot_resources.c[name] for name in _PIN_COLUMNS)).where(
-        t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")
-    ),
+_COPY_PIN = Prepared(
+    sa.insert(t.chat_resources).from_select(
+        ["chat_id", *_PIN_COLUMNS, "origin"],  # the origin said, not left to a default filled in at execution
+        sa.select(
+            sa.bindparam("chat_id", type_=sa.String),
+            *(t.snapshot_resources.c[name] for name in _PIN_COLUMNS),
+            sa.literal(rows.SNAPSHOT, type_=sa.String),
+        ).where(t.snapshot_resources.c.agent_id == sa.bindparam("agent_id")),
+    )
 )
 
 
@@ -353,7 +370,7 @@ def pin_and_mark(executor: Executor, agent_id: str, push: Push, *, now: dt.datet
     """Coder's hydration and ``MarkChatsContextDirtyByAgent`` (plus marking up to date what matches again)."""
     latest = push.aggregate_hash
     params = {"for_agent": agent_id, "latest": latest, "version": push.version, "error": push.error, "now": now}
-    changed = sorted(executor.execute(_PIN_AND_MARK, params).all(), key=lambda row: row.id)
+    changed = sorted(_PIN_AND_MARK.all(executor, params), key=lambda row: row.id)
     pinned = [row.id for row in changed if row.pinned_at == now and row.dirty_since is None]
     copy_pin(executor, agent_id, pinned)
     events = [
@@ -378,5 +395,5 @@ def pin_and_mark(executor: Executor, agent_id: str, push: Push, *, now: dt.datet
 def copy_pin(executor: Executor, agent_id: str, chat_ids: Sequence[str]) -> None:
     """Replace the chats' pinned rows with the agent's current snapshot rows (clear, then copy), chat by chat."""
     for chat_id in chat_ids:
-        executor.execute(_CLEAR_PIN, {"chat_id": chat_id})
-        executor.execute(_COPY_PIN, {"chat_id": chat_id, "agent_id": agent_id})
+        _CLEAR_PIN.execute(executor, {"chat_id": chat_id})
+        _COPY_PIN.execute(executor, {"chat_id": chat_id, "agent_id": agent_id})

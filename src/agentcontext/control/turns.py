@@ -44,6 +44,7 @@ from agentcontext.control import discovered, rows
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.prepared import Prepared
 from agentcontext.control.prompt import (
     ChatContext,
     DiscoveredFile,
@@ -143,9 +144,9 @@ def turn_row(executor: Executor, user: UserPrincipal, chat_id: str, *, source: s
     Raises: NotFoundError (no such chat of this user).
     """
     values = {"chat_id": chat_id, "user_id": user.user_id}
-    row = executor.execute(_KEY, values).first() if source is None else executor.execute(
-        _KEY_AND_TEXT, {**values, "source": source}
-    ).first()  # fmt: skip
+    row = _RUN_KEY.first(executor, values) if source is None else _RUN_KEY_AND_TEXT.first(
+        executor, {**values, "source": source}
+    )  # fmt: skip
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     return _turn_row_of(row, row.text if source is not None else None)
@@ -156,7 +157,7 @@ def _turn_row_of(row: Any, text: str | None = None) -> TurnRow:
     return TurnRow(chat_id=row.id, personal_count=int(row.personal_count or 0), text=text, **found)
 
 
-_PERSONAL = (
+_PERSONAL = Prepared(
     sa.select(t.personal_skills.c.name, t.personal_skills.c.description)
     .where(t.personal_skills.c.owner_id == sa.bindparam("user_id"))
     .order_by(t.personal_skills.c.name)
@@ -179,7 +180,7 @@ def load_context(
         pinned = rows.pinned_resources(executor, row.chat_id, instruction_texts=texts)
     found = discovered.resources(executor, row.chat_id) if texts and row.discovered_at is not None else []
     personal = tuple(
-        (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
+        (r.name, r.description) for r in _PERSONAL.all(executor, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
     return ChatContext(
         chat_id=row.chat_id,
@@ -226,7 +227,7 @@ def _inputs(agent_id: Any) -> sa.CompoundSelect[Any]:
     )
 
 
-_INPUTS = _inputs(sa.bindparam("agent_id")).order_by(sa.literal_column("origin"), sa.literal_column("source"))
+_INPUTS = Prepared(_inputs(sa.bindparam("agent_id")).order_by(sa.literal_column("origin"), sa.literal_column("source")))
 # the turn key and the inputs in one statement (one snapshot of the database, so they agree without a
 # transaction): each input row comes with the key's columns; a chat without inputs is one row of the key alone
 _CHAT_AGENT = sa.select(t.chats.c.agent_id).where(t.chats.c.id == sa.bindparam("chat_id")).scalar_subquery()
@@ -238,6 +239,7 @@ _KEY_AND_INPUTS = (
     .select_from(_KEY_PART.outerjoin(_INPUT_PART, sa.true()))
     .order_by(_INPUT_PART.c.origin, _INPUT_PART.c.source)
 )
+_RUN_KEY, _RUN_KEY_AND_TEXT, _RUN_KEY_AND_INPUTS = Prepared(_KEY), Prepared(_KEY_AND_TEXT), Prepared(_KEY_AND_INPUTS)
 _KIND, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
     _RAW.index(name) for name in ("kind", "content_key", "meta", "origin", "caused_by", "text")
 )
@@ -300,10 +302,10 @@ def _needs_text(raw: tuple[Any, ...]) -> bool:
 def read_inputs(executor: Executor, user: UserPrincipal, row: TurnRow) -> Inputs:
     """The turn's inputs, in one statement (and the personal skills' names in a second, when the user has any), and
     their digest: taken over every row as read but its text, which its content key (hashed here) stands for."""
-    found = executor.execute(_INPUTS, {"chat_id": row.chat_id, "agent_id": row.agent_id})
+    found = _INPUTS.all(executor, {"chat_id": row.chat_id, "agent_id": row.agent_id})
     stored = tuple(tuple(raw) for raw in found)
     personal = tuple(
-        (r.name, r.description) for r in executor.execute(_PERSONAL, {"user_id": user.user_id})
+        (r.name, r.description) for r in _PERSONAL.all(executor, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
     return _digested(row, stored, personal)
 
@@ -315,7 +317,7 @@ def turn_and_inputs(executor: Executor, user: UserPrincipal, chat_id: str) -> tu
 
     Raises: NotFoundError (no such chat of this user).
     """
-    found = executor.execute(_KEY_AND_INPUTS, {"chat_id": chat_id, "user_id": user.user_id}).all()
+    found = _RUN_KEY_AND_INPUTS.all(executor, {"chat_id": chat_id, "user_id": user.user_id})
     if not found:
         raise NotFoundError(f'chat "{chat_id}" not found')
     row = _turn_row_of(found[0])

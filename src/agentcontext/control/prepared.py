@@ -1,0 +1,193 @@
+"""Hot statements compiled once per dialect and run on the driver's own connection.
+
+SQLAlchemy's execution of a Core statement costs, on every call, a walk of the statement for its cache
+key, an execution context and a result built from the cursor's description (psycopg makes an object per
+column for it): 150-250 us of CPU a statement on PostgreSQL where the driver alone needs 50, and 30-40 us
+on SQLite where it needs 7 (``bench/percpu.py`` counts a request's CPU against ``/healthz``'s). A
+``Prepared`` statement is compiled by SQLAlchemy once for each dialect (its SQL, its parameters' order,
+the type processing SQLAlchemy would do) and run with the driver's cursor: rows come back as tuples
+that also answer to their column names, as SQLAlchemy's do. Driver errors are raised as SQLAlchemy's
+``DBAPIError`` (a dropped connection invalidated, as SQLAlchemy does), so ``db._retrying`` and the
+storage error translation treat both paths alike.
+
+Given a session (a cold path) a ``Prepared`` runs through SQLAlchemy as any statement. It refuses what
+it cannot run as compiled (parameters expanded at execution, ``IN`` lists): those stay SQLAlchemy's.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
+from sqlalchemy.sql.elements import TextClause
+from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase
+
+Executor = Connection | Session  # as ``contents.Executor``: a Core connection on hot paths, a session on cold ones
+Processor = Callable[[Any], Any]
+Statement = Select[Any] | CompoundSelect[Any] | Update | Delete | Insert | TextClause
+_new = tuple.__new__
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """One statement as one dialect runs it."""
+
+    sql: str
+    order: tuple[str, ...] | None  # positional parameters (SQLite's ``?``): the names in order; None: by name
+    defaults: Mapping[str, Any]  # values the statement carries itself (literals it binds)
+    binds: tuple[tuple[str, Processor], ...]  # parameters SQLAlchemy would convert on their way in
+    row: type[tuple[Any, ...]] | None  # the row class (column names as attributes); None: no rows
+    results: tuple[tuple[int, Processor], ...]  # columns SQLAlchemy would convert on their way out
+
+    def arguments(self, params: Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
+        values = {**self.defaults, **params}
+        for name, process in self.binds:
+            values[name] = process(values[name])
+        return values if self.order is None else tuple([values[name] for name in self.order])
+
+    def rows(self, fetched: Sequence[Sequence[Any]]) -> list[Any]:
+        row = self.row
+        assert row is not None
+        if not self.results:
+            return [_new(row, raw) for raw in fetched]
+        out = []
+        for raw in fetched:
+            values = list(raw)
+            for index, process in self.results:
+                values[index] = process(values[index])
+            out.append(_new(row, values))
+        return out
+
+
+class Prepared:
+    """A Core statement compiled once per dialect, run on the driver's connection (see the module)."""
+
+    __slots__ = ("_by_dialect", "only", "statement")
+
+    def __init__(self, statement: Statement, *, only: str | None = None) -> None:
+        """``only``: the one database the statement is written for (``postgresql``: its row locks, ``UPDATE ...
+        FROM ... RETURNING`` as SQLite does not read it)."""
+        self.statement = statement
+        self.only = only
+        self._by_dialect: dict[str, _Compiled] = {}
+
+    def all(self, executor: Executor, params: Mapping[str, Any]) -> list[Any]:
+        """Every row (tuples with named columns)."""
+        if not isinstance(executor, Connection):
+            return list(executor.execute(self.statement, params).all())
+        return self._run(executor, params)[0]
+
+    def first(self, executor: Executor, params: Mapping[str, Any]) -> Any:
+        """The first row, or None."""
+        found = self.all(executor, params)
+        return found[0] if found else None
+
+    def scalar(self, executor: Executor, params: Mapping[str, Any]) -> Any:
+        """The first column of the first row, or None."""
+        row = self.first(executor, params)
+        return None if row is None else row[0]
+
+    def execute(self, executor: Executor, params: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
+        """Run a statement that returns no rows, once or (a list) once for each; the number of rows it changed."""
+        if not isinstance(executor, Connection):
+            result: Any = executor.execute(self.statement, params)
+            return int(result.rowcount)
+        return self._run(executor, params)[1]
+
+    def compiled(self, dialect: Dialect) -> _Compiled:
+        found = self._by_dialect.get(dialect.name)
+        if found is None:
+            if self.only is not None and dialect.name != self.only:
+                raise ValueError(f"a statement for {self.only} run on {dialect.name}")
+            found = self._by_dialect[dialect.name] = _compile(self.statement, dialect)
+        return found
+
+    def _run(
+        self, connection: Connection, params: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    ) -> tuple[list[Any], int]:
+        compiled = self.compiled(connection.dialect)
+        driver: Any = connection.connection.driver_connection
+        many = not isinstance(params, Mapping)
+        arguments: Any = (
+            [compiled.arguments(p) for p in params] if many else compiled.arguments(params)  # type: ignore[arg-type]
+        )
+        cursor = driver.cursor()
+        try:
+            if many:
+                cursor.executemany(compiled.sql, arguments)
+            else:
+                cursor.execute(compiled.sql, arguments)
+            fetched = cursor.fetchall() if compiled.row is not None and not many else ()
+            changed = cursor.rowcount
+        except connection.dialect.loaded_dbapi.Error as exc:
+            raise _translated(connection, compiled.sql, arguments, exc, cursor) from exc
+        finally:
+            cursor.close()
+        return (compiled.rows(fetched) if fetched else []), changed
+
+
+def _compile(statement: Statement, dialect: Dialect) -> _Compiled:
+    compiled: Any = statement.compile(dialect=dialect)
+    if compiled.escaped_bind_names or "POSTCOMPILE" in compiled.string:
+        raise ValueError(f"cannot run as compiled (parameters rendered at execution): {compiled.string[:80]}")
+    names = compiled.bind_names  # every bind parameter -> its name in the SQL
+    if any(bind.expanding or bind.literal_execute for bind in names):
+        raise ValueError("cannot run as compiled: a parameter expands at execution")
+    if getattr(compiled, "insert_prefetch", None) or getattr(compiled, "update_prefetch", None):
+        raise ValueError("cannot run as compiled: a column's default is computed at execution")
+    if any(bind.callable is not None for bind in names):
+        raise ValueError("cannot run as compiled: a parameter's value is computed at execution")
+    binds: dict[str, Processor] = {}  # by name: a name bound twice is converted once
+    for bind, name in names.items():
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            binds[name] = process
+    defaults = {name: bind.value for bind, name in names.items() if not bind.required}
+    columns: Any = None
+    if isinstance(statement, SelectBase):
+        columns = statement.selected_columns
+    elif isinstance(statement, UpdateBase):
+        columns = statement.exported_columns  # what RETURNING gives: none without it
+    row: type[tuple[Any, ...]] | None = None
+    results = []
+    if columns is not None and len(columns):
+        row = _row_class(list(columns.keys()))
+        for index, column in enumerate(columns):
+            process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+            if process is not None:
+                results.append((index, process))
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    return _Compiled(compiled.string, order, defaults, tuple(binds.items()), row, tuple(results))
+
+
+def _row_class(names: list[str]) -> type[tuple[Any, ...]]:
+    """Tuples that answer to their column names, as SQLAlchemy's rows do (a repeated name gets a positional one)."""
+    made: type[tuple[Any, ...]] = namedtuple("Row", names, rename=True)  # type: ignore[misc]
+    return made
+
+
+def commit(connection: Connection) -> None:
+    """End the transaction a BEGIN said on the driver's connection opened, whichever path ran its statements
+    (SQLAlchemy's own ``commit`` does nothing when none of them went through it)."""
+    try:
+        connection.connection.driver_connection.commit()  # type: ignore[union-attr]
+    except connection.dialect.loaded_dbapi.Error as exc:
+        raise _translated(connection, "COMMIT", (), exc, None) from exc
+
+
+def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, cursor: Any) -> sa.exc.StatementError:
+    """The driver's error as SQLAlchemy raises it; a connection the database dropped is invalidated first."""
+    dialect = connection.dialect
+    dropped = dialect.is_disconnect(exc, connection.connection.dbapi_connection, cursor)
+    if dropped:
+        connection.invalidate(exc)
+    error: sa.exc.StatementError = sa.exc.DBAPIError.instance(
+        sql, arguments, exc, dialect.loaded_dbapi.Error, connection_invalidated=dropped, dialect=dialect
+    )
+    return error

@@ -1,0 +1,304 @@
+"""Hot statements run on the driver's connection (``control.prepared``) answer exactly what SQLAlchemy's own
+execution of them answers, on SQLite and PostgreSQL, and fail as SQLAlchemy's would."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import psycopg
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
+from sqlalchemy.engine import Connection
+
+import agentcontext.control
+from agentcontext.control import tables as t
+from agentcontext.control.db import Database, StorageUnavailable
+from agentcontext.control.models import User
+from agentcontext.control.pg_cluster import TempCluster
+from agentcontext.control.prepared import Prepared, commit
+from agentcontext.control.turns import turn_row
+from agentcontext.resource import Kind
+from tests.control.conftest import NOTES, REVIEW, WORK, mcp_server, text_resource
+from tests.control.shared_turns import two_users
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+def every_prepared() -> Iterator[tuple[str, Prepared]]:
+    """Each ``Prepared`` a control plane module holds (alone, or in a table by dialect), by module and name."""
+    for info in pkgutil.walk_packages(agentcontext.control.__path__, "agentcontext.control."):
+        if ".migrations" in info.name:  # Alembic's scripts run only under Alembic
+            continue
+        module = importlib.import_module(info.name)
+        where = info.name.rsplit(".", 1)[1]
+        for name, value in vars(module).items():
+            if isinstance(value, Prepared):
+                yield f"{where}.{name}", value
+            elif isinstance(value, dict):
+                yield from ((f"{where}.{name}[{k}]", v) for k, v in value.items() if isinstance(v, Prepared))
+
+
+PREPARED = dict(every_prepared())
+USERS = cast(sa.Table, User.__table__)
+
+
+def test_the_hot_paths_hold_prepared_statements() -> None:
+    assert {"turns._RUN_KEY", "turns._RUN_KEY_AND_INPUTS", "chats._PIN_TO_SNAPSHOT"} <= PREPARED.keys()
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [sqlite.dialect(), pg_psycopg.dialect()],  # type: ignore[no-untyped-call]
+    ids=["sqlite", "postgresql"],
+)
+def test_every_prepared_statement_compiles_for_both_databases(dialect: sa.Dialect) -> None:
+    for where, prepared in PREPARED.items():
+        if prepared.only not in (None, dialect.name):
+            with pytest.raises(ValueError, match=f"for {prepared.only} run on {dialect.name}"):
+                prepared.compiled(dialect)
+            continue
+        compiled = prepared.compiled(dialect)
+        assert compiled.sql, where
+        assert compiled.order is None or dialect.paramstyle == "qmark", where
+
+
+def test_a_statement_whose_parameters_expand_at_execution_is_refused() -> None:
+    statement = sa.select(t.chats.c.id).where(t.chats.c.id.in_(sa.bindparam("ids", expanding=True)))
+    with pytest.raises(ValueError, match="at execution"):
+        Prepared(statement).compiled(sqlite.dialect())
+
+
+def test_a_name_bound_twice_is_converted_once() -> None:
+    now = sa.bindparam("now", type_=t.chats.c.updated_at.type)
+    statement = sa.update(t.chats).values(updated_at=now, pinned_at=now).where(t.chats.c.id == sa.bindparam("id"))
+    compiled = Prepared(statement).compiled(sqlite.dialect())
+    when = dt.datetime(2026, 12, 2, 1, 2, 3, tzinfo=dt.UTC)
+    arguments = compiled.arguments({"now": when, "id": "c"})
+    assert arguments == ("2026-12-02 01:02:03.000000", "2026-12-02 01:02:03.000000", "c")
+
+
+# --- the same answers as SQLAlchemy's execution, on a database with every kind of row --------------------------
+
+
+def values_for(running: Any, chat: str) -> dict[str, Any]:
+    """A value for every parameter the prepared statements take, from the database the test made."""
+    alice = running.people["alice"]
+    pinned = running.db.read_rows(
+        lambda c: c.execute(sa.select(t.chat_resources.c.source).where(t.chat_resources.c.chat_id == chat)).all()
+    )
+    source = sorted(row.source for row in pinned)[0]
+    when = dt.datetime(2026, 12, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
+    return {
+        "chat_id": chat,
+        "user_id": alice.user.user_id,
+        "agent_id": alice.agent.agent_id,
+        "source": source,
+        "gone": source,
+        "now": when,
+        "new_agent_id": alice.agent.agent_id,
+        "new_pinned_hash": "f" * 64,
+        "new_pinned_version": 7,
+        "new_pinned_error": None,
+        "new_pinned_at": when,
+        "for_agent": alice.agent.agent_id,
+        "latest": "e" * 64,
+        "version": 9,
+        "error": None,
+        **{f"new_{name}": value for name, value in _NEW_AGENT_AND_SNAPSHOT.items()},
+        "channel": "agentcontext_test",
+        "payload": '{"topic": "chat:x"}',
+    }
+
+
+_NEW_AGENT_AND_SNAPSHOT = {  # what a push writes for the agent and its snapshot
+    "online": True,
+    "last_seen_at": dt.datetime(2026, 12, 2, 3, 4, 6, tzinfo=dt.UTC),
+    "url": "http://127.0.0.1:9/",
+    "run_id": "run-2",
+    "os": "linux",
+    "home": "/home/dev",
+    "work_dir": WORK,
+    "sealed_secret": "sealed",
+    "version": 9,
+    "aggregate_hash": "e" * 64,
+    "error": None,
+    "project_root": WORK,
+    "profile": "codex",
+    "payload_bytes": 123,
+    "received_at": dt.datetime(2026, 12, 2, 3, 4, 7, tzinfo=dt.UTC),
+    "mcp_hash": "d" * 64,
+}
+
+
+def both_ways(db: Database, prepared: Prepared, params: dict[str, Any]) -> tuple[Any, Any]:
+    """``prepared`` run by SQLAlchemy and on the driver's connection, each in a transaction rolled back after."""
+
+    table = getattr(prepared.statement, "table", None)  # what a write changes, compared as stored
+    inserts = isinstance(prepared.statement, sa.Insert)
+
+    def run(how: Callable[[Connection], Any]) -> Any:
+        with db.engine.connect() as connection:
+            transaction = connection.begin()
+            try:
+                answer = how(connection)
+                if table is None or isinstance(answer, str):  # a refusal (PostgreSQL's transaction is over)
+                    return answer
+                stored = connection.exec_driver_sql(f"SELECT * FROM {table.name} ORDER BY 1, 2").all()
+                return answer, [tuple(row) for row in stored]
+            finally:
+                transaction.rollback()
+
+    def by_sqlalchemy(connection: Connection) -> Any:
+        try:
+            result = connection.execute(prepared.statement, params)
+        except sa.exc.DBAPIError as exc:  # refused alike, whichever way it runs (an insert of a row there already)
+            return type(exc).__name__
+        if not result.returns_rows:  # an insert's count is the driver's to give (SQLAlchemy says -1 on psycopg)
+            return None if inserts else result.rowcount
+        return [(tuple(row), row._fields) for row in result.all()]
+
+    def on_the_driver(connection: Connection) -> Any:
+        try:
+            if prepared.compiled(connection.dialect).row is None:
+                changed = prepared.execute(connection, params)
+                return None if inserts else changed
+            return [(tuple(row), row._fields) for row in prepared.all(connection, params)]
+        except sa.exc.DBAPIError as exc:
+            return type(exc).__name__
+
+    return run(by_sqlalchemy), run(on_the_driver)
+
+
+async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path: Path, db_url: str) -> None:
+    async with two_users(tmp_path, ("alice", "bob"), db_url=db_url) as running:
+        skills = [
+            text_resource(Kind.SKILL, f"{WORK}/.agents/skills/review/SKILL.md", REVIEW, name="review"),
+            text_resource(Kind.SKILL, f"{WORK}/.agents/skills/notes/SKILL.md", NOTES, name="notes"),
+        ]
+        rules = text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Root rules.\n")
+        await running.push("alice", [rules, *skills, mcp_server("time", "now")])
+        chat = await running.chat("alice")
+        await running.prompt("alice", chat)
+        await running.push("alice", [rules, skills[0], mcp_server("time", "now", "zone")])  # the chat out of date
+        mine = "---\nname: mine\ndescription: My own way of working\n---\nDo it my way.\n"
+        await running.plane.create_personal_skill(running.people["alice"].user, mine)
+        bobs = await running.chat("bob")  # bob's agent has not pushed: his chat has no pin, his agent no snapshot
+        params = values_for(running, chat)
+        bob = {"chat_id": bobs, "agent_id": running.people["bob"].agent.agent_id}
+        pinned_hash = running.db.read_rows(
+            lambda c: c.execute(sa.select(t.chats.c.pinned_hash).where(t.chats.c.id == chat)).scalar()
+        )
+        overrides: dict[
+            str, dict[str, Any]
+        ] = {  # where the shared values would only find a conflict or nothing to change
+            "ingest._COPY_PIN": {"chat_id": bobs},
+            "ingest._INSERT_SNAPSHOT": {"agent_id": bob["agent_id"]},
+            "ingest._PIN_AND_MARK": {"latest": pinned_hash},  # the push goes back to the chat's pin: a revert
+        }
+
+        compared = 0
+        dialect = running.db.dialect
+        here = {where: p for where, p in PREPARED.items() if p.only in (None, dialect)}
+        for where, prepared in here.items():
+            names = set(_required(prepared, running.db))
+            given = {**params, **_stored_row(running.db, prepared), **overrides.get(where, {})}
+            missing = names - given.keys()
+            assert not missing, f"{where}: give the test a value for {sorted(missing)}"
+            expected, found = both_ways(running.db, prepared, {name: given[name] for name in names})
+            assert found == expected, where
+            compared += bool(expected) and "Error" not in str(expected)
+        assert compared == len(here)  # rows, or changed rows, for every statement: a real comparison
+
+
+def _stored_row(db: Database, prepared: Prepared) -> dict[str, Any]:
+    """For an insert, the first row of its table as SQLAlchemy reads it; nothing for other statements."""
+    statement = prepared.statement
+    if not isinstance(statement, sa.Insert):
+        return {}
+    table: Any = statement.table
+    row = db.read_rows(lambda c: c.execute(sa.select(table).order_by(*table.primary_key.columns)).first())
+    assert row is not None, f"the test's database has no row in {table.name}"
+    return dict(row._mapping)
+
+
+def _required(prepared: Prepared, db: Database) -> list[str]:
+    compiled: Any = prepared.statement.compile(dialect=db.engine.dialect)
+    return [name for bind, name in compiled.bind_names.items() if bind.required]
+
+
+# --- failures, as SQLAlchemy raises them ------------------------------------------------------------------------
+
+
+async def test_a_refused_write_raises_sqlalchemys_integrity_error(tmp_path: Path, db_url: str) -> None:
+    db = Database(db_url)
+    from agentcontext.control import migrate
+
+    migrate.upgrade(db)
+    columns: dict[str, Any] = {name: sa.bindparam(name) for name in ("hash", "size_bytes", "text")}
+    insert = Prepared(sa.insert(t.contents).values(columns))
+    try:
+        with pytest.raises(sa.exc.IntegrityError):  # the text is NOT NULL
+            db.write_rows(lambda c: insert.execute(c, {"hash": "0" * 64, "size_bytes": 0, "text": None}))
+    finally:
+        db.dispose()
+
+
+async def test_a_transaction_of_prepared_statements_alone_is_committed(tmp_path: Path, db_url: str) -> None:
+    """SQLAlchemy's own commit does nothing for a transaction none of whose statements went through it."""
+    from agentcontext.control import identity, migrate
+
+    db = Database(db_url)
+    migrate.upgrade(db)
+    user = db.write(lambda s: identity.create_user(s, "alice"))
+    rename = Prepared(sa.update(USERS).where(USERS.c.id == sa.bindparam("id")).values(name=sa.bindparam("name")))
+    try:
+        owner = db.read_rows(lambda c: c.execute(sa.select(USERS.c.id)).scalar())
+        assert db.write_rows(lambda c: rename.execute(c, {"id": owner, "name": "alicia"})) == 1
+        names = db.read_rows(lambda c: c.execute(sa.select(USERS.c.name)).scalars().all())
+        assert names == ["alicia"] and user.token
+    finally:
+        db.dispose()
+
+
+async def test_a_hot_read_on_a_connection_postgresql_dropped_runs_again_on_a_fresh_one(
+    tmp_path: Path, pg_cluster: TempCluster
+) -> None:
+    url = pg_cluster.create_database()
+    async with two_users(tmp_path, ("alice",), db_url=url) as running:
+        await running.push("alice", [text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Rules.\n")])
+        chat = await running.chat("alice")
+        alice = running.people["alice"].user
+        before = running.db.read_one(lambda c: turn_row(c, alice, chat))
+        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+            dropped = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (sa.make_url(url).database,),
+            ).fetchone()
+        assert dropped is not None and dropped[0] >= 1  # the pool's connections, the one just used among them
+        assert running.db.read_one(lambda c: turn_row(c, alice, chat)) == before
+
+
+async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(pg_cluster: TempCluster) -> None:
+    url = pg_cluster.create_database()
+    db = Database(url)
+    try:
+
+        def work(connection: Connection) -> None:
+            driver: Any = connection.connection.driver_connection
+            pid = driver.info.backend_pid
+            with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            commit(connection)
+
+        with pytest.raises(StorageUnavailable):  # retried, as the database drops every connection it is given
+            db.write_rows(work)
+    finally:
+        db.dispose()
