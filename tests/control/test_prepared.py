@@ -114,6 +114,7 @@ def values_for(running: Any, chat: str) -> dict[str, Any]:
         **{f"new_{name}": value for name, value in _NEW_AGENT_AND_SNAPSHOT.items()},
         "channel": "agentcontext_test",
         "payload": '{"topic": "chat:x"}',
+        "payloads": ['{"topic": "chat:x"}', '{"topic": "chat:y"}'],
     }
 
 

@@ -32,6 +32,8 @@ import sqlalchemy as sa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sqlalchemy.engine import Connection
 
+from agentcontext.control.prepared import Prepared
+
 log = logging.getLogger("agentcontext.control.events")
 Kind = Literal[
     "pinned",
@@ -279,10 +281,10 @@ class PostgresBroker:
     def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
         """``NOTIFY`` every event in the writer's transaction, in one statement: delivered on commit, in order."""
         if len(events) == 1:  # the usual case: no array to build and unnest
-            connection.execute(_NOTIFY_ONE, {"channel": self.CHANNEL, "payload": _notification(events[0])})
+            _NOTIFY_ONE.execute(connection, {"channel": self.CHANNEL, "payload": _notification(events[0])})
         elif events:
             payloads = [_notification(event) for event in events]
-            connection.execute(_NOTIFY, {"channel": self.CHANNEL, "payloads": payloads})
+            _NOTIFY.execute(connection, {"channel": self.CHANNEL, "payloads": payloads})
         return ()
 
     async def aclose(self) -> None:
@@ -348,10 +350,14 @@ class PostgresBroker:
             await self.aclose()
 
 
-_NOTIFY_ONE = sa.text("SELECT pg_notify(:channel, :payload)")
-_NOTIFY = sa.text(
-    "SELECT pg_notify(:channel, e.payload) FROM unnest(CAST(:payloads AS text[])) WITH ORDINALITY AS e(payload, n)"
-    " ORDER BY e.n"
+_NOTIFIED = sa.column("pg_notify", sa.Text)  # what each pg_notify returns (nothing to read: the rows are dropped)
+_NOTIFY_ONE = Prepared(sa.text("SELECT pg_notify(:channel, :payload)").columns(_NOTIFIED), only="postgresql")
+_NOTIFY = Prepared(
+    sa.text(
+        "SELECT pg_notify(:channel, e.payload) FROM unnest(CAST(:payloads AS text[])) WITH ORDINALITY AS e(payload, n)"
+        " ORDER BY e.n"
+    ).columns(_NOTIFIED),
+    only="postgresql",
 )
 
 

@@ -26,11 +26,11 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
 from sqlalchemy.sql.elements import TextClause
-from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase
+from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase, TextualSelect
 
 Executor = Connection | Session  # as ``contents.Executor``: a Core connection on hot paths, a session on cold ones
 Processor = Callable[[Any], Any]
-Statement = Select[Any] | CompoundSelect[Any] | Update | Delete | Insert | TextClause
+Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Update | Delete | Insert | TextClause
 _new = tuple.__new__
 
 
