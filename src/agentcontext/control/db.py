@@ -199,26 +199,16 @@ _BEGIN = {
 
 
 def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
-    """``work`` in one transaction begun with ``begin`` on a connection in autocommit (which begins none)."""
+    """``work`` in one transaction begun with ``begin`` on a connection in autocommit (which begins none).
+
+    Both ends are said on the driver's own connection (SQLAlchemy's statement machinery costs about a third of a
+    round trip more), their errors raised as SQLAlchemy's: a dropped connection is replaced and the work retried,
+    SQLite's BEGIN IMMEDIATE that waited out its busy timeout is "database is locked", retried too."""
     with engine.connect() as connection:
-        _say(connection, begin)
+        prepared.say(connection, begin)
         result = work(connection)
-        prepared.commit(connection)  # the driver's commit: it ends the transaction BEGIN opened
+        prepared.commit(connection)
         return result
-
-
-def _say(connection: Connection, begin: str) -> None:
-    """``begin`` on the driver's own connection when it is psycopg (SQLAlchemy's statement machinery costs about a
-    third of a round trip more); a failure is said again through SQLAlchemy, which tells a dropped connection
-    (replaced, and the work retried) from the rest. SQLite's BEGIN IMMEDIATE may wait out its busy timeout, so it
-    is said once, through SQLAlchemy."""
-    if connection.dialect.name == "postgresql":
-        try:
-            connection.connection.driver_connection.execute(begin)  # type: ignore[union-attr]
-            return
-        except Exception:  # said again below, where SQLAlchemy classifies what failed
-            pass
-    connection.exec_driver_sql(begin)
 
 
 def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:

@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
@@ -126,7 +125,7 @@ class Prepared:
             fetched = cursor.fetchall() if compiled.row is not None and not many else ()
             changed = cursor.rowcount
         except connection.dialect.loaded_dbapi.Error as exc:
-            raise _translated(connection, compiled.sql, arguments, exc, cursor) from exc
+            _translated(connection, compiled.sql, arguments, exc, cursor)
         finally:
             cursor.close()
         return (compiled.rows(fetched) if fetched else []), changed
@@ -172,22 +171,24 @@ def _row_class(names: list[str]) -> type[tuple[Any, ...]]:
     return made
 
 
+def say(connection: Connection, sql: str) -> None:
+    """Run ``sql`` (no parameters, no rows: a ``BEGIN``) on the driver's connection, its errors SQLAlchemy's."""
+    try:
+        connection.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
+    except connection.dialect.loaded_dbapi.Error as exc:
+        _translated(connection, sql, (), exc, None)
+
+
 def commit(connection: Connection) -> None:
     """End the transaction a BEGIN said on the driver's connection opened, whichever path ran its statements
     (SQLAlchemy's own ``commit`` does nothing when none of them went through it)."""
     try:
         connection.connection.driver_connection.commit()  # type: ignore[union-attr]
     except connection.dialect.loaded_dbapi.Error as exc:
-        raise _translated(connection, "COMMIT", (), exc, None) from exc
+        _translated(connection, "COMMIT", (), exc, None)
 
 
-def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, cursor: Any) -> sa.exc.StatementError:
-    """The driver's error as SQLAlchemy raises it; a connection the database dropped is invalidated first."""
-    dialect = connection.dialect
-    dropped = dialect.is_disconnect(exc, connection.connection.dbapi_connection, cursor)
-    if dropped:
-        connection.invalidate(exc)
-    error: sa.exc.StatementError = sa.exc.DBAPIError.instance(
-        sql, arguments, exc, dialect.loaded_dbapi.Error, connection_invalidated=dropped, dialect=dialect
-    )
-    return error
+def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, cursor: Any) -> NoReturn:
+    """Raise the driver's error as SQLAlchemy does, by its own handler: a connection the database dropped is
+    invalidated with every pooled one opened before it (they went with it), so the retry gets a fresh one."""
+    connection._handle_dbapi_exception(exc, sql, arguments, cursor, None)
