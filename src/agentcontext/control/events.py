@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -311,43 +311,54 @@ class PostgresBroker:
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         started = lost = False
+
+        def ready() -> None:  # once: listening, or found unable to (publishes then deliver locally)
+            nonlocal started
+            if not started:
+                started = True
+                task_status.started()
+
         try:
             while True:
                 try:
-                    connection = await self._connect()
-                    try:
-                        await connection.execute(f"LISTEN {self.CHANNEL}")
-                        self.listener_pid = connection.info.backend_pid
-                        self.listening.set()
-                        if lost:  # notifications sent while we were not listening are gone
-                            log.info("event listener is back on PostgreSQL")
-                            self.fanout.lag_all()
-                        if not started:
-                            started = True
-                            task_status.started()
-                        async with contextlib.aclosing(connection.notifies()) as notices:
-                            async for notice in notices:
-                                try:
-                                    self.fanout.deliver(Event.from_json(notice.payload))
-                                except (ValueError, KeyError, TypeError) as exc:
-                                    log.warning("ignoring a malformed event notification: %s", exc)
-                    finally:
-                        # Not ``async with connection``: on cancellation its exit awaits a rollback
-                        # first, which the pending cancel interrupts, and the socket is left open.
-                        with anyio.CancelScope(shield=True):
-                            await connection.close()
+                    await self._listen(ready, told_lagged=lost)
                 except (psycopg.Error, OSError) as exc:
                     self.listener_pid = None
                     if self.listening.is_set():
                         self.listening = anyio.Event()
                     lost = True
                     log.warning("event listener lost PostgreSQL (%s); reconnecting in %.1fs", exc, self.retry_after)
-                    if not started:
-                        started = True
-                        task_status.started()
+                    ready()
                     await anyio.sleep(self.retry_after)
         finally:
             await self.aclose()
+
+    async def _listen(self, ready: Callable[[], None], *, told_lagged: bool) -> None:
+        """One ``LISTEN`` connection, delivering what it hears until it fails. ``told_lagged``: an earlier one
+        was lost, and with it what was sent while none listened, so every subscriber is told ``lagged``."""
+        connection = await self._connect()
+        try:
+            await connection.execute(f"LISTEN {self.CHANNEL}")
+            self.listener_pid = connection.info.backend_pid
+            self.listening.set()
+            if told_lagged:
+                log.info("event listener is back on PostgreSQL")
+                self.fanout.lag_all()
+            ready()
+            async with contextlib.aclosing(connection.notifies()) as notices:
+                async for notice in notices:
+                    self._hear(notice.payload)
+        finally:
+            # Not ``async with connection``: on cancellation its exit awaits a rollback first, which the
+            # pending cancel interrupts, and the socket is left open.
+            with anyio.CancelScope(shield=True):
+                await connection.close()
+
+    def _hear(self, payload: str) -> None:
+        try:
+            self.fanout.deliver(Event.from_json(payload))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring a malformed event notification: %s", exc)
 
 
 _NOTIFIED = sa.column("pg_notify", sa.Text)  # what each pg_notify returns (nothing to read: the rows are dropped)
