@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcontext.control.pg_cluster import TempCluster, find_binaries
 from tests import containment
 
 
@@ -44,6 +45,19 @@ def home(isolated_home: Path) -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+NO_POSTGRES = "PostgreSQL is not installed here (no initdb/pg_ctl/postgres found; apt-get install postgresql)"
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[TempCluster]:
+    """A PostgreSQL started from the installed binaries, once per test session (each xdist worker has its own);
+    tests take a fresh database of it (``create_database``)."""
+    if find_binaries() is None:
+        pytest.skip(NO_POSTGRES)
+    with TempCluster.start() as cluster:
+        yield cluster
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -21,7 +21,7 @@ from agentcontext.control import migrate
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.api import MAX_BODY
 from agentcontext.control.db import Database
-from agentcontext.control.pg_cluster import TempCluster, find_binaries
+from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
@@ -31,15 +31,6 @@ from agentcontext.web.hosts import ServedHosts
 # In-process clients reach the app as http://control: a name it serves, as behind a proxy (--allow-host control)
 CONTROL_EDGE = Edge(hosts=ServedHosts(frozenset({"control"})), max_body=MAX_BODY)
 BOX = SecretBox.ephemeral()  # the server key of stores that tests drive directly
-NO_POSTGRES = "PostgreSQL is not installed here (no initdb/pg_ctl/postgres found; apt-get install postgresql)"
-
-
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[TempCluster]:
-    if find_binaries() is None:
-        pytest.skip(NO_POSTGRES)
-    with TempCluster.start() as cluster:
-        yield cluster
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -206,7 +206,11 @@ def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) ->
     SQLite's BEGIN IMMEDIATE that waited out its busy timeout is "database is locked", retried too."""
     with engine.connect() as connection:
         prepared.say(connection, begin)
-        result = work(connection)
+        try:
+            result = work(connection)
+        except BaseException:
+            prepared.discard_at_commit(connection)
+            raise
         prepared.commit(connection)
         return result
 

@@ -32,6 +32,7 @@ import sqlalchemy as sa
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sqlalchemy.engine import Connection
 
+from agentcontext.control import prepared
 from agentcontext.control.prepared import Prepared
 
 log = logging.getLogger("agentcontext.control.events")
@@ -279,12 +280,13 @@ class PostgresBroker:
             self.fanout.deliver(event)
 
     def send_with(self, connection: Connection, events: Sequence[Event]) -> Sequence[Event]:
-        """``NOTIFY`` every event in the writer's transaction, in one statement: delivered on commit, in order."""
+        """``NOTIFY`` every event in the writer's transaction, in one statement said with its ``COMMIT`` (in the
+        same round trip): delivered on commit, in order, and not at all when it rolls back."""
         if len(events) == 1:  # the usual case: no array to build and unnest
-            _NOTIFY_ONE.execute(connection, {"channel": self.CHANNEL, "payload": _notification(events[0])})
+            prepared.at_commit(connection, _NOTIFY_ONE, {"channel": self.CHANNEL, "payload": _notification(events[0])})
         elif events:
             payloads = [_notification(event) for event in events]
-            _NOTIFY.execute(connection, {"channel": self.CHANNEL, "payloads": payloads})
+            prepared.at_commit(connection, _NOTIFY, {"channel": self.CHANNEL, "payloads": payloads})
         return ()
 
     async def aclose(self) -> None:

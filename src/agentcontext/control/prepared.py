@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+import psycopg
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
@@ -32,6 +33,7 @@ Processor = Callable[[Any], Any]
 Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Update | Delete | Insert | TextClause
 _new = tuple.__new__
 _CURSOR = "agentcontext.cursor"  # where a pooled connection keeps the cursor prepared statements run on
+_AT_COMMIT = "agentcontext.at_commit"  # and the statements to say with the transaction's COMMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +185,38 @@ def say(connection: Connection, sql: str) -> None:
         _translated(connection, sql, (), exc, None)
 
 
+def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, Any]) -> None:
+    """Run ``statement`` with the transaction's ``COMMIT``, in the same round trip, on PostgreSQL (elsewhere at
+    once): for a statement nothing in the transaction reads and whose effect shows only on commit anyway, as
+    ``pg_notify``'s. Its parameters are bound by psycopg on this side (``ClientCursor.mogrify``, the
+    connection's own quoting), as a query of several statements takes none."""
+    if connection.dialect.name != "postgresql":
+        statement.execute(connection, params)
+        return
+    compiled = statement.compiled(connection.dialect)
+    pooled = connection.connection
+    driver: Any = pooled.driver_connection
+    text = psycopg.ClientCursor(driver).mogrify(compiled.sql, compiled.arguments(params))
+    pooled.info.setdefault(_AT_COMMIT, []).append(text)
+
+
+def discard_at_commit(connection: Connection) -> None:
+    """Forget what was left for a ``COMMIT`` that will not come (the transaction failed)."""
+    if not connection.invalidated:
+        connection.connection.info.pop(_AT_COMMIT, None)
+
+
 def commit(connection: Connection) -> None:
     """End the transaction a BEGIN said on the driver's connection opened, whichever path ran its statements
-    (SQLAlchemy's own ``commit`` does nothing when none of them went through it)."""
+    (SQLAlchemy's own ``commit`` does nothing when none of them went through it), with what ``at_commit`` left."""
+    pooled = connection.connection
+    pending: list[str] | None = pooled.info.pop(_AT_COMMIT, None)
+    driver: Any = pooled.driver_connection
     try:
-        connection.connection.driver_connection.commit()  # type: ignore[union-attr]
+        if pending:
+            driver.execute("; ".join([*pending, "COMMIT"]), prepare=False)  # one simple query, one round trip
+        else:
+            driver.commit()
     except connection.dialect.loaded_dbapi.Error as exc:
         _translated(connection, "COMMIT", (), exc, None)
 
