@@ -30,9 +30,9 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.identity import AgentPrincipal, UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import ConfigError
-from tests.control.conftest import db, db_url, first_push, pg_cluster
+from tests.control.conftest import db, db_url, first_push
 
-__all__ = ["db", "db_url", "pg_cluster"]  # the control tests' fixtures: SQLite and a real PostgreSQL
+__all__ = ["db", "db_url"]  # the control tests' fixtures: SQLite and a real PostgreSQL (the cluster: tests/conftest.py)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -21,10 +21,10 @@ import sqlalchemy as sa
 from agentcontext.control import tables as t
 from agentcontext.resource import Kind, Resource
 from agentcontext.testing import skill_md
-from tests.control.conftest import WORK, db_url, mcp_server, pg_cluster, text_resource
+from tests.control.conftest import WORK, db_url, mcp_server, text_resource
 from tests.control.shared_turns import Plane, two_users
 
-__all__ = ["db_url", "pg_cluster"]  # the control tests' fixtures: SQLite and a real PostgreSQL
+__all__ = ["db_url"]  # the control tests' fixture: SQLite and a real PostgreSQL (the cluster: tests/conftest.py)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -33,14 +33,12 @@ from agentcontext.control.db import Database
 from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.local import state
 from agentcontext.local.state import LocalState
-from tests.control import conftest as control_fixtures
 from tests.control.conftest import first_push
 from tests.helpers import terminate
 from tests.local.running import data_dir
 
 pytestmark = pytest.mark.timeout(180)
 
-pg_cluster = control_fixtures.pg_cluster  # the session's PostgreSQL, started once from the installed binaries
 START_WITHIN = 30.0  # seconds a server may take to answer /healthz
 runner = CliRunner()
 
