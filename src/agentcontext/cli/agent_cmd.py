@@ -10,12 +10,13 @@ from pathlib import Path
 import typer
 
 from agentcontext.agent import token_file as token_file_of_run
-from agentcontext.agent.service import DEFAULT_LISTEN, AgentOptions, check_options, run
 from agentcontext.cli.common import ConfigOption, ProfileOption, TrustOption, configure
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.findings import printable
+
+DEFAULT_LISTEN = "127.0.0.1:8766"  # agentcontext.agent.service.DEFAULT_LISTEN (a test keeps them equal)
 
 
 def _address(value: str) -> tuple[str, int]:
@@ -84,6 +85,8 @@ def agent(
     `agent-tokens/PORT` in the data dir (mode 0600); the agent says where. It answers only to
     loopback names, its listen address, the --advertise-url host and --allow-host names.
     """
+    from agentcontext.agent.service import AgentOptions, check_options, run  # the server, only to run it
+
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
     host, port = _address(listen)
     secret = resolve_token(token, token_file, "AGENTCONTEXT_AGENT_TOKEN")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -19,8 +19,10 @@ from rich.table import Table
 from agentcontext.cli.common import STATUS_STYLE, stdout
 from agentcontext.cli.status_cmd import ServerOption, TokenOption, credentials
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
-from agentcontext.control.client import ControlClient
 from agentcontext.errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from agentcontext.control.client import ControlClient
 
 app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
 
@@ -29,6 +31,7 @@ JsonFlag = typer.Option(False, "--json", help="Print the API's JSON.")
 
 def _client(server: str | None, token: str | None, token_file: Path | None) -> ControlClient:
     """Raises: ConfigError (no server or token given, and no usable state of ``agentcontext up``)."""
+    from agentcontext.control.client import ControlClient  # httpx, only to call a server
     from agentcontext.local.state import default_path
 
     given = resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")

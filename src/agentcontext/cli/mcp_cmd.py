@@ -12,10 +12,6 @@ from agentcontext.cli.common import ConfigOption, JsonOption, ProfileOption, con
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
-from agentcontext.mcp.server import ContextServer
-from agentcontext.mcp.tools import Limits
-from agentcontext.mcp.transports import run_stdio, serve_http
-from agentcontext.mcp.workspace import Workspace
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.scan import scan_full
 from agentcontext.tool_pins import compare
@@ -70,6 +66,11 @@ def serve(
     """
     if ctx.invoked_subcommand is not None:
         return
+    from agentcontext.mcp.server import ContextServer  # the MCP SDK and the server, only to serve
+    from agentcontext.mcp.tools import Limits
+    from agentcontext.mcp.transports import run_stdio, serve_http
+    from agentcontext.mcp.workspace import Workspace
+
     root = multi_project or work_dir
     config = None if multi_project else configure(root, profile, config_file)
     workspace = Workspace(os.fspath(root), multi_project=multi_project is not None, config=config)
