@@ -832,6 +832,23 @@ async def test_malformed_requests_are_400_invalid_request_with_a_detail(
     assert state(world.db) == before
 
 
+async def test_a_body_sent_in_chunks_without_a_length_is_checked_like_one_with_a_length(
+    world: World, alices: Alices
+) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"title": "a'
+        yield b'\\u0000b"}'
+
+    before = state(world.db)
+    path = f"/api/v1/chats/{alices.chat_id}"
+    response = await world.call("PATCH", path, "alice", content=chunks(), headers={"Content-Type": "application/json"})
+    assert response.request.headers.get("transfer-encoding") == "chunked"
+    assert "content-length" not in response.request.headers
+    status, _, detail = error(response)
+    assert status == 400 and "title: contains a NUL character" in detail
+    assert state(world.db) == before
+
+
 @pytest.mark.parametrize(
     ("method", "path", "content", "where"),
     [

@@ -386,6 +386,38 @@ async def test_events_sent_with_a_write_go_out_when_it_commits_in_order_and_not_
     db.dispose()
 
 
+async def test_a_burst_of_notifications_sent_in_one_transaction_all_arrive_in_order(
+    pg_cluster: TempCluster,
+) -> None:
+    url = pg_cluster.create_database()
+    topic = chat_topic("a")
+    count = BUFFER - 6  # all queued before the subscriber reads one, none lagged
+    async with pg_broker(url) as replica:
+        with replica.subscribe([topic]) as receive:
+            payloads = [Event(topic, "out_of_date", {"n": n, "pad": "x" * 300}).to_json() for n in range(count)]
+            with psycopg.connect(url, autocommit=True) as other:  # one transaction: one burst of bytes
+                other.execute(
+                    "SELECT pg_notify(%s, p) FROM unnest(%s::text[]) WITH ORDINALITY AS e(p, n) ORDER BY n",
+                    (PostgresBroker.CHANNEL, payloads),
+                )
+            heard = [(await next_event(receive)).data["n"] for _ in range(count)]
+            assert heard == list(range(count))
+            await anyio.sleep(0.2)
+            assert drain(receive) == []
+
+
+async def test_a_malformed_notification_is_skipped_and_the_next_one_delivered(pg_cluster: TempCluster) -> None:
+    url = pg_cluster.create_database()
+    topic = chat_topic("a")
+    async with pg_broker(url) as replica:
+        with replica.subscribe([topic]) as receive:
+            with psycopg.connect(url, autocommit=True) as other:
+                for payload in ("{not json", '{"topic": "chat:a"}', Event(topic, "pinned", {"n": 1}).to_json()):
+                    other.execute("SELECT pg_notify(%s, %s)", (PostgresBroker.CHANNEL, payload))
+            assert (await next_event(receive)).data == {"n": 1}
+            assert replica.listening.is_set()  # the listener kept its connection
+
+
 async def test_a_local_broker_leaves_a_writes_events_to_publish_after_commit() -> None:
     events = [Event(chat_topic("a"), "pinned", {})]
     assert LocalBroker().send_with(None, events) is events  # type: ignore[arg-type]

@@ -18,11 +18,12 @@ from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 from sqlalchemy.engine import Connection
 
 import agentcontext.control
+from agentcontext.control import identity, migrate
 from agentcontext.control import tables as t
 from agentcontext.control.db import Database, StorageUnavailable
 from agentcontext.control.models import User
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.prepared import Prepared, commit
+from agentcontext.control.prepared import Prepared, commit, say
 from agentcontext.control.turns import turn_row
 from agentcontext.resource import Kind
 from tests.control.conftest import NOTES, REVIEW, WORK, mcp_server, text_resource
@@ -253,7 +254,6 @@ async def test_a_refused_write_raises_sqlalchemys_integrity_error(tmp_path: Path
 
 async def test_a_transaction_of_prepared_statements_alone_is_committed(tmp_path: Path, db_url: str) -> None:
     """SQLAlchemy's own commit does nothing for a transaction none of whose statements went through it."""
-    from agentcontext.control import identity, migrate
 
     db = Database(db_url)
     migrate.upgrade(db)
@@ -285,6 +285,43 @@ async def test_a_hot_read_on_a_connection_postgresql_dropped_runs_again_on_a_fre
             ).fetchone()
         assert dropped is not None and dropped[0] >= 1  # the pool's connections, the one just used among them
         assert running.db.read_one(lambda c: turn_row(c, alice, chat)) == before
+
+
+async def test_a_write_whose_begin_finds_the_connection_dropped_runs_again_on_a_fresh_one(
+    pg_cluster: TempCluster,
+) -> None:
+    url = pg_cluster.create_database()
+    db = Database(url)
+    rename = Prepared(sa.update(USERS).where(USERS.c.id == sa.bindparam("id")).values(name=sa.bindparam("name")))
+    try:
+        migrate.upgrade(db)
+        db.write(lambda s: identity.create_user(s, "alice"))
+        owner = db.read_rows(lambda c: c.execute(sa.select(USERS.c.id)).scalar())
+        used = db.write_rows(lambda c: c.connection.driver_connection.info.backend_pid)  # type: ignore[union-attr]
+        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (used,))
+        assert db.write_rows(lambda c: rename.execute(c, {"id": owner, "name": "alicia"})) == 1
+        assert db.read_rows(lambda c: c.execute(sa.select(USERS.c.name)).scalars().all()) == ["alicia"]
+    finally:
+        db.dispose()
+
+
+async def test_a_statement_failing_at_commit_raises_the_databases_own_error(pg_cluster: TempCluster) -> None:
+    """A deferred constraint is checked by COMMIT: its refusal keeps its SQLSTATE class (an integrity error)."""
+    url = pg_cluster.create_database()
+    db = Database(url)
+    try:
+        db.write_rows(lambda c: say(c, "CREATE TABLE once (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)"))
+
+        def twice(connection: Connection) -> None:
+            say(connection, "INSERT INTO once VALUES (1)")
+            say(connection, "INSERT INTO once VALUES (1)")  # accepted until COMMIT checks it
+
+        with pytest.raises(sa.exc.IntegrityError, match="once_n_key"):
+            db.write_rows(twice)
+        assert db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM once")).scalar()) == 0
+    finally:
+        db.dispose()
 
 
 async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(pg_cluster: TempCluster) -> None:

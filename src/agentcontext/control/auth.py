@@ -113,13 +113,20 @@ def _bad_text(value: Any, where: str) -> str | None:
     return None
 
 
+def _declares_body(request: Request) -> bool:
+    """Whether the request says it has a body (HTTP/1.1: a length or a chunked encoding); one that does not has
+    none, and reading it would still cost a trip through every middleware's ``receive`` (a refresh's ``PUT``)."""
+    headers = request.headers
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+
+
 async def check_text(request: Request) -> None:
     """Refuse text no database can store (NUL, lone surrogates) with 400 naming where it is, not a 500."""
     for name, value in [*request.path_params.items(), *request.query_params.multi_items()]:
         found = _bad_text(value, name) if isinstance(value, str) else None
         if found:
             raise InvalidRequestError(found)
-    if request.method in ("GET", "HEAD", "DELETE"):
+    if request.method in ("GET", "HEAD", "DELETE") or not _declares_body(request):
         return
     body = await request.body()
     if body and (b"\\u" in body or b"\xed" in body) and _SUSPECT.search(body):  # the scan only when it may find

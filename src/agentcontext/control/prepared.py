@@ -179,10 +179,27 @@ def _row_class(names: list[str]) -> type[tuple[Any, ...]]:
 
 def say(connection: Connection, sql: str) -> None:
     """Run ``sql`` (no parameters, no rows: a ``BEGIN``) on the driver's connection, its errors SQLAlchemy's."""
+    driver: Any = connection.connection.driver_connection
     try:
-        connection.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
+        if isinstance(driver, psycopg.Connection):
+            _command(driver, sql)
+        else:
+            driver.execute(sql)
     except connection.dialect.loaded_dbapi.Error as exc:
         _translated(connection, sql, (), exc, None)
+
+
+def _command(driver: psycopg.Connection[Any], sql: str) -> None:
+    """``sql`` (commands without parameters or rows) said through libpq itself, as psycopg says its own ``BEGIN``
+    and ``COMMIT``: a cursor, its type adapters and the query's conversion cost twice what the round trip does
+    (``bench/RESULTS.md``). A failure is raised as the error psycopg would raise for it."""
+    pgconn = driver.pgconn
+    result = pgconn.exec_(sql.encode())
+    if result.status == psycopg.pq.ExecStatus.COMMAND_OK:
+        return
+    if pgconn.status == psycopg.pq.ConnStatus.BAD:  # lost: psycopg's own class for it, whatever the message
+        raise psycopg.OperationalError(result.get_error_message(driver.info.encoding) or "the connection was lost")
+    raise psycopg.errors.error_from_result(result, encoding=driver.info.encoding)
 
 
 def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, Any]) -> None:
@@ -213,8 +230,8 @@ def commit(connection: Connection) -> None:
     pending: list[str] | None = pooled.info.pop(_AT_COMMIT, None)
     driver: Any = pooled.driver_connection
     try:
-        if pending:
-            driver.execute("; ".join([*pending, "COMMIT"]), prepare=False)  # one simple query, one round trip
+        if isinstance(driver, psycopg.Connection):  # with what was left for it: one simple query, one round trip
+            _command(driver, "; ".join([*pending, "COMMIT"]) if pending else "COMMIT")
         else:
             driver.commit()
     except connection.dialect.loaded_dbapi.Error as exc:
