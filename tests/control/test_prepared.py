@@ -23,7 +23,7 @@ from agentcontext.control import tables as t
 from agentcontext.control.db import Database, StorageUnavailable
 from agentcontext.control.models import User
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.prepared import Prepared, commit, say
+from agentcontext.control.prepared import Prepared, at_commit, commit, say
 from agentcontext.control.turns import turn_row
 from agentcontext.resource import Kind
 from tests.control.conftest import NOTES, REVIEW, WORK, mcp_server, text_resource
@@ -287,56 +287,69 @@ async def test_a_hot_read_on_a_connection_postgresql_dropped_runs_again_on_a_fre
         assert running.db.read_one(lambda c: turn_row(c, alice, chat)) == before
 
 
+@pytest.fixture
+def pg_db(pg_cluster: TempCluster) -> Iterator[Database]:
+    """A ``Database`` on a fresh, empty PostgreSQL database."""
+    db = Database(pg_cluster.create_database())
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
 async def test_a_write_whose_begin_finds_the_connection_dropped_runs_again_on_a_fresh_one(
+    pg_cluster: TempCluster, pg_db: Database
+) -> None:
+    rename = Prepared(sa.update(USERS).where(USERS.c.id == sa.bindparam("id")).values(name=sa.bindparam("name")))
+    migrate.upgrade(pg_db)
+    pg_db.write(lambda s: identity.create_user(s, "alice"))
+    owner = pg_db.read_rows(lambda c: c.execute(sa.select(USERS.c.id)).scalar())
+    used = pg_db.write_rows(lambda c: c.connection.driver_connection.info.backend_pid)  # type: ignore[union-attr]
+    with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (used,))
+    assert pg_db.write_rows(lambda c: rename.execute(c, {"id": owner, "name": "alicia"})) == 1
+    assert pg_db.read_rows(lambda c: c.execute(sa.select(USERS.c.name)).scalars().all()) == ["alicia"]
+
+
+async def test_a_statement_failing_at_commit_raises_the_databases_own_error(pg_db: Database) -> None:
+    """A deferred constraint is checked by COMMIT: its refusal keeps its SQLSTATE class (an integrity error)."""
+    pg_db.write_rows(lambda c: say(c, "CREATE TABLE once (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)"))
+
+    def twice(connection: Connection) -> None:
+        say(connection, "INSERT INTO once VALUES (1)")
+        say(connection, "INSERT INTO once VALUES (1)")  # accepted until COMMIT checks it
+
+    with pytest.raises(sa.exc.IntegrityError, match="once_n_key"):
+        pg_db.write_rows(twice)
+    assert pg_db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM once")).scalar()) == 0
+
+
+async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(
+    pg_cluster: TempCluster, pg_db: Database
+) -> None:
+    def work(connection: Connection) -> None:
+        driver: Any = connection.connection.driver_connection
+        pid = driver.info.backend_pid
+        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        commit(connection)
+
+    with pytest.raises(StorageUnavailable):  # retried, as the database drops every connection it is given
+        pg_db.write_rows(work)
+
+
+async def test_text_said_with_the_commit_keeps_its_characters_on_a_connection_that_is_not_utf8(
     pg_cluster: TempCluster,
 ) -> None:
+    """What ``at_commit`` leaves is sent in the connection's own encoding (here LATIN1), as psycopg sends queries."""
     url = pg_cluster.create_database()
-    db = Database(url)
-    rename = Prepared(sa.update(USERS).where(USERS.c.id == sa.bindparam("id")).values(name=sa.bindparam("name")))
+    db = Database(f"{url}?client_encoding=LATIN1")
+    notify = Prepared(sa.text("SELECT pg_notify('prepared_test', :payload)").columns(sa.column("n", sa.Text)))
     try:
-        migrate.upgrade(db)
-        db.write(lambda s: identity.create_user(s, "alice"))
-        owner = db.read_rows(lambda c: c.execute(sa.select(USERS.c.id)).scalar())
-        used = db.write_rows(lambda c: c.connection.driver_connection.info.backend_pid)  # type: ignore[union-attr]
-        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (used,))
-        assert db.write_rows(lambda c: rename.execute(c, {"id": owner, "name": "alicia"})) == 1
-        assert db.read_rows(lambda c: c.execute(sa.select(USERS.c.name)).scalars().all()) == ["alicia"]
-    finally:
-        db.dispose()
-
-
-async def test_a_statement_failing_at_commit_raises_the_databases_own_error(pg_cluster: TempCluster) -> None:
-    """A deferred constraint is checked by COMMIT: its refusal keeps its SQLSTATE class (an integrity error)."""
-    url = pg_cluster.create_database()
-    db = Database(url)
-    try:
-        db.write_rows(lambda c: say(c, "CREATE TABLE once (n int UNIQUE DEFERRABLE INITIALLY DEFERRED)"))
-
-        def twice(connection: Connection) -> None:
-            say(connection, "INSERT INTO once VALUES (1)")
-            say(connection, "INSERT INTO once VALUES (1)")  # accepted until COMMIT checks it
-
-        with pytest.raises(sa.exc.IntegrityError, match="once_n_key"):
-            db.write_rows(twice)
-        assert db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM once")).scalar()) == 0
-    finally:
-        db.dispose()
-
-
-async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(pg_cluster: TempCluster) -> None:
-    url = pg_cluster.create_database()
-    db = Database(url)
-    try:
-
-        def work(connection: Connection) -> None:
-            driver: Any = connection.connection.driver_connection
-            pid = driver.info.backend_pid
-            with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
-                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            commit(connection)
-
-        with pytest.raises(StorageUnavailable):  # retried, as the database drops every connection it is given
-            db.write_rows(work)
+        with psycopg.connect(url, autocommit=True) as listener:
+            listener.execute("LISTEN prepared_test")
+            db.write_rows(lambda c: at_commit(c, notify, {"payload": "café, naïve, ½"}))
+            heard = [notice.payload for notice in listener.notifies(timeout=5, stop_after=1)]
+        assert heard == ["café, naïve, ½"]
     finally:
         db.dispose()
