@@ -11,6 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentcontext.cli import app
+from agentcontext.profiles import PROFILES
 from agentcontext.testing import make_workspace, skill_md
 
 runner = CliRunner()
@@ -214,6 +215,12 @@ def test_help_teaches_the_commands() -> None:
         assert command in result.output
     scan_help = runner.invoke(app, ["scan", "--help"])
     assert "shadowed" in scan_help.output and "--json" in scan_help.output
+
+
+def test_the_profile_option_names_every_profile_there_is() -> None:
+    scan_help = run("scan", "--help").stdout
+    assert all(profile in scan_help for profile in PROFILES), scan_help
+    assert "claude" in PROFILES
 
 
 def test_python_dash_m_and_version_work() -> None:

@@ -15,13 +15,17 @@ from rich.console import Console
 from agentcontext.applied import Applicable
 from agentcontext.config import Config, load_config
 from agentcontext.ondemand import Resolver
+from agentcontext.profiles import PROFILES
 from agentcontext.scan import Scanner, ScanResult, resolve_work_dir
 
 DirArgument = typer.Argument(
     Path("."), help="The work dir: where the agent runs. Defaults to the current directory.", show_default=False
 )
 ProfileOption = typer.Option(
-    None, "--profile", "-p", help="Rules to apply: default, codex or coder. Overrides the config file."
+    None,
+    "--profile",
+    "-p",
+    help=f"Rules to apply: {', '.join(PROFILES[:-1])} or {PROFILES[-1]} (docs/agents.md). Overrides the config file.",
 )
 ConfigOption = typer.Option(
     None, "--config", "-c", help="Config file to use instead of agentcontext.toml / the user config.", dir_okay=False
