@@ -109,6 +109,12 @@ def test_a_kernel_without_openat2_is_found_out_once_and_the_portable_walk_used(
     assert openat2._bind() is None
 
 
+def test_a_machine_that_numbers_openat2_apart_uses_the_portable_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    mips = os.uname_result(("Linux", "box", "6.1", "#1", "mips64"))
+    monkeypatch.setattr(os, "uname", lambda: mips)
+    assert openat2._bind() is None
+
+
 def test_a_deleted_working_directory_does_not_hide_openat2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()

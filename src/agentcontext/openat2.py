@@ -21,7 +21,12 @@ from collections.abc import Callable
 
 from agentcontext.beneath import AUDIT_EVENT, FILE_FLAGS
 
-_SYS_OPENAT2 = 437  # one number on every architecture: openat2 came after the syscall tables were unified
+# openat2's number where it is 437 (the unified table of Linux 5.1+); MIPS, Alpha and others number it
+# apart, and calling a wrong number would run another system call: there, the portable walk
+_SYS_OPENAT2 = 437
+_MACHINES = frozenset(
+    {"x86_64", "i386", "i686", "aarch64", "armv7l", "armv8l", "riscv64", "ppc64le", "ppc64", "s390x", "loongarch64"}
+)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x02, 0x04, 0x08
 _AT_FDCWD = -100
 _UNSUPPORTED = (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG)  # old kernel, seccomp filter
@@ -34,7 +39,7 @@ class _OpenHow(ctypes.Structure):
 def _bind() -> tuple[Callable[..., int], object, object] | None:
     """libc's ``syscall`` with openat2's ``how`` (and its size) built once, or None where this kernel (or a
     sandbox) has no openat2."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.uname().machine not in _MACHINES:
         return None
     try:
         syscall = ctypes.CDLL(None, use_errno=True).syscall
