@@ -31,7 +31,6 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from sys import audit
 from typing import Any, NamedTuple, TypeVar
 
-from agentcontext import openat2
 from agentcontext.beneath import (
     AUDIT_EVENT,
     DIR_FLAGS,
@@ -45,7 +44,6 @@ from agentcontext.beneath import (
     read_at_most,
     realpath,
 )
-from agentcontext.openat2 import read_if_sized
 
 __all__ = ["Entry", "Kind", "ListedEntry", "Names", "Reader", "StatKey", "is_within", "stat_key"]
 
@@ -127,17 +125,6 @@ def _read_in(dfd: int, name: str, key: StatKey, limit: int) -> bytes:
         return _read_sized(fd, st.st_size, limit)
     finally:
         os.close(fd)
-
-
-def _read_looked(pfd: int | None, dfd: int, leaf: str, name: str, key: StatKey, limit: int) -> bytes | OSError | None:
-    """What :meth:`Reader.load_each` looked at as ``key``: ``name`` in the open folder ``dfd``, or where
-    there is none ``leaf/name`` below ``pfd`` by openat2; None where only the checked way can tell."""
-    if dfd < 0:
-        return None if pfd is None else read_if_sized(pfd, f"{leaf}/{name}", key[1], limit)
-    try:
-        return _read_in(dfd, name, key, limit)
-    except OSError as exc:
-        return exc
 
 
 def _read_sized(fd: int, size: int, limit: int) -> bytes:
@@ -378,12 +365,9 @@ class Reader:
         ``build(entry, its first limit bytes or the read's error, leaf)``, cached as :meth:`cached` does
         under ``tag + leaf``; the value is None for anything else, which the entry says.
 
-        The hot path of a skills scan, one call per listing (a file in each folder just listed).
-        With ``openat2`` (Linux 5.6+) the file is looked at from the listed folder's descriptor and
-        read in one resolution that follows no link (:mod:`agentcontext.openat2`), kept only if it
-        is the size the look saw; elsewhere each folder is opened from its parent's descriptor,
-        used and closed at once. Anything unusual (a link, a swap, a special file, an error) goes
-        the long way, :meth:`probe_in`, and nothing is looked at twice otherwise.
+        The hot path of a skills scan, one call per listing (a file in each folder just listed):
+        each folder is opened from its parent's descriptor, used and closed at once, and nothing
+        is looked at twice.
         """
         out: list[tuple[Entry, T | None]] = []
         append, fds, values, observed = out.append, self._fds, self._values, self.observed.append
@@ -391,46 +375,45 @@ class Reader:
         root = self._roots.get(boundary) or self._root(boundary)
         direct = not root.aliased and parent.startswith(root.prefix)
         pfd = fds.get(parent) if direct else None
-        beneath = openat2.AVAILABLE
-        for leaf in leaves:  # pfd is the listed folder's descriptor wherever st is set below
-            dfd = -1
-            try:
-                if pfd is None or leaf in ("", ".", ".."):
-                    st = None
-                elif beneath:  # the look follows a folder swapped for a link; the read below does not
-                    st = stat_at(f"{leaf}/{name}", dir_fd=pfd, follow_symlinks=False)
-                else:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
-                    dfd = open_at(leaf, DIR_FLAGS, dir_fd=pfd)
-                    st = stat_at(name, dir_fd=dfd, follow_symlinks=False)
+        for leaf in leaves:
+            if pfd is None or leaf in ("", ".", ".."):
+                append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
+                pfd = fds.get(parent) if direct else None  # the walk may have trimmed the open folders
+                continue
+            try:  # O_NOFOLLOW: a folder swapped for a link fails here (ENOTDIR, ELOOP) and goes the long way
+                dfd = open_at(leaf, DIR_FLAGS, dir_fd=pfd)
             except OSError:
-                st = None
+                append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
+                pfd = fds.get(parent)
+                continue
             try:
+                try:
+                    st = stat_at(name, dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    st = None
                 if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
                     append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
-                    pfd = fds.get(parent) if direct else None  # the walk may have trimmed the open folders
+                    pfd = fds.get(parent)
                     continue
                 path = f"{parent}/{leaf}/{name}"
                 size = st.st_size
                 key = (st.st_mtime_ns, size, st.st_ino, st.st_dev, st.st_mode)
+                observed((path, key, False))
+                entry = _new_entry(Entry, (path, _FILE, path, size, key, False, None, ""))
                 slot = (path, tag + leaf)
                 hit = values.get(slot)
                 fresh = now - key[0] / 1e9 >= RACY_SECONDS
-                raw: bytes | OSError | None = None
-                if hit is None or hit[0] != key or not fresh:
-                    raw = _read_looked(pfd, dfd, leaf, name, key, limit)
-                    if raw is None:  # a link on the way, a swap, a change: the checked way says which
-                        append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
-                        pfd = fds.get(parent)
-                        continue
+                if hit is not None and hit[0] == key and fresh:
+                    append((entry, hit[1]))
+                    continue
+                misses += 1
+                raw: bytes | OSError
+                try:
+                    raw = _read_in(dfd, name, key, limit)
+                except OSError as exc:
+                    raw = exc
             finally:
-                if dfd >= 0:
-                    close(dfd)
-            observed((path, key, False))
-            entry = _new_entry(Entry, (path, _FILE, path, size, key, False, None, ""))
-            if raw is None:
-                append((entry, hit[1]))  # type: ignore[index]  # raw stays None only on a hit
-                continue
-            misses += 1
+                close(dfd)
             value = build(entry, raw, leaf)
             if fresh:  # a young key may yet hide a second write
                 values[slot] = (key, value)
