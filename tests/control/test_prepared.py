@@ -254,7 +254,6 @@ async def test_a_refused_write_raises_sqlalchemys_integrity_error(tmp_path: Path
 
 async def test_a_transaction_of_prepared_statements_alone_is_committed(tmp_path: Path, db_url: str) -> None:
     """SQLAlchemy's own commit does nothing for a transaction none of whose statements went through it."""
-
     db = Database(db_url)
     migrate.upgrade(db)
     user = db.write(lambda s: identity.create_user(s, "alice"))
