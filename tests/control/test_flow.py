@@ -35,7 +35,7 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.identity import AgentPrincipal, UserPrincipal
 from agentcontext.control.models import Agent, Chat, ChatResource, Content, Snapshot, SnapshotResource, Workspace
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.plane import ControlPlane
+from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import make_workspace
@@ -664,7 +664,8 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     transaction: no second look after the commit is needed (the chat holds its agent's row against pushes)."""
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
-    plane, principal, agent_principal = await _plane_with_user_and_agent(db)
+    # the create is held open from inside its transaction while the push starts: a worker thread's, not the loop's
+    plane, principal, agent_principal = await _plane_with_user_and_agent(db, store_on_loop=False)
     original = chats_module.create
     outcomes: list[Any] = []
 
@@ -733,11 +734,13 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
     assert len(refreshed[0]["diff"]["changed"]) == FILES  # every file changed between version 1 and 2
 
 
-async def _plane_with_user_and_agent(db: Database) -> tuple[ControlPlane, UserPrincipal, AgentPrincipal]:
+async def _plane_with_user_and_agent(
+    db: Database, *, store_on_loop: bool = True
+) -> tuple[ControlPlane, UserPrincipal, AgentPrincipal]:
     """A plane with a user ("alice") and an agent ("dev" in workspace "ws"), as the plane authenticates them."""
     user = db.write(lambda s: identity.create_user(s, "alice"))
     issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
-    plane = ControlPlane(db, LocalBroker())
+    plane = ControlPlane(db, LocalBroker(), ControlSettings(store_on_loop=store_on_loop))
     principal = await plane.authenticate(user.token)
     agent_principal = await plane.authenticate(issued.token)
     assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)

@@ -112,6 +112,12 @@ def server(
         help="Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited"
         " one marks its chats out of date.",
     ),
+    store_in_threads: bool = typer.Option(
+        False,
+        "--store-in-threads",
+        help="Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets"
+        " short transactions run on the event loop itself, cut short and redone in a thread when they would wait.",
+    ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
     key_file: Path | None = typer.Option(
@@ -152,7 +158,11 @@ def server(
         err.print("First start: created the administrator [bold]admin[/bold]. Its API token (shown once):")
         typer.echo(admin.token, err=True)
     settings = ControlSettings(
-        chat_suffix=chat_suffix, sync_enabled=not disable_sync, offline_after=offline_after, recheck_every=recheck_every
+        chat_suffix=chat_suffix,
+        sync_enabled=not disable_sync,
+        offline_after=offline_after,
+        recheck_every=recheck_every,
+        store_on_loop=not store_in_threads,
     )
 
     def ready(address: str) -> None:

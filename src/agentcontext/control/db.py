@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from agentcontext.control import prepared
+from agentcontext.control.loop_store import LoopStore, nearby
 from agentcontext.control.sqlite_file import create_private
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.trust import data_dir
@@ -120,6 +121,7 @@ class Database:
         # listener makes SQLAlchemy dispatch events around every statement); these say BEGIN themselves
         self._rows = _create_engine(self.url, echo=echo, pool_size=pool_size, listeners=False, autocommit=True)
         self._begin_read, self._begin_write = _BEGIN[self.dialect]
+        self._loop_stores: list[LoopStore] = []
         self._sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         self._writer = sessionmaker(
             self.engine.execution_options(**_write_options(self.dialect)), expire_on_commit=False
@@ -186,7 +188,18 @@ class Database:
         """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
         return _retrying(partial(_transaction, self._rows, self._begin_write, work))
 
+    def loop_store(self, environ: Mapping[str, str] | None = None) -> LoopStore | None:
+        """A connection for short transactions the event loop runs itself (``loop_store``), where the database is
+        PostgreSQL on a Unix socket or loopback; None elsewhere."""
+        if not nearby(self.url, environ):
+            return None
+        store = LoopStore(self.url, self._begin_read, self._begin_write)
+        self._loop_stores.append(store)
+        return store
+
     def dispose(self) -> None:
+        for store in self._loop_stores:  # a control plane closes its own; one never closed is closed here
+            store.close()
         self.engine.dispose()
         self._rows.dispose()
 
@@ -205,14 +218,7 @@ def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) ->
     round trip more), their errors raised as SQLAlchemy's: a dropped connection is replaced and the work retried,
     SQLite's BEGIN IMMEDIATE that waited out its busy timeout is "database is locked", retried too."""
     with engine.connect() as connection:
-        prepared.say(connection, begin)
-        try:
-            result = work(connection)
-        except BaseException:
-            prepared.discard_at_commit(connection)
-            raise
-        prepared.commit(connection)
-        return result
+        return prepared.transaction(connection, begin, work)
 
 
 def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:

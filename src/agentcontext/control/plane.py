@@ -44,6 +44,7 @@ from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.chat_view import ChatView
 from agentcontext.control.db import Database
 from agentcontext.control.events import Broker, Event, agent_topic, chat_topic, snapshot_topic
+from agentcontext.control.loop_store import MISSED, Kind
 from agentcontext.control.models import ChatFile, PersonalSkill, Workspace, now
 from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
@@ -70,6 +71,7 @@ class ControlSettings:
     sweep_every: float = 5.0
     auth_ttl: float = AUTH_TTL_SECONDS  # seconds a checked token is trusted before it is checked again
     recheck_every: float = 10.0  # at most one recheck of an agent's discovered files this often (on heartbeats)
+    store_on_loop: bool = True  # short store work on the event loop where the database is near (``loop_store``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +114,12 @@ class ControlPlane:
         # server key that unseals every one of them is in this process anyway
         self._opened: Recent[str] = Recent()
         self._workers = anyio.CapacityLimiter(db.pool_size)
+        self.loop_store = db.loop_store() if self.settings.store_on_loop else None
         self._rechecked: dict[str, float] = {}  # agent id -> when its discovered files were last rechecked
 
     async def aclose(self) -> None:
+        if self.loop_store is not None:
+            self.loop_store.close()
         await self.link.aclose()
         await self.broker.aclose()
 
@@ -123,17 +128,32 @@ class ControlPlane:
     async def _thread(self, work: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(work, limiter=self._workers)
 
+    async def _near(
+        self, kind: Kind, in_thread: Callable[[Callable[[Connection], T]], T], work: Callable[[Connection], T]
+    ) -> T:
+        """``work`` on the event loop's own connection where the database is near and nothing makes it wait, else
+        (or when it was handed back) ``in_thread(work)`` in a worker thread (``loop_store``)."""
+        store = self.loop_store
+        if store is not None and await store.ready():
+            done = store.run(kind, work)
+            if done is not MISSED:
+                return done
+        return await self._thread(partial(in_thread, work))
+
     async def _read(self, work: Callable[[Connection], T]) -> T:
-        return await self._thread(partial(self.db.read_rows, work))
+        return await self._near("read", self.db.read_rows, work)
 
     async def _read_one(self, work: Callable[[Connection], T]) -> T:
         """``_read`` for work of one statement: no transaction around it (``Database.read_one``)."""
-        return await self._thread(partial(self.db.read_one, work))
+        return await self._near("statements", self.db.read_one, work)
 
-    async def _write(self, work: Callable[[Connection], T]) -> T:
-        return await self._thread(partial(self.db.write_rows, work))
+    async def _write(self, work: Callable[[Connection], T], *, near: bool = True) -> T:
+        """``near``: False for large work (a push), always run in a worker thread."""
+        if not near:
+            return await self._thread(partial(self.db.write_rows, work))
+        return await self._near("write", self.db.write_rows, work)
 
-    async def _write_events(self, work: Callable[[Connection], tuple[T, Sequence[Event]]]) -> T:
+    async def _write_events(self, work: Callable[[Connection], tuple[T, Sequence[Event]]], *, near: bool = True) -> T:
         """``_write`` of work that hands back events: they go out with its transaction where the broker can
         (``Broker.send_with``), else once it has committed."""
 
@@ -141,7 +161,7 @@ class ControlPlane:
             result, events = work(connection)
             return result, self.broker.send_with(connection, events)
 
-        result, left = await self._write(run)
+        result, left = await self._write(run, near=near)
         await self._publish(left)
         return result
 
@@ -205,7 +225,7 @@ class ControlPlane:
                 events.append(Event(snapshot_topic(agent.agent_id), "snapshot", data))
             return outcome, events
 
-        outcome = await self._write_events(work)
+        outcome = await self._write_events(work, near=False)  # tens of statements: a worker thread's
         if outcome.written is not None:  # committed: the next push compares against these without reading them
             self._written.put(agent.agent_id, None, outcome.written)
         return outcome

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from sqlalchemy.engine import Connection, Dialect
@@ -30,6 +30,7 @@ from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase, Textua
 
 Executor = Connection | Session  # as ``contents.Executor``: a Core connection on hot paths, a session on cold ones
 Processor = Callable[[Any], Any]
+T = TypeVar("T")
 Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Update | Delete | Insert | TextClause
 _new = tuple.__new__
 _CURSOR = "agentcontext.cursor"  # where a pooled connection keeps the cursor prepared statements run on
@@ -216,6 +217,19 @@ def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, 
     driver: Any = pooled.driver_connection
     text = psycopg.ClientCursor(driver).mogrify(compiled.sql, compiled.arguments(params))
     pooled.info.setdefault(_AT_COMMIT, []).append(text)
+
+
+def transaction(connection: Connection, begin: str, work: Callable[[Connection], T]) -> T:
+    """``work`` in one transaction begun with ``begin`` (its isolation level) on a connection in autocommit, both
+    ends said on the driver's connection (``say``, ``commit``)."""
+    say(connection, begin)
+    try:
+        result = work(connection)
+    except BaseException:
+        discard_at_commit(connection)
+        raise
+    commit(connection)
+    return result
 
 
 def discard_at_commit(connection: Connection) -> None:

@@ -1,0 +1,202 @@
+"""Short store work run on the event loop itself, against a PostgreSQL it reaches without a network.
+
+A request's store work normally hops to a worker thread (the driver blocks): on PostgreSQL two thirds
+of a short transaction's CPU is that hop and the thread's waits, the statements a third
+(``bench/db_hop.py``). Against a database on a Unix socket or loopback a short transaction answers in
+a fraction of a millisecond, so the loop can run it itself on a connection of its own, provided
+nothing makes it wait while every other request of the replica waits with it:
+
+- the connection's ``lock_timeout`` and ``statement_timeout`` are short: a transaction that meets a
+  held row lock (a refresh behind a push holding its agent's row, perhaps on another replica) or a
+  slow statement is stopped by the database within milliseconds;
+- such a transaction, and one that loses its connection or its serialization, is rolled back and
+  handed back (``MISSED``) to be run again in a worker thread, where waiting costs nobody else; work
+  here must be safe to run again, as ``db._retrying`` already requires;
+- a database that answers slowly anyway (a tunnel that looks like loopback) is noticed and left to
+  the threads for a while.
+
+What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads);
+SQLite never does (a writer waits for the file's lock by sleeping in the driver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, TypeVar
+
+import anyio
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
+
+from agentcontext.control import prepared
+
+log = logging.getLogger("agentcontext.control")
+T = TypeVar("T")
+LOCK_WAIT = "2ms"  # what a statement here may wait for a row lock before it is redone in a thread
+STATEMENT_TIME = "50ms"  # what one statement here may take
+SLOW = 0.020  # seconds: a run that took longer counts against the database being near
+SLOW_IN_A_ROW = 3  # that many slow runs in a row: the database is left to the threads ...
+REST = 30.0  # ... for this many seconds
+REOPEN_AFTER = 1.0  # seconds before a connection that could not be opened is tried again
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+Kind = Literal["read", "write", "statements"]  # a read or write transaction, or statements outside any
+
+
+class Missed(enum.Enum):
+    MISSED = enum.auto()
+
+
+MISSED: Final = Missed.MISSED
+
+
+def nearby(url: URL, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``url`` is a PostgreSQL reached through a Unix socket or loopback only (libpq's own defaults
+    and ``PGHOST``/``PGHOSTADDR`` counted). A service file (``service=``, ``PGSERVICE``) may name any host:
+    not near."""
+    if url.get_backend_name() != "postgresql":
+        return False
+    env = os.environ if environ is None else environ
+    query = url.query
+
+    def one(name: str) -> str:
+        value = query.get(name)
+        return (value if isinstance(value, str) else ",".join(value)) if value else ""
+
+    if one("service") or env.get("PGSERVICE"):
+        return False
+    addresses = one("hostaddr") or (env.get("PGHOSTADDR", "") if not url.host and not one("host") else "")
+    if addresses:
+        return all(address.strip() in _LOOPBACK for address in addresses.split(","))
+    hosts = url.host or one("host") or env.get("PGHOST", "")
+    return all(_near_host(host.strip()) for host in hosts.split(","))
+
+
+def _near_host(host: str) -> bool:
+    # empty: libpq's default Unix socket; a path (or an abstract socket, "@name"): a Unix socket
+    if not host or host.startswith(("/", "@")) or host.lower() in _LOOPBACK:
+        return True
+    name, colon, port = host.rpartition(":")  # SQLAlchemy's hosts in the query carry their port: "host:5432"
+    return bool(colon) and port.isdigit() and name.lower() in _LOOPBACK
+
+
+class LoopStore:
+    """One connection the event loop runs short transactions on itself (see the module)."""
+
+    def __init__(self, url: URL, begin_read: str, begin_write: str) -> None:
+        self._begin: dict[Kind, str | None] = {"read": begin_read, "write": begin_write, "statements": None}
+        self._engine: Engine = sa.create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        self._connection: Connection | None = None
+        self._opening = False
+        self._resting_until = 0.0  # time.monotonic() before which nothing runs here
+        self._slow = 0  # slow runs in a row
+        self.runs = 0  # what ran here to the end, and what was handed back (for tests and benchmarks)
+        self.missed = 0
+
+    async def ready(self) -> bool:
+        """Whether a run may be tried now; opens the connection (in a worker thread) when there is none."""
+        if self._connection is not None:
+            return self._resting_until == 0.0 or self._rested()
+        if self._opening or not self._rested():
+            return False
+        self._opening = True
+        try:
+            self._connection = await anyio.to_thread.run_sync(self._open)
+        except DBAPIError as exc:  # the threads' way will say what is wrong, with its retries and translation
+            log.info("store connection for the event loop not opened: %s", exc.orig)
+            self._resting_until = time.monotonic() + REOPEN_AFTER
+            return False
+        finally:
+            self._opening = False
+        if self._resting_until == math.inf:  # closed while it opened
+            self._drop()
+            return False
+        return True
+
+    def run(self, kind: Kind, work: Callable[[Connection], T]) -> T | Literal[Missed.MISSED]:
+        """``work`` in a transaction of ``kind`` (``statements``: none, each statement its own), or ``MISSED``:
+        nothing done (rolled back), run it in a thread. An error of ``work`` itself is raised, rolled back."""
+        connection = self._connection
+        if connection is None:
+            return MISSED
+        begin = self._begin[kind]
+        started = time.perf_counter()
+        try:
+            result = work(connection) if begin is None else prepared.transaction(connection, begin, work)
+        except DBAPIError:  # a lock or time limit, a lost connection, a serialization failure: the thread's way
+            self._end(connection)
+            self.missed += 1
+            return MISSED
+        except BaseException:
+            self._end(connection)
+            raise
+        finally:
+            self._timed(time.perf_counter() - started)
+        if connection.in_transaction():  # SQLAlchemy's own (autocommit: nothing open below it), as a new one has none
+            connection.rollback()
+        self.runs += 1
+        return result
+
+    def close(self) -> None:
+        self._resting_until = math.inf  # for good
+        self._drop()
+        self._engine.dispose()
+
+    # --- the connection ----------------------------------------------------------------
+
+    def _open(self) -> Connection:
+        connection = self._engine.connect()
+        try:
+            prepared.say(connection, f"SET lock_timeout = '{LOCK_WAIT}'; SET statement_timeout = '{STATEMENT_TIME}'")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _end(self, connection: Connection) -> None:
+        """Leave ``connection`` outside any transaction, or drop it when it cannot be (lost, or its rollback
+        failed): the next ``ready`` opens another."""
+        if connection.invalidated:
+            self._drop()
+            return
+        driver: Any = connection.connection.driver_connection
+        try:
+            driver.rollback()  # what BEGIN opened (psycopg says nothing when no transaction is open)
+            if connection.in_transaction():
+                connection.rollback()
+        except Exception:
+            self._drop()
+
+    def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close()
+
+    def _timed(self, seconds: float) -> None:
+        if seconds <= SLOW:
+            self._slow = 0
+            return
+        self._slow += 1
+        if self._slow >= SLOW_IN_A_ROW:
+            log.warning(
+                "the database took over %d ms a transaction %d times in a row: its work runs in worker threads "
+                "for %d s", SLOW * 1000, SLOW_IN_A_ROW, REST,
+            )  # fmt: skip
+            self._slow = 0
+            self._resting_until = time.monotonic() + REST
+
+    def _rested(self) -> bool:
+        if time.monotonic() < self._resting_until:
+            return False
+        self._resting_until = 0.0
+        return True

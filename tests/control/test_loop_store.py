@@ -1,0 +1,235 @@
+"""Short store work on the event loop's own connection (``loop_store``): only against a near PostgreSQL, and
+never a wait that stops the loop: a held lock, a slow statement, a lost connection or a slow database sends the
+work to a worker thread, where it runs again and answers as it would have."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, make_url
+
+from agentcontext.control import identity, loop_store
+from agentcontext.control.chats import NewChat
+from agentcontext.control.db import Database
+from agentcontext.control.events import LocalBroker
+from agentcontext.control.loop_store import MISSED, LoopStore, nearby
+from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.errors import NotFoundError
+from tests.control.test_flow import big_snapshot
+
+NEAR = [
+    "postgresql://u@127.0.0.1:5432/db",
+    "postgresql://u@localhost/db",
+    "postgresql://u@[::1]:5432/db",
+    "postgresql:///db",  # libpq's default Unix socket
+    "postgresql:///db?host=/var/run/postgresql",
+    "postgresql:///db?host=127.0.0.1:5432&host=localhost:5433",
+]
+FAR = [
+    "postgresql://u@db.example.com/db",
+    "postgresql://u@10.0.0.5:5432/db",
+    "postgresql://u@localhost/db?hostaddr=10.0.0.5",  # libpq connects to hostaddr, whatever host says
+    "postgresql:///db?host=127.0.0.1:5432&host=db.example.com:5432",
+    "postgresql:///db?service=production",  # a service file may name any host
+    "sqlite:///control.db",
+]
+
+
+@pytest.mark.parametrize("url", NEAR)
+def test_a_postgresql_on_a_unix_socket_or_loopback_is_near(url: str) -> None:
+    assert nearby(make_url(url), {})
+
+
+@pytest.mark.parametrize("url", FAR)
+def test_a_database_across_a_network_or_of_unknown_place_is_not_near(url: str) -> None:
+    assert not nearby(make_url(url), {})
+
+
+def test_libpq_environment_says_where_a_url_without_a_host_goes() -> None:
+    assert not nearby(make_url("postgresql:///db"), {"PGHOST": "db.example.com"})
+    assert not nearby(make_url("postgresql:///db"), {"PGHOSTADDR": "10.0.0.5"})
+    assert not nearby(make_url("postgresql:///db"), {"PGSERVICE": "production"})
+    assert nearby(make_url("postgresql:///db"), {"PGHOST": "/run/postgresql"})
+    assert nearby(make_url("postgresql://u@127.0.0.1/db"), {"PGHOST": "db.example.com"})  # the URL's host wins
+
+
+def test_a_control_plane_on_sqlite_runs_its_store_work_in_worker_threads(tmp_path: Any) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
+    try:
+        assert database.loop_store() is None
+        assert ControlPlane(database, LocalBroker()).loop_store is None
+    finally:
+        database.dispose()
+
+
+# --- on a real PostgreSQL ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def steady(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No run counts as slow: on a busy machine (the suite's other workers) a run may take past ``SLOW``, and
+    the tests that say what runs where must not see the store resting instead."""
+    monkeypatch.setattr(loop_store, "SLOW", 60.0)
+
+
+@pytest.fixture
+def pg(pg_cluster: Any) -> Iterator[Database]:
+    from agentcontext.control import migrate
+
+    database = Database(pg_cluster.create_database())
+    migrate.upgrade(database)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+async def store(pg: Database) -> AsyncIterator[LoopStore]:
+    found = pg.loop_store()
+    assert found is not None  # the test cluster listens on 127.0.0.1
+    assert await found.ready()
+    yield found
+    found.close()
+
+
+def _backend(connection: Connection) -> int:
+    pid: int = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+    return pid
+
+
+@pytest.mark.anyio
+async def test_a_statement_that_runs_long_on_the_loop_is_stopped_and_handed_back(store: LoopStore) -> None:
+    started = time.monotonic()
+    done = store.run("statements", lambda c: c.exec_driver_sql("SELECT pg_sleep(2)").all())
+    assert done is MISSED and time.monotonic() - started < 1.0
+    assert store.run("read", lambda c: c.exec_driver_sql("SELECT 41 + 1").scalar_one()) == 42  # still usable
+
+
+@pytest.mark.anyio
+async def test_work_that_fails_on_the_loop_is_rolled_back_and_its_error_raised(pg: Database, store: LoopStore) -> None:
+    def insert_then_fail(connection: Connection) -> None:
+        connection.exec_driver_sql(
+            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
+        )
+        raise NotFoundError("no such chat")
+
+    with pytest.raises(NotFoundError, match="no such chat"):
+        store.run("write", insert_then_fail)
+    with pg.engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT count(*) FROM users WHERE name = 'eve'")) == 0
+    assert store.run("statements", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+
+
+@pytest.mark.anyio
+async def test_a_loop_connection_the_database_dropped_is_handed_back_then_replaced(
+    pg: Database, store: LoopStore
+) -> None:
+    first = store.run("statements", _backend)
+    assert isinstance(first, int)
+    with pg.engine.connect() as connection:
+        connection.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+    assert store.run("read", _backend) is MISSED  # lost: nothing answered, the thread's way asks again
+    assert await store.ready()  # a new connection, opened in a worker thread
+    second = store.run("read", _backend)
+    assert isinstance(second, int) and second != first
+
+
+@pytest.mark.anyio
+async def test_a_database_slow_to_answer_is_left_to_worker_threads(store: LoopStore) -> None:
+    def slow(connection: Connection) -> int:
+        time.sleep(loop_store.SLOW * 1.5)  # as a database across a tunnel answers
+        return 1
+
+    for _ in range(loop_store.SLOW_IN_A_ROW - 1):
+        assert store.run("read", slow) == 1
+        assert await store.ready()
+    assert store.run("read", slow) == 1
+    assert not await store.ready()
+
+
+@pytest.mark.anyio
+async def test_a_closed_loop_store_runs_nothing(store: LoopStore) -> None:
+    store.close()
+    assert not await store.ready()
+    assert store.run("statements", lambda c: 1) is MISSED
+
+
+async def _chat(pg: Database) -> tuple[ControlPlane, identity.UserPrincipal, str, str]:
+    user = pg.write(lambda s: identity.create_user(s, "alice"))
+    issued = pg.write(lambda s: identity.create_agent(s, "ws", "dev"))
+    plane = ControlPlane(pg, LocalBroker())
+    principal = await plane.authenticate(user.token)
+    agent = await plane.authenticate(issued.token)
+    assert isinstance(principal, identity.UserPrincipal) and isinstance(agent, identity.AgentPrincipal)
+    await plane.push(agent, big_snapshot(1, initial=True, files=3))
+    created = await plane.create_chat(principal, NewChat("ws"))
+    return plane, principal, created["id"], agent.agent_id
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("steady")
+async def test_a_chat_s_store_work_runs_on_the_event_loop_against_a_near_postgresql(pg: Database) -> None:
+    plane, principal, chat_id, _ = await _chat(pg)
+    store = plane.loop_store
+    assert store is not None
+    before = store.runs
+    await plane.get_chat(principal, chat_id)
+    refreshed = await plane.refresh(principal, chat_id)
+    await plane.prompt_json(principal, chat_id)
+    assert store.runs >= before + 3
+    assert refreshed["context"]["pinned_hash"]
+    await plane.aclose()
+    assert not await store.ready()
+
+
+@pytest.mark.anyio
+async def test_a_control_plane_told_to_keep_store_work_in_threads_has_no_loop_connection(pg: Database) -> None:
+    plane = ControlPlane(pg, LocalBroker(), ControlSettings(store_on_loop=False))
+    assert plane.loop_store is None
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("steady")
+async def test_a_refresh_behind_a_held_agent_row_never_stalls_the_event_loop(pg: Database) -> None:
+    """A push holding the agent's row (here: another connection, as another replica's push would) makes the
+    refresh wait: in a worker thread, while the loop goes on serving; the refresh then answers as usual."""
+    plane, principal, chat_id, agent_id = await _chat(pg)
+    store = plane.loop_store
+    assert store is not None
+    held = 0.6
+    gaps: list[float] = []
+    refreshed: list[Any] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while not refreshed:
+            await anyio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    async def refresh() -> None:
+        refreshed.append(await plane.refresh(principal, chat_id))
+
+    holder = psycopg.connect(pg.url.set(drivername="postgresql").render_as_string(hide_password=False))
+    try:
+        holder.execute("SELECT id FROM agents WHERE id = %s FOR UPDATE", (agent_id,))
+        started = time.monotonic()
+        async with anyio.create_task_group() as group:
+            group.start_soon(tick)
+            group.start_soon(refresh)
+            await anyio.sleep(held)
+            holder.commit()
+        waited = time.monotonic() - started
+    finally:
+        holder.close()
+    await plane.aclose()
+    assert refreshed and refreshed[0]["context"]["pinned_hash"]
+    assert waited >= held  # it did wait for the lock ...
+    assert store.missed >= 1, "the refresh was not tried on the loop"
+    assert max(gaps) < held / 2, f"the loop stood still {max(gaps):.3f} s"  # ... but not on the loop
