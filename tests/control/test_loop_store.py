@@ -4,6 +4,7 @@ work to a worker thread, where it runs again and answers as it would have."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -21,6 +22,7 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.loop_store import MISSED, LoopStore, nearby
 from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.errors import NotFoundError
+from agentcontext.testing import skill_md
 from tests.control.test_flow import big_snapshot
 
 NEAR = [
@@ -37,6 +39,7 @@ FAR = [
     "postgresql://u@localhost/db?hostaddr=10.0.0.5",  # libpq connects to hostaddr, whatever host says
     "postgresql:///db?host=127.0.0.1:5432&host=db.example.com:5432",
     "postgresql:///db?service=production",  # a service file may name any host
+    "postgresql://u@127.0.0.1/db?host=db.example.com",  # the query's host reaches the driver
     "sqlite:///control.db",
 ]
 
@@ -57,6 +60,8 @@ def test_libpq_environment_says_where_a_url_without_a_host_goes() -> None:
     assert not nearby(make_url("postgresql:///db"), {"PGSERVICE": "production"})
     assert nearby(make_url("postgresql:///db"), {"PGHOST": "/run/postgresql"})
     assert nearby(make_url("postgresql://u@127.0.0.1/db"), {"PGHOST": "db.example.com"})  # the URL's host wins
+    # but libpq connects to PGHOSTADDR whatever the host is
+    assert not nearby(make_url("postgresql://u@localhost/db"), {"PGHOSTADDR": "10.0.0.5"})
 
 
 def test_a_control_plane_on_sqlite_runs_its_store_work_in_worker_threads(tmp_path: Any) -> None:
@@ -205,23 +210,15 @@ async def test_a_refresh_behind_a_held_agent_row_never_stalls_the_event_loop(pg:
     gaps: list[float] = []
     refreshed: list[Any] = []
 
-    async def tick() -> None:
-        last = time.monotonic()
-        while not refreshed:
-            await anyio.sleep(0.005)
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
-
     async def refresh() -> None:
         refreshed.append(await plane.refresh(principal, chat_id))
 
-    holder = psycopg.connect(pg.url.set(drivername="postgresql").render_as_string(hide_password=False))
+    holder = _holder(pg)
     try:
         holder.execute("SELECT id FROM agents WHERE id = %s FOR UPDATE", (agent_id,))
         started = time.monotonic()
         async with anyio.create_task_group() as group:
-            group.start_soon(tick)
+            group.start_soon(_watch, gaps, refreshed)
             group.start_soon(refresh)
             await anyio.sleep(held)
             holder.commit()
@@ -233,3 +230,88 @@ async def test_a_refresh_behind_a_held_agent_row_never_stalls_the_event_loop(pg:
     assert waited >= held  # it did wait for the lock ...
     assert store.missed >= 1, "the refresh was not tried on the loop"
     assert max(gaps) < held / 2, f"the loop stood still {max(gaps):.3f} s"  # ... but not on the loop
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("steady")
+async def test_a_personal_skill_read_behind_a_table_lock_waits_in_a_thread_and_answers(pg: Database) -> None:
+    """The skill's read meets a lock (a migration on another replica) on the loop: that error is the transaction's,
+    not the skill's, so the call is redone in a thread, waits, and answers the text (not "failed to load")."""
+    plane, principal, chat_id, _ = await _chat(pg)
+    await plane.create_personal_skill(principal, skill_md("notes", "Takes notes", body="Write it down.\n"))
+    first = await plane.call_tool(principal, chat_id, "read_skill", {"name": "notes"})
+    assert not first.is_error, first.content  # the chat's turn is kept
+    results: list[Any] = []
+
+    async def call() -> None:
+        results.append(await plane.call_tool(principal, chat_id, "read_skill", {"name": "notes"}))
+
+    holder = _holder(pg)
+    try:
+        holder.execute("LOCK TABLE contents IN ACCESS EXCLUSIVE MODE")
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await anyio.sleep(0.3)
+            holder.commit()
+    finally:
+        holder.close()
+    await plane.aclose()
+    assert not results[0].is_error, results[0].content
+    assert "Write it down." in str(results[0].content)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("steady")
+async def test_writes_wait_for_a_synchronous_standby_in_a_thread_never_on_the_loop(pg: Database) -> None:
+    """A commit that waits for a synchronous standby (one that is down here) waits with no time limit: a write is
+    not run on the loop while the database's commits wait for one; the loop keeps serving, and the write
+    completes once the standby is no longer waited for."""
+    admin = _holder(pg)
+    admin.autocommit = True
+    admin.execute(f"ALTER DATABASE {pg.url.database} SET synchronous_commit = on")
+    plane, principal, chat_id, _ = await _chat(pg)
+    store = plane.loop_store
+    assert store is not None
+    gaps: list[float] = []
+    done: list[Any] = []
+
+    async def write() -> None:
+        done.append(await plane.update_chat(principal, chat_id, title="renamed"))
+
+    def release() -> None:
+        time.sleep(1.0)
+        admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        admin.execute("SELECT pg_reload_conf()")
+
+    releaser = threading.Thread(target=release)  # started before the write: a stalled loop could not start it
+    try:
+        admin.execute("ALTER SYSTEM SET synchronous_standby_names = 'standby_that_is_down'")
+        admin.execute("SELECT pg_reload_conf()")
+        time.sleep(0.3)
+        releaser.start()
+        async with anyio.create_task_group() as group:
+            group.start_soon(_watch, gaps, done)
+            group.start_soon(write)
+        releaser.join()
+    finally:
+        admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
+        admin.execute("SELECT pg_reload_conf()")
+        admin.close()
+    await plane.aclose()
+    assert done[0]["title"] == "renamed"
+    assert store.missed >= 1, "the write was not tried on the loop"
+    assert max(gaps) < 0.3, f"the loop stood still {max(gaps):.3f} s"
+
+
+async def _watch(gaps: list[float], done: list[Any]) -> None:
+    """Tick every 5 ms until ``done`` holds something, keeping each gap: how long the loop stood still."""
+    last = time.monotonic()
+    while not done:
+        await anyio.sleep(0.005)
+        now = time.monotonic()
+        gaps.append(now - last)
+        last = now
+
+
+def _holder(pg: Database) -> psycopg.Connection[Any]:
+    return psycopg.connect(pg.url.set(drivername="postgresql").render_as_string(hide_password=False))

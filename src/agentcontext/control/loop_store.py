@@ -28,9 +28,11 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final, Literal, TypeVar
 
 import anyio
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
@@ -74,11 +76,12 @@ def nearby(url: URL, environ: Mapping[str, str] | None = None) -> bool:
 
     if one("service") or env.get("PGSERVICE"):
         return False
-    addresses = one("hostaddr") or (env.get("PGHOSTADDR", "") if not url.host and not one("host") else "")
+    addresses = one("hostaddr") or env.get("PGHOSTADDR", "")  # libpq connects there, whatever the host says
     if addresses:
         return all(address.strip() in _LOOPBACK for address in addresses.split(","))
-    hosts = url.host or one("host") or env.get("PGHOST", "")
-    return all(_near_host(host.strip()) for host in hosts.split(","))
+    # the URL's host and a host= of its query both reach the driver (the query's wins): both must be near
+    hosts = [value for value in (url.host or "", one("host")) if value] or [env.get("PGHOST", "")]
+    return all(_near_host(host.strip()) for value in hosts for host in value.split(","))
 
 
 def _near_host(host: str) -> bool:
@@ -87,6 +90,27 @@ def _near_host(host: str) -> bool:
         return True
     name, colon, port = host.rpartition(":")  # SQLAlchemy's hosts in the query carry their port: "host:5432"
     return bool(colon) and port.isdigit() and name.lower() in _LOOPBACK
+
+
+# a commit that waits for a standby's answer waits with no limit (statement_timeout ends before it): not on the loop
+_WAITS_FOR_STANDBY = (
+    "SELECT current_setting('synchronous_standby_names') <> ''"
+    " AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')"
+)
+
+
+class _NotHere(Exception):
+    """Work that must not, or could not, be done on the loop after all: rolled back, run in a thread."""
+
+
+def _unless_aborted(work: Callable[[Connection], T], connection: Connection) -> T:
+    """``work``, refused when it caught a database error of its own and went on: its transaction is aborted and
+    the ``COMMIT`` would be a ``ROLLBACK`` answered as a success."""
+    result = work(connection)
+    driver: Any = connection.connection.driver_connection
+    if driver.pgconn.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        raise _NotHere
+    return result
 
 
 class LoopStore:
@@ -98,6 +122,7 @@ class LoopStore:
         self._connection: Connection | None = None
         self._opening = False
         self._resting_until = 0.0  # time.monotonic() before which nothing runs here
+        self._writes_resting_until = 0.0  # and before which no write does (its commits wait for a standby)
         self._slow = 0  # slow runs in a row
         self.runs = 0  # what ran here to the end, and what was handed back (for tests and benchmarks)
         self.missed = 0
@@ -126,13 +151,12 @@ class LoopStore:
         """``work`` in a transaction of ``kind`` (``statements``: none, each statement its own), or ``MISSED``:
         nothing done (rolled back), run it in a thread. An error of ``work`` itself is raised, rolled back."""
         connection = self._connection
-        if connection is None:
+        if connection is None or (kind == "write" and time.monotonic() < self._writes_resting_until):
             return MISSED
-        begin = self._begin[kind]
         started = time.perf_counter()
         try:
-            result = work(connection) if begin is None else prepared.transaction(connection, begin, work)
-        except DBAPIError:  # a lock or time limit, a lost connection, a serialization failure: the thread's way
+            result = self._run(kind, connection, work)
+        except (DBAPIError, _NotHere):  # a lock or time limit, a lost connection, a serialization failure, ...
             self._end(connection)
             self.missed += 1
             return MISSED
@@ -145,6 +169,18 @@ class LoopStore:
             connection.rollback()
         self.runs += 1
         return result
+
+    def _run(self, kind: Kind, connection: Connection, work: Callable[[Connection], T]) -> T:
+        begin = self._begin[kind]
+        if begin is None:
+            return work(connection)
+        if kind == "write":  # begun with the question, in the same round trip
+            if prepared.ask(connection, f"{begin}; {_WAITS_FOR_STANDBY}") == "t":
+                self._writes_resting_until = time.monotonic() + REST
+                log.info("the database's commits wait for a synchronous standby: writes run in worker threads")
+                raise _NotHere
+            begin = None
+        return prepared.transaction(connection, begin, partial(_unless_aborted, work))
 
     def close(self) -> None:
         self._resting_until = math.inf  # for good

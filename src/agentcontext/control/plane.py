@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 import anyio
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from agentcontext import __version__
@@ -473,6 +474,8 @@ class ControlPlane:
                 return _Call(row, toolset, text)
             try:
                 return _Call(row, toolset, personal_skills.text_of(connection, user.user_id, wanted.name))
+            except DBAPIError:  # the database's (a lock or time limit, a lost connection): the transaction's to retry
+                raise
             except Exception:  # what went wrong inside the control plane is logged, never shown
                 log.exception("loading personal skill %r", wanted.name)
                 return _Call(row, toolset, None, unreadable=True)

@@ -190,15 +190,28 @@ def say(connection: Connection, sql: str) -> None:
         _translated(connection, sql, (), exc, None)
 
 
-def _command(driver: psycopg.Connection[Any], sql: str) -> None:
-    """``sql`` (commands without parameters or rows) said through libpq itself, as psycopg says its own ``BEGIN``
-    and ``COMMIT``: through a cursor (its type adapters, the query's conversion) a ``BEGIN`` and ``COMMIT`` cost
-    69 us of CPU against 28 (``bench/begin_commit.py``). A failure is raised as the error psycopg would raise."""
+def ask(connection: Connection, sql: str) -> str | None:
+    """``say`` of ``sql`` whose last statement is a query of one text value (PostgreSQL): that value."""
+    driver: Any = connection.connection.driver_connection
+    try:
+        return _command(driver, sql, answer=True)
+    except connection.dialect.loaded_dbapi.Error as exc:
+        _translated(connection, sql, (), exc, None)
+
+
+def _command(driver: psycopg.Connection[Any], sql: str, *, answer: bool = False) -> str | None:
+    """``sql`` (commands without parameters or rows; with ``answer``, the last a query of one value) said through
+    libpq itself, as psycopg says its own ``BEGIN`` and ``COMMIT``: through a cursor (its type adapters, the
+    query's conversion) a ``BEGIN`` and ``COMMIT`` cost 69 us of CPU against 28 (``bench/begin_commit.py``). A
+    failure is raised as the error psycopg would raise."""
     pgconn = driver.pgconn
     encoding = driver.info.encoding  # the connection's, as psycopg encodes its queries (and ``mogrify`` quoted for)
     result = pgconn.exec_(sql.encode(encoding))
-    if result.status == psycopg.pq.ExecStatus.COMMAND_OK:
-        return
+    if result.status == psycopg.pq.ExecStatus.COMMAND_OK and not answer:
+        return None
+    if result.status == psycopg.pq.ExecStatus.TUPLES_OK and answer:
+        value = result.get_value(0, 0)
+        return None if value is None else bytes(value).decode(encoding)
     if pgconn.status == psycopg.pq.ConnStatus.BAD:  # lost: psycopg's own class for it, whatever the message
         raise psycopg.OperationalError(result.get_error_message(encoding) or "the connection was lost")
     raise psycopg.errors.error_from_result(result, encoding=encoding)
@@ -219,10 +232,11 @@ def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, 
     pooled.info.setdefault(_AT_COMMIT, []).append(text)
 
 
-def transaction(connection: Connection, begin: str, work: Callable[[Connection], T]) -> T:
-    """``work`` in one transaction begun with ``begin`` (its isolation level) on a connection in autocommit, both
-    ends said on the driver's connection (``say``, ``commit``)."""
-    say(connection, begin)
+def transaction(connection: Connection, begin: str | None, work: Callable[[Connection], T]) -> T:
+    """``work`` in one transaction begun with ``begin`` (its isolation level; None: begun already) on a connection
+    in autocommit, both ends said on the driver's connection (``say``, ``commit``)."""
+    if begin is not None:
+        say(connection, begin)
     try:
         result = work(connection)
     except BaseException:
