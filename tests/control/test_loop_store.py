@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -64,7 +65,7 @@ def test_libpq_environment_says_where_a_url_without_a_host_goes() -> None:
     assert not nearby(make_url("postgresql://u@localhost/db"), {"PGHOSTADDR": "10.0.0.5"})
 
 
-def test_a_control_plane_on_sqlite_runs_its_store_work_in_worker_threads(tmp_path: Any) -> None:
+def test_a_control_plane_on_sqlite_runs_its_store_work_in_worker_threads(tmp_path: Path) -> None:
     database = Database(f"sqlite:///{tmp_path / 'control.db'}")
     try:
         assert database.loop_store() is None

@@ -12,8 +12,13 @@ nothing makes it wait while every other request of the replica waits with it:
 - such a transaction, and one that loses its connection or its serialization, is rolled back and
   handed back (``MISSED``) to be run again in a worker thread, where waiting costs nobody else; work
   here must be safe to run again, as ``db._retrying`` already requires;
+- a write first asks, with its ``BEGIN``, whether the database's commits wait for a synchronous
+  standby (a wait no time limit ends): while they do, writes run in threads;
 - a database that answers slowly anyway (a tunnel that looks like loopback) is noticed and left to
   the threads for a while.
+
+What the loop may still wait for: the local disk's flush of a commit, and a run's statements one
+after another (each limited, not the run).
 
 What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads);
 SQLite never does (a writer waits for the file's lock by sleeping in the driver).
@@ -124,7 +129,7 @@ class LoopStore:
         self._resting_until = 0.0  # time.monotonic() before which nothing runs here
         self._writes_resting_until = 0.0  # and before which no write does (its commits wait for a standby)
         self._slow = 0  # slow runs in a row
-        self.runs = 0  # what ran here to the end, and what was handed back (for tests and benchmarks)
+        self.runs = 0  # what ran here to the end, and what was handed back (for tests)
         self.missed = 0
 
     async def ready(self) -> bool:
