@@ -4,6 +4,7 @@ work to a worker thread, where it runs again and answers as it would have."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, make_url
 
-from agentcontext.control import identity, loop_store
+from agentcontext.control import identity, loop_store, prepared
 from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
@@ -126,6 +127,24 @@ async def test_work_that_fails_on_the_loop_is_rolled_back_and_its_error_raised(p
 
     with pytest.raises(NotFoundError, match="no such chat"):
         store.run("write", insert_then_fail)
+    with pg.engine.connect() as connection:
+        assert connection.scalar(sa.text("SELECT count(*) FROM users WHERE name = 'eve'")) == 0
+    assert store.run("statements", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+
+
+@pytest.mark.anyio
+async def test_work_that_caught_a_lock_time_out_and_went_on_is_handed_back_with_nothing_written(
+    pg: Database, store: LoopStore
+) -> None:
+    def insert_then_swallow(connection: Connection) -> str:
+        connection.exec_driver_sql(
+            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
+        )
+        with contextlib.suppress(sa.exc.DBAPIError):
+            prepared.say(connection, "SELECT pg_sleep(1)")  # stopped by the loop's statement time-out
+        return "done"
+
+    assert store.run("write", insert_then_swallow) is MISSED
     with pg.engine.connect() as connection:
         assert connection.scalar(sa.text("SELECT count(*) FROM users WHERE name = 'eve'")) == 0
     assert store.run("statements", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1

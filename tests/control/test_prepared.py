@@ -3,6 +3,7 @@ execution of them answers, on SQLite and PostgreSQL, and fail as SQLAlchemy's wo
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib
 import pkgutil
@@ -25,6 +26,7 @@ from agentcontext.control.models import User
 from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.prepared import Prepared, at_commit, commit, say
 from agentcontext.control.turns import turn_row
+from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind
 from tests.control.conftest import NOTES, REVIEW, WORK, mcp_server, text_resource
 from tests.control.shared_turns import two_users
@@ -252,6 +254,28 @@ async def test_a_refused_write_raises_sqlalchemys_integrity_error(tmp_path: Path
         db.dispose()
 
 
+async def test_a_statement_after_a_caught_database_error_never_commits_on_its_own(db_url: str) -> None:
+    """The error leaves the transaction open (SQLAlchemy's handler would roll it back, and what followed would
+    run in autocommit, each statement committed alone): the work's own failure later undoes all of it."""
+    db = Database(db_url)
+    try:
+        db.write_rows(lambda c: say(c, "CREATE TABLE kept (n int PRIMARY KEY)"))
+
+        def swallow_then_fail(connection: Connection) -> None:
+            say(connection, "INSERT INTO kept VALUES (1)")
+            with contextlib.suppress(sa.exc.IntegrityError):
+                say(connection, "INSERT INTO kept VALUES (1)")
+            with contextlib.suppress(sa.exc.DBAPIError):  # PostgreSQL refuses it: the transaction is aborted
+                say(connection, "INSERT INTO kept VALUES (2)")
+            raise NotFoundError("changed its mind")
+
+        with pytest.raises(NotFoundError):
+            db.write_rows(swallow_then_fail)
+        assert db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM kept")).scalar()) == 0
+    finally:
+        db.dispose()
+
+
 async def test_a_transaction_of_prepared_statements_alone_is_committed(tmp_path: Path, db_url: str) -> None:
     """SQLAlchemy's own commit does nothing for a transaction none of whose statements went through it."""
     db = Database(db_url)
@@ -321,6 +345,22 @@ async def test_a_statement_failing_at_commit_raises_the_databases_own_error(pg_d
     with pytest.raises(sa.exc.IntegrityError, match="once_n_key"):
         pg_db.write_rows(twice)
     assert pg_db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM once")).scalar()) == 0
+
+
+async def test_work_that_caught_a_database_error_and_went_on_is_not_committed_as_a_success(pg_db: Database) -> None:
+    """PostgreSQL answers the COMMIT of an aborted transaction with ROLLBACK and no error: that must not pass."""
+    pg_db.write_rows(lambda c: say(c, "CREATE TABLE kept (n int PRIMARY KEY)"))
+
+    def insert_then_swallow(connection: Connection) -> str:
+        say(connection, "INSERT INTO kept VALUES (1)")
+        with contextlib.suppress(sa.exc.DBAPIError):
+            say(connection, "INSERT INTO kept VALUES (1)")  # refused: the transaction is now aborted
+        return "done"
+
+    with pytest.raises(sa.exc.InternalError, match="aborted by an error its work caught"):
+        pg_db.write_rows(insert_then_swallow)
+    assert pg_db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM kept")).scalar()) == 0
+    assert pg_db.write_rows(lambda c: say(c, "INSERT INTO kept VALUES (2)")) is None  # the connection goes on
 
 
 async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(

@@ -33,11 +33,9 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any, Final, Literal, TypeVar
 
 import anyio
-import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError
@@ -108,16 +106,6 @@ class _NotHere(Exception):
     """Work that must not, or could not, be done on the loop after all: rolled back, run in a thread."""
 
 
-def _unless_aborted(work: Callable[[Connection], T], connection: Connection) -> T:
-    """``work``, refused when it caught a database error of its own and went on: its transaction is aborted and
-    the ``COMMIT`` would be a ``ROLLBACK`` answered as a success."""
-    result = work(connection)
-    driver: Any = connection.connection.driver_connection
-    if driver.pgconn.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-        raise _NotHere
-    return result
-
-
 class LoopStore:
     """One connection the event loop runs short transactions on itself (see the module)."""
 
@@ -185,7 +173,7 @@ class LoopStore:
                 log.info("the database's commits wait for a synchronous standby: writes run in worker threads")
                 raise _NotHere
             begin = None
-        return prepared.transaction(connection, begin, partial(_unless_aborted, work))
+        return prepared.transaction(connection, begin, work)  # its commit refuses an aborted transaction
 
     def close(self) -> None:
         self._resting_until = math.inf  # for good

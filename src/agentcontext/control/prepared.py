@@ -23,6 +23,7 @@ from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
 from sqlalchemy.sql.elements import TextClause
@@ -35,6 +36,7 @@ Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Update | Delete 
 _new = tuple.__new__
 _CURSOR = "agentcontext.cursor"  # where a pooled connection keeps the cursor prepared statements run on
 _AT_COMMIT = "agentcontext.at_commit"  # and the statements to say with the transaction's COMMIT
+_ABORTED = "the transaction was aborted by an error its work caught and went on from: nothing was committed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,15 +201,19 @@ def ask(connection: Connection, sql: str) -> str | None:
         _translated(connection, sql, (), exc, None)
 
 
-def _command(driver: psycopg.Connection[Any], sql: str, *, answer: bool = False) -> str | None:
-    """``sql`` (commands without parameters or rows; with ``answer``, the last a query of one value) said through
-    libpq itself, as psycopg says its own ``BEGIN`` and ``COMMIT``: through a cursor (its type adapters, the
-    query's conversion) a ``BEGIN`` and ``COMMIT`` cost 69 us of CPU against 28 (``bench/begin_commit.py``). A
-    failure is raised as the error psycopg would raise."""
+def _command(driver: psycopg.Connection[Any], sql: str, *, answer: bool = False, ending: bool = False) -> str | None:
+    """``sql`` (commands without parameters or rows; with ``answer``, the last a query of one value; with
+    ``ending``, the last a ``COMMIT``) said through libpq itself, as psycopg says its own ``BEGIN`` and ``COMMIT``:
+    through a cursor (its type adapters, the query's conversion) a ``BEGIN`` and ``COMMIT`` cost 69 us of CPU
+    against 28 (``bench/begin_commit.py``). A failure is raised as the error psycopg would raise."""
     pgconn = driver.pgconn
     encoding = driver.info.encoding  # the connection's, as psycopg encodes its queries (and ``mogrify`` quoted for)
     result = pgconn.exec_(sql.encode(encoding))
     if result.status == psycopg.pq.ExecStatus.COMMAND_OK and not answer:
+        if ending and result.command_status == b"ROLLBACK":
+            # PostgreSQL answers the COMMIT of an aborted transaction (work that caught a database error and went
+            # on) with ROLLBACK and no error: nothing was written, so it must not pass for a success
+            raise psycopg.errors.InFailedSqlTransaction(_ABORTED)
         return None
     if result.status == psycopg.pq.ExecStatus.TUPLES_OK and answer:
         value = result.get_value(0, 0)
@@ -260,7 +266,7 @@ def commit(connection: Connection) -> None:
     driver: Any = pooled.driver_connection
     try:
         if isinstance(driver, psycopg.Connection):  # with what was left for it: one simple query, one round trip
-            _command(driver, "; ".join([*pending, "COMMIT"]) if pending else "COMMIT")
+            _command(driver, "; ".join([*pending, "COMMIT"]) if pending else "COMMIT", ending=True)
         else:
             driver.commit()
     except connection.dialect.loaded_dbapi.Error as exc:
@@ -268,6 +274,21 @@ def commit(connection: Connection) -> None:
 
 
 def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, cursor: Any) -> NoReturn:
-    """Raise the driver's error as SQLAlchemy does, by its own handler: a connection the database dropped is
-    invalidated with every pooled one opened before it (they went with it), so the retry gets a fresh one."""
-    connection._handle_dbapi_exception(exc, sql, arguments, cursor, None)
+    """Raise the driver's error as SQLAlchemy's. A connection the database dropped goes through SQLAlchemy's own
+    handler: invalidated with every pooled one opened before it (they went with it), so the retry gets a fresh
+    one. Any other error is wrapped here, because that handler would also roll back the transaction our BEGIN
+    opened (it began none of its own): work that caught the error and went on would then write outside any
+    transaction, each statement committed alone. Left open, PostgreSQL refuses what follows in it and ``commit``
+    refuses its end; SQLite rolls back only the failed statement."""
+    dialect = connection.dialect
+    if dialect.is_disconnect(exc, connection.connection.dbapi_connection, cursor):
+        connection._handle_dbapi_exception(exc, sql, arguments, cursor, None)
+    wrapped: Any = DBAPIError.instance(
+        sql,
+        arguments,
+        exc,
+        dialect.loaded_dbapi.Error,
+        hide_parameters=connection.engine.hide_parameters,
+        dialect=dialect,
+    )
+    raise wrapped from exc
