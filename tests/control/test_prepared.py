@@ -276,6 +276,22 @@ async def test_a_statement_after_a_caught_database_error_never_commits_on_its_ow
         db.dispose()
 
 
+async def test_a_transaction_that_ended_under_its_work_is_not_committed_as_a_success(db_url: str) -> None:
+    db = Database(db_url)
+    try:
+        db.write_rows(lambda c: say(c, "CREATE TABLE kept (n int PRIMARY KEY)"))
+
+        def end_early(connection: Connection) -> None:
+            say(connection, "INSERT INTO kept VALUES (1)")
+            say(connection, "ROLLBACK")
+
+        with pytest.raises(sa.exc.InternalError, match="ended before its work did"):
+            db.write_rows(end_early)
+        assert db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM kept")).scalar()) == 0
+    finally:
+        db.dispose()
+
+
 async def test_a_transaction_of_prepared_statements_alone_is_committed(tmp_path: Path, db_url: str) -> None:
     """SQLAlchemy's own commit does nothing for a transaction none of whose statements went through it."""
     db = Database(db_url)

@@ -36,6 +36,7 @@ Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Update | Delete 
 _new = tuple.__new__
 _CURSOR = "agentcontext.cursor"  # where a pooled connection keeps the cursor prepared statements run on
 _AT_COMMIT = "agentcontext.at_commit"  # and the statements to say with the transaction's COMMIT
+_ENDED = "the transaction ended before its work did: what followed was not part of it"
 _ABORTED = "the transaction was aborted by an error its work caught and went on from: nothing was committed"
 
 
@@ -265,9 +266,15 @@ def commit(connection: Connection) -> None:
     pending: list[str] | None = pooled.info.pop(_AT_COMMIT, None)
     driver: Any = pooled.driver_connection
     try:
+        # a transaction that ended under its work (a ROLLBACK said, or SQLite's whole-transaction rollback on a
+        # full disk) left what followed committed alone: its COMMIT would do nothing and pass for a success
         if isinstance(driver, psycopg.Connection):  # with what was left for it: one simple query, one round trip
+            if driver.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                raise psycopg.errors.NoActiveSqlTransaction(_ENDED)
             _command(driver, "; ".join([*pending, "COMMIT"]) if pending else "COMMIT", ending=True)
         else:
+            if not driver.in_transaction:
+                raise connection.dialect.loaded_dbapi.InternalError(_ENDED)
             driver.commit()
     except connection.dialect.loaded_dbapi.Error as exc:
         _translated(connection, "COMMIT", (), exc, None)
