@@ -286,7 +286,8 @@ def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, curs
     one. Any other error is wrapped here, because that handler would also roll back the transaction our BEGIN
     opened (it began none of its own): work that caught the error and went on would then write outside any
     transaction, each statement committed alone. Left open, PostgreSQL refuses what follows in it and ``commit``
-    refuses its end; SQLite rolls back only the failed statement."""
+    refuses its end; SQLite rolls back the failed statement (or, on a full disk or an I/O error, the whole
+    transaction, which ``commit`` then refuses)."""
     dialect = connection.dialect
     if dialect.is_disconnect(exc, connection.connection.dbapi_connection, cursor):
         connection._handle_dbapi_exception(exc, sql, arguments, cursor, None)
@@ -297,5 +298,6 @@ def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, curs
         dialect.loaded_dbapi.Error,
         hide_parameters=connection.engine.hide_parameters,
         dialect=dialect,
+        ismulti=False,  # as SQLAlchemy's handler says it (how long parameters are cut in the message)
     )
     raise wrapped from exc
