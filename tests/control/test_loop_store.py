@@ -5,6 +5,8 @@ work to a worker thread, where it runs again and answers as it would have."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -23,7 +25,7 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.loop_store import MISSED, LoopStore, nearby
 from agentcontext.control.plane import ControlPlane, ControlSettings
-from agentcontext.errors import NotFoundError
+from agentcontext.errors import NotFoundError, UnavailableError
 from agentcontext.testing import skill_md
 from tests.control.test_flow import big_snapshot
 
@@ -148,6 +150,66 @@ async def test_work_that_caught_a_lock_time_out_and_went_on_is_handed_back_with_
     with pg.engine.connect() as connection:
         assert connection.scalar(sa.text("SELECT count(*) FROM users WHERE name = 'eve'")) == 0
     assert store.run("statements", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+
+
+@pytest.fixture
+def watchful(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watchdog cuts a run after 0.3 s (2 s by default), looking every 50 ms."""
+    monkeypatch.setattr(loop_store, "HUNG", 0.3)
+    monkeypatch.setattr(loop_store, "WATCH_EVERY", 0.05)
+
+
+@contextlib.contextmanager
+def stopped(pid: int) -> Iterator[None]:
+    """The backend ``pid`` stopped (SIGSTOP: alive, its socket open, answering nothing) until the block ends."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("watchful")
+async def test_a_database_that_stops_answering_is_cut_off_the_loop_and_the_work_handed_back(store: LoopStore) -> None:
+    """A stopped backend honours no time limit of its own: without the watchdog the loop would wait for ever."""
+    pid = store.run("statements", _backend)
+    assert isinstance(pid, int)
+    with stopped(pid):
+        started = time.monotonic()
+        assert store.run("read", lambda c: c.exec_driver_sql("SELECT 41 + 1").scalar_one()) is MISSED
+        assert time.monotonic() - started < 1.5
+    assert await store.ready()  # a new connection
+    assert store.run("read", lambda c: c.exec_driver_sql("SELECT 41 + 1").scalar_one()) == 42
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("watchful")
+async def test_a_write_cut_during_its_commit_is_refused_as_unavailable_never_run_again(
+    pg: Database, store: LoopStore
+) -> None:
+    """The commit may have been saved: running the work again in a thread could save it twice."""
+    pid = store.run("statements", _backend)
+    assert isinstance(pid, int)
+    ran: list[int] = []
+
+    def insert_then_stop(connection: Connection) -> None:
+        ran.append(1)
+        connection.exec_driver_sql(
+            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
+        )
+        os.kill(pid, signal.SIGSTOP)  # its COMMIT will go unanswered
+
+    try:
+        started = time.monotonic()
+        with pytest.raises(UnavailableError, match="may or may not have been saved"):
+            store.run("write", insert_then_stop)
+        assert time.monotonic() - started < 1.5
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert ran == [1]
+    assert await store.ready()
+    assert store.run("read", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
 
 
 @pytest.mark.anyio

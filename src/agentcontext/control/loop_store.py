@@ -18,7 +18,10 @@ nothing makes it wait while every other request of the replica waits with it:
   the threads for a while.
 
 What the loop may still wait for: the local disk's flush of a commit, and a run's statements one
-after another (each limited, not the run).
+after another (each limited, not the run), each bounded by a watchdog: a database that does not answer
+for ``HUNG`` seconds (a backend stopped or stuck, whose own time limits then do nothing) has the loop's
+connection cut under it, and the work goes to a thread like any other miss; a write cut during its
+``COMMIT`` may have been committed, so it is not run again: the request fails as unavailable instead.
 
 What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads);
 SQLite never does (a writer waits for the file's lock by sleeping in the driver).
@@ -31,8 +34,11 @@ import enum
 import logging
 import math
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final, Literal, TypeVar
 
 import anyio
@@ -42,6 +48,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from agentcontext.control import prepared
+from agentcontext.errors import UnavailableError
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
@@ -51,6 +58,11 @@ SLOW = 0.020  # seconds: a run that took longer counts against the database bein
 SLOW_IN_A_ROW = 3  # that many slow runs in a row: the database is left to the threads ...
 REST = 30.0  # ... for this many seconds
 REOPEN_AFTER = 1.0  # seconds before a connection that could not be opened is tried again
+HUNG = 2.0  # seconds a run may wait for the database before the watchdog cuts its connection
+WATCH_EVERY = 0.25  # seconds between the watchdog's looks
+_UNKNOWN_OUTCOME = (
+    "the database stopped answering during a commit: the change may or may not have been saved; check, then retry"
+)
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -117,6 +129,13 @@ class LoopStore:
         self._resting_until = 0.0  # time.monotonic() before which nothing runs here
         self._writes_resting_until = 0.0  # and before which no write does (its commits wait for a standby)
         self._slow = 0  # slow runs in a row
+        self._driver: Any = None  # the connection's psycopg connection, for the watchdog
+        self._watched: float | None = None  # when the run under way began (perf_counter); None: none under way
+        self._committing = False  # the run under way has said, or is saying, its COMMIT
+        self._cut = False  # the watchdog cut the run under way
+        self._watching = threading.Lock()  # the watchdog's look and cut, against the run's end and a close
+        self._closed = threading.Event()
+        self._watchdog: threading.Thread | None = None
         self.runs = 0  # what ran here to the end, and what was handed back (for tests)
         self.missed = 0
 
@@ -138,6 +157,10 @@ class LoopStore:
         if self._resting_until == math.inf:  # closed while it opened
             self._drop()
             return False
+        self._driver = self._connection.connection.driver_connection
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="agentcontext-loop-store-watchdog", daemon=True)
+            self._watchdog.start()
         return True
 
     def run(self, kind: Kind, work: Callable[[Connection], T]) -> T | Literal[Missed.MISSED]:
@@ -147,16 +170,22 @@ class LoopStore:
         if connection is None or (kind == "write" and time.monotonic() < self._writes_resting_until):
             return MISSED
         started = time.perf_counter()
+        self._cut = self._committing = False
+        self._watched = started
         try:
             result = self._run(kind, connection, work)
         except (DBAPIError, _NotHere):  # a lock or time limit, a lost connection, a serialization failure, ...
             self._end(connection)
             self.missed += 1
+            if self._cut and self._committing and kind == "write":  # committed or not: never run twice
+                raise UnavailableError(_UNKNOWN_OUTCOME) from None
             return MISSED
         except BaseException:
             self._end(connection)
             raise
         finally:
+            with self._watching:
+                self._watched = None
             self._timed(time.perf_counter() - started)
         if connection.in_transaction():  # SQLAlchemy's own (autocommit: nothing open below it), as a new one has none
             connection.rollback()
@@ -173,12 +202,36 @@ class LoopStore:
                 log.info("the database's commits wait for a synchronous standby: writes run in worker threads")
                 raise _NotHere
             begin = None
-        return prepared.transaction(connection, begin, work)  # its commit refuses an aborted transaction
+        return prepared.transaction(connection, begin, partial(self._then_commit, work))  # refuses an aborted one
+
+    def _then_commit(self, work: Callable[[Connection], T], connection: Connection) -> T:
+        result = work(connection)
+        self._committing = True  # what follows is the COMMIT
+        return result
 
     def close(self) -> None:
         self._resting_until = math.inf  # for good
+        self._closed.set()
         self._drop()
         self._engine.dispose()
+
+    # --- the watchdog --------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Cut the connection of a run that has waited ``HUNG`` seconds (a thread of its own: the loop is the one
+        waiting). Under ``_watching``, so the run cannot end and its connection be closed (its descriptor's number
+        then another socket's) while it is cut."""
+        while not self._closed.wait(WATCH_EVERY):
+            with self._watching:
+                began = self._watched
+                if began is None or self._cut or time.perf_counter() - began < HUNG:
+                    continue
+                self._cut = True
+                log.warning(
+                    "the database did not answer the event loop for %.1f s: its connection is cut, the work goes to "
+                    "a worker thread", time.perf_counter() - began,
+                )  # fmt: skip
+                _shut(self._driver)
 
     # --- the connection ----------------------------------------------------------------
 
@@ -206,7 +259,9 @@ class LoopStore:
             self._drop()
 
     def _drop(self) -> None:
-        connection, self._connection = self._connection, None
+        with self._watching:  # not watched from here on: its descriptor is about to close
+            self._watched = None
+            connection, self._connection = self._connection, None
         if connection is not None:
             with contextlib.suppress(Exception):
                 connection.close()
@@ -229,3 +284,10 @@ class LoopStore:
             return False
         self._resting_until = 0.0
         return True
+
+
+def _shut(driver: Any) -> None:
+    """Shut down the socket of ``driver`` (a psycopg connection) under the thread blocked on it: its wait
+    returns, and libpq reports the connection lost. A connection already closed has nothing to shut."""
+    with contextlib.suppress(Exception), socket.socket(fileno=os.dup(driver.pgconn.socket)) as sock:
+        sock.shutdown(socket.SHUT_RDWR)
