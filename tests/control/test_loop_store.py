@@ -138,9 +138,12 @@ async def test_work_that_fails_on_the_loop_is_rolled_back_and_its_error_raised(p
 async def test_work_that_caught_a_lock_time_out_and_went_on_is_handed_back_with_nothing_written(
     pg: Database, store: LoopStore
 ) -> None:
+    """Both statements on the driver's connection, as the hot paths run theirs: SQLAlchemy has no transaction of
+    its own to keep the error from rolling ours back and leaving the rest to autocommit."""
+
     def insert_then_swallow(connection: Connection) -> str:
-        connection.exec_driver_sql(
-            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
+        prepared.say(
+            connection, "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
         )
         with contextlib.suppress(sa.exc.DBAPIError):
             prepared.say(connection, "SELECT pg_sleep(1)")  # stopped by the loop's statement time-out
