@@ -106,6 +106,10 @@ async def store(pg: Database) -> AsyncIterator[LoopStore]:
     found.close()
 
 
+def _insert_eve(connection: Connection) -> None:
+    connection.exec_driver_sql("INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())")
+
+
 def _backend(connection: Connection) -> int:
     pid: int = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
     return pid
@@ -122,9 +126,7 @@ async def test_a_statement_that_runs_long_on_the_loop_is_stopped_and_handed_back
 @pytest.mark.anyio
 async def test_work_that_fails_on_the_loop_is_rolled_back_and_its_error_raised(pg: Database, store: LoopStore) -> None:
     def insert_then_fail(connection: Connection) -> None:
-        connection.exec_driver_sql(
-            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
-        )
+        _insert_eve(connection)
         raise NotFoundError("no such chat")
 
     with pytest.raises(NotFoundError, match="no such chat"):
@@ -198,9 +200,7 @@ async def test_a_write_cut_during_its_commit_is_refused_as_unavailable_never_run
 
     def insert_then_stop(connection: Connection) -> None:
         ran.append(1)
-        connection.exec_driver_sql(
-            "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', false, now())"
-        )
+        _insert_eve(connection)
         os.kill(pid, signal.SIGSTOP)  # its COMMIT will go unanswered
 
     try:
@@ -213,6 +213,28 @@ async def test_a_write_cut_during_its_commit_is_refused_as_unavailable_never_run
     assert ran == [1]
     assert await store.ready()
     assert store.run("read", lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+
+
+@pytest.mark.anyio
+async def test_a_write_whose_connection_is_lost_during_its_commit_is_refused_as_unavailable_never_run_again(
+    pg: Database, store: LoopStore
+) -> None:
+    """Not cut by the watchdog this time: the database dropped the connection (a restart, a network's reset)."""
+    pid = store.run("statements", _backend)
+    assert isinstance(pid, int)
+    ran: list[int] = []
+
+    def insert_then_lose_the_connection(connection: Connection) -> None:
+        ran.append(1)
+        _insert_eve(connection)
+        with pg.engine.connect() as other:
+            other.execute(sa.text("SELECT pg_terminate_backend(:pid, 5000)"), {"pid": pid})
+
+    with pytest.raises(prepared.CommitOutcomeUnknown, match="may or may not have been saved"):
+        store.run("write", insert_then_lose_the_connection)
+    assert ran == [1]
+    assert await store.ready()  # a new connection
+    assert store.run("read", lambda c: c.exec_driver_sql("SELECT count(*) FROM users").scalar_one()) == 0
 
 
 @pytest.mark.anyio

@@ -17,14 +17,15 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import psycopg as pg_psycopg
 from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
 
 import agentcontext.control
 from agentcontext.control import identity, migrate
 from agentcontext.control import tables as t
-from agentcontext.control.db import Database, StorageUnavailable
+from agentcontext.control.db import Database
 from agentcontext.control.models import User
 from agentcontext.control.pg_cluster import TempCluster
-from agentcontext.control.prepared import Prepared, at_commit, commit, say
+from agentcontext.control.prepared import CommitOutcomeUnknown, Prepared, at_commit, say
 from agentcontext.control.turns import turn_row
 from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind
@@ -343,7 +344,7 @@ async def test_a_write_whose_begin_finds_the_connection_dropped_runs_again_on_a_
     migrate.upgrade(pg_db)
     pg_db.write(lambda s: identity.create_user(s, "alice"))
     owner = pg_db.read_rows(lambda c: c.execute(sa.select(USERS.c.id)).scalar())
-    used = pg_db.write_rows(lambda c: c.connection.driver_connection.info.backend_pid)  # type: ignore[union-attr]
+    used = pg_db.write_rows(_backend)
     with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (used,))
     assert pg_db.write_rows(lambda c: rename.execute(c, {"id": owner, "name": "alicia"})) == 1
@@ -379,18 +380,83 @@ async def test_work_that_caught_a_database_error_and_went_on_is_not_committed_as
     assert pg_db.write_rows(lambda c: say(c, "INSERT INTO kept VALUES (2)")) is None  # the connection goes on
 
 
-async def test_a_commit_refused_by_the_database_says_the_storage_is_unavailable(
+def _backend(connection: Connection) -> int:
+    driver: Any = connection.connection.driver_connection
+    return int(driver.info.backend_pid)
+
+
+def _lose_own_connection(pg_cluster: TempCluster, connection: Connection) -> None:
+    """Terminate the backend of ``connection`` and wait until it has gone: it learns of it at its next statement."""
+    with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s, 5000)", (_backend(connection),))
+
+
+async def test_a_write_that_loses_its_connection_during_its_commit_is_never_run_again(
     pg_cluster: TempCluster, pg_db: Database
 ) -> None:
-    def work(connection: Connection) -> None:
-        driver: Any = connection.connection.driver_connection
-        pid = driver.info.backend_pid
-        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        commit(connection)
+    """Saved or not, nobody can tell: running the work again (as a lost connection's work is) could save it twice."""
+    pg_db.write_rows(lambda c: say(c, "CREATE TABLE written (n int)"))
+    ran: list[int] = []
 
-    with pytest.raises(StorageUnavailable):  # retried, as the database drops every connection it is given
-        pg_db.write_rows(work)
+    def insert_then_lose_the_connection(connection: Connection) -> None:
+        ran.append(1)
+        say(connection, "INSERT INTO written VALUES (1)")
+        _lose_own_connection(pg_cluster, connection)
+
+    with pytest.raises(CommitOutcomeUnknown, match="may or may not have been saved"):
+        pg_db.write_rows(insert_then_lose_the_connection)
+    assert ran == [1]
+    assert pg_db.read_rows(lambda c: c.execute(sa.text("SELECT count(*) FROM written")).scalar()) == 0
+    assert pg_db.write_rows(lambda c: say(c, "INSERT INTO written VALUES (2)")) is None  # a fresh connection
+
+
+async def test_a_read_that_loses_its_connection_during_its_commit_runs_again_on_a_fresh_one(
+    pg_cluster: TempCluster, pg_db: Database
+) -> None:
+    pids: list[int] = []
+
+    def read_then_lose_the_connection(connection: Connection) -> int:
+        pids.append(_backend(connection))
+        if len(pids) == 1:
+            _lose_own_connection(pg_cluster, connection)
+        return pids[-1]
+
+    assert pg_db.read_rows(read_then_lose_the_connection) == pids[1] != pids[0]
+
+
+async def test_an_orm_write_that_loses_its_connection_during_its_commit_is_never_run_again(
+    pg_cluster: TempCluster, pg_db: Database
+) -> None:
+    migrate.upgrade(pg_db)
+    ran: list[int] = []
+
+    def create_then_lose_the_connection(session: Session) -> None:
+        ran.append(1)
+        identity.create_user(session, "alice")
+        session.flush()
+        _lose_own_connection(pg_cluster, session.connection())
+
+    with pytest.raises(CommitOutcomeUnknown, match="may or may not have been saved"):
+        pg_db.write(create_then_lose_the_connection)
+    assert ran == [1]
+    assert pg_db.read_rows(lambda c: c.execute(sa.select(sa.func.count()).select_from(USERS)).scalar()) == 0
+
+
+async def test_an_orm_write_that_loses_its_connection_before_its_commit_runs_again_on_a_fresh_one(
+    pg_cluster: TempCluster, pg_db: Database
+) -> None:
+    migrate.upgrade(pg_db)
+    ran: list[int] = []
+
+    def lose_the_connection_then_create(session: Session) -> None:
+        ran.append(1)
+        if len(ran) == 1:
+            _lose_own_connection(pg_cluster, session.connection())
+        identity.create_user(session, "alice")
+
+    pg_db.write(lose_the_connection_then_create)
+    assert ran == [1, 1]
+    assert pg_db.read_rows(lambda c: c.execute(sa.select(USERS.c.name)).scalars().all()) == ["alice"]
 
 
 async def test_text_said_with_the_commit_keeps_its_characters_on_a_connection_that_is_not_utf8(

@@ -21,7 +21,8 @@ The hot engine's pool holds as many connections as the control plane runs databa
 once (``pool_size``; the plane's worker threads are limited to it), so no request waits for a
 connection and none is opened per request; the other keeps a few (``COLD_POOL``) and opens
 more when it needs them. A connection the database dropped is replaced and the work run
-again, without a ping before each use.
+again, without a ping before each use; but a write that lost it during its COMMIT may have been
+saved, so it is not run again: the request fails as unavailable, saying so.
 
 Events a write produces are handed back with its result and published only after commit.
 """
@@ -170,14 +171,23 @@ class Database:
         """
 
         def attempt() -> T:
-            with self._writer() as session, session.begin():
-                return work(session)
+            committing = False
+            try:
+                with self._writer() as session, session.begin():
+                    result = work(session)
+                    session.flush()  # what work left pending: the block's end says COMMIT alone
+                    committing = True
+            except DBAPIError as exc:
+                if committing and exc.connection_invalidated:  # saved or not: never run twice
+                    raise prepared.CommitOutcomeUnknown(prepared.UNKNOWN_OUTCOME) from exc
+                raise
+            return result
 
         return _retrying(attempt)
 
     def read_rows(self, work: Callable[[Connection], T]) -> T:
         """``read`` on a Core connection, for hot paths; run again on a fresh connection if the old one was dropped."""
-        return _retrying(partial(_transaction, self._rows, self._begin_read, work))
+        return _retrying(partial(_transaction, self._rows, self._begin_read, work, writes=False))
 
     def read_one(self, work: Callable[[Connection], T]) -> T:
         """``read_rows`` without a transaction, for ``work`` that runs one statement (or statements that need
@@ -211,14 +221,15 @@ _BEGIN = {
 }
 
 
-def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T]) -> T:
+def _transaction(engine: Engine, begin: str, work: Callable[[Connection], T], *, writes: bool = True) -> T:
     """``work`` in one transaction begun with ``begin`` on a connection in autocommit (which begins none).
 
     Both ends are said on the driver's own connection (SQLAlchemy's statement machinery costs about a third of a
     round trip more), their errors raised as SQLAlchemy's: a dropped connection is replaced and the work retried,
-    SQLite's BEGIN IMMEDIATE that waited out its busy timeout is "database is locked", retried too."""
+    SQLite's BEGIN IMMEDIATE that waited out its busy timeout is "database is locked", retried too; but not a
+    write whose connection was lost during its COMMIT (``prepared.CommitOutcomeUnknown``): it may have been saved."""
     with engine.connect() as connection:
-        return prepared.transaction(connection, begin, work)
+        return prepared.transaction(connection, begin, work, writes=writes)
 
 
 def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:

@@ -20,8 +20,9 @@ nothing makes it wait while every other request of the replica waits with it:
 What the loop may still wait for: the local disk's flush of a commit, and a run's statements one
 after another (each limited, not the run), each bounded by a watchdog: a database that does not answer
 for ``HUNG`` seconds (a backend stopped or stuck, whose own time limits then do nothing) has the loop's
-connection cut under it, and the work goes to a thread like any other miss; a write cut during its
-``COMMIT`` may have been committed, so it is not run again: the request fails as unavailable instead.
+connection cut under it, and the work goes to a thread like any other miss. A write whose connection is
+lost or cut during its ``COMMIT`` may have been committed, so it is not run again: the request fails as
+unavailable instead (``prepared.CommitOutcomeUnknown``, as in the threads).
 
 What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads);
 SQLite never does (a writer waits for the file's lock by sleeping in the driver).
@@ -38,7 +39,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any, Final, Literal, TypeVar
 
 import anyio
@@ -48,7 +48,6 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
 from agentcontext.control import prepared
-from agentcontext.errors import UnavailableError
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
@@ -60,9 +59,6 @@ REST = 30.0  # ... for this many seconds
 REOPEN_AFTER = 1.0  # seconds before a connection that could not be opened is tried again
 HUNG = 2.0  # seconds a run may wait for the database before the watchdog cuts its connection
 WATCH_EVERY = 0.25  # seconds between the watchdog's looks
-_UNKNOWN_OUTCOME = (
-    "the database stopped answering during a commit: the change may or may not have been saved; check, then retry"
-)
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
@@ -131,7 +127,6 @@ class LoopStore:
         self._slow = 0  # slow runs in a row
         self._driver: Any = None  # the connection's psycopg connection, for the watchdog
         self._watched: float | None = None  # when the run under way began (perf_counter); None: none under way
-        self._committing = False  # the run under way has said, or is saying, its COMMIT
         self._cut = False  # the watchdog cut the run under way
         self._watching = threading.Lock()  # the watchdog's look and cut, against the run's end and a close
         self._closed = threading.Event()
@@ -170,15 +165,13 @@ class LoopStore:
         if connection is None or (kind == "write" and time.monotonic() < self._writes_resting_until):
             return MISSED
         started = time.perf_counter()
-        self._cut = self._committing = False
+        self._cut = False
         self._watched = started
         try:
             result = self._run(kind, connection, work)
         except (DBAPIError, _NotHere):  # a lock or time limit, a lost connection, a serialization failure, ...
             self._end(connection)
             self.missed += 1
-            if self._cut and self._committing and kind == "write":  # committed or not: never run twice
-                raise UnavailableError(_UNKNOWN_OUTCOME) from None
             return MISSED
         except BaseException:
             self._end(connection)
@@ -202,12 +195,9 @@ class LoopStore:
                 log.info("the database's commits wait for a synchronous standby: writes run in worker threads")
                 raise _NotHere
             begin = None
-        return prepared.transaction(connection, begin, partial(self._then_commit, work))  # refuses an aborted one
-
-    def _then_commit(self, work: Callable[[Connection], T], connection: Connection) -> T:
-        result = work(connection)
-        self._committing = True  # what follows is the COMMIT
-        return result
+        # refuses an aborted one; a write whose connection is lost (or cut) during its COMMIT raises
+        # CommitOutcomeUnknown, which is not handed back: committed or not, it must never run twice
+        return prepared.transaction(connection, begin, work, writes=kind == "write")
 
     def close(self) -> None:
         self._resting_until = math.inf  # for good

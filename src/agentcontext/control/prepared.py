@@ -8,7 +8,8 @@ on SQLite where it needs 7 (``bench/percpu.py`` counts a request's CPU against `
 the type processing SQLAlchemy would do) and run with the driver's cursor: rows come back as tuples
 that also answer to their column names, as SQLAlchemy's do. Driver errors are raised as SQLAlchemy's
 ``DBAPIError`` (a dropped connection invalidated, as SQLAlchemy does), so ``db._retrying`` and the
-storage error translation treat both paths alike.
+storage error translation treat both paths alike; but a write whose connection is lost during its ``COMMIT``
+is ``CommitOutcomeUnknown``, never run again.
 
 Given a session (a cold path) a ``Prepared`` runs through SQLAlchemy as any statement. It refuses what
 it cannot run as compiled (parameters expanded at execution, ``IN`` lists): those stay SQLAlchemy's.
@@ -29,6 +30,8 @@ from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase, TextualSelect
 
+from agentcontext.errors import UnavailableError
+
 Executor = Connection | Session  # as ``contents.Executor``: a Core connection on hot paths, a session on cold ones
 Processor = Callable[[Any], Any]
 T = TypeVar("T")
@@ -38,6 +41,15 @@ _CURSOR = "agentcontext.cursor"  # where a pooled connection keeps the cursor pr
 _AT_COMMIT = "agentcontext.at_commit"  # and the statements to say with the transaction's COMMIT
 _ENDED = "the transaction ended before its work did: what followed was not part of it"
 _ABORTED = "the transaction was aborted by an error its work caught and went on from: nothing was committed"
+UNKNOWN_OUTCOME = (
+    "the connection to the database was lost during a commit: the change may or may not have been saved; "
+    "check, then retry"
+)
+
+
+class CommitOutcomeUnknown(UnavailableError):
+    """A write's ``COMMIT`` whose connection was lost before the answer: it may have been saved, so the work must
+    not run again as a lost connection's work is (``db._retrying``); the request fails as unavailable instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,9 +251,11 @@ def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, 
     pooled.info.setdefault(_AT_COMMIT, []).append(text)
 
 
-def transaction(connection: Connection, begin: str | None, work: Callable[[Connection], T]) -> T:
+def transaction(
+    connection: Connection, begin: str | None, work: Callable[[Connection], T], *, writes: bool = True
+) -> T:
     """``work`` in one transaction begun with ``begin`` (its isolation level; None: begun already) on a connection
-    in autocommit, both ends said on the driver's connection (``say``, ``commit``)."""
+    in autocommit, both ends said on the driver's connection (``say``, ``commit``); ``writes``: see ``commit``."""
     if begin is not None:
         say(connection, begin)
     try:
@@ -249,7 +263,7 @@ def transaction(connection: Connection, begin: str | None, work: Callable[[Conne
     except BaseException:
         discard_at_commit(connection)
         raise
-    commit(connection)
+    commit(connection, writes=writes)
     return result
 
 
@@ -259,9 +273,14 @@ def discard_at_commit(connection: Connection) -> None:
         connection.connection.info.pop(_AT_COMMIT, None)
 
 
-def commit(connection: Connection) -> None:
+def commit(connection: Connection, *, writes: bool = True) -> None:
     """End the transaction a BEGIN said on the driver's connection opened, whichever path ran its statements
-    (SQLAlchemy's own ``commit`` does nothing when none of them went through it), with what ``at_commit`` left."""
+    (SQLAlchemy's own ``commit`` does nothing when none of them went through it), with what ``at_commit`` left.
+
+    Raises:
+        CommitOutcomeUnknown: ``writes`` and the connection was lost before the COMMIT's answer (a read's lost
+            COMMIT is raised as any lost connection, whose work runs again).
+    """
     pooled = connection.connection
     pending: list[str] | None = pooled.info.pop(_AT_COMMIT, None)
     driver: Any = pooled.driver_connection
@@ -277,7 +296,12 @@ def commit(connection: Connection) -> None:
                 raise connection.dialect.loaded_dbapi.InternalError(_ENDED)
             driver.commit()
     except connection.dialect.loaded_dbapi.Error as exc:
-        _translated(connection, "COMMIT", (), exc, None)
+        try:
+            _translated(connection, "COMMIT", (), exc, None)
+        except DBAPIError as error:
+            if writes and error.connection_invalidated:  # saved or not, nobody here can tell
+                raise CommitOutcomeUnknown(UNKNOWN_OUTCOME) from error
+            raise
 
 
 def _translated(connection: Connection, sql: str, arguments: Any, exc: Any, cursor: Any) -> NoReturn:
