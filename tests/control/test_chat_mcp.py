@@ -264,6 +264,29 @@ async def test_the_workspace_endpoint_creates_the_callers_chat_once_and_resumes_
     assert missing.status_code == 404
 
 
+async def test_the_workspace_endpoint_answers_an_error_with_the_status_the_rest_api_gives_it(shared: Stack) -> None:
+    """Two agents named as the chat's agent: creating the caller's chat is a conflict (409), as over REST."""
+    for name in ("a-coderd-chat", "b-coderd-chat"):
+        issued = httpx.post(
+            f"{shared.control.url}/api/v1/workspaces/twins/agents",
+            json={"name": name},
+            headers={"Authorization": f"Bearer {shared.admin}"},
+        )
+        assert issued.status_code == 201, issued.text
+    over_rest = httpx.post(
+        f"{shared.control.url}/api/v1/chats",
+        json={"workspace": "twins"},
+        headers={"Authorization": f"Bearer {shared.admin}"},
+    )
+    over_mcp = httpx.post(
+        shared.url("workspaces/twins"),
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": _init_params()},
+        headers={"Authorization": f"Bearer {shared.admin}", "Accept": "application/json, text/event-stream"},
+    )
+    assert over_rest.status_code == over_mcp.status_code == 409, (over_rest.text, over_mcp.text)
+    assert over_mcp.json()["message"] == over_rest.json()["detail"]
+
+
 def client_prompt(running: Stack, chat_id: str) -> dict[str, Any]:
     with running.client() as client:
         return client.prompt(chat_id)

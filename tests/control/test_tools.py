@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from agentcontext.control import personal_skills, skill_index, tools
 from agentcontext.control.models import ChatFile
+from agentcontext.control.prepared import UNKNOWN_OUTCOME, CommitOutcomeUnknown
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Status
 from agentcontext.snapshot import Snapshot
@@ -457,6 +458,24 @@ async def test_a_plan_is_refused_when_it_cannot_be_stored(tmp_path: Path, home: 
         text = await failed(control, chat, "propose_plan", {"path": str(path)})
     assert text.startswith("failed to store plan file")
     assert "secret" not in text and "RuntimeError" not in text
+
+
+async def test_a_plan_whose_storing_may_have_been_saved_says_so_rather_than_inviting_a_second_copy(
+    tmp_path: Path, home: Path
+) -> None:
+    async with (
+        control_plane(tmp_path) as control,
+        workspace(control, tmp_path / "w", {"AGENTS.md": "R"}, home=home) as live,
+    ):
+        path = write(live.work / "design.md", "# Plan\n")
+        chat = await control.chat()
+
+        async def lost(chat_id: str, name: str, path: str, text: str) -> str:
+            raise CommitOutcomeUnknown(UNKNOWN_OUTCOME)
+
+        control.plane._store_plan = lost  # type: ignore[method-assign]
+        text = await failed(control, chat, "propose_plan", {"path": str(path)})
+    assert text == f"storing the plan file: {UNKNOWN_OUTCOME}"
 
 
 async def test_plan_turns_accept_only_the_chat_path(tmp_path: Path, home: Path) -> None:

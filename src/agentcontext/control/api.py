@@ -32,18 +32,13 @@ from agentcontext import __version__
 from agentcontext.control import auth, wire
 from agentcontext.control import edge as control_edge
 from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
-from agentcontext.control.plane import ControlPlane, SyncDisabled
+from agentcontext.control.error_status import status_of
+from agentcontext.control.plane import ControlPlane
 from agentcontext.control.routes import agent_router, answer, router
 from agentcontext.errors import (
     AgentContextError,
-    AuthError,
-    ConflictError,
-    ForbiddenError,
-    InvalidRequestError,
-    NotFoundError,
-    UnavailableError,
 )
-from agentcontext.sync_contract import ContractError, describe
+from agentcontext.sync_contract import describe
 from agentcontext.web.guard import Edge, RequestGuard
 
 log = logging.getLogger("agentcontext.control.api")
@@ -51,24 +46,11 @@ MAX_BODY = 8 * 1024 * 1024
 
 # --- the application -----------------------------------------------------------------
 
-_STATUS: list[tuple[type[AgentContextError], int, str]] = [
-    (SyncDisabled, 501, "Context sync is disabled."),
-    (ContractError, 422, "Invalid request."),
-    (AuthError, 401, "Unauthorized."),
-    (ForbiddenError, 403, "Forbidden."),
-    (NotFoundError, 404, "Not found."),
-    (ConflictError, 409, "Conflict."),
-    (InvalidRequestError, 400, "Invalid request."),
-    (UnavailableError, 503, "Unavailable."),
-]
-
 
 async def _known_error(request: Request, exc: AgentContextError) -> JSONResponse:
-    for kind, status, message in _STATUS:
-        if isinstance(exc, kind):
-            headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-            return JSONResponse({"message": message, "detail": str(exc)}, status_code=status, headers=headers)
-    return JSONResponse({"message": "Invalid request.", "detail": str(exc)}, status_code=400)
+    status, message = status_of(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"message": message, "detail": str(exc)}, status_code=status, headers=headers)
 
 
 _HTTP_MESSAGES = {

@@ -219,7 +219,7 @@ class LoopStore:
                 self._cut = True
                 log.warning(
                     "the database did not answer the event loop for %.1f s: its connection is cut, the work goes to "
-                    "a worker thread", time.perf_counter() - began,
+                    "a worker thread (a write cut during its COMMIT fails instead)", time.perf_counter() - began,
                 )  # fmt: skip
                 _shut(self._driver)
 

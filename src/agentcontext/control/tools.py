@@ -19,6 +19,7 @@ from typing import Any
 
 from agentcontext import skill_files
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
+from agentcontext.control.prepared import CommitOutcomeUnknown
 from agentcontext.control.prompt import PROPOSE_PLAN, READ_SKILL, READ_SKILL_FILE, Toolset, plan_path
 from agentcontext.control.skill_index import AmbiguousSkill, SkillRef, resolve
 from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError, UnavailableError, UnsafePathError
@@ -300,6 +301,8 @@ async def _read_and_store_plan(link: AgentLink, call: ToolCall, path: str) -> To
         return error("plan file exceeds 32 KiB size limit")
     try:
         file_id = await call.store_plan(posixpath.basename(path), path, text)
+    except CommitOutcomeUnknown as exc:  # it may have been stored: "try again" alone could store it twice
+        return error(f"storing the plan file: {exc}")
     except Exception:  # what went wrong inside the control plane is logged, never shown
         log.exception("storing the plan of chat %s", call.chat_id)
         return error("failed to store plan file: the control plane could not save it, try again shortly")

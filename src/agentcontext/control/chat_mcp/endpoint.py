@@ -29,6 +29,7 @@ from agentcontext.control.chat_mcp.binding import OPENING, SCOPE_KEY, ChatBindin
 from agentcontext.control.chat_mcp.notices import ChatNotices
 from agentcontext.control.chat_mcp.server import ChatMcpServer
 from agentcontext.control.chats import NewChat
+from agentcontext.control.error_status import status_of
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import AgentContextError, AuthError, NotFoundError
@@ -78,8 +79,7 @@ class ChatMcpEndpoint:
             user = await self._user(scope)
             chat_id = await self._chat(user, match.group(1), match.group(2), scope)
         except AgentContextError as exc:
-            status = 401 if isinstance(exc, AuthError) else 404 if isinstance(exc, NotFoundError) else 403
-            await _error(send, status, str(exc))
+            await _error(send, status_of(exc)[0], str(exc))
             return
         await self._serve(manager, scope, receive, send, user, chat_id, remember=match.group(1) == "workspaces")
 
