@@ -17,7 +17,7 @@ from typing import TypeVar
 import pytest
 
 from agentcontext import files
-from agentcontext.files import RACY_SECONDS, Entry, Kind, ListedEntry, Names, Reader, is_within, stat_key
+from agentcontext.files import RACY_SECONDS, Entry, EntryKind, ListedEntry, Names, Reader, is_within, stat_key
 from tests.helpers import unprivileged
 
 T = TypeVar("T")
@@ -91,14 +91,14 @@ def set_mtime_ns(path: Path, mtime_ns: int) -> None:
 def test_a_regular_file_is_classified_with_its_size_and_stat_key(tmp_path: Path) -> None:
     path = written(tmp_path / "AGENTS.md", "hello")
     entry = Reader().probe(str(path), str(tmp_path))
-    assert entry == Entry(str(path), Kind.FILE, str(path), 5, stat_key(os.stat(path)), is_link=False)
+    assert entry == Entry(str(path), EntryKind.FILE, str(path), 5, stat_key(os.stat(path)), is_link=False)
     assert entry.is_file and not entry.is_dir
 
 
 def test_a_directory_is_classified_as_a_directory(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     entry = Reader().probe(str(tmp_path / "sub"), str(tmp_path))
-    assert (entry.kind, entry.is_dir, entry.is_file, entry.size) == (Kind.DIRECTORY, True, False, 0)
+    assert (entry.kind, entry.is_dir, entry.is_file, entry.size) == (EntryKind.DIRECTORY, True, False, 0)
 
 
 def test_a_fifo_is_classified_without_ever_being_opened(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_fifo_is_classified_without_ever_being_opened(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     reader = Reader()
     entry = bounded(fifo, lambda: reader.probe(str(fifo), str(tmp_path)))
-    assert (entry.kind, entry.special, entry.is_file) == (Kind.SPECIAL, "a FIFO", False)
+    assert (entry.kind, entry.special, entry.is_file) == (EntryKind.SPECIAL, "a FIFO", False)
     listing = bounded(fifo, lambda: reader.list_dir(str(tmp_path)))
     assert listing == (ListedEntry("AGENTS.md", is_dir=False, is_symlink=False, is_file=False),)
     assert_no_reader(fifo)
@@ -136,20 +136,20 @@ def test_a_unix_socket_is_special(tmp_path: Path) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(str(path))
         entry = Reader().probe(str(path), str(tmp_path))
-    assert (entry.kind, entry.special) == (Kind.SPECIAL, "a socket")
+    assert (entry.kind, entry.special) == (EntryKind.SPECIAL, "a socket")
 
 
 def test_a_character_device_is_special() -> None:
     entry = Reader().probe("/dev/null", "/dev")
-    assert (entry.kind, entry.special) == (Kind.SPECIAL, "a device")
+    assert (entry.kind, entry.special) == (EntryKind.SPECIAL, "a device")
 
 
 def test_a_missing_path_and_a_path_below_a_file_are_missing(tmp_path: Path) -> None:
     written(tmp_path / "file.txt", "x")
     reader = Reader()
-    assert reader.probe(str(tmp_path / "nothing"), str(tmp_path)) == Entry(str(tmp_path / "nothing"), Kind.MISSING)
+    assert reader.probe(str(tmp_path / "nothing"), str(tmp_path)) == Entry(str(tmp_path / "nothing"), EntryKind.MISSING)
     below = str(tmp_path / "file.txt" / "child")
-    assert reader.probe(below, str(tmp_path)) == Entry(below, Kind.MISSING)
+    assert reader.probe(below, str(tmp_path)) == Entry(below, EntryKind.MISSING)
 
 
 def test_a_symlink_inside_the_boundary_is_followed_to_its_target(tmp_path: Path) -> None:
@@ -158,14 +158,14 @@ def test_a_symlink_inside_the_boundary_is_followed_to_its_target(tmp_path: Path)
     link = tmp_path / "AGENTS.md"
     link.symlink_to(target)
     entry = Reader().probe(str(link), str(tmp_path))
-    assert entry == Entry(str(link), Kind.FILE, str(target), 6, stat_key(os.stat(target)), is_link=True)
+    assert entry == Entry(str(link), EntryKind.FILE, str(target), 6, stat_key(os.stat(target)), is_link=True)
 
 
 def test_a_relative_symlink_to_a_directory_inside_the_boundary_is_a_directory(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to("real")
     entry = Reader().probe(str(tmp_path / "alias"), str(tmp_path))
-    assert (entry.kind, entry.real_path, entry.is_link) == (Kind.DIRECTORY, str(tmp_path / "real"), True)
+    assert (entry.kind, entry.real_path, entry.is_link) == (EntryKind.DIRECTORY, str(tmp_path / "real"), True)
 
 
 def test_a_symlink_escaping_the_boundary_is_refused_with_both_real_paths(tmp_path: Path) -> None:
@@ -175,7 +175,7 @@ def test_a_symlink_escaping_the_boundary_is_refused_with_both_real_paths(tmp_pat
     (root / "AGENTS.md").symlink_to(secret)
     entry = Reader().probe(str(root / "AGENTS.md"), str(root))
     target, real_root = os.path.realpath(secret), os.path.realpath(root)
-    assert (entry.kind, entry.real_path, entry.is_link) == (Kind.ESCAPE, target, True)
+    assert (entry.kind, entry.real_path, entry.is_link) == (EntryKind.ESCAPE, target, True)
     assert entry.error == f'symlink target "{target}" escapes scan root "{real_root}"'
     assert entry.key is None
 
@@ -187,7 +187,7 @@ def test_a_symlink_into_a_sibling_sharing_the_root_s_prefix_escapes(tmp_path: Pa
     written(tmp_path / "ab" / "AGENTS.md", "next door")
     (root / "AGENTS.md").symlink_to("../ab/AGENTS.md")
     entry = Reader().probe(str(root / "AGENTS.md"), str(root))
-    assert entry.kind is Kind.ESCAPE
+    assert entry.kind is EntryKind.ESCAPE
     assert entry.error == f'symlink target "{tmp_path / "ab" / "AGENTS.md"}" escapes scan root "{root}"'
 
 
@@ -198,14 +198,14 @@ def test_a_boundary_reached_through_a_symlink_is_compared_by_its_real_path(tmp_p
     (tmp_path / "alias").symlink_to(tmp_path / "real")
     reader = Reader()
     entry = reader.probe(str(tmp_path / "alias" / "AGENTS.md"), str(tmp_path / "alias"))
-    assert (entry.kind, entry.real_path) == (Kind.FILE, str(tmp_path / "real" / "target.md"))
+    assert (entry.kind, entry.real_path) == (EntryKind.FILE, str(tmp_path / "real" / "target.md"))
     assert reader.real_root(str(tmp_path / "alias")) == str(tmp_path / "real")
 
 
 def test_a_dangling_symlink_is_broken(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").symlink_to(tmp_path / "gone.md")
     entry = Reader().probe(str(tmp_path / "AGENTS.md"), str(tmp_path))
-    assert (entry.kind, entry.is_link) == (Kind.BROKEN, True)
+    assert (entry.kind, entry.is_link) == (EntryKind.BROKEN, True)
     assert entry.error == "symlink resolve: No such file or directory"
 
 
@@ -218,7 +218,7 @@ def test_a_looping_symlink_is_broken(tmp_path: Path, loop: str) -> None:
         link.symlink_to(tmp_path / "other.md")
         (tmp_path / "other.md").symlink_to(link)
     entry = Reader().probe(str(link), str(tmp_path))
-    assert entry.kind is Kind.BROKEN
+    assert entry.kind is EntryKind.BROKEN
     assert entry.error == "symlink resolve: Too many levels of symbolic links"
 
 
@@ -502,7 +502,7 @@ def test_a_name_missing_from_a_quiet_listed_folder_is_answered_by_the_listing_an
     written(tmp_path / "AGENTS.override.md", "override")  # creating it moves the folder's mtime
     assert not reader.unchanged(observed)
     reader.begin()
-    assert reader.probe(missing, str(tmp_path)).kind is Kind.FILE
+    assert reader.probe(missing, str(tmp_path)).kind is EntryKind.FILE
 
 
 def test_a_busy_folder_is_not_listed_for_names_and_leaves_its_names_to_their_own_probes(tmp_path: Path) -> None:
@@ -517,7 +517,7 @@ def test_a_busy_folder_is_not_listed_for_names_and_leaves_its_names_to_their_own
     reader.begin()
     assert reader.names(str(tmp_path), str(tmp_path)) is None
     assert reader.observed == []
-    assert reader.probe(str(tmp_path / "AGENTS.override.md"), str(tmp_path)).kind is Kind.MISSING
+    assert reader.probe(str(tmp_path / "AGENTS.override.md"), str(tmp_path)).kind is EntryKind.MISSING
     assert [path for path, _, _ in reader.observed] == [str(tmp_path / "AGENTS.override.md")]
 
 
@@ -641,12 +641,12 @@ def test_load_each_reads_a_listing_in_order_and_sends_the_unusual_ones_the_long_
     loaded = reader.load_each(str(root), ["a", "b", "c", "d", "e", "f"], "SKILL.md", str(root), "t:", 100, build)
 
     assert [(entry.kind, value) for entry, value in loaded] == [
-        (Kind.FILE, "a:b'alpha'"),
-        (Kind.FILE, "b:b'beta'"),
-        (Kind.MISSING, None),
-        (Kind.ESCAPE, None),
-        (Kind.SPECIAL, None),
-        (Kind.FILE, "f:b'phi'"),
+        (EntryKind.FILE, "a:b'alpha'"),
+        (EntryKind.FILE, "b:b'beta'"),
+        (EntryKind.MISSING, None),
+        (EntryKind.ESCAPE, None),
+        (EntryKind.SPECIAL, None),
+        (EntryKind.FILE, "f:b'phi'"),
     ]
     assert [entry.path for entry, _ in loaded] == [f"{root}/{name}/SKILL.md" for name in "abcdef"]
     assert built == ["a", "b", "f"]

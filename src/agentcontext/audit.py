@@ -54,8 +54,7 @@ from agentcontext import audit_mcp, audit_skills
 from agentcontext.audit_skills import DEFAULT_SECONDS, Budget
 from agentcontext.config import Config
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.files import Kind as FileKind
-from agentcontext.files import Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.findings import Finding, Report, Severity, printable
 from agentcontext.frontmatter import parse as parse_frontmatter
 from agentcontext.resource import Kind, Resource, Status
@@ -235,7 +234,7 @@ def _read_text(path: str, boundary: str | None, cap: int, reader: Reader) -> str
     if boundary is None:
         return None
     entry = reader.probe(path, boundary)
-    if entry.kind is not FileKind.FILE:
+    if entry.kind is not EntryKind.FILE:
         return None
     try:
         raw = reader.read(entry, cap + 1)

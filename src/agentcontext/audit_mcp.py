@@ -29,8 +29,7 @@ import shlex
 from typing import Any
 
 from agentcontext.errors import McpConfigError
-from agentcontext.files import Kind as FileKind
-from agentcontext.files import Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.findings import Finding, Severity, printable
 from agentcontext.layout import McpFile
 from agentcontext.mcp_config import ServerSpec, parse, server_map
@@ -85,7 +84,7 @@ def findings(result: ScanResult, reader: Reader, store: TrustStore | None = None
 
 def _load(item: McpFile, reader: Reader, cap: int) -> tuple[bytes, str, dict[str, Any]] | None:
     entry = reader.probe(item.path, item.boundary)
-    if entry.kind is not FileKind.FILE:
+    if entry.kind is not EntryKind.FILE:
         return None
     try:
         raw = reader.read(entry, cap + 1)

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from agentcontext.files import Kind, Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.scan import ScanResult
 from agentcontext.skills import Container, containers
@@ -71,7 +71,7 @@ def walk(result: ScanResult, reader: Reader, budget: Budget) -> Walk:
     known = {r.path for r in result.snapshot.resources if r.kind is ResourceKind.SKILL}
     found: list[Unscanned] = []
     for container in containers(result.layout, reader):
-        if reader.probe(container.path, container.boundary).kind is not Kind.DIRECTORY:
+        if reader.probe(container.path, container.boundary).kind is not EntryKind.DIRECTORY:
             continue
         left = _walk_container(container, result.config.skills.meta_file, reader, budget, known, found)
         if left:
@@ -91,7 +91,7 @@ def _walk_container(
         directory, depth = queue.popleft()
         for path in _subfolders(directory, container.boundary, reader, visited):
             meta = reader.probe(f"{path}{os.sep}{meta_file}", container.boundary)
-            if meta.kind is Kind.FILE:
+            if meta.kind is EntryKind.FILE:
                 if meta.path not in known:
                     found.append(Unscanned(meta.path, container.boundary))
             elif depth + 1 < MAX_DEPTH:
@@ -109,7 +109,7 @@ def _subfolders(directory: str, boundary: str, reader: Reader, visited: set[str]
         real = f"{real_directory}{os.sep}{child.name}"
         if child.is_symlink:
             entry = reader.probe(path, boundary)
-            if entry.kind is not Kind.DIRECTORY:
+            if entry.kind is not EntryKind.DIRECTORY:
                 continue  # an escaping or broken link: the scan reports it
             real = entry.real_path
         if real not in visited:

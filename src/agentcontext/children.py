@@ -19,8 +19,7 @@ from dataclasses import replace
 
 from agentcontext import claude_md
 from agentcontext.config import Config
-from agentcontext.files import Kind as EntryKind
-from agentcontext.files import Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.instructions import Found, pick_in_dir, root_files
 from agentcontext.layout import Layout, Root
 from agentcontext.project_doc import whole
@@ -74,7 +73,7 @@ def _instructions(child: str, layout: Layout, config: Config, reader: Reader) ->
     out: list[Found] = []
     for item in items:
         resource = item.resource
-        candidate = resource.doc_order != -1 and resource.status is not Status.SHADOWED and item.data is not None
+        candidate = item.candidate and resource.status is not Status.SHADOWED and item.data is not None
         resource = replace(resource, doc_order=None)
         if not candidate:
             why = resource.error or "not used"

@@ -31,7 +31,7 @@ from typing import NamedTuple
 from agentcontext.beneath import EscapeError
 from agentcontext.claude_text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
 from agentcontext.config import Config
-from agentcontext.files import Entry, Kind, ListedEntry, Reader, is_within
+from agentcontext.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.instructions import Found, relabelled
 from agentcontext.layout import Layout
 from agentcontext.resource import Kind as ResourceKind
@@ -85,7 +85,7 @@ class _Read(NamedTuple):
 _INSTRUCTION_FILE = ResourceKind.INSTRUCTION_FILE
 _new_read = tuple.__new__
 # Enum members read per file and per probe, bound once (a class attribute of an enum costs ~0.14 us on 3.11).
-_FILE, _MISSING, _OK = Kind.FILE, Kind.MISSING, Status.OK
+_FILE, _MISSING, _OK = EntryKind.FILE, EntryKind.MISSING, Status.OK
 
 
 @dataclass
@@ -166,7 +166,7 @@ class Walk:
             return [Found(_unread(target, scope, status, reason, _not_loaded(reason, chain[-1], chain)))]
         boundary = self.cwd if scope is not Scope.HOME or not is_within(target, self.home) else self.home
         entry = self.reader.probe(target, boundary)
-        if entry.kind is Kind.MISSING:
+        if entry.kind is EntryKind.MISSING:
             self.processed.add(target)
             reason = "imported but does not exist (Claude Code skips it silently)"
             return [Found(_unread(target, scope, Status.UNREADABLE, reason, _not_loaded(reason, chain[-1], chain)))]
@@ -250,7 +250,7 @@ class Walk:
         for item in listing:
             if item.is_symlink:  # a link out or a broken one is listed with its reason, not passed over
                 entry = self.reader.probe(f"{directory}/{item.name}", boundary)
-                is_dir, is_file = entry.kind is Kind.DIRECTORY, entry.kind is not Kind.MISSING
+                is_dir, is_file = entry.kind is EntryKind.DIRECTORY, entry.kind is not EntryKind.MISSING
             else:
                 is_dir, is_file = item.is_dir, not item.is_dir
             if is_dir:
@@ -273,11 +273,11 @@ def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) ->
 def _read_file(entry: Entry, reader: Reader, cap: int, home: str) -> _Read:
     kind = entry.kind
     if kind is not _FILE:
-        if kind is Kind.DIRECTORY:
+        if kind is EntryKind.DIRECTORY:
             return _Read(Status.INVALID, "a directory, not a file; ignored")
-        if kind is Kind.SPECIAL:
+        if kind is EntryKind.SPECIAL:
             return _Read(Status.INVALID, f"{entry.special}, not a regular file; ignored")
-        return _Read(Status.INVALID if kind is Kind.ESCAPE else Status.UNREADABLE, entry.error)
+        return _Read(Status.INVALID if kind is EntryKind.ESCAPE else Status.UNREADABLE, entry.error)
     try:
         raw = reader.read(entry, cap + 1)
     except OSError as exc:
@@ -427,7 +427,7 @@ def _is_file(reader: Reader, path: str, boundary: str) -> bool:
     listed = reader.listed(folder)
     if listed is not None:
         return name in listed.files
-    return reader.probe(path, boundary).kind is Kind.FILE
+    return reader.probe(path, boundary).kind is EntryKind.FILE
 
 
 def _project_dir(path: str) -> str:
@@ -480,7 +480,7 @@ def folder_files(walk: Walk, directory: str) -> list[Found]:
     boundary = walk.boundary(directory)
     for name in CLAUDE_NAMES:
         entry = walk.reader.probe(os.path.join(directory, name), boundary)
-        if entry.kind is Kind.MISSING:
+        if entry.kind is EntryKind.MISSING:
             continue
         scope = Scope.LOCAL if name == CLAUDE_NAMES[2] else Scope.PROJECT
         out.append(_on_demand(walk, entry, scope, None))

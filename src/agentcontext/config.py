@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcontext.errors import ConfigError
-from agentcontext.files import Kind as FileKind
-from agentcontext.files import Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.paths import absolute, find_project_root
 from agentcontext.profiles import KEYS, PROFILES, profile_defaults
 from agentcontext.settings import BY_KEY, RepoRule, Setting, check_name, outside_reason
@@ -393,7 +392,7 @@ def _read_beneath(path: str, root: str) -> bytes:
     reader = Reader()
     try:
         entry = reader.probe(path, root)
-        if entry.kind is not FileKind.FILE:
+        if entry.kind is not EntryKind.FILE:
             raise OSError(errno.EINVAL, entry.error or f"not a regular file ({entry.kind.value})")
         return reader.read(entry, MAX_CONFIG_BYTES + 1)
     finally:

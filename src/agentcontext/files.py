@@ -45,7 +45,7 @@ from agentcontext.beneath import (
     realpath,
 )
 
-__all__ = ["Entry", "Kind", "ListedEntry", "Names", "Reader", "StatKey", "is_within", "stat_key"]
+__all__ = ["Entry", "EntryKind", "ListedEntry", "Names", "Reader", "StatKey", "is_within", "stat_key"]
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ RACY_SECONDS = 2.0
 _CHANGED = "file changed while it was being read"
 
 
-class Kind(Enum):
+class EntryKind(Enum):
     FILE = "file"
     DIRECTORY = "directory"
     SPECIAL = "special"  # FIFO, socket, device
@@ -69,7 +69,7 @@ class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 
     """One classified path. ``real_path`` is where it really is: the file a read opens."""
 
     path: str
-    kind: Kind
+    kind: EntryKind
     real_path: str = ""
     size: int = 0
     key: StatKey | None = None
@@ -88,7 +88,7 @@ class Entry(NamedTuple):  # an immutable value, built per file: a NamedTuple is 
 
 # Enum members read in the hot paths, bound once: a class attribute of an enum costs about
 # 0.2 us on Python 3.11 (its metaclass defines __getattr__), a module global a few ns.
-_FILE, _DIRECTORY, _MISSING = Kind.FILE, Kind.DIRECTORY, Kind.MISSING
+_FILE, _DIRECTORY, _MISSING = EntryKind.FILE, EntryKind.DIRECTORY, EntryKind.MISSING
 _BY_NAME = itemgetter(0)  # a ListedEntry's name
 _new_entry = tuple.__new__  # an Entry from all its fields, without the Python-level __new__ (a fifth of the cost)
 
@@ -305,20 +305,20 @@ class Reader:
             try:  # the message names the target as realpath sees it, like the kernel would
                 target = os.path.realpath(path, strict=True)
             except OSError as err:
-                return Entry(path, Kind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(err)}")
+                return Entry(path, EntryKind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(err)}")
             if is_within(target, root.real):
                 target = exc.target  # moved since the walk: name what the walk met
             error = f'symlink target "{target}" escapes scan root "{root.real}"'
-            return Entry(path, Kind.ESCAPE, real_path=target, is_link=True, error=error)
+            return Entry(path, EntryKind.ESCAPE, real_path=target, is_link=True, error=error)
         except BrokenLinkError as exc:
             self.observe(path)
-            return Entry(path, Kind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(exc)}")
+            return Entry(path, EntryKind.BROKEN, is_link=True, error=f"symlink resolve: {_os_error(exc)}")
         except (FileNotFoundError, NotADirectoryError):
             self.observed.append((path, None, False))
-            return Entry(path, Kind.MISSING)
+            return Entry(path, EntryKind.MISSING)
         except OSError as exc:
             self.observed.append((path, None, False))
-            return Entry(path, Kind.ERROR, error=_os_error(exc))
+            return Entry(path, EntryKind.ERROR, error=_os_error(exc))
         return self._found(path, found)
 
     def _found(self, path: str, found: Found) -> Entry:
@@ -331,10 +331,10 @@ class Reader:
     @staticmethod
     def _classify(path: str, real: str, st: os.stat_result, key: StatKey, *, is_link: bool) -> Entry:
         if stat.S_ISREG(st.st_mode):
-            return Entry(path, Kind.FILE, real, st.st_size, key, is_link)
+            return Entry(path, EntryKind.FILE, real, st.st_size, key, is_link)
         if stat.S_ISDIR(st.st_mode):
-            return Entry(path, Kind.DIRECTORY, real, 0, key, is_link)
-        return Entry(path, Kind.SPECIAL, real, 0, key, is_link, special=_describe_special(st.st_mode))
+            return Entry(path, EntryKind.DIRECTORY, real, 0, key, is_link)
+        return Entry(path, EntryKind.SPECIAL, real, 0, key, is_link, special=_describe_special(st.st_mode))
 
     def read(self, entry: Entry, limit: int) -> bytes:
         """Read at most ``limit`` bytes of a probed regular file.

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, replace
 
 from agentcontext.config import Config
-from agentcontext.files import Entry, Kind, Reader
+from agentcontext.files import Entry, EntryKind, Reader
 from agentcontext.layout import Layout, Root
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, Resource, Scope, Status
@@ -40,6 +40,7 @@ class Found:
 
     resource: Resource
     data: bytes | None = None
+    candidate: bool = True  # False: listed with its reason, never a file of the doc (a folder, a blank home file)
 
     @property
     def usable(self) -> bool:
@@ -100,7 +101,7 @@ def _number(found: list[Found]) -> list[Found]:
     order = 0
     for item in found:
         r = item.resource
-        if r.status is Status.SHADOWED or r.doc_order == -1:
+        if r.status is Status.SHADOWED or not item.candidate:
             out.append(Found(relabelled(r, r.content, r.load, None), item.data))
             continue
         out.append(Found(relabelled(r, r.content, r.load, order), item.data))
@@ -119,15 +120,15 @@ def pick_in_dir(
     skip_blank: bool = False,
     source: str | None = None,
 ) -> list[Found]:
-    """One directory of the chain: the first usable candidate wins, the rest are explained (-1: not a candidate)."""
+    """One directory of the chain: the first usable candidate wins, the rest are explained."""
     found: list[Found] = []
     winner: str | None = None
     for name in names:
         entry = reader.probe(os.path.join(directory, name), boundary)
-        if entry.kind is Kind.MISSING:
+        if entry.kind is EntryKind.MISSING:
             continue
         if winner is not None:
-            if entry.kind is Kind.FILE:
+            if entry.kind is EntryKind.FILE:
                 found.append(_shadowed(entry, scope, winner, source))
             else:
                 found.append(_not_candidate(_read_entry(entry, scope, reader, cap, source)))
@@ -138,7 +139,7 @@ def pick_in_dir(
             continue
         if skip_blank and item.data is not None and not decode(item.data)[0].strip():
             blank = replace(item.resource, warnings=(*item.resource.warnings, "empty or whitespace only; skipped"))
-            found.append(Found(replace(blank, doc_order=-1)))
+            found.append(Found(blank, candidate=False))
             continue
         found.append(item)
         winner = entry.path
@@ -147,11 +148,11 @@ def pick_in_dir(
 
 def _wins_slot(entry: Entry) -> bool:
     # A regular file takes its directory's slot even when unreadable: the user meant it to.
-    return entry.kind in (Kind.FILE, Kind.ERROR)
+    return entry.kind in (EntryKind.FILE, EntryKind.ERROR)
 
 
 def _not_candidate(item: Found) -> Found:
-    return Found(replace(item.resource, doc_order=-1))
+    return Found(item.resource, candidate=False)
 
 
 def _shadowed(entry: Entry, scope: Scope, winner: str, source: str | None) -> Found:
@@ -170,13 +171,13 @@ def _shadowed(entry: Entry, scope: Scope, winner: str, source: str | None) -> Fo
 def _read_entry(entry: Entry, scope: Scope, reader: Reader, cap: int, source: str | None) -> Found:
     """Read a probed candidate into a resource, from the cache when unchanged."""
     base = Resource(ResourceKind.INSTRUCTION_FILE, entry.path, scope, Status.OK, source=source)
-    if entry.kind is Kind.DIRECTORY:
+    if entry.kind is EntryKind.DIRECTORY:
         return Found(replace(base, status=Status.INVALID, error="a directory, not a file; ignored"))
-    if entry.kind is Kind.SPECIAL:
+    if entry.kind is EntryKind.SPECIAL:
         return Found(replace(base, status=Status.INVALID, error=f"{entry.special}, not a regular file; ignored"))
-    if entry.kind is Kind.ESCAPE:
+    if entry.kind is EntryKind.ESCAPE:
         return Found(replace(base, status=Status.INVALID, error=entry.error))
-    if entry.kind in (Kind.BROKEN, Kind.ERROR):
+    if entry.kind in (EntryKind.BROKEN, EntryKind.ERROR):
         return Found(replace(base, status=Status.UNREADABLE, error=entry.error))
     found: Found = reader.cached(entry, f"instruction:{cap}", lambda: _read_file(entry, reader, cap, base))
     resource = found.resource
@@ -235,21 +236,20 @@ def _discover_roots(layout: Layout, config: Config, reader: Reader, cap: int) ->
 
 def root_files(root: Root, names: tuple[str, ...], reader: Reader, cap: int) -> list[Found]:
     """Every instruction name at one root's top level (Coder), links attributed to their target."""
-    scope = Scope.PROJECT if root.scope is Scope.PROJECT else root.scope
     top = reader.probe(root.path, root.boundary)
-    if top.kind is Kind.FILE:  # a root that is itself a file is classified by its name
+    if top.kind is EntryKind.FILE:  # a root that is itself a file is classified by its name
         if os.path.basename(root.path) not in names:
             return []
-        return [_read_entry(top, scope, reader, cap, root.source)]
-    if top.kind is not Kind.DIRECTORY:
+        return [_read_entry(top, root.scope, reader, cap, root.source)]
+    if top.kind is not EntryKind.DIRECTORY:
         return []
     out: list[Found] = []
     for name in names:
         entry = reader.probe(os.path.join(root.path, name), root.boundary)
-        if entry.kind is Kind.MISSING or entry.kind is Kind.DIRECTORY:
+        if entry.kind is EntryKind.MISSING or entry.kind is EntryKind.DIRECTORY:
             continue  # Coder skips directory entries with these names
-        item = _read_entry(entry, scope, reader, cap, root.source)
-        if entry.is_link and entry.kind is Kind.FILE:  # attribute to the real file
+        item = _read_entry(entry, root.scope, reader, cap, root.source)
+        if entry.is_link and entry.kind is EntryKind.FILE:  # attribute to the real file
             item = Found(replace(item.resource, path=entry.real_path), item.data)
-        out.append(item if entry.kind is Kind.FILE else _not_candidate(item))
+        out.append(item if entry.kind is EntryKind.FILE else _not_candidate(item))
     return out

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from agentcontext.config import Config
 from agentcontext.errors import McpConfigError
-from agentcontext.files import Kind, Reader
+from agentcontext.files import EntryKind, Reader
 from agentcontext.layout import Layout, McpFile
 from agentcontext.mcp_config import ParsedConfig, ServerSpec, parse
 from agentcontext.resource import Kind as ResourceKind
@@ -61,14 +61,14 @@ def _read(
     item: McpFile, reader: Reader, environ: Mapping[str, str], strict: bool, cap: int, env_tag: str
 ) -> tuple[Resource, ParsedConfig | None] | None:
     entry = reader.probe(item.path, item.boundary)
-    if entry.kind is Kind.MISSING:
+    if entry.kind is EntryKind.MISSING:
         return None
     base = Resource(ResourceKind.MCP_CONFIG, item.path, item.scope, Status.OK, connect=item.connect, source=item.source)
-    if entry.kind is Kind.DIRECTORY or entry.kind is Kind.SPECIAL:
-        what = "a directory" if entry.kind is Kind.DIRECTORY else entry.special
+    if entry.kind is EntryKind.DIRECTORY or entry.kind is EntryKind.SPECIAL:
+        what = "a directory" if entry.kind is EntryKind.DIRECTORY else entry.special
         return replace(base, status=Status.INVALID, error=f"{what}, not a regular file"), None
-    if entry.kind is not Kind.FILE:
-        status = Status.INVALID if entry.kind is Kind.ESCAPE else Status.UNREADABLE
+    if entry.kind is not EntryKind.FILE:
+        status = Status.INVALID if entry.kind is EntryKind.ESCAPE else Status.UNREADABLE
         return replace(base, status=status, error=entry.error), None
 
     def compute() -> tuple[Resource, ParsedConfig | None]:

@@ -288,10 +288,10 @@ class Resolver:
         boundary = _boundary(directory, result)
         if doc.discovery == "roots":
             found = root_files(Root(directory, Scope.PROJECT, boundary), doc.root_names, self.reader, cap)
-            winners = [f for f in found if f.resource.doc_order != -1]
+            winners = [f for f in found if f.candidate]
         else:
             found = pick_in_dir(directory, doc.candidates, boundary, Scope.PROJECT, self.reader, cap)
-            winners = [f for f in found if f.resource.doc_order != -1 and f.resource.status is not Status.SHADOWED]
+            winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
         out: list[Found] = []
         for item in found:
             resource = replace(item.resource, doc_order=None)

@@ -60,6 +60,16 @@ def resolve_work_dir(work_dir: str | os.PathLike[str]) -> str:
     raise ScanError(f"work dir does not exist: {path}")
 
 
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """The last full pass: what it looked at (each path, its stat key, whether it was listed), what it was asked
+    (version, error, servers, config) and what it answered; a pass that finds both unchanged answers the same."""
+
+    observed: list[tuple[str, StatKey | None, bool]]
+    inputs: tuple[object, ...]
+    result: ScanResult
+
+
 class Scanner:
     """Scans one work dir again and again, reusing whatever did not change."""
 
@@ -76,15 +86,15 @@ class Scanner:
         self.reader = Reader()
         self.full_passes = 0  # passes that walked the tree (the rest found it unchanged)
         self.resolver = Resolver()  # on-demand lookups, with their own cache
-        self._last: tuple[list[tuple[str, StatKey | None, bool]], tuple[object, ...], ScanResult] | None = None
+        self._last: _Pass | None = None
 
     def run(self, *, version: int = 1, mcp_servers: Sequence[Resource] = (), error: str | None = None) -> ScanResult:
         """One pass; ``mcp_servers`` are resources of connected servers, added after the caps."""
         servers = tuple(mcp_servers)
         inputs = (version, error, servers, self.config)
         last = self._last
-        if last is not None and last[1] == inputs and self.reader.unchanged(last[0]):
-            return last[2]
+        if last is not None and last.inputs == inputs and self.reader.unchanged(last.observed):
+            return last.result
         reader = self.reader
         reader.begin()
         self.full_passes += 1
@@ -115,7 +125,7 @@ class Scanner:
             error=error,
         )
         result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
-        self._last = (observed, inputs, result)
+        self._last = _Pass(observed, inputs, result)
         return result
 
     def applicable(self, paths: Sequence[str], *, result: ScanResult | None = None) -> Applicable:
@@ -126,7 +136,7 @@ class Scanner:
             UnavailableError: the lookup ran past ``ondemand.timeout``.
         """
         if result is None:
-            result = self._last[2] if self._last is not None else self.run()
+            result = self._last.result if self._last is not None else self.run()
         deadline = time.monotonic() + result.config.ondemand.timeout
         return self.resolver.resolve(result, paths, deadline=deadline)
 
@@ -139,9 +149,9 @@ class Scanner:
         last = self._last
         if last is None:
             return []
-        roots = last[2].layout.allowed_roots
+        roots = last.result.layout.allowed_roots
         found: set[str] = set()
-        for path, key, listed in last[0]:
+        for path, key, listed in last.observed:
             directory = path if listed else os.path.dirname(path)
             if key is None:  # the path is missing: its folder may be missing too
                 while directory and not os.path.isdir(directory):

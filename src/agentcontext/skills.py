@@ -28,7 +28,7 @@ from hashlib import sha256
 import yaml
 
 from agentcontext.config import Config
-from agentcontext.files import Entry, Kind, Reader
+from agentcontext.files import Entry, EntryKind, Reader
 from agentcontext.layout import Layout
 from agentcontext.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
@@ -39,7 +39,7 @@ from agentcontext.textdecode import decode_file
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
-_FILE, _MISSING, _DIRECTORY = Kind.FILE, Kind.MISSING, Kind.DIRECTORY
+_FILE, _MISSING, _DIRECTORY = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY
 _SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
 
 
@@ -105,11 +105,11 @@ class _Found:
 
 def _scan(container: Container, config: Config, reader: Reader, found: _Found) -> None:
     top = reader.probe(container.path, container.boundary)
-    if top.kind is Kind.FILE and os.path.basename(container.path) == config.skills.meta_file:
+    if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
         parent, _, name = folder.rpartition("/")
         _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
-    elif top.kind is Kind.DIRECTORY:  # a missing container is not a problem
+    elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         _walk(container, config, reader, found)
 
 
@@ -144,8 +144,8 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found) -
                 _skills_in(directory, leaves, reals, shared, deeper)
                 leaves, reals = [], []
                 entry = reader.probe(f"{directory}/{name}", container.boundary)
-                if entry.kind is not Kind.DIRECTORY:
-                    if entry.kind in (Kind.ESCAPE, Kind.BROKEN):
+                if entry.kind is not EntryKind.DIRECTORY:
+                    if entry.kind in (EntryKind.ESCAPE, EntryKind.BROKEN):
                         found.add(_bad_link(entry, container, note))
                     continue
                 real = entry.real_path
@@ -203,7 +203,7 @@ def _skills_in(
                 if deeper is not None:
                     deeper.append(meta.path.rpartition("/")[0])
                 continue
-            status = Status.UNREADABLE if kind in (Kind.BROKEN, Kind.ERROR) else Status.INVALID
+            status = Status.UNREADABLE if kind in (EntryKind.BROKEN, EntryKind.ERROR) else Status.INVALID
             error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
             add(Resource(_SKILL, meta.path, scope, status, error=error, source=source))
             continue
@@ -232,7 +232,7 @@ def _skills_in(
 def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
     """Codex's ``agents/openai.yaml`` policy: ``allow_implicit_invocation: false`` hides a skill."""
     entry = reader.probe(os.path.join(folder, "agents", "openai.yaml"), container.boundary)
-    if entry.kind is not Kind.FILE:
+    if entry.kind is not EntryKind.FILE:
         return False
     try:
         data = yaml.safe_load(reader.read(entry, 64 * 1024))
@@ -310,8 +310,8 @@ _FOLLOWS = {
 
 
 def _bad_link(entry: Entry, container: Container, note: str | None = None) -> Resource:
-    status = Status.INVALID if entry.kind is Kind.ESCAPE else Status.UNREADABLE
-    error = f"{entry.error} ({note})" if note and entry.kind is Kind.ESCAPE else entry.error
+    status = Status.INVALID if entry.kind is EntryKind.ESCAPE else Status.UNREADABLE
+    error = f"{entry.error} ({note})" if note and entry.kind is EntryKind.ESCAPE else entry.error
     return Resource(ResourceKind.SKILL, entry.path, container.scope, status, error=error, source=container.source)
 
 
