@@ -20,7 +20,7 @@ from dataclasses import replace
 from agentcontext import claude_md
 from agentcontext.config import Config
 from agentcontext.files import EntryKind, Reader
-from agentcontext.instructions import Found, pick_in_dir, root_files
+from agentcontext.instructions import Found, InstructionFiles
 from agentcontext.layout import Layout, Root
 from agentcontext.project_doc import whole
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
@@ -67,9 +67,9 @@ def _instructions(child: str, layout: Layout, config: Config, reader: Reader) ->
         items = claude_md.folder_files(walk, child)
         return [_rooted(item, child, reason) for item in items]
     if doc.discovery == "roots":
-        items = root_files(Root(child, Scope.PROJECT, child), doc.root_names, reader, cap)
+        items = InstructionFiles(reader, cap).at_root(Root(child, Scope.PROJECT, child), doc.root_names)
     else:
-        items = pick_in_dir(child, doc.candidates, child, Scope.PROJECT, reader, cap)
+        items = InstructionFiles(reader, cap).pick(child, doc.candidates, child, Scope.PROJECT)
     out: list[Found] = []
     for item in items:
         resource = item.resource

@@ -41,7 +41,7 @@ from agentcontext import claude_md, claude_nested
 from agentcontext.applied import Applicable, Applied, Refused
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
-from agentcontext.instructions import Found, pick_in_dir, root_files
+from agentcontext.instructions import Found, InstructionFiles
 from agentcontext.layout import Root
 from agentcontext.ondemand_paths import Place, Target, locate
 from agentcontext.ondemand_paths import place as lookup_place
@@ -287,10 +287,10 @@ class Resolver:
         cap = config.snapshot.max_resource_bytes
         boundary = _boundary(directory, result)
         if doc.discovery == "roots":
-            found = root_files(Root(directory, Scope.PROJECT, boundary), doc.root_names, self.reader, cap)
+            found = InstructionFiles(self.reader, cap).at_root(Root(directory, Scope.PROJECT, boundary), doc.root_names)
             winners = [f for f in found if f.candidate]
         else:
-            found = pick_in_dir(directory, doc.candidates, boundary, Scope.PROJECT, self.reader, cap)
+            found = InstructionFiles(self.reader, cap).pick(directory, doc.candidates, boundary, Scope.PROJECT)
             winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
         out: list[Found] = []
         for item in found:
