@@ -13,6 +13,9 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
   dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md);
 * skills-ref's ``read_properties`` over the same 1,000 skills;
 * peak memory of a cold scan (tracemalloc peak and the process's max RSS).
+
+The work dir is the bottom of the chain; for ``coder``, the root (Coder reads each root's top
+level only, so from the bottom it would see one file).
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ def main() -> None:
         home = Path(tmp) / "home"
         home.mkdir()
         work = build(root, claude=args.profile == "claude")
+        if args.profile == "coder":  # Coder reads its roots' top level only: from the chain's bottom, one file
+            work = root
         age(root)
         env = isolated_environ(home)
         config = test_config(work, home=home, environ=env, profile=args.profile)

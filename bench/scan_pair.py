@@ -61,6 +61,8 @@ def main() -> None:
         root, home = Path(tmp) / "repo", Path(tmp) / "home"
         home.mkdir()
         work = build(root, claude=args.profile == "claude")
+        if args.profile == "coder":  # as bench/scan.py: Coder reads its roots' top level only
+            work = root
         age(root)
         ours, theirs = (
             scanner("agentcontext", work, home, args.profile),

@@ -103,7 +103,7 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
         except FrontmatterError as exc:
             return SkillCheck(None, None, errors=(str(exc),))
     if mode == "coder":
-        return _check_coder(front.fields, folder)._replace(frontmatter=front.raw)
+        return _check_coder(front.fields, folder, front.raw)
     return _check_lenient(front.fields, folder, namespace, front.raw, repaired=front.repaired)
 
 
@@ -207,26 +207,25 @@ def _name_warnings(name: str, folder: str) -> list[str]:
     return warnings
 
 
-def _check_coder(fields: Mapping[str, Any], folder: str) -> SkillCheck:
+def _check_coder(fields: Mapping[str, Any], folder: str, frontmatter: str) -> SkillCheck:
     raw_name = fields.get("name")
     if raw_name is None or raw_name == "":
-        return SkillCheck(None, None, errors=("frontmatter missing required 'name' field",))
+        return SkillCheck(None, None, ("frontmatter missing required 'name' field",), frontmatter=frontmatter)
     if not isinstance(raw_name, str):
-        return SkillCheck(None, None, errors=('frontmatter field "name" must be a string',))
+        return SkillCheck(None, None, ('frontmatter field "name" must be a string',), frontmatter=frontmatter)
     name = raw_name.rstrip("\r\n")
     if not name:
-        return SkillCheck(None, None, errors=("frontmatter missing required 'name' field",))
+        return SkillCheck(None, None, ("frontmatter missing required 'name' field",), frontmatter=frontmatter)
     raw_description = fields.get("description")
     if raw_description is not None and not isinstance(raw_description, str):
-        return SkillCheck(name, None, errors=('frontmatter field "description" must be a string',))
+        return SkillCheck(name, None, ('frontmatter field "description" must be a string',), frontmatter=frontmatter)
     description = raw_description.rstrip("\r\n") if isinstance(raw_description, str) else ""
     if name != folder:
-        return SkillCheck(
-            name, description, errors=(f'front-matter name "{name}" does not match directory "{folder}"',)
-        )
+        error = f'front-matter name "{name}" does not match directory "{folder}"'
+        return SkillCheck(name, description, (error,), frontmatter=frontmatter)
     if not KEBAB.match(name):
-        return SkillCheck(name, description, errors=(f'skill name "{name}" is not kebab-case',))
-    return SkillCheck(name, description)
+        return SkillCheck(name, description, (f'skill name "{name}" is not kebab-case',), frontmatter=frontmatter)
+    return _new_check(SkillCheck, (name, description, (), (), frontmatter))  # the usual skill: built positionally
 
 
 def _check_spec(text: str, folder: str) -> SkillCheck:
