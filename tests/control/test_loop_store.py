@@ -25,7 +25,7 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.loop_store import MISSED, LoopStore, nearby
 from agentcontext.control.plane import ControlPlane, ControlSettings
-from agentcontext.errors import NotFoundError, UnavailableError
+from agentcontext.errors import NotFoundError
 from agentcontext.testing import skill_md
 from tests.control.test_flow import big_snapshot
 
@@ -205,7 +205,7 @@ async def test_a_write_cut_during_its_commit_is_refused_as_unavailable_never_run
 
     try:
         started = time.monotonic()
-        with pytest.raises(UnavailableError, match="may or may not have been saved"):
+        with pytest.raises(prepared.CommitOutcomeUnknown, match="may or may not have been saved"):
             store.run("write", insert_then_stop)
         assert time.monotonic() - started < 1.5
     finally:

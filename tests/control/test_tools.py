@@ -443,7 +443,8 @@ async def test_a_plan_md_in_the_home_root_cannot_be_verified_while_the_workspace
     assert other.startswith(CONNECTION_FAILED)
 
 
-async def test_a_plan_is_refused_when_it_cannot_be_stored(tmp_path: Path, home: Path) -> None:
+async def _plan_stored_by(tmp_path: Path, home: Path, failure: Exception) -> str:
+    """What ``propose_plan`` answers when storing the plan raises ``failure``."""
     async with (
         control_plane(tmp_path) as control,
         workspace(control, tmp_path / "w", {"AGENTS.md": "R"}, home=home) as live,
@@ -451,11 +452,15 @@ async def test_a_plan_is_refused_when_it_cannot_be_stored(tmp_path: Path, home: 
         path = write(live.work / "design.md", "# Plan\n")
         chat = await control.chat()
 
-        async def broken(chat_id: str, name: str, path: str, text: str) -> str:
-            raise RuntimeError("disk full at /var/lib/agentcontext/secret.db")
+        async def store(chat_id: str, name: str, path: str, text: str) -> str:
+            raise failure
 
-        control.plane._store_plan = broken  # type: ignore[method-assign]
-        text = await failed(control, chat, "propose_plan", {"path": str(path)})
+        control.plane._store_plan = store  # type: ignore[method-assign]
+        return await failed(control, chat, "propose_plan", {"path": str(path)})
+
+
+async def test_a_plan_is_refused_when_it_cannot_be_stored(tmp_path: Path, home: Path) -> None:
+    text = await _plan_stored_by(tmp_path, home, RuntimeError("disk full at /var/lib/agentcontext/secret.db"))
     assert text.startswith("failed to store plan file")
     assert "secret" not in text and "RuntimeError" not in text
 
@@ -463,18 +468,7 @@ async def test_a_plan_is_refused_when_it_cannot_be_stored(tmp_path: Path, home: 
 async def test_a_plan_whose_storing_may_have_been_saved_says_so_rather_than_inviting_a_second_copy(
     tmp_path: Path, home: Path
 ) -> None:
-    async with (
-        control_plane(tmp_path) as control,
-        workspace(control, tmp_path / "w", {"AGENTS.md": "R"}, home=home) as live,
-    ):
-        path = write(live.work / "design.md", "# Plan\n")
-        chat = await control.chat()
-
-        async def lost(chat_id: str, name: str, path: str, text: str) -> str:
-            raise CommitOutcomeUnknown(UNKNOWN_OUTCOME)
-
-        control.plane._store_plan = lost  # type: ignore[method-assign]
-        text = await failed(control, chat, "propose_plan", {"path": str(path)})
+    text = await _plan_stored_by(tmp_path, home, CommitOutcomeUnknown(UNKNOWN_OUTCOME))
     assert text == f"storing the plan file: {UNKNOWN_OUTCOME}"
 
 

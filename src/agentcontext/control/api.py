@@ -35,9 +35,7 @@ from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
 from agentcontext.control.error_status import status_of
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.routes import agent_router, answer, router
-from agentcontext.errors import (
-    AgentContextError,
-)
+from agentcontext.errors import AgentContextError
 from agentcontext.sync_contract import describe
 from agentcontext.web.guard import Edge, RequestGuard
 
