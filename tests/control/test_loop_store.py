@@ -1,12 +1,13 @@
-"""Short store work on the event loop's own connection (``loop_store``): only against a near PostgreSQL, and
-never a wait that stops the loop: a held lock, a slow statement, a lost connection or a slow database sends the
-work to a worker thread, where it runs again and answers as it would have."""
+"""Short store work on the event loop's own connection (``loop_store``): only against a near PostgreSQL or a
+SQLite file (reads alone), and never a wait that stops the loop: a held lock, a slow statement, a lost connection
+or a slow database sends the work to a worker thread, where it runs again and answers as it would have."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -19,11 +20,11 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, make_url
 
-from agentcontext.control import identity, loop_store, prepared
+from agentcontext.control import identity, loop_store, migrate, prepared
 from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
-from agentcontext.control.loop_store import MISSED, LoopStore, nearby
+from agentcontext.control.loop_store import MISSED, LoopStore, SqliteLoopStore, nearby
 from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.errors import NotFoundError
 from agentcontext.testing import skill_md
@@ -68,15 +69,6 @@ def test_libpq_environment_says_where_a_url_without_a_host_goes() -> None:
     assert not nearby(make_url("postgresql://u@localhost/db"), {"PGHOSTADDR": "10.0.0.5"})
 
 
-def test_a_control_plane_on_sqlite_runs_its_store_work_in_worker_threads(tmp_path: Path) -> None:
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    try:
-        assert database.loop_store() is None
-        assert ControlPlane(database, LocalBroker()).loop_store is None
-    finally:
-        database.dispose()
-
-
 # --- on a real PostgreSQL ------------------------------------------------------------------------------------
 
 
@@ -89,9 +81,11 @@ def steady(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def pg(pg_cluster: Any) -> Iterator[Database]:
-    from agentcontext.control import migrate
+    yield from _migrated(pg_cluster.create_database())
 
-    database = Database(pg_cluster.create_database())
+
+def _migrated(url: str) -> Iterator[Database]:
+    database = Database(url)
     migrate.upgrade(database)
     yield database
     database.dispose()
@@ -422,3 +416,127 @@ async def _watch(gaps: list[float], done: list[Any]) -> None:
 
 def _holder(pg: Database) -> psycopg.Connection[Any]:
     return psycopg.connect(pg.url.set(drivername="postgresql").render_as_string(hide_password=False))
+
+
+# --- on a SQLite file ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def lite(tmp_path: Path) -> Iterator[Database]:
+    yield from _migrated(f"sqlite:///{tmp_path / 'control.db'}")
+
+
+@pytest.fixture
+async def lite_store(lite: Database) -> AsyncIterator[LoopStore]:
+    found = lite.loop_store()
+    assert isinstance(found, SqliteLoopStore)
+    assert await found.ready()
+    yield found
+    found.close()
+
+
+def _count_users(connection: Connection) -> int:
+    count: int = connection.exec_driver_sql("SELECT count(*) FROM users").scalar_one()
+    return count
+
+
+_EVE = "INSERT INTO users (id, name, is_admin, created_at) VALUES ('u1', 'eve', 0, '2026-12-02 00:00:00')"
+
+
+def _insert_eve_lite(connection: Connection) -> None:
+    connection.exec_driver_sql(_EVE)
+
+
+@contextlib.contextmanager
+def _another_connection(database: Database) -> Iterator[sqlite3.Connection]:
+    """A connection of another process's kind: the sqlite3 module's own, beginning only when told."""
+    connection = sqlite3.connect(database.url.database or "", isolation_level=None)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_an_in_memory_sqlite_has_no_loop_connection(url: str) -> None:
+    """Each connection to it would be another, empty, database."""
+    database = Database(url)
+    try:
+        assert database.loop_store() is None
+    finally:
+        database.dispose()
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("steady")
+async def test_a_chat_s_reads_run_on_the_event_loop_and_its_writes_in_threads_on_a_sqlite_file(
+    lite: Database,
+) -> None:
+    plane, principal, chat_id, _ = await _chat(lite)
+    store = plane.loop_store
+    assert isinstance(store, SqliteLoopStore)
+    before = store.runs
+    await plane.get_chat(principal, chat_id)
+    await plane.prompt_json(principal, chat_id)
+    assert store.runs >= before + 2
+    during_refresh = store.runs
+    refreshed = await plane.refresh(principal, chat_id)  # a write: always a worker thread's on SQLite
+    assert refreshed["context"]["pinned_hash"]
+    assert store.missed == 0
+    assert (await plane.get_chat(principal, chat_id))["context"]["pinned_hash"] == refreshed["context"]["pinned_hash"]
+    assert store.runs > during_refresh
+    await plane.aclose()
+    assert not await store.ready()
+
+
+@pytest.mark.anyio
+async def test_a_read_on_a_sqlite_file_never_waits_for_a_writer_holding_it(
+    lite: Database, lite_store: LoopStore
+) -> None:
+    """WAL: a reader sees what had committed while another connection holds the write lock mid-transaction."""
+    with _another_connection(lite) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute(_EVE)
+        started = time.monotonic()
+        assert lite_store.run("read", _count_users) == 0
+        assert lite_store.run("statements", _count_users) == 0
+        assert time.monotonic() - started < 0.5
+        writer.execute("COMMIT")
+    assert lite_store.run("read", _count_users) == 1
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_read_that_runs_long_on_the_loop_is_interrupted_and_handed_back(lite_store: LoopStore) -> None:
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) SELECT count(*) FROM n"
+    )
+    started = time.monotonic()
+    assert lite_store.run("read", lambda c: c.exec_driver_sql(endless).scalar_one()) is MISSED
+    assert time.monotonic() - started < 0.5  # stopped near loop_store.STATEMENT_SECONDS, not after a billion rows
+    assert lite_store.run("read", lambda c: c.exec_driver_sql("SELECT 41 + 1").scalar_one()) == 42  # still usable
+
+
+@pytest.mark.anyio
+async def test_the_sqlite_loop_connection_writes_nothing_whatever_its_work_asks(
+    lite: Database, lite_store: LoopStore
+) -> None:
+    ran: list[int] = []
+
+    def insert(connection: Connection) -> None:
+        ran.append(1)
+        _insert_eve_lite(connection)
+
+    assert lite_store.run("write", insert) is MISSED
+    assert ran == []  # a write is a worker thread's, not even begun here
+    assert lite_store.run("statements", insert) is MISSED  # query_only: refused, and handed back
+    assert lite_store.run("read", insert) is MISSED
+    with lite.engine.connect() as connection:
+        assert _count_users(connection) == 0
+    assert lite_store.run("read", _count_users) == 0
+
+
+@pytest.mark.anyio
+async def test_a_closed_sqlite_loop_store_runs_nothing(lite_store: LoopStore) -> None:
+    lite_store.close()
+    assert not await lite_store.ready()
+    assert lite_store.run("read", _count_users) is MISSED

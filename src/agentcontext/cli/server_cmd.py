@@ -116,7 +116,8 @@ def server(
         False,
         "--store-in-threads",
         help="Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets"
-        " short transactions run on the event loop itself, cut short and redone in a thread when they would wait.",
+        " short transactions run on the event loop itself (a SQLite file its reads), cut short and redone in a"
+        " thread when they would wait.",
     ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,

@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from agentcontext.control import prepared
-from agentcontext.control.loop_store import LoopStore, nearby
+from agentcontext.control.loop_store import LoopStore, SqliteLoopStore, nearby
 from agentcontext.control.sqlite_file import create_private
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.trust import data_dir
@@ -200,10 +200,18 @@ class Database:
 
     def loop_store(self, environ: Mapping[str, str] | None = None) -> LoopStore | None:
         """A connection for short transactions the event loop runs itself (``loop_store``), where the database is
-        PostgreSQL on a Unix socket or loopback; None elsewhere."""
-        if not nearby(self.url, environ):
+        PostgreSQL on a Unix socket or loopback, or a SQLite file (reads only); None elsewhere (an in-memory
+        SQLite is another database on each connection)."""
+        store: LoopStore
+        if self.is_sqlite:
+            database = self.url.database or ""
+            if database in ("", ":memory:") or database.startswith("file:"):
+                return None
+            store = SqliteLoopStore(self.url, self._begin_read)
+        elif nearby(self.url, environ):
+            store = LoopStore(self.url, self._begin_read, self._begin_write)
+        else:
             return None
-        store = LoopStore(self.url, self._begin_read, self._begin_write)
         self._loop_stores.append(store)
         return store
 

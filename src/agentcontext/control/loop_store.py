@@ -1,4 +1,4 @@
-"""Short store work run on the event loop itself, against a PostgreSQL it reaches without a network.
+"""Short store work run on the event loop itself: on a PostgreSQL reached without a network, or a SQLite file's reads.
 
 A request's store work normally hops to a worker thread (the driver blocks): on PostgreSQL two thirds
 of a short transaction's CPU is that hop and the thread's waits, the statements a third
@@ -24,8 +24,12 @@ connection cut under it, and the work goes to a thread like any other miss. A wr
 lost or cut during its ``COMMIT`` may have been committed, so it is not run again: the request fails as
 unavailable instead (``prepared.CommitOutcomeUnknown``, as in the threads).
 
-What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads);
-SQLite never does (a writer waits for the file's lock by sleeping in the driver).
+What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads).
+
+On SQLite (a file: ``SqliteLoopStore``) only reads run here: in WAL mode a reader never waits for the
+writer, the connection has no busy timeout (a lock it does meet hands the work back at once) and is
+``query_only``, and a progress handler stops a run past ``STATEMENT_SECONDS``. Writes stay in threads: a
+writer waits for the file's lock by sleeping in the driver, and a commit may checkpoint, flushing the file.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
 LOCK_WAIT = "2ms"  # what a statement here may wait for a row lock before it is redone in a thread
 STATEMENT_TIME = "50ms"  # what one statement here may take
+STATEMENT_SECONDS = 0.050  # SQLite: what a run here may take (its progress handler stops it past that)
+PROGRESS_EVERY = 1000  # SQLite: virtual machine steps between the progress handler's looks at the clock
 SLOW = 0.020  # seconds: a run that took longer counts against the database being near
 SLOW_IN_A_ROW = 3  # that many slow runs in a row: the database is left to the threads ...
 REST = 30.0  # ... for this many seconds
@@ -119,7 +125,7 @@ class LoopStore:
 
     def __init__(self, url: URL, begin_read: str, begin_write: str) -> None:
         self._begin: dict[Kind, str | None] = {"read": begin_read, "write": begin_write, "statements": None}
-        self._engine: Engine = sa.create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        self._engine: Engine = self._create_engine(url)
         self._connection: Connection | None = None
         self._opening = False
         self._resting_until = 0.0  # time.monotonic() before which nothing runs here
@@ -153,16 +159,19 @@ class LoopStore:
             self._drop()
             return False
         self._driver = self._connection.connection.driver_connection
+        self._watch_from_now()
+        return True
+
+    def _watch_from_now(self) -> None:
         if self._watchdog is None:
             self._watchdog = threading.Thread(target=self._watch, name="agentcontext-loop-store-watchdog", daemon=True)
             self._watchdog.start()
-        return True
 
     def run(self, kind: Kind, work: Callable[[Connection], T]) -> T | Literal[Missed.MISSED]:
         """``work`` in a transaction of ``kind`` (``statements``: none, each statement its own), or ``MISSED``:
         nothing done (rolled back), run it in a thread. An error of ``work`` itself is raised, rolled back."""
         connection = self._connection
-        if connection is None or (kind == "write" and time.monotonic() < self._writes_resting_until):
+        if connection is None or (kind == "write" and not self._may_write()):
             return MISSED
         started = time.perf_counter()
         self._cut = False
@@ -184,6 +193,9 @@ class LoopStore:
             connection.rollback()
         self.runs += 1
         return result
+
+    def _may_write(self) -> bool:
+        return time.monotonic() >= self._writes_resting_until
 
     def _run(self, kind: Kind, connection: Connection, work: Callable[[Connection], T]) -> T:
         begin = self._begin[kind]
@@ -224,6 +236,10 @@ class LoopStore:
                 _shut(self._driver)
 
     # --- the connection ----------------------------------------------------------------
+
+    @staticmethod
+    def _create_engine(url: URL) -> Engine:
+        return sa.create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
 
     def _open(self) -> Connection:
         connection = self._engine.connect()
@@ -274,6 +290,45 @@ class LoopStore:
             return False
         self._resting_until = 0.0
         return True
+
+
+class SqliteLoopStore(LoopStore):
+    """``LoopStore`` on a SQLite file: reads only (see the module)."""
+
+    def __init__(self, url: URL, begin_read: str) -> None:
+        super().__init__(url, begin_read, "")
+
+    @staticmethod
+    def _create_engine(url: URL) -> Engine:
+        # timeout 0: no busy wait (a lock met hands the work back); opened in a worker thread, used on the loop's
+        return sa.create_engine(
+            url,
+            poolclass=NullPool,
+            isolation_level="AUTOCOMMIT",
+            connect_args={"check_same_thread": False, "timeout": 0},
+        )
+
+    def _open(self) -> Connection:
+        connection = self._engine.connect()
+        driver: Any = connection.connection.driver_connection
+        try:
+            driver.execute("PRAGMA query_only = 1")  # this connection never writes, whatever work asks
+            driver.set_progress_handler(self._too_long, PROGRESS_EVERY)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _too_long(self) -> int:
+        """SQLite's progress handler: nonzero stops the statement ("interrupted"), and the work goes to a thread."""
+        began = self._watched
+        return int(began is not None and time.perf_counter() - began > STATEMENT_SECONDS)
+
+    def _watch_from_now(self) -> None:
+        """No watchdog: the database is this process's own library, and the progress handler stops a long run."""
+
+    def _may_write(self) -> bool:
+        return False
 
 
 def _shut(driver: Any) -> None:

@@ -3,8 +3,8 @@
 Each request's database work is one function run in one worker thread (the driver is
 synchronous) inside one transaction: a request hops to a thread once, and waits for a
 worker in the event loop, never for a connection (the workers are as many as the pool's
-connections). Against a near PostgreSQL short work runs on the loop itself first, and in a
-thread only when it would wait there (``loop_store``; ``_near``). The events a write
+connections). Against a near PostgreSQL short work runs on the loop itself first (on a
+SQLite file, reads), and in a thread only when it would wait there (``loop_store``; ``_near``). The events a write
 produces are published after it commits. Access rules live here: a user reaches only their
 own chats and skills and the workspaces open to them; an agent token only pushes for its
 own agent.
