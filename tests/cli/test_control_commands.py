@@ -61,11 +61,13 @@ def run_json(*args: str, env: dict[str, str] | None = None) -> Any:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'state' / 'control.db'}"
+        yield f"sqlite:///{tmp_path / 'state' / 'control.db'}"
+        return
     cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_database()
+    with cluster.database() as url:
+        yield url
 
 
 def issue(db_url: str, work: Callable[[Session], str]) -> str:

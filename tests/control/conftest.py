@@ -34,11 +34,13 @@ BOX = SecretBox.ephemeral()  # the server key of stores that tests drive directl
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'control.db'}"
+        yield f"sqlite:///{tmp_path / 'control.db'}"
+        return
     cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_database()
+    with cluster.database() as url:
+        yield url
 
 
 @pytest.fixture

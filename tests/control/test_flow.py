@@ -14,7 +14,7 @@ import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -59,11 +59,13 @@ RULES = "# Rules\n\nUse pytest.\n"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'control.db'}"
+        yield f"sqlite:///{tmp_path / 'control.db'}"
+        return
     cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    return cluster.create_database()
+    with cluster.database() as url:
+        yield url
 
 
 @pytest.fixture
