@@ -9,8 +9,8 @@ names each field), 501 context sync disabled, 503 unreachable; the request guard
 (``control.edge``) answers 421 for a Host this server does not serve, 403 for another site's page,
 401 before the body is read, 408 for a body that takes too long and 429 for too many event streams.
 Chat tools answer 200 with ``is_error`` for their own failures, as a model expects. Each chat is
-also served over MCP under ``/mcp`` (``chat_mcp``). The dashboard is not part of it: the server
-adds it (``service``).
+also served over MCP under ``/mcp`` (``chat_mcp``; the MCP SDK is loaded by the first chat that connects).
+The dashboard is not part of it: the server adds it (``service``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException
 from agentcontext import __version__
 from agentcontext.control import auth, wire
 from agentcontext.control import edge as control_edge
-from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
+from agentcontext.control.chat_mcp.mount import ChatMcpMount
 from agentcontext.control.error_status import status_of
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.routes import agent_router, answer, router
@@ -109,7 +109,7 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
         description="Snapshots pushed by workspace agents, chats that pin them, each turn's prompt and tools.",
         lifespan=lifespan,
     )
-    chat_mcp = ChatMcpEndpoint(plane)
+    chat_mcp = ChatMcpMount(plane)
     app.state.plane = plane
     app.mount("/mcp", chat_mcp)
     app.add_exception_handler(AgentContextError, _known_error)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
-"""``/mcp/chats/{chat_id}`` and ``/mcp/workspaces/{name}``: authenticate, find the chat, hand over to the SDK.
+"""``/mcp/chats/{chat_id}`` and ``/mcp/workspaces/{name}``: find the chat, hand over to the SDK.
 
-Every request is authenticated here with a user's API token (``Authorization: Bearer``),
-with the rights of the chat's owner: another user's chat is "not found", an agent token is
+Every request comes authenticated with a user's API token (``Authorization: Bearer``) by
+``mount.ChatMcpMount``, which loads this module (and the SDK) on the first such request, and
+is served with the rights of the chat's owner: another user's chat is "not found", an agent token is
 refused. ``/mcp/workspaces/{name}`` resumes the caller's MCP chat of that workspace (the most
 recently updated one this endpoint created, unarchived) or creates one, and names it in the
 ``X-Agentcontext-Chat`` response header. A handshake-era session belongs to the user and
@@ -12,8 +13,6 @@ check is therefore off here.
 
 from __future__ import annotations
 
-import json
-import re
 from collections import OrderedDict
 from typing import Any
 
@@ -26,22 +25,22 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from agentcontext.control.chat_mcp.binding import OPENING, SCOPE_KEY, ChatBinding
+from agentcontext.control.chat_mcp.mount import NOT_RUNNING, header, send_error
 from agentcontext.control.chat_mcp.notices import ChatNotices
 from agentcontext.control.chat_mcp.server import ChatMcpServer
 from agentcontext.control.chats import NewChat
 from agentcontext.control.error_status import status_of
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
-from agentcontext.errors import AgentContextError, AuthError, NotFoundError
+from agentcontext.errors import AgentContextError, NotFoundError
 
 MCP_CHAT_TITLE = "MCP session"
 CHAT_HEADER = b"x-agentcontext-chat"
-_ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
 _SESSIONS_REMEMBERED = 10_000
 
 
 class ChatMcpEndpoint:
-    """The pure ASGI app mounted at ``/mcp``; ``run`` must be running for it to serve."""
+    """Serves the requests ``ChatMcpMount`` routed and authenticated; ``run`` must be running for it to serve."""
 
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
@@ -64,41 +63,25 @@ class ChatMcpEndpoint:
                     self._running = False
                     group.cancel_scope.cancel()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        match = _ROUTE.match(_relative_path(scope))
-        if match is None:
-            await _error(send, 404, "not found: use /mcp/chats/{chat_id} or /mcp/workspaces/{name}")
-            return
+    async def serve(self, scope: Scope, receive: Receive, send: Send, user: UserPrincipal, kind: str, key: str) -> None:
+        """Serve a request of ``user`` (authenticated by the mount) to ``/mcp/{kind}/{key}``."""
         manager = self.manager
         if not self._running or manager is None:
-            await _error(send, 503, "the MCP endpoint is not running")
+            await send_error(send, 503, NOT_RUNNING)
             return
         try:
-            user = await self._user(scope)
-            chat_id = await self._chat(user, match.group(1), match.group(2), scope)
+            chat_id = await self._chat(user, kind, key, scope)
         except AgentContextError as exc:
-            await _error(send, status_of(exc)[0], str(exc))
+            await send_error(send, status_of(exc)[0], str(exc))
             return
-        await self._serve(manager, scope, receive, send, user, chat_id, remember=match.group(1) == "workspaces")
-
-    async def _user(self, scope: Scope) -> UserPrincipal:
-        header = _header(scope, b"authorization")
-        token = header[7:].strip() if header[:7].lower() == "bearer " else ""
-        if not token:
-            raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
-        principal = await self.plane.authenticate(token)
-        if not isinstance(principal, UserPrincipal):
-            raise AuthError("this endpoint needs a user's API token, not an agent token")
-        return principal
+        await self._serve(manager, scope, receive, send, user, chat_id, remember=kind == "workspaces")
 
     async def _chat(self, user: UserPrincipal, kind: str, key: str, scope: Scope) -> str:
         if kind == "chats":
-            if not _header(scope, b"mcp-session-id"):  # a session's later requests are checked by the SDK
+            if not header(scope, b"mcp-session-id"):  # a session's later requests are checked by the SDK
                 await self.plane.get_chat(user, key)
             return key
-        session = _header(scope, b"mcp-session-id")
+        session = header(scope, b"mcp-session-id")
         known = self._workspace_sessions.get(session) if session else None
         return known or await self._workspace_chat(user, key)
 
@@ -128,9 +111,9 @@ class ChatMcpEndpoint:
         *,
         remember: bool,
     ) -> None:
-        opening = not _header(scope, b"mcp-session-id") and scope["method"] == "POST"
+        opening = not header(scope, b"mcp-session-id") and scope["method"] == "POST"
         instructions = None
-        if opening and _header(scope, b"mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS:
+        if opening and header(scope, b"mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS:
             instructions = (await self.plane.prompt(user, chat_id)).system  # for the initialize answer
         binding = ChatBinding(user, chat_id, instructions)
         owner = AccessToken(token="", client_id=f"{user.user_id}:{chat_id}", scopes=[])
@@ -153,25 +136,3 @@ class ChatMcpEndpoint:
         self._workspace_sessions.move_to_end(session)
         while len(self._workspace_sessions) > _SESSIONS_REMEMBERED:
             self._workspace_sessions.popitem(last=False)
-
-
-def _relative_path(scope: Scope) -> str:
-    path: str = scope.get("path", "")
-    root: str = scope.get("root_path", "")
-    return path[len(root) :] if root and path.startswith(root) else path
-
-
-def _header(scope: Scope, name: bytes) -> str:
-    for key, value in scope.get("headers") or ():
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return ""
-
-
-async def _error(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"message": message, "detail": None}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="agentcontext"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

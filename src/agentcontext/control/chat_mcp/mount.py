@@ -1,0 +1,127 @@
+"""``/mcp``: a chat's MCP request routed and authenticated here, then served by the endpoint, loaded on first use.
+
+The endpoint runs on the official MCP SDK, which takes 1-1.5 s of CPU to import: a control plane
+that no chat reaches over MCP (a dashboard-only server, most of the test suite) never pays it, and
+one that does pays it once, in a worker thread, on its first authenticated MCP request. A request
+that is misrouted or not a user's is answered here and loads nothing. This module imports no MCP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+from starlette.types import Receive, Scope, Send
+
+from agentcontext.control.error_status import status_of
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.plane import ControlPlane
+from agentcontext.errors import AgentContextError, AuthError
+
+if TYPE_CHECKING:
+    from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
+
+ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
+NOT_RUNNING = "the MCP endpoint is not running"
+
+
+class ChatMcpMount:
+    """The pure ASGI app mounted at ``/mcp``; ``run`` must be running for it to serve."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self._group: anyio.abc.TaskGroup | None = None
+        self._endpoint: ChatMcpEndpoint | None = None
+        self._loading = anyio.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the endpoint (and so the MCP SDK) was loaded: after the first authenticated MCP request."""
+        return self._endpoint is not None
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Holds the task group the endpoint runs in once it is loaded; stopping it stops the endpoint."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._group = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        match = ROUTE.match(relative_path(scope))
+        if match is None:
+            await send_error(send, 404, "not found: use /mcp/chats/{chat_id} or /mcp/workspaces/{name}")
+            return
+        if self._group is None:
+            await send_error(send, 503, NOT_RUNNING)
+            return
+        try:
+            user = await self._user(scope)
+        except AgentContextError as exc:
+            await send_error(send, status_of(exc)[0], str(exc))
+            return
+        endpoint = await self._loaded()
+        if endpoint is None:
+            await send_error(send, 503, NOT_RUNNING)
+            return
+        await endpoint.serve(scope, receive, send, user, match.group(1), match.group(2))
+
+    async def _user(self, scope: Scope) -> UserPrincipal:
+        value = header(scope, b"authorization")
+        token = value[7:].strip() if value[:7].lower() == "bearer " else ""
+        if not token:
+            raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
+        principal = await self.plane.authenticate(token)
+        if not isinstance(principal, UserPrincipal):
+            raise AuthError("this endpoint needs a user's API token, not an agent token")
+        return principal
+
+    async def _loaded(self) -> ChatMcpEndpoint | None:
+        """The endpoint, loaded and started on the first call (None: the server is stopping)."""
+        if self._endpoint is not None:
+            return self._endpoint
+        async with self._loading:
+            if self._endpoint is None:
+                endpoint_class = await anyio.to_thread.run_sync(_endpoint_class)  # the loop keeps serving
+                group = self._group
+                if group is None:
+                    return None
+                endpoint = endpoint_class(self.plane)
+                await group.start(endpoint.run)
+                self._endpoint = endpoint
+        return self._endpoint
+
+
+def _endpoint_class() -> type[ChatMcpEndpoint]:
+    from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint  # the MCP SDK's import: why this is lazy
+
+    return ChatMcpEndpoint
+
+
+def relative_path(scope: Scope) -> str:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return ""
+
+
+async def send_error(send: Send, status: int, message: str) -> None:
+    body = json.dumps({"message": message, "detail": None}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="agentcontext"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
