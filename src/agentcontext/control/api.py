@@ -96,11 +96,12 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with anyio.create_task_group() as group:
-            await group.start(chat_mcp.run)  # each chat's MCP sessions live as long as the server
+            chat_mcp.serve_in(group)  # each chat's MCP sessions live as long as the server
             if background:
                 await group.start(plane.broker.run)
                 group.start_soon(plane.run_sweeper)
             yield
+            chat_mcp.serve_in(None)
             group.cancel_scope.cancel()
 
     app = FastAPI(

@@ -29,7 +29,7 @@ NOT_RUNNING = "the MCP endpoint is not running"
 
 
 class ChatMcpMount:
-    """The pure ASGI app mounted at ``/mcp``; ``run`` must be running for it to serve."""
+    """The pure ASGI app mounted at ``/mcp``; it serves while it has a task group (``serve_in``)."""
 
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
@@ -42,15 +42,9 @@ class ChatMcpMount:
         """Whether the endpoint (and so the MCP SDK) was loaded: after the first authenticated MCP request."""
         return self._endpoint is not None
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Holds the task group the endpoint runs in once it is loaded; stopping it stops the endpoint."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            task_status.started()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                self._group = None
+    def serve_in(self, group: anyio.abc.TaskGroup | None) -> None:
+        """The task group the endpoint starts in when it is loaded (the server's, while it runs; None: stopping)."""
+        self._group = group
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
