@@ -5,17 +5,24 @@
 Each command runs as ``python -m agentcontext …`` with ``PYTHONPATH`` set to a checkout's
 ``src`` (this one, and ``--base`` if given, e.g. a ``git worktree`` of the commit before a
 change), interleaved round by round so both see the same machine load. Reported: the median
-wall time of each command (the last scans this checkout), and the ratio base / this.
+wall time of each command (the last scans this checkout), and the ratio base / this; and
+``agentcontext server`` on a fresh SQLite file: from its launch to its first ``/healthz`` answer
+(its database made and migrated, its app built), then stopped.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent / "src"
@@ -39,6 +46,45 @@ def _seconds(src: Path, command: tuple[str, ...]) -> float:
     return time.perf_counter() - started
 
 
+def _server_ready_seconds(src: Path) -> float:
+    """From launching ``agentcontext server`` on a fresh SQLite file to its first ``/healthz`` answer."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory(prefix="agentcontext-start-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(src), "HOME": tmp, "AGENTCONTEXT_SERVER_KEY": "k" * 48}
+        command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{tmp}/control.db"]
+        started = time.perf_counter()
+        server = subprocess.Popen(
+            [*command, "--listen", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
+                        return time.perf_counter() - started
+                except OSError:
+                    if server.poll() is not None:
+                        raise SystemExit(f"the server exited with {server.returncode}") from None
+                    time.sleep(0.01)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def _row(label: str, sources: dict[str, Path], rounds: int, measure: Callable[[Path], float]) -> str:
+    """A table row: ``measure``'s median for each checkout, interleaved round by round, and base / this."""
+    times: dict[str, list[float]] = {name: [] for name in sources}
+    for _ in range(rounds):
+        for name, src in sources.items():
+            times[name].append(measure(src))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    cells = [f"{medians[name]:.2f} s" for name in sources]
+    if "base" in sources:
+        cells.append(f"{medians['base'] / medians['this']:.1f}x")
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, help="another checkout to compare with")
@@ -50,16 +96,9 @@ def main() -> None:
     print("| command | " + " | ".join(sources) + (" | base / this |" if args.base else " |"))
     print("|---" * (len(sources) + 1 + bool(args.base)) + "|")
     for command in COMMANDS:
-        times: dict[str, list[float]] = {name: [] for name in sources}
-        for _ in range(args.rounds):
-            for name, src in sources.items():
-                times[name].append(_seconds(src, command))
-        medians = {name: statistics.median(values) for name, values in times.items()}
-        cells = [f"{medians[name]:.2f} s" for name in sources]
-        if args.base is not None:
-            cells.append(f"{medians['base'] / medians['this']:.1f}x")
         shown = " ".join("<this checkout>" if part == str(HERE.parent) else part for part in command)
-        print(f"| `agentcontext {shown}` | " + " | ".join(cells) + " |")
+        print(_row(f"`agentcontext {shown}`", sources, args.rounds, functools.partial(_seconds, command=command)))
+    print(_row("`agentcontext server` to its first `/healthz`", sources, args.rounds, _server_ready_seconds))
 
 
 if __name__ == "__main__":
