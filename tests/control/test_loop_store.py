@@ -500,7 +500,7 @@ async def test_a_read_on_a_sqlite_file_never_waits_for_a_writer_holding_it(
         started = time.monotonic()
         assert lite_store.run("read", _count_users) == 0
         assert lite_store.run("statements", _count_users) == 0
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 1.5  # a reader that waited would wait for the writer's COMMIT
         writer.execute("COMMIT")
     assert lite_store.run("read", _count_users) == 1
 
@@ -512,7 +512,7 @@ async def test_a_sqlite_read_that_runs_long_on_the_loop_is_interrupted_and_hande
     )
     started = time.monotonic()
     assert lite_store.run("read", lambda c: c.exec_driver_sql(endless).scalar_one()) is MISSED
-    assert time.monotonic() - started < 0.5  # stopped near loop_store.STATEMENT_SECONDS, not after a billion rows
+    assert time.monotonic() - started < 2.0  # stopped near loop_store.STATEMENT_SECONDS, not after a billion rows
     assert lite_store.run("read", lambda c: c.exec_driver_sql("SELECT 41 + 1").scalar_one()) == 42  # still usable
 
 
