@@ -37,11 +37,6 @@ class ChatMcpMount:
         self._endpoint: ChatMcpEndpoint | None = None
         self._loading = anyio.Lock()
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the endpoint (and so the MCP SDK) was loaded: after the first authenticated MCP request."""
-        return self._endpoint is not None
-
     def serve_in(self, group: anyio.abc.TaskGroup | None) -> None:
         """The task group the endpoint starts in when it is loaded (the server's, while it runs; None: stopping)."""
         self._group = group
