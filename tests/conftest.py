@@ -60,6 +60,13 @@ def pg_cluster() -> Iterator[TempCluster]:
         yield cluster
 
 
+@pytest.fixture
+def pg_database(pg_cluster: TempCluster) -> Iterator[str]:
+    """The URL of a fresh, empty database of the worker's cluster, dropped after the test."""
+    with pg_cluster.database() as url:
+        yield url
+
+
 def pytest_configure(config: pytest.Config) -> None:
     containment.install()
 

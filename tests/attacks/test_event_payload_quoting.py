@@ -13,7 +13,6 @@ from agentcontext.control import migrate
 from agentcontext.control import tables as t
 from agentcontext.control.db import Database
 from agentcontext.control.events import Event, PostgresBroker, chat_topic
-from agentcontext.control.pg_cluster import TempCluster
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -29,9 +28,9 @@ HOSTILE = [
 
 
 async def test_hostile_text_in_events_said_with_commit_arrives_as_sent_and_runs_nothing(
-    pg_cluster: TempCluster,
+    pg_database: str,
 ) -> None:
-    url = pg_cluster.create_database()
+    url = pg_database
     db = Database(url)
     migrate.upgrade(db)
     topic = chat_topic("a")

@@ -30,7 +30,6 @@ from typer.testing import CliRunner
 from agentcontext.cli import app
 from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.local import state
 from agentcontext.local.state import LocalState
 from tests.control.conftest import first_push
@@ -61,13 +60,11 @@ def run_json(*args: str, env: dict[str, str] | None = None) -> Any:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'state' / 'control.db'}"
-        return
-    cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    with cluster.database() as url:
-        yield url
+        return f"sqlite:///{tmp_path / 'state' / 'control.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
 
 
 def issue(db_url: str, work: Callable[[Session], str]) -> str:

@@ -21,7 +21,6 @@ from agentcontext.control import migrate
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.api import MAX_BODY
 from agentcontext.control.db import Database
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
@@ -34,13 +33,11 @@ BOX = SecretBox.ephemeral()  # the server key of stores that tests drive directl
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'control.db'}"
-        return
-    cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    with cluster.database() as url:
-        yield url
+        return f"sqlite:///{tmp_path / 'control.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
 
 
 @pytest.fixture

@@ -27,7 +27,6 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcontext.control.client import ControlClient
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.testing import make_workspace, skill_md
 from tests.control.processes import Process, admin_token, agent, server, write_atomic
 from tests.helpers import poll
@@ -391,9 +390,9 @@ def test_the_inspector_verifies_the_chats_skills_extension_on_the_modern_era(sha
 
 
 async def test_a_refresh_through_one_replica_reaches_a_session_held_on_another(
-    tmp_path: Path, pg_cluster: TempCluster
+    tmp_path: Path, pg_database: str
 ) -> None:
-    db_url = pg_cluster.create_database()
+    db_url = pg_database
     with stack(tmp_path, db_url) as running, server(db_url, tmp_path / "logs", name="replica-b") as replica:
         chat_id = pinned_chat(running)
         heard: list[Any] = []

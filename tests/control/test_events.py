@@ -146,8 +146,8 @@ def terminate_backend(admin_url: str, pid: int) -> None:
         assert row == (True,)
 
 
-async def test_a_notify_through_one_replica_reaches_the_subscribers_of_both(pg_cluster: TempCluster) -> None:
-    url = pg_cluster.create_database()
+async def test_a_notify_through_one_replica_reaches_the_subscribers_of_both(pg_database: str) -> None:
+    url = pg_database
     topic, other = chat_topic("a"), chat_topic("b")
     async with pg_broker(url) as one, pg_broker(url) as two:
         with one.subscribe([topic]) as on_one, two.subscribe([topic]) as on_two, two.subscribe([other]) as elsewhere:
@@ -363,9 +363,9 @@ async def test_publish_falls_back_to_local_delivery_when_postgresql_is_unreachab
 
 
 async def test_events_sent_with_a_write_go_out_when_it_commits_in_order_and_not_when_it_rolls_back(
-    pg_cluster: TempCluster,
+    pg_database: str,
 ) -> None:
-    url = pg_cluster.create_database()
+    url = pg_database
     topic = chat_topic("a")
     db = Database(url)
     async with pg_broker(url) as one, pg_broker(url) as two:
@@ -387,9 +387,9 @@ async def test_events_sent_with_a_write_go_out_when_it_commits_in_order_and_not_
 
 
 async def test_a_burst_of_notifications_sent_in_one_transaction_all_arrive_in_order(
-    pg_cluster: TempCluster,
+    pg_database: str,
 ) -> None:
-    url = pg_cluster.create_database()
+    url = pg_database
     topic = chat_topic("a")
     count = BUFFER - 6  # all queued before the subscriber reads one, none lagged
     async with pg_broker(url) as replica:
@@ -406,8 +406,8 @@ async def test_a_burst_of_notifications_sent_in_one_transaction_all_arrive_in_or
             assert drain(receive) == []
 
 
-async def test_a_malformed_notification_is_skipped_and_the_next_one_delivered(pg_cluster: TempCluster) -> None:
-    url = pg_cluster.create_database()
+async def test_a_malformed_notification_is_skipped_and_the_next_one_delivered(pg_database: str) -> None:
+    url = pg_database
     topic = chat_topic("a")
     async with pg_broker(url) as replica:
         with replica.subscribe([topic]) as receive:
@@ -423,8 +423,8 @@ async def test_a_local_broker_leaves_a_writes_events_to_publish_after_commit() -
     assert LocalBroker().send_with(None, events) is events  # type: ignore[arg-type]
 
 
-async def test_an_event_too_large_for_a_notification_arrives_truncated(pg_cluster: TempCluster) -> None:
-    url = pg_cluster.create_database()
+async def test_an_event_too_large_for_a_notification_arrives_truncated(pg_database: str) -> None:
+    url = pg_database
     topic = chat_topic("a")
     changed = [f"/srv/work/.agents/skills/skill-{n:04d}/SKILL.md" for n in range(1000)]
     async with pg_broker(url) as one, pg_broker(url) as two, anyio.create_task_group():

@@ -25,7 +25,6 @@ import sqlalchemy as sa
 
 from agentcontext.control.db import Database
 from agentcontext.control.models import Snapshot
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.resource import Kind
 from tests.control.conftest import AGENT_INFO, WORK, first_push, push_body, text_resource
 from tests.control.processes import Process, _running, cli, create_agent, server
@@ -104,8 +103,8 @@ def test_a_full_disk_refuses_pushes_with_503_keeps_serving_prompts_and_recovers_
     assert "Traceback" not in proc.text()
 
 
-def test_a_dropped_database_connection_costs_no_request_an_error(tmp_path: Path, pg_cluster: TempCluster) -> None:
-    db_url = pg_cluster.create_database()
+def test_a_dropped_database_connection_costs_no_request_an_error(tmp_path: Path, pg_database: str) -> None:
+    db_url = pg_database
     agent_token = create_agent(db_url, "ws", "dev")
     user_token = json.loads(cli("users", "create", "alice", "--json", "--db", db_url))["token"]
     logs = tmp_path / "logs"

@@ -14,7 +14,7 @@ import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.identity import AgentPrincipal, UserPrincipal
 from agentcontext.control.models import Agent, Chat, ChatResource, Content, Snapshot, SnapshotResource, Workspace
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
@@ -59,13 +58,11 @@ RULES = "# Rules\n\nUse pytest.\n"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'control.db'}"
-        return
-    cluster: TempCluster = request.getfixturevalue("pg_cluster")
-    with cluster.database() as url:
-        yield url
+        return f"sqlite:///{tmp_path / 'control.db'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
 
 
 @pytest.fixture
@@ -223,9 +220,9 @@ def test_a_chat_that_touched_a_nested_path_gets_its_rules_and_an_edit_there_mark
 
 
 def test_a_push_through_one_server_reaches_the_event_stream_held_on_the_other(
-    tmp_path: Path, logs: Path, pg_cluster: TempCluster
+    tmp_path: Path, logs: Path, pg_database: str
 ) -> None:
-    db = pg_cluster.create_database()
+    db = pg_database
     work = workspace(tmp_path)
     with server(db, logs, name="server-a") as one, server(db, logs, name="server-b") as two:
         admin = admin_token(one)

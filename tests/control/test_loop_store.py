@@ -80,8 +80,8 @@ def steady(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def pg(pg_cluster: Any) -> Iterator[Database]:
-    yield from _migrated(pg_cluster.create_database())
+def pg(pg_database: str) -> Iterator[Database]:
+    yield from _migrated(pg_database)
 
 
 def _migrated(url: str) -> Iterator[Database]:

@@ -19,7 +19,6 @@ from alembic.migration import MigrationContext
 from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
 from agentcontext.control.models import Base, User
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.service import prepare
 
 
@@ -115,8 +114,8 @@ def test_migrated_sqlite_enforces_foreign_keys(tmp_path: Any) -> None:
         database.dispose()
 
 
-def test_two_concurrent_upgrades_of_one_fresh_postgresql_database_both_succeed(pg_cluster: TempCluster) -> None:
-    concurrent_upgrades(pg_cluster.create_database())
+def test_two_concurrent_upgrades_of_one_fresh_postgresql_database_both_succeed(pg_database: str) -> None:
+    concurrent_upgrades(pg_database)
 
 
 def test_two_concurrent_upgrades_of_one_fresh_sqlite_file_both_succeed(tmp_path: Path) -> None:
@@ -154,9 +153,9 @@ def concurrent_upgrades(url: str) -> None:
 
 
 def test_a_server_on_postgresql_opens_its_request_connections_before_the_first_request(
-    pg_cluster: TempCluster,
+    pg_database: str,
 ) -> None:
-    url = pg_cluster.create_database()
+    url = pg_database
     database, _admin = prepare(url)
     try:
         with database.engine.connect() as connection:

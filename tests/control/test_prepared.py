@@ -328,9 +328,9 @@ async def test_a_hot_read_on_a_connection_postgresql_dropped_runs_again_on_a_fre
 
 
 @pytest.fixture
-def pg_db(pg_cluster: TempCluster) -> Iterator[Database]:
+def pg_db(pg_database: str) -> Iterator[Database]:
     """A ``Database`` on a fresh, empty PostgreSQL database."""
-    db = Database(pg_cluster.create_database())
+    db = Database(pg_database)
     try:
         yield db
     finally:
@@ -460,10 +460,10 @@ async def test_an_orm_write_that_loses_its_connection_before_its_commit_runs_aga
 
 
 async def test_text_said_with_the_commit_keeps_its_characters_on_a_connection_that_is_not_utf8(
-    pg_cluster: TempCluster,
+    pg_database: str,
 ) -> None:
     """What ``at_commit`` leaves is sent in the connection's own encoding (here LATIN1), as psycopg sends queries."""
-    url = pg_cluster.create_database()
+    url = pg_database
     db = Database(f"{url}?client_encoding=LATIN1")
     notify = Prepared(sa.text("SELECT pg_notify('prepared_test', :payload)").columns(sa.column("n", sa.Text)))
     try:

@@ -24,7 +24,7 @@ from agentcontext.errors import AgentContextError, AuthError
 if TYPE_CHECKING:
     from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
 
-ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
+_ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
 NOT_RUNNING = "the MCP endpoint is not running"
 
 
@@ -44,7 +44,7 @@ class ChatMcpMount:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        match = ROUTE.match(relative_path(scope))
+        match = _ROUTE.match(_relative_path(scope))
         if match is None:
             await send_error(send, 404, "not found: use /mcp/chats/{chat_id} or /mcp/workspaces/{name}")
             return
@@ -94,7 +94,7 @@ def _endpoint_class() -> type[ChatMcpEndpoint]:
     return ChatMcpEndpoint
 
 
-def relative_path(scope: Scope) -> str:
+def _relative_path(scope: Scope) -> str:
     path: str = scope.get("path", "")
     root: str = scope.get("root_path", "")
     return path[len(root) :] if root and path.startswith(root) else path
