@@ -280,10 +280,12 @@ class PushRequest(BaseModel):
         default_factory=list, max_length=MAX_RESOURCES, description="At most 1,000; 256 KiB each and 4 MiB in all."
     )
     agent: AgentInfo | None = None
-    _checked: tuple[Resource, ...] = PrivateAttr(default=())
+    _checked: tuple[Resource, ...] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _whole(self) -> PushRequest:
+        if self._checked is not None:  # an instance validated already, passed through again (``web.json_body``)
+            return self
         checked: list[Resource] = []
         seen: set[str] = set()
         total = 0
@@ -314,7 +316,7 @@ class PushRequest(BaseModel):
     @property
     def checked_resources(self) -> tuple[Resource, ...]:
         """The resources as the core's values, built while validating."""
-        return self._checked
+        return self._checked or ()
 
 
 class PushResponse(BaseModel):

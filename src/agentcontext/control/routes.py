@@ -26,6 +26,7 @@ from agentcontext.control.events import Event
 from agentcontext.control.models import ChatFile, PersonalSkill
 from agentcontext.control.tools import ToolResult
 from agentcontext.view_contract import AgentViewsBody
+from agentcontext.web.json_body import OnePassRoute
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 422, 500, 503)
@@ -47,8 +48,9 @@ class _ToolName(Convertor[str]):
 
 register_url_convertor("tool", _ToolName())
 
-agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS)
-router = APIRouter(prefix="/api/v1", responses=ERRORS)
+# bodies of one model are parsed and validated in one pass (``web.json_body``)
+agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS, route_class=OnePassRoute)
+router = APIRouter(prefix="/api/v1", responses=ERRORS, route_class=OnePassRoute)
 
 
 def answer(model: BaseModel, status: int = 200) -> Response:
