@@ -34,7 +34,8 @@ Each count of mismatches must be 0. Reported: requests by kind with p50/p99 late
 accepted and refused, events received, the prompts the server answered from its turn cache
 (``X-Prompt-Cache``; and apart, the prompts whose chat's pin had not moved since its previous
 prompt, and those after a refresh moved it: a new prompt for that chat, a hit only when another
-chat on the same server rendered the same inputs), the servers' RSS (every second
+chat on the same server rendered the same inputs; their share of all prompts bounds the hit rate
+any cache keyed by what a prompt shows can reach here), the servers' RSS (every second
 from /proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
 
 ``--scale`` runs the load at growing sizes (``--stages``: agents, with two chats each; each a
@@ -629,6 +630,7 @@ def summarise(
         "prompt_cache_same_pin_hit_rate": _rate(r.cache_same_pin),
         "prompt_cache_moved_pin": dict(r.cache - r.cache_same_pin),
         "prompt_cache_moved_pin_hit_rate": _rate(r.cache - r.cache_same_pin),
+        "prompt_moved_pin_share": _share(r.cache - r.cache_same_pin, r.cache),
         "lost": {k: len(v) for k, v in lost.items()},
         "lost_said": {k: v[:5] for k, v in lost.items() if v},
         "server_log_errors": log_errors[:10],
@@ -637,6 +639,12 @@ def summarise(
 
 def _rate(said: Counter[str]) -> float | None:
     return said["hit"] / (said["hit"] + said["miss"]) if said["hit"] + said["miss"] else None
+
+
+def _share(part: Counter[str], whole: Counter[str]) -> float | None:
+    """The share of the prompts (hit or miss) that ``part`` holds."""
+    total = whole["hit"] + whole["miss"]
+    return (part["hit"] + part["miss"]) / total if total else None
 
 
 def _cpu_percent(cpu: Sequence[tuple[float, float]]) -> float:
@@ -676,6 +684,12 @@ def report(results: Sequence[dict[str, Any]]) -> None:
             print(
                 f"  of those after a refresh moved the chat's pin (a render another chat made): {moved:.1%}"
                 f" {r['prompt_cache_moved_pin']}"
+            )
+        share = r.get("prompt_moved_pin_share")
+        if share is not None:  # every push here changes a text the prompt shows: a re-pinned chat has new text
+            print(
+                f"  a refresh had moved the pin before {share:.1%} of the prompts: no cache keyed by what a prompt"
+                f" shows answers more than the other {1 - share:.1%}, and those of them another chat rendered"
             )
         print(
             f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"

@@ -10,9 +10,9 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import psycopg
@@ -25,10 +25,12 @@ from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.loop_store import MISSED, LoopStore, SqliteLoopStore, nearby
-from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.control.plane import LOOP_PUSH_RESOURCES, ControlPlane, ControlSettings
 from agentcontext.errors import NotFoundError
 from agentcontext.testing import skill_md
 from tests.control.test_flow import big_snapshot
+
+T = TypeVar("T")
 
 NEAR = [
     "postgresql://u@127.0.0.1:5432/db",
@@ -469,22 +471,32 @@ def test_an_in_memory_sqlite_has_no_loop_connection(url: str) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.usefixtures("steady")
-async def test_a_chat_s_reads_run_on_the_event_loop_and_its_writes_in_threads_on_a_sqlite_file(
-    lite: Database,
+async def test_a_chat_s_store_work_and_a_small_push_run_on_the_event_loop_of_a_sqlite_file(
+    lite: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plane, principal, chat_id, _ = await _chat(lite)
+    plane, principal, chat_id, agent_id = await _chat(lite)
     store = plane.loop_store
     assert isinstance(store, SqliteLoopStore)
-    before = store.runs
+    hops: list[object] = []
+    in_thread = plane._thread
+
+    async def counted(work: Callable[[], T]) -> T:
+        hops.append(work)
+        return await in_thread(work)
+
+    monkeypatch.setattr(plane, "_thread", counted)
+    agent = identity.AgentPrincipal(kind="agent", agent_id=agent_id, workspace_id="", name="dev")
     await plane.get_chat(principal, chat_id)
     await plane.prompt_json(principal, chat_id)
-    assert store.runs >= before + 2
-    during_refresh = store.runs
-    refreshed = await plane.refresh(principal, chat_id)  # a write: always a worker thread's on SQLite
-    assert refreshed["context"]["pinned_hash"]
-    assert store.missed == 0
+    await plane.push(agent, big_snapshot(2, initial=False, files=3))
+    refreshed = await plane.refresh(principal, chat_id)
+    assert refreshed["context"]["pinned_version"] == 2
     assert (await plane.get_chat(principal, chat_id))["context"]["pinned_hash"] == refreshed["context"]["pinned_hash"]
-    assert store.runs > during_refresh
+    assert hops == []  # not one worker thread: reads, the push and the refresh's re-pin
+    assert store.missed == store.writer.missed == 0 and store.writer.runs >= 2
+    large = big_snapshot(3, initial=False, files=LOOP_PUSH_RESOURCES + 1)
+    await plane.push(agent, large)  # past LOOP_PUSH_RESOURCES: a worker thread's, as a run here stops at 50 ms
+    assert len(hops) == 1
     await plane.aclose()
     assert not await store.ready()
 
@@ -517,22 +529,74 @@ async def test_a_sqlite_read_that_runs_long_on_the_loop_is_interrupted_and_hande
 
 
 @pytest.mark.anyio
-async def test_the_sqlite_loop_connection_writes_nothing_whatever_its_work_asks(
-    lite: Database, lite_store: LoopStore
-) -> None:
-    ran: list[int] = []
-
+async def test_the_sqlite_loop_connection_writes_only_in_a_write_run(lite: Database, lite_store: LoopStore) -> None:
     def insert(connection: Connection) -> None:
-        ran.append(1)
         _insert_eve_lite(connection)
 
-    assert lite_store.run("write", insert) is MISSED
-    assert ran == []  # a write is a worker thread's, not even begun here
     assert lite_store.run("statements", insert) is MISSED  # query_only: refused, and handed back
     assert lite_store.run("read", insert) is MISSED
+    assert lite_store.run("write", insert) is None
     with lite.engine.connect() as connection:
-        assert _count_users(connection) == 0
+        assert _count_users(connection) == 1  # committed
+    assert lite_store.run("read", lambda c: c.exec_driver_sql("DELETE FROM users")) is MISSED  # query_only again
+    assert lite_store.run("read", _count_users) == 1
+
+
+@pytest.mark.anyio
+async def test_the_sqlite_loop_connection_keeps_the_rules_of_the_other_connections(lite_store: LoopStore) -> None:
+    def pragma(name: str) -> Any:
+        return lite_store.run("read", lambda c: c.exec_driver_sql(f"PRAGMA {name}").scalar_one())
+
+    def pragma_writing(name: str) -> Any:
+        return lite_store.run("write", lambda c: c.exec_driver_sql(f"PRAGMA {name}").scalar_one())
+
+    for look in (pragma, pragma_writing):  # the reads' connection and the writes'
+        assert look("foreign_keys") == 1  # a write here checks what the threads' writes check
+        assert look("synchronous") == 1  # NORMAL: under WAL, only a checkpoint flushes the file
+        assert look("journal_mode") == "wal"
+    assert pragma("query_only") == 1 and pragma_writing("query_only") == 0
+    orphan = (
+        "INSERT INTO agents (id, workspace_id, name, display_order, token_hash, online, created_at)"
+        " VALUES ('a1', 'no-such-workspace', 'x', 0, 'h', 0, '2026-12-02')"
+    )
+    assert lite_store.run("write", lambda c: c.exec_driver_sql(orphan)) is MISSED  # refused, and rolled back
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_write_on_the_loop_meets_a_held_write_lock_and_is_handed_back_at_once(
+    lite: Database, lite_store: LoopStore
+) -> None:
+    """No busy timeout: the loop never sleeps in the driver for the file's lock; the work waits in a thread."""
+    with _another_connection(lite) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        assert lite_store.run("write", _insert_eve_lite) is MISSED
+        assert time.monotonic() - started < 1.5  # the threads' busy timeout is 30 s
+        writer.execute("COMMIT")
     assert lite_store.run("read", _count_users) == 0
+    assert lite_store.run("write", _insert_eve_lite) is None
+    assert lite_store.run("read", _count_users) == 1
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_write_that_runs_long_on_the_loop_is_rolled_back_and_handed_back(
+    lite: Database, lite_store: LoopStore
+) -> None:
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) SELECT count(*) FROM n"
+    )
+
+    def insert_then_run_on(connection: Connection) -> None:
+        _insert_eve_lite(connection)
+        connection.exec_driver_sql(endless).scalar_one()
+
+    started = time.monotonic()
+    assert lite_store.run("write", insert_then_run_on) is MISSED
+    assert time.monotonic() - started < 2.0
+    with lite.engine.connect() as connection:
+        assert _count_users(connection) == 0  # its insert rolled back: the thread does it all again
+    assert lite_store.run("read", insert_then_run_on) is MISSED  # query_only again, after the failed write
+    assert lite_store.run("write", _insert_eve_lite) is None  # and the connection still usable
 
 
 @pytest.mark.anyio

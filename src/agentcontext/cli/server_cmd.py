@@ -116,7 +116,7 @@ def server(
         False,
         "--store-in-threads",
         help="Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets"
-        " short transactions run on the event loop itself (a SQLite file its reads), cut short and redone in a"
+        " short transactions run on the event loop itself (a SQLite file too), cut short and redone in a"
         " thread when they would wait.",
     ),
     allow_hosts: list[str] = AllowHostOption,

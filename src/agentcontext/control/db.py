@@ -200,14 +200,14 @@ class Database:
 
     def loop_store(self, environ: Mapping[str, str] | None = None) -> LoopStore | None:
         """A connection for short transactions the event loop runs itself (``loop_store``), where the database is
-        PostgreSQL on a Unix socket or loopback, or a SQLite file (reads only); None elsewhere (an in-memory
+        PostgreSQL on a Unix socket or loopback, or a SQLite file; None elsewhere (an in-memory
         SQLite is another database on each connection)."""
         store: LoopStore
         if self.is_sqlite:
             database = self.url.database or ""
             if database in ("", ":memory:") or database.startswith("file:"):
                 return None
-            store = SqliteLoopStore(self.url, self._begin_read)
+            store = SqliteLoopStore(self.url, self._begin_read, self._begin_write)
         elif nearby(self.url, environ):
             store = LoopStore(self.url, self._begin_read, self._begin_write)
         else:

@@ -26,10 +26,13 @@ unavailable instead (``prepared.CommitOutcomeUnknown``, as in the threads).
 
 What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads).
 
-On SQLite (a file: ``SqliteLoopStore``) only reads run here: in WAL mode a reader never waits for the
-writer, the connection has no busy timeout (a lock it does meet hands the work back at once) and is
-``query_only``, and a progress handler stops a run past ``STATEMENT_SECONDS``. Writes stay in threads: a
-writer waits for the file's lock by sleeping in the driver, and a commit may checkpoint, flushing the file.
+On SQLite (a file: ``SqliteLoopStore``) the database is this process's own library: in WAL mode a reader
+never waits for the writer, and the connection has no busy timeout, so a write whose ``BEGIN IMMEDIATE``
+meets the file's write lock (a worker thread's write under way) is handed back at once, to wait for it in a
+thread. Reads run on a ``query_only`` connection and writes on a second one (a connection switched between
+the two would prepare its statements anew each time), and a progress handler stops any run past
+``STATEMENT_SECONDS``. What the loop may wait for is the disk, as on PostgreSQL: a commit
+that checkpoints flushes the file (WAL, ``synchronous=NORMAL``: only a checkpoint flushes).
 """
 
 from __future__ import annotations
@@ -292,11 +295,10 @@ class LoopStore:
         return True
 
 
-class SqliteLoopStore(LoopStore):
-    """``LoopStore`` on a SQLite file: reads only (see the module)."""
+class _SqliteConnection(LoopStore):
+    """A connection of the loop to a SQLite file: no busy timeout, the file's rules, a progress handler."""
 
-    def __init__(self, url: URL, begin_read: str) -> None:
-        super().__init__(url, begin_read, "")
+    read_only = True
 
     @staticmethod
     def _create_engine(url: URL) -> Engine:
@@ -312,7 +314,12 @@ class SqliteLoopStore(LoopStore):
         connection = self._engine.connect()
         driver: Any = connection.connection.driver_connection
         try:
-            driver.execute("PRAGMA query_only = 1")  # this connection never writes, whatever work asks
+            # the file's rules as every connection of ``db`` keeps them (WAL is the file's own): a write checks
+            # foreign keys, and commits without flushing, as theirs do
+            driver.execute("PRAGMA foreign_keys = ON")
+            driver.execute("PRAGMA synchronous = NORMAL")
+            if self.read_only:  # set once: changing it expires every prepared statement of the connection
+                driver.execute("PRAGMA query_only = 1")
             driver.set_progress_handler(self._too_long, PROGRESS_EVERY)
         except BaseException:
             connection.close()
@@ -328,7 +335,39 @@ class SqliteLoopStore(LoopStore):
         """No watchdog: the database is this process's own library, and the progress handler stops a long run."""
 
     def _may_write(self) -> bool:
-        return False
+        return not self.read_only
+
+
+class _SqliteWriter(_SqliteConnection):
+    """The loop's connection for writes to a SQLite file."""
+
+    read_only = False
+
+    def _run(self, kind: Kind, connection: Connection, work: Callable[[Connection], T]) -> T:
+        # no busy timeout: BEGIN IMMEDIATE meets a write lock held elsewhere (a worker thread's write) as
+        # "database is locked" at once, and the work goes to a thread, which waits for the lock there
+        return prepared.transaction(connection, self._begin[kind], work, writes=kind == "write")
+
+
+class SqliteLoopStore(_SqliteConnection):
+    """``LoopStore`` on a SQLite file (see the module): reads on a ``query_only`` connection, writes on another."""
+
+    def __init__(self, url: URL, begin_read: str, begin_write: str) -> None:
+        super().__init__(url, begin_read, begin_write)
+        self.writer = _SqliteWriter(url, begin_read, begin_write)
+
+    async def ready(self) -> bool:
+        if not await super().ready():
+            return False
+        await self.writer.ready()  # while it is not, a write is handed back, to a thread
+        return True
+
+    def run(self, kind: Kind, work: Callable[[Connection], T]) -> T | Literal[Missed.MISSED]:
+        return self.writer.run(kind, work) if kind == "write" else super().run(kind, work)
+
+    def close(self) -> None:
+        self.writer.close()
+        super().close()
 
 
 def _shut(driver: Any) -> None:

@@ -3,8 +3,8 @@
 Each request's database work is one function run in one worker thread (the driver is
 synchronous) inside one transaction: a request hops to a thread once, and waits for a
 worker in the event loop, never for a connection (the workers are as many as the pool's
-connections). Against a near PostgreSQL short work runs on the loop itself first (on a
-SQLite file, reads), and in a thread only when it would wait there (``loop_store``; ``_near``). The events a write
+connections). Against a near PostgreSQL or a SQLite file short work runs on the loop itself
+first, and in a thread only when it would wait there (``loop_store``; ``_near``). The events a write
 produces are published after it commits. Access rules live here: a user reaches only their
 own chats and skills and the workspaces open to them; an agent token only pushes for its
 own agent.
@@ -60,6 +60,7 @@ from agentcontext.view_contract import AgentViewsBody
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")
 SYNC_DISABLED = "workspace agent context sync is disabled on this deployment"
+LOOP_PUSH_RESOURCES = 200  # SQLite: a push of at most so many resources is written on the event loop
 
 
 class SyncDisabled(UnavailableError):
@@ -228,7 +229,10 @@ class ControlPlane:
                 events.append(Event(snapshot_topic(agent.agent_id), "snapshot", data))
             return outcome, events
 
-        outcome = await self._write_events(work, near=False)  # tens of statements: a worker thread's
+        # on PostgreSQL tens of statements, each a round trip: a worker thread's; on SQLite the library's own
+        # work, on the loop unless the push is large (a run there stops at 50 ms and is done again in a thread)
+        near = self.db.is_sqlite and len(checked.resources) <= LOOP_PUSH_RESOURCES
+        outcome = await self._write_events(work, near=near)
         if outcome.written is not None:  # committed: the next push compares against these without reading them
             self._written.put(agent.agent_id, None, outcome.written)
         return outcome
