@@ -24,7 +24,8 @@ connection cut under it, and the work goes to a thread like any other miss. A wr
 lost or cut during its ``COMMIT`` may have been committed, so it is not run again: the request fails as
 unavailable instead (``prepared.CommitOutcomeUnknown``, as in the threads).
 
-What may run here is the caller's choice (``ControlPlane`` sends pushes and ORM sessions to threads).
+What may run here is the caller's choice (``ControlPlane`` sends ORM sessions, PostgreSQL's pushes and large
+SQLite ones to threads).
 
 On SQLite (a file: ``SqliteLoopStore``) the database is this process's own library: in WAL mode a reader
 never waits for the writer, and the connection has no busy timeout, so a write whose ``BEGIN IMMEDIATE``
@@ -344,9 +345,9 @@ class _SqliteWriter(_SqliteConnection):
     read_only = False
 
     def _run(self, kind: Kind, connection: Connection, work: Callable[[Connection], T]) -> T:
-        # no busy timeout: BEGIN IMMEDIATE meets a write lock held elsewhere (a worker thread's write) as
-        # "database is locked" at once, and the work goes to a thread, which waits for the lock there
-        return prepared.transaction(connection, self._begin[kind], work, writes=kind == "write")
+        # only writes come here (``SqliteLoopStore.run``). No busy timeout: BEGIN IMMEDIATE meets a write lock held
+        # elsewhere (a worker thread's write) as "database is locked" at once, and the work goes to a thread
+        return prepared.transaction(connection, self._begin["write"], work, writes=True)
 
 
 class SqliteLoopStore(_SqliteConnection):
