@@ -370,10 +370,11 @@ async def test_a_server_that_never_answers_initialize_times_out_and_the_others_s
 
 async def test_connect_server_stdio_process_survives_connect(space: Workspace) -> None:
     """Coder's regression test: the connect timeout bounds the handshake, not the process's life."""
-    async with space.manager(connect_timeout=2) as manager:
+    # 5 s: a Python peer starting on a busy 2-CPU CI machine missed 2 s (stop 26's CI)
+    async with space.manager(connect_timeout=5) as manager:
         await manager.reload(space.specs({"srv": peer("fine")}))
         pid = await pid_of(manager, "srv")
-        await anyio.sleep(2.5)  # outlive the connect timeout: nothing may cut the session then
+        await anyio.sleep(5.5)  # outlive the connect timeout: nothing may cut the session then
         assert await pid_of(manager, "srv") == pid
         assert status(manager, "srv").state == "connected"
 
