@@ -11,9 +11,13 @@ agent "main") and one user made directly in the database (``bench/control.py``'s
 each agent's first snapshot pushed (``initial``), then two chats per workspace. Then, from this
 one client process (asyncio on uvloop, httpx):
 
-* each agent pushes its snapshot about once a second (jittered): 10 resources, the root AGENTS.md
-  changing with each push, the version increasing; one push in 20 replays an old version
-  (with other content), which the server must refuse; plus a heartbeat every ~5 s;
+* each agent pushes its snapshot about once a second (jittered): 10 resources (two AGENTS.md
+  files, the root's and the work dir's, and 8 skills), one file edited by each push in turn
+  (``--changes rotate``: the root AGENTS.md, the nested one, then each skill's body, its name and
+  description kept; so one push in five changes a text the prompt shows), or the root AGENTS.md
+  by every push (``--changes root-every-push``, this load's only mix before 2026-12-03); the
+  version increasing; one push in 20 replays an old version (with other content), which the
+  server must refuse; plus a heartbeat every ~5 s;
 * each chat loops: ``GET /prompt``, ``POST /tools/read_skill`` of a skill in its pin (served
   from the pin), ``POST /tools/time__get_current_time`` (proxied by the server to a real
   ``agentcontext agent`` in front of the real ``mcp-server-time``: every simulated agent
@@ -33,10 +37,11 @@ Each count of mismatches must be 0. Reported: requests by kind with p50/p99 late
 (non-2xx and transport errors), requests over 250 ms by when they started (5 s windows), pushes
 accepted and refused, events received, the prompts the server answered from its turn cache
 (``X-Prompt-Cache``; and apart, the prompts whose chat's pin had not moved since its previous
-prompt, and those after a refresh moved it: a new prompt for that chat, a hit only when another
-chat on the same server rendered the same inputs; their share of all prompts bounds the hit rate
-any cache keyed by what a prompt shows can reach here), the servers' RSS (every second
-from /proc) and CPU, and this client's CPU and event-loop lag (is the client the bottleneck?).
+prompt, and those after a refresh moved it: a hit when the push edited no text the prompt shows,
+or when another chat on the same server rendered the same inputs; with ``root-every-push``, their
+share of all prompts bounds the hit rate any cache keyed by what a prompt shows can reach), the
+servers' RSS (every second from /proc) and CPU, and this client's CPU and event-loop lag (is the
+client the bottleneck?).
 
 ``--scale`` runs the load at growing sizes (``--stages``: agents, with two chats each; each a
 fresh database and servers, ``--seconds`` long) and reports where each request kind's p99 first
@@ -47,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import json
@@ -112,26 +118,68 @@ def skill_name(index: int, n: int) -> str:
 
 
 def static_resources(index: int) -> list[Resource]:
-    """The 9 resources that never change: a nested AGENTS.md and 8 skills."""
+    """The 9 resources besides the root AGENTS.md: a nested AGENTS.md and 8 skills (and the time server)."""
     root = f"/home/coder/ws-{index:04d}"
     out = [_resource(Kind.INSTRUCTION_FILE, f"{root}/api/AGENTS.md", Scope.PROJECT, TEXT * 3, doc_order=1)]
     for n in range(SKILLS):
         name = skill_name(index, n)
-        description = f"Skill {n} of workspace {index}: how to do task {n} here."
-        body = f"---\nname: {name}\ndescription: {description}\n---\n\n# {name}\n\n" + TEXT * 4
         path = f"{root}/.agents/skills/{name}/SKILL.md"
-        out.append(_resource(Kind.SKILL, path, Scope.REPO, body, name=name, description=description))
+        out.append(
+            _resource(Kind.SKILL, path, Scope.REPO, _skill_body(index, n), name=name, description=_about(index, n))
+        )
     out.append(Resource(Kind.MCP_SERVER, "time", Scope.PROJECT, Status.OK, name="time", tools=(TIME_TOOL,)))
+    return out
+
+
+def _about(index: int, n: int) -> str:
+    return f"Skill {n} of workspace {index}: how to do task {n} here."
+
+
+def _skill_body(index: int, n: int, edit: str = "") -> str:
+    name = skill_name(index, n)
+    return f"---\nname: {name}\ndescription: {_about(index, n)}\n---\n\n# {name}\n\n{edit}" + TEXT * 4
+
+
+# What each push changes (--changes). ROTATE: the workspace's files are edited in turn, one a push: the root
+# AGENTS.md, the nested one, then each skill's body (its name and description kept), so one push in five changes
+# a text the prompt shows. ROOT_EVERY_PUSH: every push changes the root AGENTS.md (each re-pin changes the prompt).
+ROTATE, ROOT_EVERY_PUSH = "rotate", "root-every-push"
+ROTATION = 2 + SKILLS  # the files a rotating push edits in turn
+
+
+def _rotated(index: int, fixed: Sequence[Resource], version: int, salt: str) -> list[Resource]:
+    """The resources besides the root AGENTS.md at ``version`` of a rotating workspace: file ``i`` of the rotation
+    (the root AGENTS.md is 0, the nested one 1, skill ``n`` is ``2 + n``) was last edited at the latest version
+    equal to ``i`` modulo ``ROTATION``; ``salt`` goes into the one this version edits."""
+    out = []
+    for resource in fixed:
+        if resource.kind not in (Kind.INSTRUCTION_FILE, Kind.SKILL):
+            out.append(resource)
+            continue
+        n = int((resource.name or "").rsplit("-", 1)[1]) if resource.kind is Kind.SKILL else -1
+        i = 2 + n
+        edit = f"Edit {(version - i) // ROTATION}{salt if version % ROTATION == i else ''}.\n\n"
+        text = _skill_body(index, n, edit) if resource.kind is Kind.SKILL else edit + TEXT * 3
+        data = text.encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
+        out.append(dataclasses.replace(resource, content=text, size_bytes=len(data), content_hash=digest))
     return out
 
 
 UPSTREAM: dict[str, str] = {}  # the real agent every simulated one advertises: url, api_token
 
 
-def push_body(index: int, fixed: Sequence[Resource], version: int, salt: str, *, initial: bool) -> tuple[bytes, str]:
-    """A push of agent ``index``: its root AGENTS.md names the version (and ``salt``); the hash it carries."""
+def push_body(
+    index: int, fixed: Sequence[Resource], version: int, salt: str, *, initial: bool, changes: str = ROOT_EVERY_PUSH
+) -> tuple[bytes, str]:
+    """A push of agent ``index`` at ``version`` (``salt`` in what it changes), and the hash it carries: with
+    ``ROOT_EVERY_PUSH`` its root AGENTS.md names the version, with ``ROTATE`` one file in turn is edited."""
     root = f"/home/coder/ws-{index:04d}"
-    text = f"# ws-{index:04d} push {version}{salt}\n\n" + TEXT
+    if changes == ROTATE:
+        fixed = _rotated(index, fixed, version, salt)
+        text = f"# ws-{index:04d} edit {version // ROTATION}{salt if version % ROTATION == 0 else ''}\n\n" + TEXT
+    else:
+        text = f"# ws-{index:04d} push {version}{salt}\n\n" + TEXT
     changing = _resource(Kind.INSTRUCTION_FILE, f"{root}/AGENTS.md", Scope.PROJECT, text, doc_order=0)
     ordered = tuple(sorted([changing, *fixed], key=lambda r: r.id))
     snap = Snapshot(
@@ -192,6 +240,7 @@ class AgentSim:
     index: int
     token: str
     fixed: list[Resource]
+    changes: str = ROTATE  # what each push changes (--changes)
     version: int = 0
     accepted: tuple[int, str] = (0, "")  # the last accepted push: version, hash
     unanswered: dict[int, str] = field(default_factory=dict)  # pushes with no answer: version -> hash
@@ -224,7 +273,7 @@ async def push_once(http: httpx.AsyncClient, base: str, record: Record, agent: A
     stale = agent.version > 2 and rng.randrange(STALE_EVERY) == 0
     version = agent.version - 1 if stale else agent.version + 1
     salt = f" replay {rng.random()}" if stale else ""
-    body, digest = push_body(agent.index, agent.fixed, version, salt, initial=False)
+    body, digest = push_body(agent.index, agent.fixed, version, salt, initial=False, changes=agent.changes)
     headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
     if not stale:
         agent.version = version
@@ -379,15 +428,15 @@ def slope(points: Sequence[tuple[float, float]]) -> float:
 
 
 async def setup(
-    bases: Sequence[str], user_token: str, tokens: Sequence[str], chats: int
+    bases: Sequence[str], user_token: str, tokens: Sequence[str], chats: int, changes: str
 ) -> tuple[list[AgentSim], list[ChatSim]]:
     """Each agent's initial push, then the chats (pinned to it), round-robin over the workspaces and replicas."""
-    agents = [AgentSim(i, token, static_resources(i)) for i, token in enumerate(tokens)]
+    agents = [AgentSim(i, token, static_resources(i), changes) for i, token in enumerate(tokens)]
     record = Record()
     limits = httpx.Limits(max_connections=16, keepalive_expiry=KEEPALIVE)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         for agent in agents:
-            body, digest = push_body(agent.index, agent.fixed, 1, "", initial=True)
+            body, digest = push_body(agent.index, agent.fixed, 1, "", initial=True, changes=changes)
             headers = {"Authorization": f"Bearer {agent.token}", "Content-Type": "application/json"}
             base = bases[agent.index % len(bases)]
             response = await record.call(http, "push", "POST", base + PUSH, content=body, headers=headers)
@@ -427,7 +476,7 @@ async def drive(
     stream_tokens: Sequence[str],
     args: argparse.Namespace,
 ) -> Outcome:
-    agents, chats = await setup(bases, user_token, tokens, args.chats)
+    agents, chats = await setup(bases, user_token, tokens, args.chats, args.changes)
     # This client's own pauses would count as the servers' latency: a full collection walking the setup's objects
     # (the workload's texts, the modules) took 180-200 ms here, just as the loops began. Set them aside, as the
     # server does once it serves (``gc.freeze``).
@@ -600,6 +649,7 @@ def summarise(
         "agents": args.agents,
         "chats": args.chats,
         "seconds": args.seconds,
+        "changes": args.changes,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "load_average_start": load_start,
         "load_average_end": os.getloadavg(),
@@ -654,7 +704,10 @@ def _cpu_percent(cpu: Sequence[tuple[float, float]]) -> float:
 def report(results: Sequence[dict[str, Any]]) -> None:
     for r in results:
         where = f"{r['replicas']} servers" if r["replicas"] > 1 else "1 server"
-        print(f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s, {where}; {r['machine']}")
+        print(
+            f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s, {where},"
+            f" pushes: {r.get('changes', ROOT_EVERY_PUSH)}; {r['machine']}"
+        )
         print("load average at start " + ", ".join(f"{x:.2f}" for x in r["load_average_start"]))
         print(f"{'kind':12} {'requests':>9} {'per s':>7} {'non-2xx':>8} {'transport':>9} {'p50 ms':>8} {'p99 ms':>8}")
         for kind, k in r["kinds"].items():
@@ -682,15 +735,17 @@ def report(results: Sequence[dict[str, Any]]) -> None:
         moved = r.get("prompt_cache_moved_pin_hit_rate")
         if moved is not None:
             print(
-                f"  of those after a refresh moved the chat's pin (a render another chat made): {moved:.1%}"
-                f" {r['prompt_cache_moved_pin']}"
+                f"  of those after a refresh moved the chat's pin (a hit: no shown text changed, or another chat"
+                f" rendered it): {moved:.1%} {r['prompt_cache_moved_pin']}"
             )
         share = r.get("prompt_moved_pin_share")
-        if share is not None:  # every push here changes a text the prompt shows: a re-pinned chat has new text
+        if share is not None and r.get("changes", ROOT_EVERY_PUSH) == ROOT_EVERY_PUSH:  # every re-pin: new text
             print(
                 f"  a refresh had moved the pin before {share:.1%} of the prompts: no cache keyed by what a prompt"
                 f" shows answers more than the other {1 - share:.1%}, and those of them another chat rendered"
             )
+        elif share is not None:
+            print(f"  a refresh had moved the pin before {share:.1%} of the prompts (pushes: {r['changes']})")
         print(
             f"server RSS MB: start {r['rss_mb_start']:.1f}, at 10 s {r['rss_mb_10s'] or 0:.1f}, end"
             f" {r['rss_mb_end']:.1f}, max {r['rss_mb_max']:.1f}; slope over the last 40 s"
@@ -718,6 +773,13 @@ def main() -> None:
     parser.add_argument("--period", type=float, default=1.0, help="seconds between an agent's pushes (jittered)")
     parser.add_argument("--turn-gap", type=float, default=1.0, help="a chat's pause between turns (jittered)")
     parser.add_argument("--refresh-gap", type=float, default=3.0, help="at least this long between a chat's refreshes")
+    parser.add_argument(
+        "--changes",
+        choices=(ROTATE, ROOT_EVERY_PUSH),
+        default=ROTATE,
+        help="what each push edits: one file in turn (the root AGENTS.md, the nested one, each skill's body),"
+        " or the root AGENTS.md every time (each re-pin then changes the prompt)",
+    )
     parser.add_argument("--postgres", action="store_true", help="on a throwaway PostgreSQL instead of SQLite")
     parser.add_argument("--replicas", type=int, default=1, help="with --postgres: servers on the one database")
     parser.add_argument("--no-mcp", action="store_true", help="no real agent: chats make no MCP tool calls")

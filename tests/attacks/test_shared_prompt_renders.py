@@ -117,3 +117,25 @@ async def test_the_same_content_is_shared_and_is_exactly_what_the_other_user_ren
         assert said == "hit"
         assert answer == await running.fresh("bob", chat)
         assert victim not in str(answer) and f"PLAN-{chat}.md" in answer["system"]
+
+
+async def test_a_skill_body_behind_a_shared_render_is_read_from_each_chats_own_pin(tmp_path: Path, db_url: str) -> None:
+    """A pinned skill's body is left out of the render digest (the prompt shows its name and description): a hostile
+    agent pushing the victim's skill with another body shares the victim's render, which is exactly what it renders
+    itself, but ``read_skill`` still answers each chat from its own pin."""
+    victims = [text_resource(Kind.SKILL, SKILL, skill_md("deploy", "Deploys", body=f"Use {SECRET}.\n"), name="deploy",
+                             description="Deploys"), mcp_server("time", "now")]  # fmt: skip
+    forged = [text_resource(Kind.SKILL, SKILL, skill_md("deploy", "Deploys", body="Ship it.\n"), name="deploy",
+                            description="Deploys"), mcp_server("time", "now")]  # fmt: skip
+    async with two_users(tmp_path, db_url=db_url) as running:
+        await running.push("alice", victims)
+        await running.push("bob", forged)
+        victim, chat = await running.chat("alice"), await running.chat("bob")
+        await running.prompt("alice", victim)
+        answer, said = await running.prompt("bob", chat)
+        assert said == "hit" and answer == await running.fresh("bob", chat)
+        for who, chat_id, body in (("bob", chat, "Ship it."), ("alice", victim, f"Use {SECRET}.")):
+            result = await running.plane.call_tool(running.people[who].user, chat_id, "read_skill", {"name": "deploy"})
+            assert not result.is_error and body in result.content
+        bobs = await running.plane.call_tool(running.people["bob"].user, chat, "read_skill", {"name": "deploy"})
+        assert SECRET not in bobs.content

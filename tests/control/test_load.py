@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +26,38 @@ def test_a_short_load_run_loses_nothing_and_fails_no_request(tmp_path: Path) -> 
     assert result["pushes_accepted"] > 3  # the initial pushes are not counted: these are the timed ones
     assert result["events"]["state"] == 6
     assert result["server_log_errors"] == []
+
+
+def _load_module() -> Any:
+    sys.path.insert(0, str(BENCH.parent))  # load.py imports its neighbour control.py
+    try:
+        spec = importlib.util.spec_from_file_location("bench_load", BENCH)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_load"] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH.parent))
+
+
+def test_a_rotating_load_edits_one_file_a_push_and_a_shown_text_one_push_in_five() -> None:
+    load = _load_module()
+    fixed = load.static_resources(7)
+
+    def pushed(version: int, salt: str = "") -> dict[str, tuple[str, str | None]]:
+        body, digest = load.push_body(7, fixed, version, salt, initial=False, changes=load.ROTATE)
+        snapshot = json.loads(body)
+        assert snapshot["aggregate_hash"] == digest
+        return {r["path"]: (r["content_hash"], r.get("description")) for r in snapshot["resources"]}
+
+    shown = {"/home/coder/ws-0007/AGENTS.md", "/home/coder/ws-0007/api/AGENTS.md"}
+    edited = []
+    for version in range(2, 42):
+        before, after = pushed(version - 1), pushed(version)
+        changed = [path for path in after if after[path] != before[path]]
+        assert len(changed) == 1 and after[changed[0]][1] == before[changed[0]][1]  # a skill keeps its description
+        edited.append(changed[0])
+    assert sum(path in shown for path in edited) == len(edited) // 5
+    assert len(set(edited)) == 10  # every file of the workspace in turn
+    assert pushed(9, "-replayed") != pushed(9)  # a replay of a version carries other content

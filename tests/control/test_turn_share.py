@@ -15,6 +15,7 @@ from agentcontext.control.discovered_answer import Answer, Found
 from agentcontext.control.turns import SHARED_BYTES, Turns, prompt_body, tools_json
 from agentcontext.control.wire import PromptResponse, ToolSpecBody
 from agentcontext.resource import Kind
+from agentcontext.testing import skill_md
 from tests.control.conftest import REVIEW, WORK, mcp_server, text_resource
 from tests.control.shared_turns import two_users
 
@@ -24,12 +25,10 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 SKILL = f"{WORK}/.agents/skills/review/SKILL.md"
 
 
-def snapshot(rules: str = "Root rules.\n") -> list:  # type: ignore[type-arg]
+def snapshot(rules: str = "Root rules.\n", skill: str = REVIEW, description: str = "Reviews") -> list:  # type: ignore[type-arg]
     return [
         text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", rules),
-        text_resource(
-            Kind.SKILL, f"{WORK}/.agents/skills/review/SKILL.md", REVIEW, name="review", description="Reviews"
-        ),
+        text_resource(Kind.SKILL, SKILL, skill, name="review", description=description),
         mcp_server("time", "now"),
     ]
 
@@ -63,6 +62,32 @@ async def test_a_second_chat_pinned_to_the_same_content_is_served_the_first_ones
         # the tools a call uses came with the shared render, and still answer from the chat's own pin
         result = await running.plane.call_tool(running.people["alice"].user, second, "read_skill", {"name": "review"})
         assert not result.is_error and "Read the diff first." in result.content
+
+
+async def test_a_push_that_edits_only_a_skills_body_leaves_a_refreshed_chats_prompt_a_hit(
+    tmp_path: Path, db_url: str
+) -> None:
+    edited = skill_md("review", "Reviews a change", body="# Review\n\nRun the tests before reading the diff.\n")
+    async with two_users(tmp_path, ("alice",), db_url=db_url) as running:
+        user = running.people["alice"].user
+        await running.push("alice", snapshot())
+        chat = await running.chat("alice")
+        before, said = await running.prompt("alice", chat)
+        assert said == "miss"
+
+        await running.push("alice", snapshot(skill=edited))  # the body alone: the prompt shows name and description
+        await running.refresh("alice", chat)
+        after, said = await running.prompt("alice", chat)
+        assert said == "hit"
+        assert after == before == await running.fresh("alice", chat)
+        result = await running.plane.call_tool(user, chat, "read_skill", {"name": "review"})
+        assert not result.is_error and "Run the tests before reading the diff." in result.content  # the new pin's
+
+        await running.push("alice", snapshot(skill=edited, description="Reviews a change, tests first"))
+        await running.refresh("alice", chat)
+        described, said = await running.prompt("alice", chat)
+        assert said == "miss"
+        assert "tests first" in described["system"] and described == await running.fresh("alice", chat)
 
 
 async def test_a_tool_call_first_shares_the_tools_and_the_prompt_after_it_is_rendered_once(tmp_path: Path) -> None:

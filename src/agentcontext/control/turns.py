@@ -8,21 +8,20 @@ the user's personal skills (count, last change). One prebuilt query reads those 
 (the *turn key*), and with them what a tool call needs besides (the agent's address, the
 chat's plan mode). A push that changes nothing the chat pinned leaves the key where it was.
 
-Each replica keeps the turns it built, by chat, with their key: a prompt or a tool call
-whose key has not moved costs that one query and no other. One whose key moved reads its
-inputs in one statement (the pinned and discovered rows as stored, with the texts the prompt
-shows, and the latest MCP servers; the personal skills' names and descriptions apart) and
-digests them, each text standing as its content key, which the server hashed itself (a
-pushed hash is never trusted): the *render digest*. Chats whose inputs digest alike share
-one render (the prompt but its plan file, and the tools), kept by digest, bounded by the
-bytes it weighs (``SHARED_BYTES``): several chats of one workspace re-pinned to the same
-snapshot render once. The digest covers every input of the shared render as read, and the
-render is made from exactly those rows, from a context that holds no chat id; so equal
-digests mean byte-identical renders, whichever user or agent the chats belong to, and a
-chat is only ever served what it would have rendered itself. The chat's own part, its
-``<plan-file>`` block, is set in on each request; a prompt answered from a kept render, the
-chat's or a shared one, is a hit (nothing was rendered for it). Every replica stays exact
-without listening for events.
+Each replica keeps the turns it built, by chat, with their key: a prompt or a tool call whose key has not
+moved costs that one query and no other. One whose key moved reads its inputs in one statement (the pinned and
+discovered rows as stored, with the texts the prompt shows, and the latest MCP servers; the personal skills'
+names and descriptions apart) and digests them, each text standing as its content key, which the server hashed
+itself (a pushed hash is never trusted), and a pinned skill without its body's size, hash and key (the prompt
+shows its name and description; a call reads the body from the pin): the *render digest*. Chats whose inputs
+digest alike share one render (the prompt but its plan file, and the tools), kept by digest, bounded by the
+bytes it weighs (``SHARED_BYTES``): several chats of one workspace re-pinned to the same snapshot render once,
+and a chat re-pinned after a push that edited a skill's body alone keeps its render. The digest covers every
+input of the shared render as it is rendered, and the render is made from exactly those rows, from a context
+that holds no chat id; so equal digests mean byte-identical renders, whichever user or agent the chats belong
+to, and a chat is only ever served what it would have rendered itself. The chat's own part, its
+``<plan-file>`` block, is set in on each request; a prompt answered from a kept render, the chat's or a shared
+one, is a hit (nothing was rendered for it). Every replica stays exact without listening for events.
 """
 
 from __future__ import annotations
@@ -240,10 +239,21 @@ _KEY_AND_INPUTS = (
     .order_by(_INPUT_PART.c.origin, _INPUT_PART.c.source)
 )
 _RUN_KEY, _RUN_KEY_AND_TEXT, _RUN_KEY_AND_INPUTS = Prepared(_KEY), Prepared(_KEY_AND_TEXT), Prepared(_KEY_AND_INPUTS)
-_KIND, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
-    _RAW.index(name) for name in ("kind", "content_key", "meta", "origin", "caused_by", "text")
+_KIND, _SIZE, _CONTENT_HASH, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
+    _RAW.index(name)
+    for name in ("kind", "size_bytes", "content_hash", "content_key", "meta", "origin", "caused_by", "text")
 )
-_DIGEST_FORM = 1  # bumped whenever what the shared render reads, or how, changes
+_DIGEST_FORM = 2  # bumped whenever what the shared render reads, or how, changes
+_SKILL = str(Kind.SKILL)
+
+
+def as_rendered(raw: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An input row as the render may see it: a pinned skill without what only its body decides (size, content
+    hash and key). The prompt shows a skill's name and description, and a call reads its body from the pin by
+    source, so a push that edits a skill's body alone leaves the digest, and the render, where they were."""
+    if raw[_KIND] != _SKILL or raw[_ORIGIN] != rows.SNAPSHOT:
+        return raw
+    return (*raw[:_SIZE], 0, "", *raw[_CONTENT_HASH + 1 : _CONTENT_KEY], None, *raw[_CONTENT_KEY + 1 :])
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +338,7 @@ def turn_and_inputs(executor: Executor, user: UserPrincipal, chat_id: str) -> tu
 
 
 def _digested(row: TurnRow, stored: tuple[tuple[Any, ...], ...], personal: tuple[tuple[str, str], ...]) -> Inputs:
+    stored = tuple([as_rendered(raw) for raw in stored])  # what the digest covers is all the render is made of
     form = [
         _DIGEST_FORM, row.parent_id is None, row.plan_mode, row.os, row.work_dir, row.home,
         [raw[:_TEXT] for raw in stored], [list(p) for p in personal],
