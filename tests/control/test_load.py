@@ -61,3 +61,16 @@ def test_a_rotating_load_edits_one_file_a_push_and_a_shown_text_one_push_in_five
     assert sum(path in shown for path in edited) == len(edited) // 5
     assert len(set(edited)) == 10  # every file of the workspace in turn
     assert pushed(9, "-replayed") != pushed(9)  # a replay of a version carries other content
+
+
+def test_the_old_mix_changes_the_root_agents_md_with_every_push() -> None:
+    load = _load_module()
+    fixed = load.static_resources(2)
+
+    def hashes(version: int) -> dict[str, str]:
+        body, _ = load.push_body(2, fixed, version, "", initial=False, changes=load.ROOT_EVERY_PUSH)
+        return {r["path"]: r["content_hash"] for r in json.loads(body)["resources"]}
+
+    for version in range(2, 12):
+        before, after = hashes(version - 1), hashes(version)
+        assert [path for path in after if after[path] != before[path]] == ["/home/coder/ws-0002/AGENTS.md"]
