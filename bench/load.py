@@ -147,19 +147,22 @@ ROTATE, ROOT_EVERY_PUSH = "rotate", "root-every-push"
 ROTATION = 2 + SKILLS  # the files a rotating push edits in turn
 
 
+def _edited(version: int, i: int, salt: str) -> str:
+    """How often file ``i`` of the rotation has been edited by ``version``, and ``salt`` when this version edits it."""
+    return f"{(version - i) // ROTATION}{salt if version % ROTATION == i else ''}"
+
+
 def _rotated(index: int, fixed: Sequence[Resource], version: int, salt: str) -> list[Resource]:
-    """The resources besides the root AGENTS.md at ``version`` of a rotating workspace: file ``i`` of the rotation
-    (the root AGENTS.md is 0, the nested one 1, skill ``n`` is ``2 + n``) was last edited at the latest version
-    equal to ``i`` modulo ``ROTATION``; ``salt`` goes into the one this version edits."""
+    """The resources besides the root AGENTS.md at ``version`` of a rotating workspace. The rotation is the root
+    AGENTS.md (0), then ``static_resources`` in its order: the nested one (1), skill ``n`` (``2 + n``); file
+    ``i`` was last edited at the latest version equal to ``i`` modulo ``ROTATION``."""
     out = []
-    for resource in fixed:
-        if resource.kind not in (Kind.INSTRUCTION_FILE, Kind.SKILL):
+    for i, resource in enumerate(fixed, start=1):
+        if i >= ROTATION:  # the time server: never edited
             out.append(resource)
             continue
-        n = int((resource.name or "").rsplit("-", 1)[1]) if resource.kind is Kind.SKILL else -1
-        i = 2 + n
-        edit = f"Edit {(version - i) // ROTATION}{salt if version % ROTATION == i else ''}.\n\n"
-        text = _skill_body(index, n, edit) if resource.kind is Kind.SKILL else edit + TEXT * 3
+        edit = f"Edit {_edited(version, i, salt)}.\n\n"
+        text = edit + TEXT * 3 if i == 1 else _skill_body(index, i - 2, edit)
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         out.append(dataclasses.replace(resource, content=text, size_bytes=len(data), content_hash=digest))
@@ -177,7 +180,7 @@ def push_body(
     root = f"/home/coder/ws-{index:04d}"
     if changes == ROTATE:
         fixed = _rotated(index, fixed, version, salt)
-        text = f"# ws-{index:04d} edit {version // ROTATION}{salt if version % ROTATION == 0 else ''}\n\n" + TEXT
+        text = f"# ws-{index:04d} edit {_edited(version, 0, salt)}\n\n" + TEXT
     else:
         text = f"# ws-{index:04d} push {version}{salt}\n\n" + TEXT
     changing = _resource(Kind.INSTRUCTION_FILE, f"{root}/AGENTS.md", Scope.PROJECT, text, doc_order=0)
@@ -240,7 +243,7 @@ class AgentSim:
     index: int
     token: str
     fixed: list[Resource]
-    changes: str = ROTATE  # what each push changes (--changes)
+    changes: str  # what each push changes (--changes)
     version: int = 0
     accepted: tuple[int, str] = (0, "")  # the last accepted push: version, hash
     unanswered: dict[int, str] = field(default_factory=dict)  # pushes with no answer: version -> hash
@@ -706,7 +709,7 @@ def report(results: Sequence[dict[str, Any]]) -> None:
         where = f"{r['replicas']} servers" if r["replicas"] > 1 else "1 server"
         print(
             f"\n== {r['label']}: {r['agents']} agents, {r['chats']} chats, {r['seconds']} s, {where},"
-            f" pushes: {r.get('changes', ROOT_EVERY_PUSH)}; {r['machine']}"
+            f" pushes: {r['changes']}; {r['machine']}"
         )
         print("load average at start " + ", ".join(f"{x:.2f}" for x in r["load_average_start"]))
         print(f"{'kind':12} {'requests':>9} {'per s':>7} {'non-2xx':>8} {'transport':>9} {'p50 ms':>8} {'p99 ms':>8}")
@@ -739,7 +742,7 @@ def report(results: Sequence[dict[str, Any]]) -> None:
                 f" rendered it): {moved:.1%} {r['prompt_cache_moved_pin']}"
             )
         share = r.get("prompt_moved_pin_share")
-        if share is not None and r.get("changes", ROOT_EVERY_PUSH) == ROOT_EVERY_PUSH:  # every re-pin: new text
+        if share is not None and r["changes"] == ROOT_EVERY_PUSH:  # every re-pin: new text
             print(
                 f"  a refresh had moved the pin before {share:.1%} of the prompts: no cache keyed by what a prompt"
                 f" shows answers more than the other {1 - share:.1%}, and those of them another chat rendered"

@@ -253,7 +253,9 @@ def as_rendered(raw: tuple[Any, ...]) -> tuple[Any, ...]:
     source, so a push that edits a skill's body alone leaves the digest, and the render, where they were."""
     if raw[_KIND] != _SKILL or raw[_ORIGIN] != rows.SNAPSHOT:
         return raw
-    return (*raw[:_SIZE], 0, "", *raw[_CONTENT_HASH + 1 : _CONTENT_KEY], None, *raw[_CONTENT_KEY + 1 :])
+    row = list(raw)
+    row[_SIZE], row[_CONTENT_HASH], row[_CONTENT_KEY] = 0, "", None
+    return tuple(row)
 
 
 @dataclass(frozen=True, slots=True)
