@@ -1,6 +1,6 @@
-"""httpx as our clients use it (the agent's pushes, the CLI, the MCP connections, bench/load.py).
+"""httpx's async client as ours use it (the workspace agent's pushes and heartbeats, bench/load.py).
 
-httpcore asks ``import sniffio`` on every request; without the package each ask is a failed import
+httpcore asks ``import sniffio`` on every async request; without the package each ask is a failed import
 that searches the whole import path (~75 us, about four a request). ``sniffio`` is a dependency for
 that reason: this test fails when it is missing, or when a request starts importing anything else.
 """
