@@ -10,7 +10,8 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
   same files (goal: within 1.5x);
 * for ``claude`` also, apart (the goals stay against the floors above): the read floor
   plus an ``os.stat`` of each name Claude Code itself checks in every folder from the work
-  dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md);
+  dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md); and the
+  walk alone: a cold scan of the same folders with no file in them, against the read floor;
 * skills-ref's ``read_properties`` over the same 1,000 skills;
 * peak memory of a cold scan (tracemalloc peak and the process's max RSS).
 
@@ -40,7 +41,7 @@ from agentcontext.claude_md import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, test_config
-from workspace import age, build
+from workspace import age, build, build_bare
 
 
 def median_ms(action: Callable[[], object], repeat: int) -> float:
@@ -75,6 +76,15 @@ def walk_floor_ms(cold: Callable[[], object], read_floor: Callable[[], None], wo
                 os.stat(path)
 
     return paired_ms(cold, floor, repeat)[1]
+
+
+def bare_walk_ms(read_floor: Callable[[], None], tmp: Path, home: Path, env: dict[str, str], repeat: int) -> float:
+    """A cold claude scan of the benchmark's folders with no file in them, timed alternately with ``read_floor``."""
+    bare = tmp / "bare"
+    work = build_bare(bare)
+    age(bare)
+    config = test_config(work, home=home, environ=env, profile="claude")
+    return paired_ms(lambda: Scanner(work, config, environ=env).run(), read_floor, repeat)[0]
 
 
 def main() -> None:
@@ -118,7 +128,9 @@ def main() -> None:
 
         cold_ms, read_ms = paired_ms(cold, read_floor, args.repeat)
         rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, args.repeat * 4)
-        probe_ms = walk_floor_ms(cold, read_floor, str(work), args.repeat) if args.profile == "claude" else None
+        claude = args.profile == "claude"
+        probe_ms = walk_floor_ms(cold, read_floor, str(work), args.repeat) if claude else None
+        bare_ms = bare_walk_ms(read_floor, Path(tmp), home, env, args.repeat) if claude else None
         assert warm.full_passes == 1, warm.full_passes
 
         try:
@@ -148,6 +160,7 @@ def main() -> None:
         "stat_floor_ms": round(stat_ms, 3),
         "rescan_ratio": round(rescan_ms / stat_ms, 2),
         "read_and_walk_floor_ms": round(probe_ms, 2) if probe_ms else None,
+        "bare_walk_ms": round(bare_ms, 2) if bare_ms else None,
         "skills_ref_read_properties_ms": round(skills_ref_ms, 1) if skills_ref_ms else None,
         "tracemalloc_peak_mb": round(peak / 1e6, 1),
         "max_rss_mb": round(max_rss_mb, 1),
@@ -160,6 +173,9 @@ def main() -> None:
     print(f"rescan    {rescan_ms:9.3f} ms, stat floor {stat_ms:8.3f} ms: {figures['rescan_ratio']}x (goal 1.5x)")
     if probe_ms:
         print(f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x")
+    if bare_ms:
+        ratio = bare_ms / read_ms
+        print(f"  apart: the walk alone (same folders, no files) {bare_ms:.2f} ms: {ratio:.2f}x the read floor")
     if skills_ref_ms is not None:
         print(
             f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"

@@ -52,6 +52,16 @@ def build(
     return work
 
 
+def build_bare(root: Path, *, levels: int = CHAIN_LEVELS) -> Path:
+    """The same folders as :func:`build` (the root marker and the chain), no file in any; returns the work dir."""
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    work = root
+    for level in range(1, levels):
+        work = work / f"level{level:02d}"
+        work.mkdir(exist_ok=True)
+    return work
+
+
 def _claude_files(root: Path) -> None:
     docs = root / "docs"
     docs.mkdir(exist_ok=True)
