@@ -60,15 +60,14 @@ class AgentView:
 
     def loads(self) -> list[Resource]:
         files = {f.path for f in self.doc.files}
-        ordered = sorted(
-            (r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and r.path in files),
+        return sorted(
+            (r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and _in_doc(r, files)),
             key=lambda r: r.doc_order or 0,
         )
-        return ordered
 
     def not_loaded(self) -> list[Resource]:
         files = {f.path for f in self.doc.files}
-        return [r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and r.path not in files]
+        return [r for r in self.resources if r.kind is Kind.INSTRUCTION_FILE and not _in_doc(r, files)]
 
     def skills_not_offered(self) -> list[Resource]:
         offered_paths = {s.path for s in self.skills}
@@ -92,6 +91,12 @@ class AgentView:
         if self.opened is not None:
             data["when_opened"] = [_row(r) for r in self.opened]
         return data
+
+
+def _in_doc(resource: Resource, files: set[str]) -> bool:
+    """Whether the resource is the one its path's doc text came from: a path can also be listed apart
+    (Claude Code's AGENTS.md, shadowed as the fallback, yet loaded because a CLAUDE.md imports it)."""
+    return resource.doc_order is not None and resource.path in files
 
 
 def _row(resource: Resource) -> dict[str, Any]:

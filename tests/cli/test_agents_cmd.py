@@ -44,6 +44,31 @@ def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path,
     assert views["codex"]["when_opened"] == []
 
 
+def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_and_once_as_not(
+    tmp_path: Path, home: Path
+) -> None:
+    # This project's own set-up: CLAUDE.md is "@AGENTS.md", so Claude Code loads AGENTS.md by import
+    # while the same file is also the AGENTS.md fallback it does not take.
+    work = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "@AGENTS.md\n", "AGENTS.md": "agents rules\n"})
+    done = run("agents", str(work), "--json", home=home)
+    assert done.returncode == 0, done.stderr
+    claude = next(v for v in json.loads(done.stdout)["agents"] if v["profile"] == "claude")
+    agents_md = str(work / "AGENTS.md")
+    assert [(r["path"], r["load"]["type"]) for r in claude["loads"]] == [
+        (str(work / "CLAUDE.md"), "startup"),
+        (agents_md, "import"),
+    ]
+    assert [(r["path"], r["status"]) for r in claude["not_loaded"]] == [(agents_md, "shadowed")]
+    table = run("agents", str(work), home=home).stdout
+    claude_table = table.split("Claude Code", 1)[1].split("Coder", 1)[0]
+    cells = [[cell.strip() for cell in line.split("│")] for line in claude_table.splitlines() if "│" in line]
+    assert [(row[1], row[2]) for row in cells if row[2]] == [
+        ("loads", "CLAUDE.md"),
+        ("loads", "AGENTS.md"),
+        ("not", "AGENTS.md"),
+    ]
+
+
 def test_agents_still_manages_control_plane_agents() -> None:
     done = run("agents", "create", "--help")
     assert done.returncode == 0 and "--workspace" in done.stdout
