@@ -9,7 +9,8 @@ import sys
 
 import agentcontext
 
-ADAPTER_PACKAGES = {"cli", "mcp", "agent", "control", "dashboard", "local", "web"}
+# ``terminal`` is a module, not a package: the text of the CLI and ``up`` for a terminal (Rich markup escaped)
+ADAPTER_PACKAGES = {"cli", "mcp", "agent", "control", "dashboard", "local", "web", "terminal"}
 FORBIDDEN = ["typer", "rich", "click", "starlette", "uvicorn", "mcp", "sqlalchemy", "alembic", "psycopg", "httpx"]
 
 

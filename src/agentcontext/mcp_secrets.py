@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from agentcontext.findings import printable
+
 _VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}]*))?\}")
 _SCHEME = re.compile(r"^\s*(bearer|basic|token|bot)\s+", re.IGNORECASE)
 _KEY_PARTS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
@@ -133,8 +135,12 @@ def command_line(entry: Mapping[str, Any]) -> str:
 
 
 def shown(entry: Mapping[str, Any]) -> str:
-    """What an entry runs or reaches, as written: a command line, or a URL with its transport."""
+    """What an entry runs or reaches, as written: a command line, or a URL with its transport.
+
+    Control, format and private-use characters are shown as ``\\uXXXX``: this is the text a user
+    approves, and a bidi override or an escape sequence in it must not hide or reorder the rest.
+    """
     if entry.get("command") and entry.get("type", entry.get("transport", "stdio")) == "stdio":
-        return command_line(entry)
+        return printable(command_line(entry))
     transport = str(entry.get("type", entry.get("transport", "http")))
-    return f"{redact_url(str(entry.get('url', '')))} ({transport})"
+    return printable(f"{redact_url(str(entry.get('url', '')))} ({transport})")

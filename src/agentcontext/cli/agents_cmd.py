@@ -13,6 +13,8 @@ from agentcontext.agent_views import AGENTS, VERIFIED, VIEW_PROFILES, AgentView,
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
 from agentcontext.cli.common import stdout as console_out
 from agentcontext.paths import absolute
+from agentcontext.resource import Resource
+from agentcontext.terminal import shown
 
 
 class ViewByDefault(TyperGroup):
@@ -61,17 +63,22 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
     for column in ("", "path", "scope", "how / why"):
         table.add_column(column, overflow="fold")
     for resource in view.loads():
-        table.add_row("[green]loads[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+        table.add_row("[green]loads[/]", *_cells(resource, base))
     for resource in view.not_loaded():
-        table.add_row("[yellow]not[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+        table.add_row("[yellow]not[/]", *_cells(resource, base))
     if view.opened is not None:
         for resource in view.opened:
-            table.add_row("[cyan]opened[/]", shown_path(resource.path, base), str(resource.scope), why(resource) or "")
+            table.add_row("[cyan]opened[/]", *_cells(resource, base))
     if table.row_count:
         console.print(table)
     skills: list[Any] = [s.name for s in view.skills]
-    console.print(f"skills offered ({len(skills)}): {', '.join(skills) if skills else 'none'}")
+    console.print(f"skills offered ({len(skills)}): {shown(', '.join(skills)) if skills else 'none'}")
     for resource in view.skills_not_offered():
-        console.print(f"  [yellow]not offered[/] {shown_path(resource.path, base)}: {why(resource) or resource.status}")
+        reason = why(resource) or resource.status
+        console.print(f"  [yellow]not offered[/] {shown(shown_path(resource.path, base))}: {shown(reason)}")
     if target is not None and not view.opened:
-        console.print(f"opening {target} loads nothing more")
+        console.print(f"opening {shown(target)} loads nothing more")
+
+
+def _cells(resource: Resource, base: str) -> tuple[str, str, str]:
+    return shown(shown_path(resource.path, base)), str(resource.scope), shown(why(resource) or "")

@@ -9,7 +9,6 @@ from itertools import groupby
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.audit import audit as run_audit
@@ -25,8 +24,9 @@ from agentcontext.cli.common import (
     stderr,
     stdout,
 )
-from agentcontext.findings import Finding, Report, Severity, printable
+from agentcontext.findings import Finding, Report, Severity
 from agentcontext.scan import ScanResult
+from agentcontext.terminal import shown
 from agentcontext.trust import TrustStore
 
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -112,7 +112,7 @@ def _with_tools(report: Report, result: ScanResult) -> Report:
 def _print(report: Report, fail_on: FailOn) -> None:
     console = stdout()
     base = report.project_root or report.dir
-    console.print(f"audit of [bold]{escape(printable(report.dir))}[/] · project root {report.project_root or '(none)'}")
+    console.print(f"audit of [bold]{shown(report.dir)}[/] · project root {shown(report.project_root or '(none)')}")
     if not report.findings:
         console.print("No findings.")
         return
@@ -132,11 +132,11 @@ def _print(report: Report, fail_on: FailOn) -> None:
             )
             style = SEVERITY_STYLE[finding.severity]
             table.add_row(
-                escape(printable(shown_path(path, base))) if row == 0 else "",
+                shown(shown_path(path, base)) if row == 0 else "",
                 where,
                 f"[{style}]{finding.severity}[/]",
                 finding.code,
-                escape(finding.message),
+                shown(finding.message),
             )
     console.print(table)
     counts = report.counts()

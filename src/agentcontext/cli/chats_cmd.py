@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from agentcontext.cli.common import STATUS_STYLE, stdout
+from agentcontext.cli.common import STATUS_STYLE, echo_exact, stdout
 from agentcontext.cli.status_cmd import ServerOption, TokenOption, credentials
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import InvalidRequestError
+from agentcontext.terminal import plain, shown
 
 if TYPE_CHECKING:
     from agentcontext.control.client import ControlClient
@@ -44,14 +45,16 @@ def _show_chat(chat: dict[str, Any]) -> None:
     state = "[yellow]out of date[/yellow]" if context["dirty"] else "[green]up to date[/green]"
     if context["pinned_hash"] is None:
         state = "[bright_black]not pinned yet[/bright_black]"
-    out.print(f"chat [bold]{chat['id']}[/bold]  {chat['status']}  {state}")
-    out.print(f"workspace {chat['workspace_id']}  agent {chat['agent_id'] or '-'}")
+    chat_ref = shown(chat["id"])
+    out.print(f"chat [bold]{chat_ref}[/bold]  {shown(chat['status'])}  {state}")
+    out.print(f"workspace {shown(chat['workspace_id'])}  agent {shown(chat['agent_id'] or '-')}")
     if context["pinned_hash"]:
-        out.print(f"pinned {context['pinned_hash'][:12]} (version {context['pinned_version']})")
+        out.print(f"pinned {shown(context['pinned_hash'][:12])} (version {shown(context['pinned_version'])})")
     if context["dirty_since"]:
-        out.print(f"out of date since {context['dirty_since']}: refresh with `agentcontext chats refresh {chat['id']}`")
+        since = shown(context["dirty_since"])
+        out.print(f"out of date since {since}: refresh with `agentcontext chats refresh {chat_ref}`")
     if context["error"]:
-        out.print(f"[red]error:[/red] {context['error']}")
+        out.print(f"[red]error:[/red] {shown(context['error'])}")
     if context["resources"]:
         table = Table(box=None, pad_edge=False)
         for column in ("status", "kind", "path", "detail"):
@@ -61,7 +64,8 @@ def _show_chat(chat: dict[str, Any]) -> None:
             if r.get("tools") is not None:
                 detail = f"{len(r['tools'])} tools"
             style = STATUS_STYLE.get(r["status"], "")
-            table.add_row(f"[{style}]{r['status']}[/{style}]" if style else r["status"], r["kind"], r["path"], detail)
+            status = f"[{style}]{r['status']}[/{style}]" if style else shown(r["status"])
+            table.add_row(status, shown(r["kind"]), shown(r["path"]), shown(detail))
         out.print(table)
 
 
@@ -104,7 +108,7 @@ def list_chats(
         table.add_column(column)
     for chat in found:
         context = "out of date" if chat["context"]["dirty"] else "up to date"
-        table.add_row(chat["id"], chat["status"], context, chat["title"])
+        table.add_row(shown(chat["id"]), shown(chat["status"]), context, shown(chat["title"]))
     stdout().print(table)
 
 
@@ -142,7 +146,7 @@ def refresh(
         out.print("Refreshed: nothing changed.")
     for label, colour in (("added", "green"), ("removed", "red"), ("changed", "yellow")):
         for path in diff[label]:
-            out.print(f"[{colour}]{label:8}[/{colour}] {path}")
+            out.print(f"[{colour}]{label:8}[/{colour}] {shown(path)}")
 
 
 @app.command("prompt")
@@ -159,9 +163,9 @@ def prompt(
     if as_json:
         typer.echo(json.dumps(turn, indent=2))
         return
-    typer.echo(turn["system"])
+    echo_exact(turn["system"])
     typer.echo("")
-    typer.echo("tools: " + ", ".join(t["name"] for t in turn["tools"]))
+    typer.echo("tools: " + ", ".join(plain(t["name"]) for t in turn["tools"]))
 
 
 @app.command("tool")
@@ -183,6 +187,9 @@ def tool(
         raise InvalidRequestError(f"--args must be a JSON object of the tool's arguments, not {type(parsed).__name__}")
     with _client(server, token, token_file) as client:
         result = client.call_tool(chat_id, name, parsed)
-    typer.echo(json.dumps(result, indent=2) if as_json else result["content"])
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        echo_exact(result["content"])
     if result["is_error"]:
         raise typer.Exit(1)

@@ -17,6 +17,7 @@ from agentcontext.config import Config, load_config
 from agentcontext.ondemand import Resolver
 from agentcontext.profiles import PROFILES
 from agentcontext.scan import Scanner, ScanResult, resolve_work_dir
+from agentcontext.terminal import visible
 
 DirArgument = typer.Argument(
     Path("."), help="The work dir: where the agent runs. Defaults to the current directory.", show_default=False
@@ -49,6 +50,16 @@ STATUS_STYLE = {
     "shadowed": "bright_black",
     "disabled": "bright_black",
 }
+
+
+def echo_exact(text: str) -> None:
+    """Exact text (a doc, a rendered prompt, a tool's answer): as it is when piped; on a terminal, with its
+    control characters made visible (:func:`agentcontext.terminal.visible`) and a note saying so."""
+    out = visible(text)
+    sys.stdout.write(out + "\n")  # not typer.echo: piped, it would strip the text's escape sequences
+    sys.stdout.flush()
+    if out != text:
+        typer.echo("(control characters shown as \\uXXXX: pipe the output for the exact bytes)", err=True)
 
 
 def stdout() -> Console:

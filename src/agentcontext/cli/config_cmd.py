@@ -6,13 +6,20 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, ProfileOption, configure, print_json, stdout
+from agentcontext.cli.common import (
+    ConfigOption,
+    DirArgument,
+    JsonOption,
+    ProfileOption,
+    configure,
+    print_json,
+    stdout,
+)
 from agentcontext.config import env_name
-from agentcontext.findings import printable
 from agentcontext.settings_reference import reference_markdown
+from agentcontext.terminal import shown
 
 app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True, rich_markup_mode="markdown")
 
@@ -39,17 +46,17 @@ def show(
         print_json({**files, "warnings": list(config.warnings), "settings": data})
         return
     console = stdout()
-    console.print(f"project file: {config.project_file or '(none)'}")
-    console.print(f"your file:    {config.user_file or '(none)'}")
+    console.print(f"project file: {shown(config.project_file or '(none)')}")
+    console.print(f"your file:    {shown(config.user_file or '(none)')}")
     for warning in config.warnings:
-        console.print(f"[yellow]warning:[/] {escape(printable(warning))}")
+        console.print(f"[yellow]warning:[/] {shown(warning)}")
     table = Table(header_style="bold")
     for column in ("setting", "value", "from", "variable"):
         table.add_column(column, overflow="fold")
     for key, entry in data.items():
         value = entry["value"]
-        shown = ", ".join(value) if isinstance(value, list) else str(value)
-        table.add_row(key, shown, entry["from"], env_name(key) if key != "profile" else "AGENTCONTEXT_PROFILE")
+        text = ", ".join(value) if isinstance(value, list) else str(value)
+        table.add_row(key, shown(text), entry["from"], env_name(key) if key != "profile" else "AGENTCONTEXT_PROFILE")
     console.print(table)
 
 

@@ -14,6 +14,7 @@ from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.scan import scan_full
+from agentcontext.terminal import plain
 from agentcontext.tool_pins import compare
 from agentcontext.trust import TrustStore
 
@@ -120,7 +121,9 @@ def trust(
     (store.revoke if revoke else store.approve)(chosen)
     verb = "Revoked" if revoke else "Approved"
     for spec in chosen:
-        typer.echo(f"{verb} {spec.name} ({spec.digest[:12]}) from {spec.config_path}: {spec.shown}")
+        typer.echo(
+            f"{verb} {plain(spec.name)} ({spec.digest[:12]}) from {plain(spec.config_path)}: {plain(spec.shown)}"
+        )
 
 
 def _standing(spec: ServerSpec, store: TrustStore) -> dict[str, Any]:
@@ -144,7 +147,9 @@ def _show(rows: list[dict[str, Any]], as_json: bool) -> None:
         print_json(rows)
         return
     for row in rows:
-        typer.echo(f"{row['name']}\t{row['state']}\t{row['digest'][:12]}\t{row['runs']}\t{row['config']}")
+        typer.echo(
+            f"{plain(row['name'])}\t{row['state']}\t{row['digest'][:12]}\t{plain(row['runs'])}\t{plain(row['config'])}"
+        )
         for change in row["changes"]:
-            typer.echo(f"  {change['tool']}: {change['change']}")
-            typer.echo("    " + change["diff"].replace("\n", "\n    "))
+            typer.echo(f"  {plain(change['tool'])}: {change['change']}")
+            typer.echo("\n".join("    " + plain(line) for line in change["diff"].split("\n")))

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from agentcontext import claude_nested
+from agentcontext.agent_views import why
 from agentcontext.applied import Applicable, text
 from agentcontext.cli.common import (
     STATUS_STYLE,
@@ -19,6 +19,7 @@ from agentcontext.cli.common import (
     DirArgument,
     JsonOption,
     ProfileOption,
+    echo_exact,
     human_size,
     lookup,
     print_json,
@@ -29,12 +30,12 @@ from agentcontext.cli.common import (
 )
 from agentcontext.explain import applies, explain
 from agentcontext.files import is_within
-from agentcontext.findings import printable
 from agentcontext.paths import absolute
 from agentcontext.project_doc import claude_reminder
 from agentcontext.render import codex_instructions
 from agentcontext.resource import Status
 from agentcontext.scan import ScanResult
+from agentcontext.terminal import shown
 
 
 def register(app: typer.Typer) -> None:
@@ -67,7 +68,7 @@ def scan(
     else:
         _print_table(result)
     for warning in result.config.warnings:
-        stderr().print(f"[yellow]config:[/] {escape(printable(warning))}")
+        stderr().print(f"[yellow]config:[/] {shown(warning)}")
     if check and any(r.status is not Status.OK for r in snapshot.resources):
         raise typer.Exit(1)
 
@@ -80,20 +81,20 @@ def _print_table(result: ScanResult) -> None:
     for column in ("kind", "path", "scope", "status", "size", "reason"):
         table.add_column(column, overflow="fold", no_wrap=column in ("kind", "status", "size"))
     for resource in snapshot.resources:
-        reason = resource.error or ""
+        reason = why(resource) or ""  # the error, else how it loads (imported, path-scoped, on demand...)
         if resource.name and resource.kind == "skill":
             reason = f"{resource.name}: {reason}" if reason else resource.name
         style = STATUS_STYLE.get(str(resource.status), "")
         table.add_row(
             str(resource.kind),
-            shown_path(resource.path, base),
+            shown(shown_path(resource.path, base)),
             str(resource.scope),
             f"[{style}]{resource.status}[/]",
             human_size(resource.size_bytes),
-            reason,
+            shown(reason),
         )
     console.print(
-        f"work dir [bold]{snapshot.work_dir}[/] · project root {snapshot.project_root or '(none)'} "
+        f"work dir [bold]{shown(snapshot.work_dir)}[/] · project root {shown(snapshot.project_root or '(none)')} "
         f"· profile {snapshot.profile}"
     )
     if snapshot.resources:
@@ -111,9 +112,9 @@ def _print_table(result: ScanResult) -> None:
     if warnings:
         console.print("[bold]warnings[/]")
         for resource, warning in warnings:
-            console.print(f"  [yellow]![/] {shown_path(resource.path, base)}: {warning}")
+            console.print(f"  [yellow]![/] {shown(shown_path(resource.path, base))}: {shown(warning)}")
     if snapshot.error:
-        console.print(f"[red]snapshot error:[/] {snapshot.error}")
+        console.print(f"[red]snapshot error:[/] {shown(snapshot.error)}")
 
 
 def explain_cmd(
@@ -148,13 +149,13 @@ def explain_cmd(
         )
     else:
         console = stdout()
-        console.print(f"[bold]{escape(found.path)}[/] {escape(found.summary)}")
+        console.print(f"[bold]{shown(found.path)}[/] {shown(found.summary)}")
         for line in found.details:
-            console.print(f"  {escape(line)}")
+            console.print(f"  {shown(line)}")
         if answer is not None and (answer.files or answer.startup or answer.refused):
-            console.print(f"when the agent works on {escape(shown_path(target, result.snapshot.work_dir))}:")
+            console.print(f"when the agent works on {shown(shown_path(target, result.snapshot.work_dir))}:")
             for line in applies(answer):
-                console.print(f"  {escape(line)}")
+                console.print(f"  {shown(line)}")
     code_path = found.resource is None and answer is not None and not answer.refused and os.path.lexists(target)
     if not found.used and not (code_path and inside):
         raise typer.Exit(1)
@@ -222,6 +223,6 @@ def doc(
             added = text(answer, sanitized=result.config.project_doc.sanitize)
             parts.append(added or f"(nothing more applies to {', '.join(for_paths)})")
         for refused in answer.refused:
-            stderr().print(f"[yellow]refused:[/] {escape(refused.path)}: {escape(refused.reason)}")
+            stderr().print(f"[yellow]refused:[/] {shown(refused.path)}: {shown(refused.reason)}")
     if parts:
-        typer.echo("\n\n".join(parts))
+        echo_exact("\n\n".join(parts))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.terminal import log_to_stderr, shown
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -86,7 +86,7 @@ def _print_issued(kind: str, issued: identity.Issued, as_json: bool, extra: dict
         typer.echo(json.dumps({"id": issued.id, "name": issued.name, "token": issued.token, **(extra or {})}))
         return
     out = stdout()
-    out.print(f"Created {kind} [bold]{issued.name}[/bold] ({issued.id}).")
+    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}).")
     out.print("Token (shown once, keep it safe):")
     typer.echo(issued.token)
 
@@ -146,7 +146,7 @@ def server(
     from agentcontext.control.plane import ControlSettings
     from agentcontext.control.service import ServerOptions, prepare, run
 
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(name)s: %(message)s")
+    log_to_stderr(verbose)
     host, port = _address(listen)
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
     secrets = agent_secret.load(os.environ, key_file)

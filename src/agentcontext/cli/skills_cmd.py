@@ -16,6 +16,7 @@ from agentcontext.cli.common import (
     DirArgument,
     JsonOption,
     ProfileOption,
+    echo_exact,
     print_json,
     run_scan,
     shown_path,
@@ -33,6 +34,7 @@ from agentcontext.render import (
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skill_validation import Report, validate_path
+from agentcontext.terminal import plain, shown
 
 app = typer.Typer(
     help="List the skills an agent is offered, lint skill folders, render the skills prompt.",
@@ -72,7 +74,7 @@ def list_skills(
     if not skills:
         console.print("No skills found. Searched:")
         for container in result.layout.skill_containers:
-            console.print(f"  {container.path} ({container.scope})")
+            console.print(f"  {shown(container.path)} ({container.scope})")
         return
     table = Table(header_style="bold")
     for column in ("name", "scope", "status", "description or reason", "path"):
@@ -82,11 +84,11 @@ def list_skills(
         style = STATUS_STYLE.get(str(skill.status), "")
         detail = skill.description if skill.status is Status.OK else skill.error
         table.add_row(
-            skill.name or f"({os.path.basename(os.path.dirname(skill.path))})",
+            shown(skill.name or f"({os.path.basename(os.path.dirname(skill.path))})"),
             str(skill.scope),
             f"[{style}]{skill.status}[/]",
-            detail or "",
-            shown_path(skill.path, base),
+            shown(detail or ""),
+            shown(shown_path(skill.path, base)),
         )
     console.print(table)
 
@@ -115,13 +117,13 @@ def validate(
 
 def _print_report(report: Report) -> None:
     if report.valid:
-        typer.echo(f"Valid skill: {report.path}")
+        typer.echo(f"Valid skill: {plain(report.path)}")
     else:
-        typer.echo(f"Validation failed for {report.path}:", err=True)
+        typer.echo(f"Validation failed for {plain(report.path)}:", err=True)
         for error in report.errors:
-            typer.echo(f"  - {error}", err=True)
+            typer.echo(f"  - {plain(error)}", err=True)
     for warning in report.warnings:
-        typer.echo(f"  ! {warning}", err=True)
+        typer.echo(f"  ! {plain(warning)}", err=True)
 
 
 @app.command("prompt")
@@ -150,7 +152,7 @@ def prompt(
         roots = skill_roots(result)
         text, warning = codex_skills_block(offered, roots, Budget.for_window(context_window))
         if warning:
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(f"warning: {plain(warning)}", err=True)
     elif output is Format.claude:
         text = "\n".join(claude_skill_lines(offered, [path for path, _ in skill_roots(result)]))
     elif output is Format.xml:
@@ -158,6 +160,6 @@ def prompt(
     else:
         text = skill_catalog([CatalogEntry(r.name or "", str(r.scope), r.description or "") for r in offered])
     if text:
-        typer.echo(text)
+        echo_exact(text)
     else:
         typer.echo("No skills to offer.", err=True)

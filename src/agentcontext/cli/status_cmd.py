@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from agentcontext.cli.common import STATUS_STYLE, print_json, stdout
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.terminal import shown
 
 ServerOption = typer.Option(
     None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER; default: `up`'s).", show_default=False
@@ -88,9 +88,8 @@ def status(
 def show(overview: dict[str, Any], url: str) -> None:
     out = stdout()
     info = overview["server"]
-    out.print(
-        f"control plane [bold]{escape(url)}[/] · agentcontext {info.get('version', '?')} · {info.get('database', '?')}"
-    )
+    version, database = shown(info.get("version", "?")), shown(info.get("database", "?"))
+    out.print(f"control plane [bold]{shown(url)}[/] · agentcontext {version} · {database}")
     out.print(_agents(overview["workspaces"]) if overview["workspaces"] else "No workspaces yet.")
     chats = overview["chats"]
     dirty = chats["out_of_date"]
@@ -101,7 +100,7 @@ def show(overview: dict[str, Any], url: str) -> None:
         return
     out.print(f"[bold]problems[/] ({len(problems)})")
     for problem in problems:
-        out.print(f"  [red]![/] {escape(problem['where'])}: {escape(problem['message'])}")
+        out.print(f"  [red]![/] {shown(problem['where'])}: {shown(problem['message'])}")
 
 
 def _agents(workspaces: list[dict[str, Any]]) -> Table:
@@ -110,9 +109,9 @@ def _agents(workspaces: list[dict[str, Any]]) -> Table:
         table.add_column(column, overflow="fold")
     for workspace in workspaces:
         if not workspace["agents"]:
-            table.add_row(escape(workspace["name"]), "-", "no agent", "", "", "", "")
+            table.add_row(shown(workspace["name"]), "-", "no agent", "", "", "", "")
         for agent in workspace["agents"]:
-            table.add_row(escape(workspace["name"]), escape(agent["name"]), *_agent_cells(agent))
+            table.add_row(shown(workspace["name"]), shown(agent["name"]), *_agent_cells(agent))
     return table
 
 
@@ -124,7 +123,7 @@ def _agent_cells(agent: dict[str, Any]) -> tuple[str, ...]:
         return state, seen, "none yet", "", _mcp(agent["mcp"])
     version = f"v{snapshot['version']} {snapshot['aggregate_hash'][:12]}"
     counts = ", ".join(
-        f"{n} [{STATUS_STYLE.get(name, '')}]{name}[/]" if STATUS_STYLE.get(name) else f"{n} {name}"
+        f"{n} [{STATUS_STYLE.get(name, '')}]{name}[/]" if STATUS_STYLE.get(name) else f"{n} {shown(name)}"
         for name, n in snapshot["by_status"].items()
     )
     return state, seen, version, counts or "none", _mcp(agent["mcp"])

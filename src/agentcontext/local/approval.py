@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from agentcontext.config import Config
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.scan import scan_full
+from agentcontext.terminal import shown
 from agentcontext.trust import TrustStore
 
 
@@ -44,9 +44,9 @@ def ask(
 ) -> bool:
     """Show what would run; approve it when ``confirm`` (None: not interactive) says yes. Whether it was approved."""
     noun = "server" if len(specs) == 1 else "servers"
-    console.print(f"[bold]{work_dir}[/] declares {len(specs)} MCP {noun} you have not approved; they would run:")
-    for spec in specs:
-        console.print(f"  [bold]{escape(spec.name)}[/]: {escape(spec.shown)}", soft_wrap=True, highlight=False)
+    console.print(f"[bold]{shown(work_dir)}[/] declares {len(specs)} MCP {noun} you have not approved; they would run:")
+    for spec in specs:  # every character of what would run is shown: none may hide the rest from the user
+        console.print(f"  [bold]{shown(spec.name)}[/]: {shown(spec.shown)}", soft_wrap=True, highlight=False)
     if confirm is not None and confirm(f"Approve and start {'it' if len(specs) == 1 else 'them'}?"):
         store.approve(list(specs))
         console.print(f"Approved {len(specs)} MCP {noun}.")
@@ -55,5 +55,5 @@ def ask(
         f"Not started. Approve {'it' if len(specs) == 1 else 'them'} later in the dashboard, or with:",
         highlight=False,
     )
-    console.print(f"  {escape(trust_command(work_dir, specs))}", soft_wrap=True, highlight=False)
+    console.print(f"  {shown(trust_command(work_dir, specs))}", soft_wrap=True, highlight=False)
     return False

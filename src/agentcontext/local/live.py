@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 from rich.console import Group, RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from agentcontext import terminal
 from agentcontext.local.probe import StackStatus
 
 _STYLE = {
@@ -29,7 +29,7 @@ _STYLE = {
 
 def _styled(word: str) -> str:
     style = _STYLE.get(word, "")
-    return f"[{style}]{word}[/]" if style else word
+    return f"[{style}]{word}[/]" if style else terminal.shown(word)
 
 
 def clock(iso: str) -> str:
@@ -68,8 +68,10 @@ def plain(status: StackStatus) -> str:
         f"resources {resources_text(status)}",
         f"MCP {mcp_text(status)}",
     ]
-    failed = [f"{s.name}: {s.error}" for s in status.mcp if s.state in ("failed", "pending")]
-    return " · ".join(parts) + "".join(f"\n  MCP server {line}" for line in failed)
+    failed = [
+        f"{terminal.plain(s.name)}: {terminal.plain(s.error)}" for s in status.mcp if s.state in ("failed", "pending")
+    ]
+    return " · ".join(parts) + "".join(f"\n  MCP server {terminal.plain(line)}" for line in failed)
 
 
 def panel(status: StackStatus, dashboard: str, work_dir: str, note: str = "") -> RenderableType:
@@ -78,14 +80,14 @@ def panel(status: StackStatus, dashboard: str, work_dir: str, note: str = "") ->
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     database = f" ({status.database})" if status.database else ""
-    table.add_row("control plane", f"{_styled(status.server)}{database} · {escape(dashboard)}")
+    table.add_row("control plane", f"{_styled(status.server)}{database} · {terminal.shown(dashboard)}")
     seen = f" · last heard from {clock(status.last_seen)}" if status.last_seen else ""
-    table.add_row("agent", f"{_styled(status.agent)} · {escape(work_dir)}{seen}")
+    table.add_row("agent", f"{_styled(status.agent)} · {terminal.shown(work_dir)}{seen}")
     table.add_row("snapshot", snapshot_text(status))
     table.add_row("resources", ", ".join(f"{n} {_styled(name)}" for name, n in status.statuses) or "none")
     table.add_row("MCP servers", _mcp_cells(status))
     if status.snapshot_error:
-        table.add_row("[red]error[/]", Text(status.snapshot_error))
+        table.add_row("[red]error[/]", Text(terminal.plain(status.snapshot_error)))
     footer = Text(note or "Ctrl-C stops everything.", style="bright_black")
     return Group(table, footer)
 
@@ -93,6 +95,10 @@ def panel(status: StackStatus, dashboard: str, work_dir: str, note: str = "") ->
 def _mcp_cells(status: StackStatus) -> str:
     if not status.mcp:
         return "none configured"
-    lines = [f"{_styled(server.state)} {escape(server.name)}" for server in status.mcp]
-    lines += [f"  [red]{escape(server.name)}:[/] {escape(server.error)}" for server in status.mcp if server.error]
+    lines = [f"{_styled(server.state)} {terminal.shown(server.name)}" for server in status.mcp]
+    lines += [
+        f"  [red]{terminal.shown(server.name)}:[/] {terminal.shown(server.error)}"
+        for server in status.mcp
+        if server.error
+    ]
     return "\n".join(lines)

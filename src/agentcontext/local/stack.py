@@ -38,6 +38,7 @@ from agentcontext.local import live, state
 from agentcontext.local.probe import Probe, accepts
 from agentcontext.local.state import Binding
 from agentcontext.local.supervisor import Child, Command, Supervisor
+from agentcontext.terminal import shown
 
 DEFAULT_SERVER = "127.0.0.1:8765"
 REFRESH = 0.5  # seconds between two readings of the status
@@ -273,7 +274,8 @@ def _wait_server(supervisor: Supervisor, probe: Probe, stop: StopRequest) -> Chi
 
 def _announce(view: View) -> None:
     view.out.print(
-        f"Dashboard: {view.dashboard}  (workspace [bold]{view.binding.workspace}[/], user [bold]{view.user}[/])"
+        f"Dashboard: {shown(view.dashboard)}  (workspace [bold]{shown(view.binding.workspace)}[/],"
+        f" user [bold]{shown(view.user)}[/])"
     )
     view.out.print("Log in:", view.login, soft_wrap=True, highlight=False)
 
