@@ -227,3 +227,20 @@ def test_python_dash_m_and_version_work() -> None:
     result = run("--version")
     assert result.returncode == 0
     assert result.stdout.startswith("agentcontext ")
+
+
+def test_scan_says_how_a_file_that_is_not_loaded_at_startup_loads(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "CLAUDE.md": "@notes.md\n",
+            "notes.md": "notes\n",
+            ".claude/rules/py.md": "---\npaths: src/**/*.py\n---\npython rule\n",
+        },
+    )
+    table = run("scan", str(work), "-p", "claude", home=home).stdout
+    rows = {line.split("│")[2].strip(): line.split("│")[6].strip() for line in table.splitlines() if "│ ok" in line}
+    assert rows["notes.md"] == f"imported by {work / 'CLAUDE.md'}"
+    assert rows[".claude/rules/py.md"] == "when a file matching src/**/*.py is read"
+    assert rows["CLAUDE.md"] == ""
