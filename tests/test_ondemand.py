@@ -55,6 +55,13 @@ def test_codex_profile_gives_the_nested_agents_md_chain_below_the_work_dir_outer
     assert "loaded when the agent works there" in first.reason
 
 
+def test_the_startup_files_are_listed_in_the_order_the_agent_gets_them(tmp_path: Path, home: Path) -> None:
+    # CLAUDE.md comes first and imports AGENTS.md, which sorts before it by path
+    work = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "@AGENTS.md\n", "AGENTS.md": "rules\n"})
+    answer = lookup(work, home, ["src"], profile="claude")
+    assert [r.path for r in answer.startup] == [str(work / "CLAUDE.md"), str(work / "AGENTS.md")]
+
+
 def test_an_override_wins_its_folder_and_the_shadowed_file_is_listed_with_its_reason(
     tmp_path: Path, home: Path
 ) -> None:

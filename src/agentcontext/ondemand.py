@@ -176,9 +176,14 @@ class Resolver:
         doc = result.config.project_doc
         resources = result.snapshot.resources
         startup = tuple(
-            r
-            for r in resources
-            if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+            sorted(  # in the order the agent gets them
+                (
+                    r
+                    for r in resources
+                    if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+                ),
+                key=lambda r: r.doc_order or 0,
+            )
         )
         seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)
         if doc.discovery == "claude":
