@@ -67,6 +67,18 @@ async def test_the_home_page_shows_workspaces_agents_snapshots_and_problems(worl
     assert "bobs-box" not in page
 
 
+async def test_a_bidi_override_in_a_file_name_is_shown_in_the_inventory_instead_of_reordering_it(
+    world: World,
+) -> None:
+    name = f"{WORK}/docs/\u202edm.txt.exe"  # would read "exe.txt.md"
+    body = push_body([text_resource(Kind.INSTRUCTION_FILE, name, "x\n")], work_dir=WORK, agent=AGENT_INFO)
+    assert (await world.push(body)).json()["accepted"] is True
+    await log_in(world, "alice")
+    page = (await world.client.get(f"/ui/agents/{await agent_id(world)}")).text
+    assert f">{WORK}/docs/\\u202edm.txt.exe</a>" in page
+    assert "\u202e" not in page.replace(f'data-path="{name}"', "")  # only the row's attribute keeps the real path
+
+
 async def test_the_inventory_lists_every_resource_with_its_status_and_reason(world: World) -> None:
     assert (await world.push(workspace_push())).json()["accepted"] is True
     await log_in(world, "alice")

@@ -29,8 +29,9 @@ templates = Jinja2Templates(directory=HERE / "templates")  # Starlette turns aut
 templates.env.filters["size"] = lambda n: _size(int(n or 0))
 templates.env.filters["short"] = lambda h: (h or "")[:12]
 templates.env.filters["when"] = lambda t: _when(t)
-# what a repository or a server wrote, where a decision rests on reading it (the MCP approval): control, format
-# (bidi) and private-use characters shown as \uXXXX, so none reorders or hides the text around it
+# names and paths a repository or a server wrote, and what an MCP server would run: control, format (bidi) and
+# private-use characters shown as \uXXXX, so none reorders or hides the text around it (descriptions and file
+# texts are shown as written, with their hidden-text warnings)
 templates.env.filters["plain"] = lambda text: printable(str(text or ""))
 templates.env.globals["tone"] = views.status_tone
 templates.env.globals["version"] = __version__
