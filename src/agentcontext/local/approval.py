@@ -31,8 +31,23 @@ def pending(work_dir: Path, config: Config, store: TrustStore) -> list[ServerSpe
 
 
 def trust_command(work_dir: Path, specs: Sequence[ServerSpec]) -> str:
-    names = " ".join(shlex.quote(spec.name) for spec in specs)
-    return f"agentcontext mcp trust --work-dir {shlex.quote(str(work_dir))} {names}"
+    """The command that approves ``specs``, to paste into a shell: printable whatever the names hold."""
+    names = " ".join(_quoted(spec.name) for spec in specs)
+    return f"agentcontext mcp trust --work-dir {_quoted(str(work_dir))} {names}"
+
+
+def _quoted(word: str) -> str:
+    """``shlex.quote``; a word with a control or format character in bash's ``$'…'`` with ``\\xHH``/``\\uHHHH``
+    escapes, so the command shows every character and still names the server when pasted."""
+    if word.isprintable():
+        return shlex.quote(word)
+    escaped = "".join(c if c.isprintable() and c not in "\\'" else f"\\{c}" if c in "\\'" else _escape(c) for c in word)
+    return f"$'{escaped}'"
+
+
+def _escape(char: str) -> str:
+    point = ord(char)
+    return f"\\x{point:02x}" if point < 0x80 else f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
 
 
 def ask(
