@@ -33,10 +33,16 @@ def shown(text: object) -> str:
 
 def visible(text: str, stream: TextIO | None = None) -> str:
     """``text`` as it is when ``stream`` (stdout) is not a terminal; on one, every control and format
-    character but newline and tab shown as ``\\uXXXX`` (pipe the command for the exact bytes)."""
+    character but newline, CRLF and tab shown as ``\\uXXXX`` (pipe the command for the exact bytes).
+    A lone CR is shown too: it would let the rest of a line overwrite what came before."""
     if not (stream or sys.stdout).isatty():
         return text
-    return "\n".join("\t".join(printable(cell) for cell in line.split("\t")) for line in text.split("\n"))
+    return "\n".join(_visible_line(line) for line in text.split("\n"))
+
+
+def _visible_line(line: str) -> str:
+    body, crlf = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+    return "\t".join(printable(cell) for cell in body.split("\t")) + crlf
 
 
 class PlainFormatter(logging.Formatter):

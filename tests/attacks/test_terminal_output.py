@@ -27,7 +27,7 @@ from rich.console import Console
 from agentcontext.local import approval
 from agentcontext.mcp_config import parse
 from agentcontext.mcp_secrets import shown
-from agentcontext.terminal import PlainFormatter
+from agentcontext.terminal import PlainFormatter, visible
 from agentcontext.testing import make_workspace, skill_md
 from agentcontext.trust import TrustStore
 from tests.cli.test_commands import run
@@ -150,3 +150,14 @@ def test_a_log_line_quoting_what_a_server_said_shows_its_escape_sequences_as_cod
     record = logging.LogRecord("agentcontext.agent", logging.ERROR, __file__, 1, "refused: %s", (f"no{CLEAR}",), None)
     line = PlainFormatter("%(name)s: %(message)s").format(record)
     assert line == "agentcontext.agent: refused: no\\u001b[2J"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_exact_text_on_a_terminal_keeps_line_ends_and_tabs_and_shows_a_lone_carriage_return() -> None:
+    text = "a\tb\r\nsafe\rforged\n"
+    assert visible(text, _Terminal()) == "a\tb\r\nsafe\\u000dforged\n"
+    assert visible(text, io.StringIO()) == text
