@@ -175,16 +175,12 @@ class Resolver:
             return cached
         doc = result.config.project_doc
         resources = result.snapshot.resources
-        startup = tuple(
-            sorted(  # in the order the agent gets them
-                (
-                    r
-                    for r in resources
-                    if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
-                ),
-                key=lambda r: r.doc_order or 0,
-            )
-        )
+        loaded = [
+            r
+            for r in resources
+            if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+        ]
+        startup = tuple(sorted(loaded, key=lambda r: r.doc_order or 0))  # in the order the agent gets them
         seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)
         if doc.discovery == "claude":
             names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)

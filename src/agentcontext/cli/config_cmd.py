@@ -8,15 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from agentcontext.cli.common import (
-    ConfigOption,
-    DirArgument,
-    JsonOption,
-    ProfileOption,
-    configure,
-    print_json,
-    stdout,
-)
+from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, ProfileOption, configure, print_json, stdout
 from agentcontext.config import env_name
 from agentcontext.settings_reference import reference_markdown
 from agentcontext.terminal import shown

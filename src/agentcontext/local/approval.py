@@ -37,15 +37,18 @@ def trust_command(work_dir: Path, specs: Sequence[ServerSpec]) -> str:
 
 
 def _quoted(word: str) -> str:
-    """``shlex.quote``; a word with a control or format character in bash's ``$'…'`` with ``\\xHH``/``\\uHHHH``
-    escapes, so the command shows every character and still names the server when pasted."""
+    """``shlex.quote``; a word with a control or format character in bash's ``$'…'``, each such character as
+    ``\\xHH``/``\\uHHHH``, so the command shows every character and still names the server when pasted."""
     if word.isprintable():
         return shlex.quote(word)
-    escaped = "".join(c if c.isprintable() and c not in "\\'" else f"\\{c}" if c in "\\'" else _escape(c) for c in word)
-    return f"$'{escaped}'"
+    return "$'" + "".join(_ansi_c(char) for char in word) + "'"
 
 
-def _escape(char: str) -> str:
+def _ansi_c(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
     point = ord(char)
     return f"\\x{point:02x}" if point < 0x80 else f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
 

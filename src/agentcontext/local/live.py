@@ -68,9 +68,7 @@ def plain(status: StackStatus) -> str:
         f"resources {resources_text(status)}",
         f"MCP {mcp_text(status)}",
     ]
-    failed = [
-        f"{terminal.plain(s.name)}: {terminal.plain(s.error)}" for s in status.mcp if s.state in ("failed", "pending")
-    ]
+    failed = [f"{s.name}: {s.error}" for s in status.mcp if s.state in ("failed", "pending")]
     return " · ".join(parts) + "".join(f"\n  MCP server {terminal.plain(line)}" for line in failed)
 
 
