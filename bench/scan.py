@@ -10,8 +10,10 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
   same files (goal: within 1.5x);
 * for ``claude`` also, apart (the goals stay against the floors above): the read floor
   plus an ``os.stat`` of each name Claude Code itself checks in every folder from the work
-  dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md); and the
-  walk alone: a cold scan of the same folders with no file in them, against the read floor;
+  dir up to ``/`` (CLAUDE.md, .claude/CLAUDE.md, .claude/rules, CLAUDE.local.md); the
+  workspace without its skills (Claude Code's instruction files and ``.mcp.json`` alone, 64
+  files), cold scan against its own read floor; and the walk alone: a cold scan of the same
+  folders with no file in them, against that read floor;
 * skills-ref's ``read_properties`` over the same 1,000 skills;
 * peak memory of a cold scan (tracemalloc peak and the process's max RSS).
 
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agentcontext.claude_md import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind
-from agentcontext.scan import Scanner
+from agentcontext.scan import Scanner, ScanResult
 from agentcontext.testing import isolated_environ, test_config
 from workspace import age, build, build_bare
 
@@ -78,20 +80,41 @@ def walk_floor_ms(cold: Callable[[], object], read_floor: Callable[[], None], wo
     return paired_ms(cold, floor, repeat)[1]
 
 
-def bare_walk_ms(read_floor: Callable[[], None], tmp: Path, home: Path, env: dict[str, str], repeat: int) -> float:
-    """A cold claude scan of the benchmark's folders with no file in them, timed alternately with ``read_floor``."""
-    bare = tmp / "bare"
-    work = build_bare(bare)
-    age(bare)
+def files_of(result: ScanResult) -> list[str]:
+    """The files a scan read (servers and folders aside)."""
+    return [r.path for r in result.snapshot.resources if r.kind is not Kind.MCP_SERVER and os.path.isfile(r.path)]
+
+
+def read_all(paths: list[str]) -> None:
+    for path in paths:
+        with open(path, "rb") as fh:
+            fh.read()
+
+
+def claude_apart(tmp: Path, home: Path, env: dict[str, str], repeat: int) -> tuple[float, float, float]:
+    """Claude Code's own files without the skills: their cold scan, their read floor, and the walk
+    alone (a cold scan of the same folders with no file in them), timed alternately with that floor."""
+    root = tmp / "no-skills"
+    work = build(root, skills=0, claude=True)
+    age(root)
     config = test_config(work, home=home, environ=env, profile="claude")
-    return paired_ms(lambda: Scanner(work, config, environ=env).run(), read_floor, repeat)[0]
+    paths = files_of(Scanner(work, config, environ=env).run())
+    cold_ms, read_ms = paired_ms(lambda: Scanner(work, config, environ=env).run(), lambda: read_all(paths), repeat)
+    bare = tmp / "bare"
+    bare_work = build_bare(bare)
+    age(bare)
+    bare_config = test_config(bare_work, home=home, environ=env, profile="claude")
+    walk_ms = paired_ms(lambda: Scanner(bare_work, bare_config, environ=env).run(), lambda: read_all(paths), repeat)[0]
+    return cold_ms, read_ms, walk_ms
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--profile", default="default", help="the profile to scan with (claude adds its files)")
+    parser.add_argument(
+        "--profile", default="default", help="the profile to scan with (claude: its files added, skills in .claude)"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="agentcontext-bench-") as tmp:
@@ -109,15 +132,12 @@ def main() -> None:
             return Scanner(work, config, environ=env).run()
 
         result = Scanner(work, config, environ=env).run()
-        snapshot = result.snapshot
-        read_paths = [r.path for r in snapshot.resources if r.kind is not Kind.MCP_SERVER and os.path.isfile(r.path)]
-        skills = [r for r in snapshot.resources if r.kind is Kind.SKILL]
-        assert len(skills) == (0 if args.profile == "claude" else 1000), len(skills)
+        read_paths = files_of(result)
+        skills = [r for r in result.snapshot.resources if r.kind is Kind.SKILL]
+        assert len(skills) == 1000, len(skills)
 
         def read_floor() -> None:
-            for path in read_paths:
-                with open(path, "rb") as fh:
-                    fh.read()
+            read_all(read_paths)
 
         def stat_floor() -> None:
             for path in read_paths:
@@ -130,7 +150,7 @@ def main() -> None:
         rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, args.repeat * 4)
         claude = args.profile == "claude"
         probe_ms = walk_floor_ms(cold, read_floor, str(work), args.repeat) if claude else None
-        bare_ms = bare_walk_ms(read_floor, Path(tmp), home, env, args.repeat) if claude else None
+        apart = claude_apart(Path(tmp), home, env, args.repeat) if claude else None
         assert warm.full_passes == 1, warm.full_passes
 
         try:
@@ -160,7 +180,10 @@ def main() -> None:
         "stat_floor_ms": round(stat_ms, 3),
         "rescan_ratio": round(rescan_ms / stat_ms, 2),
         "read_and_walk_floor_ms": round(probe_ms, 2) if probe_ms else None,
-        "bare_walk_ms": round(bare_ms, 2) if bare_ms else None,
+        "without_skills_cold_ms": round(apart[0], 2) if apart else None,
+        "without_skills_read_floor_ms": round(apart[1], 2) if apart else None,
+        "without_skills_ratio": round(apart[0] / apart[1], 2) if apart else None,
+        "bare_walk_ms": round(apart[2], 2) if apart else None,
         "skills_ref_read_properties_ms": round(skills_ref_ms, 1) if skills_ref_ms else None,
         "tracemalloc_peak_mb": round(peak / 1e6, 1),
         "max_rss_mb": round(max_rss_mb, 1),
@@ -173,9 +196,16 @@ def main() -> None:
     print(f"rescan    {rescan_ms:9.3f} ms, stat floor {stat_ms:8.3f} ms: {figures['rescan_ratio']}x (goal 1.5x)")
     if probe_ms:
         print(f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x")
-    if bare_ms:
-        ratio = bare_ms / read_ms
-        print(f"  apart: the walk alone (same folders, no files) {bare_ms:.2f} ms: {ratio:.2f}x the read floor")
+    if apart:
+        own_ms, own_floor_ms, walk_ms = apart
+        print(
+            f"  apart: without the skills (64 files) {own_ms:.2f} ms, read floor {own_floor_ms:.2f} ms:"
+            f" {own_ms / own_floor_ms:.2f}x"
+        )
+        print(
+            f"  apart: the walk alone (same folders, no files) {walk_ms:.2f} ms:"
+            f" {walk_ms / own_floor_ms:.2f}x that floor"
+        )
     if skills_ref_ms is not None:
         print(
             f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"

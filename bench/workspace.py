@@ -1,7 +1,9 @@
 """The benchmark workspace: 1,000 skills with 3 supporting files each, a 12-level AGENTS.md chain, 50 MCP servers.
 
-With ``claude=True`` the root also holds a CLAUDE.md importing 20 files and 30 rules in
-``.claude/rules`` (5 of them path-scoped), for the ``claude`` profile.
+With ``claude=True`` it is the same workspace as Claude Code would have it: the skills in
+``.claude/skills`` (where Claude Code reads them; ``.agents/skills`` otherwise), and the root
+also holds a CLAUDE.md importing 20 files and 30 rules in ``.claude/rules`` (5 of them
+path-scoped).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ def build(
 ) -> Path:
     """Write the workspace under ``root``; returns the work dir (the bottom of the chain)."""
     (root / ".git").mkdir(parents=True, exist_ok=True)
-    container = root / ".agents" / "skills"
+    container = root / (".claude" if claude else ".agents") / "skills"
     for index in range(skills):
         name = f"skill-{index:04d}"
         folder = container / name

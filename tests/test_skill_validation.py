@@ -23,7 +23,16 @@ from skills_ref.validator import validate as skills_ref_validate
 
 from agentcontext.errors import FrontmatterError
 from agentcontext.frontmatter import parse_strict, strict_body
-from agentcontext.skill_validation import ALLOWED_FIELDS, Report, _clean, check, collapse, find_skill_md, validate_path
+from agentcontext.skill_validation import (
+    ALLOWED_FIELDS,
+    Report,
+    _clean,
+    check,
+    claude_check,
+    collapse,
+    find_skill_md,
+    validate_path,
+)
 from agentcontext.testing import make_workspace, skill_md
 from tests.containment import outside_the_roots
 
@@ -634,3 +643,44 @@ def test_the_quick_lenient_answer_equals_the_one_built_step_by_step(name: str, d
     assert (quick.name, quick.description, quick.errors, quick.warnings) == (
         slow.name, slow.description, slow.errors, slow.warnings,
     )  # fmt: skip
+
+
+_CLAUDE_LINE = st.tuples(
+    st.sampled_from(["name", "description", "when_to_use", "disable-model-invocation", "license", "x-when_to_use"]),
+    st.sampled_from([": "] * 6 + [":  ", ": \t"]),
+    st.one_of(
+        st.sampled_from(
+            ["Extract text.", "a  b", "Use  it;  now", "a", "x", "true", "True", "a: b", "a #b", " a", "a "]
+        ),
+        st.tuples(
+            st.sampled_from(["a", "b", "T", "true", "é", " ", "'"]),
+            st.text(alphabet=st.sampled_from([*"abtrue-;.' ", ":", "#", "\t", "é"]), max_size=8),
+        ).map("".join),
+    ),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    lines=st.lists(_CLAUDE_LINE, max_size=4),
+    body=st.sampled_from(["# Title\n", "\n\n## Use it well\n", "", "text " * 30 + "\n"]),
+    folder=st.sampled_from(["a", "ab", "x"]),
+)
+def test_claude_reads_the_usual_skill_in_one_step_exactly_as_step_by_step(
+    lines: list[tuple[str, str, str]], body: str, folder: str
+) -> None:
+    text = "---\n" + "".join(f"{key}{sep}{value}\n" for key, sep, value in lines) + "---\n" + body
+    assert check(text, folder, "claude") == claude_check(text, folder)
+
+
+def test_claude_names_a_skill_by_its_folder_and_shows_a_different_frontmatter_name_beside_it() -> None:
+    usual = frontmatter("name: pdf-tools", "description: Extract text.", "license: MIT")
+    assert check(usual, "pdf-tools", "claude") == (("pdf-tools", "Extract text.", (), (), ""))
+    assert check(usual, "pdf", "claude").name == "pdf (pdf-tools)"
+    assert check(frontmatter("description: Extract text."), "pdf", "claude").name == "pdf"
+    # the first body line stands in for a missing description; when_to_use follows the description
+    assert check(frontmatter("name: pdf", body="# Read PDFs\n"), "pdf", "claude").description == "Read PDFs"
+    with_when = frontmatter("description: Extract text.", "when_to_use: asked for tables")
+    assert check(with_when, "pdf", "claude").description == "Extract text. - asked for tables"
+    hidden = check(frontmatter("description: d", "disable-model-invocation: true"), "pdf", "claude")
+    assert hidden.errors == ("disable-model-invocation: true (Claude Code lists it for the user only)",)
