@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import psycopg
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
+
+from tests.pg_cluster import TempCluster, find_binaries
+
 from agentcontext.control import prepared
-from agentcontext.control.pg_cluster import TempCluster, find_binaries
 
 
 def begin_commit_figures(url: str, calls: int, rounds: int) -> dict[str, list[float]]:

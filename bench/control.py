@@ -59,9 +59,12 @@ import anyio
 import httpx
 import sqlalchemy as sa
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
+
+from tests.pg_cluster import TempCluster
+
 from agentcontext.control import identity, prompt, rows
 from agentcontext.control.db import Database
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.service import prepare
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot, aggregate_hash

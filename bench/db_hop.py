@@ -24,15 +24,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 import psycopg
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
+
+from tests.pg_cluster import TempCluster, find_binaries
+
 from agentcontext.control import prepared
-from agentcontext.control.pg_cluster import TempCluster, find_binaries
 
 SELECT = "SELECT pin, snapshot FROM chats WHERE id = %s FOR UPDATE"
 UPDATE = "UPDATE chats SET pin = pin + 1 WHERE id = %s"

@@ -56,7 +56,10 @@ from typing import Any
 
 import httpx
 
-from agentcontext.control.pg_cluster import TempCluster
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
+
+from tests.pg_cluster import TempCluster
+
 from control import OUT, populate, sampled, server_errors, servers
 from load import MCP_TOOL, UPSTREAM, push_body, skill_name, static_resources, upstream_agent
 

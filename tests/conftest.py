@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext.control.pg_cluster import TempCluster, find_binaries
 from tests import containment
+from tests.pg_cluster import TempCluster, find_binaries
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

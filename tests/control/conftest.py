@@ -1,7 +1,7 @@
 """Storage fixtures: every test that takes ``db`` runs on SQLite and on a real PostgreSQL.
 
 The PostgreSQL cluster is started once per test session from the installed binaries
-(``agentcontext.control.pg_cluster``) and each test gets a fresh database in it. Where no
+(``tests/pg_cluster.py``) and each test gets a fresh database in it. Where no
 PostgreSQL is installed those runs are skipped with a message saying so; CI installs
 Debian's ``postgresql`` so they always run there.
 """

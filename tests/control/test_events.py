@@ -37,12 +37,12 @@ from agentcontext.control.events import (
     agent_topic,
     chat_topic,
 )
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.control.service import broker_for
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from tests.helpers import free_port
+from tests.pg_cluster import TempCluster
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 

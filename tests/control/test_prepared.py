@@ -24,13 +24,13 @@ from agentcontext.control import identity, migrate
 from agentcontext.control import tables as t
 from agentcontext.control.db import Database
 from agentcontext.control.models import User
-from agentcontext.control.pg_cluster import TempCluster
 from agentcontext.control.prepared import CommitOutcomeUnknown, Prepared, at_commit, say
 from agentcontext.control.turns import turn_row
 from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind
 from tests.control.conftest import NOTES, REVIEW, WORK, mcp_server, text_resource
 from tests.control.shared_turns import two_users
+from tests.pg_cluster import TempCluster
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
