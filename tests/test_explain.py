@@ -257,3 +257,25 @@ def test_a_skill_with_skills_disabled_says_so(tmp_path: Path, home: Path) -> Non
         "is not read: skills are disabled (skills.enabled = false)",
     )
     assert not answer.used
+
+
+def test_claude_s_nested_file_is_explained_as_loaded_on_demand_and_a_blank_rule_as_read_but_not_loaded(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {".git/": "", "CLAUDE.md": "top\n", "pkg/CLAUDE.md": "pkg rules\n", ".claude/rules/blank.md": "<!-- x -->\n"},
+    )
+    result = scan_tree(work, home=home, profile="claude")
+    nested = why(work / "pkg" / "CLAUDE.md", result)
+    assert (nested.summary, nested.used) == ("is loaded on demand", True)
+    assert nested.details == (
+        f"reason: loaded when Claude Code reads a file under {work / 'pkg'}",
+        "10 bytes, not in the startup doc",
+    )
+    blank = why(work / ".claude" / "rules" / "blank.md", result)
+    assert blank.used is False
+    assert blank.summary == (
+        "instruction file (project) is read but not loaded: "
+        "empty after its frontmatter and HTML comments are removed: Claude Code skips it"
+    )

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from agentcontext.beneath import EscapeError
@@ -34,6 +33,7 @@ from agentcontext.config import Config
 from agentcontext.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.instructions import Found, relabelled
 from agentcontext.layout import Layout
+from agentcontext.nested_files import folders_below, stopped
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
@@ -41,7 +41,6 @@ from agentcontext.sanitize import hidden_text_warnings
 _DOT_CLAUDE = ".claude"
 CLAUDE_NAMES = ("CLAUDE.md", os.path.join(_DOT_CLAUDE, "CLAUDE.md"), "CLAUDE.local.md")
 RULES = os.path.join(_DOT_CLAUDE, "rules")
-_SKIPPED_DIRS = frozenset({"node_modules"})
 
 
 class _Read(NamedTuple):
@@ -152,8 +151,14 @@ class Walk:
             if order is not None:
                 self.order = order + 1
         out = [Found(read.resource(path, scope, load, doc_order=order), read.text.encode("utf-8"))]
+        again: list[str] = []
         for target in read.imports:
+            if target in self.processed:  # itself, a cycle, or a file loaded before: once is all Claude Code loads
+                again.append(target)
+                continue
             out += self._import(target, scope, depth + 1, (*chain, entry.path), out[0])
+        if again:
+            out[0] = Found(_noting_repeats(out[0].resource, again), out[0].data)
         return out
 
     def _import(self, target: str, scope: Scope, depth: int, chain: tuple[str, ...], importer: Found) -> list[Found]:
@@ -260,6 +265,13 @@ class Walk:
 
 
 _STARTUP = Load(LoadType.STARTUP)
+
+
+def _noting_repeats(resource: Resource, targets: list[str]) -> Resource:
+    """``resource`` with a warning naming the imports it repeats (Claude Code loads each file once)."""
+    named = ", ".join(dict.fromkeys(targets))
+    warning = f"imports {named} again: already loaded, so not again (a file is loaded once; a cycle stops here)"
+    return replace(resource, warnings=(*resource.warnings, warning))
 
 
 def _not_loaded(reason: str, importer: str | None, chain: tuple[str, ...]) -> Load:
@@ -456,22 +468,11 @@ def _nested(walk: Walk) -> None:
     limit = walk.config.project_doc.nested_max_dirs
     if limit <= 0:
         return
-    queue: deque[str] = deque([walk.cwd])
-    visited = 0
-    while queue:
-        directory = queue.popleft()
-        for item in walk.reader.list_dir(directory):
-            if not item.is_dir or item.name.startswith(".") or item.name in _SKIPPED_DIRS:
-                continue
-            if visited >= limit:
-                reason = f"search below the work dir stopped after {limit} folders (project_doc.nested_max_dirs)"
-                walk.found.append(Found(_stopped(walk.cwd, reason)))
-                return
-            visited += 1
-            child = os.path.join(directory, item.name)
-            queue.append(child)
-            for found in folder_files(walk, child):
-                walk.found.append(found)
+    folders, more = folders_below(walk.reader, walk.cwd, limit)
+    for child in folders:
+        walk.found += folder_files(walk, child)
+    if more:
+        walk.found.append(Found(stopped(walk.cwd, limit)))
 
 
 def folder_files(walk: Walk, directory: str) -> list[Found]:
@@ -500,10 +501,6 @@ def _on_demand(walk: Walk, entry: Entry, scope: Scope, rules_of: str | None) -> 
     load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
     data = read.text.encode("utf-8") if read.text is not None else None
     return Found(read.resource(entry.path, scope, load), data)
-
-
-def _stopped(path: str, reason: str) -> Resource:
-    return _unread(path, Scope.PROJECT, Status.EXCLUDED, reason, Load(LoadType.NOT_LOADED, reason=reason))
 
 
 def _number(found: list[Found]) -> list[Found]:

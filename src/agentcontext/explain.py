@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agentcontext.applied import Applicable
 from agentcontext.files import is_within
 from agentcontext.paths import absolute
-from agentcontext.resource import Kind, Resource, Status
+from agentcontext.resource import Kind, LoadType, Resource, Status
 from agentcontext.scan import ScanResult
 
 _ROLE = {
@@ -40,7 +40,10 @@ class Explanation:
 
     @property
     def used(self) -> bool:
-        return self.resource is not None and self.resource.status.carries_content
+        resource = self.resource
+        if resource is None or not resource.status.carries_content:
+            return False
+        return resource.load is None or resource.load.type is not LoadType.NOT_LOADED
 
 
 def explain(path: str, result: ScanResult, answer: Applicable | None = None) -> Explanation:
@@ -78,7 +81,13 @@ def _from_resource(resource: Resource, result: ScanResult) -> Explanation:
     what = {Kind.INSTRUCTION_FILE: "instruction file", Kind.SKILL: "skill", Kind.MCP_CONFIG: "MCP config"}.get(
         resource.kind, str(resource.kind)
     )
+    load = resource.load
+    if load is not None and load.type is LoadType.ON_DEMAND and resource.status.carries_content:
+        later = (f"reason: {load.reason}", f"{resource.payload_bytes} bytes, not in the startup doc")
+        return Explanation(resource.path, resource, "is loaded on demand", later)
     summary = f"{what} ({resource.scope}) {_ROLE[resource.status]}: {resource.status}"
+    if load is not None and load.type is LoadType.NOT_LOADED and resource.status.carries_content:
+        summary = f"{what} ({resource.scope}) is read but not loaded: {load.reason}"
     details: list[str] = []
     if resource.error:
         details.append(f"reason: {resource.error}")

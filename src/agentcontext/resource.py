@@ -282,7 +282,11 @@ class Resource:
         return len(content) if content.isascii() else len(content.encode("utf-8"))
 
     def with_status(self, status: Status, error: str | None, *, keep_content: bool = False) -> Resource:
-        """The same resource with another status and reason (a fast ``dataclasses.replace``)."""
+        """The same resource with another status and reason (a fast ``dataclasses.replace``); a load it had
+        becomes ``not_loaded`` for that reason when the new status carries no content (an excluded file)."""
+        load = self.load
+        if load is not None and not status.carries_content:
+            load = Load(LoadType.NOT_LOADED, reason=error, root=load.root)
         return make(
             self.kind,
             self.path,
@@ -300,7 +304,7 @@ class Resource:
             self.servers,
             self.connect,
             self.tools if keep_content else (),
-            self.load,
+            load,
             self.approval,
         )
 

@@ -20,6 +20,7 @@ from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
 from agentcontext.files import Reader, StatKey, is_within, stat_key
 from agentcontext.layout import Layout, plan
+from agentcontext.loading import labelled
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.ondemand import Resolver
 from agentcontext.paths import absolute
@@ -119,7 +120,7 @@ class Scanner:
             work_dir=self.work_dir,
             project_root=layout.project_root,
             profile=self.config.profile,
-            resources=[*doc_resources, *skill_resources, *mcp.resources, *child_others],
+            resources=[*labelled([*doc_resources, *skill_resources]), *mcp.resources, *child_others],
             caps=self.config.snapshot,
             mcp_servers=servers,
             error=error,

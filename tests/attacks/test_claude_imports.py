@@ -31,6 +31,23 @@ def test_a_claude_md_importing_itself_is_loaded_once(tmp_path: Path, home: Path)
     work = make_workspace(tmp_path / "w", {".git/": "", "CLAUDE.md": "me\n@CLAUDE.md\n@./CLAUDE.md\n"})
     result = claude(work, home)
     assert loaded(result) == [str(work / "CLAUDE.md")]
+    me = by_path(result)[str(work / "CLAUDE.md")]
+    assert me.status is Status.OK and me.warnings == (
+        f"imports {work / 'CLAUDE.md'} again: already loaded, so not again (a file is loaded once; a cycle stops here)",
+    )
+
+
+def test_an_import_cycle_is_stopped_and_said_on_the_file_that_closes_it(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(
+        tmp_path / "w", {".git/": "", "CLAUDE.md": "@a.md\n", "a.md": "a\n@b.md\n", "b.md": "@a.md\n"}
+    )
+    result = claude(work, home)
+    assert loaded(result) == [str(work / "CLAUDE.md"), str(work / "a.md"), str(work / "b.md")]
+    files = by_path(result)
+    assert files[str(work / "CLAUDE.md")].warnings == files[str(work / "a.md")].warnings == ()
+    assert files[str(work / "b.md")].warnings == (
+        f"imports {work / 'a.md'} again: already loaded, so not again (a file is loaded once; a cycle stops here)",
+    )
 
 
 def test_an_import_chain_fifty_deep_stops_at_the_depth_limit_and_says_so(tmp_path: Path, home: Path) -> None:

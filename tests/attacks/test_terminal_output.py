@@ -116,9 +116,9 @@ def test_a_bidi_override_in_an_mcp_command_is_shown_not_obeyed() -> None:
 
 
 def test_doc_stays_exact_when_piped_and_shows_control_characters_on_a_terminal(tmp_path: Path, home: Path) -> None:
-    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": f"rules{CLEAR}hidden\n"})
+    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": f"rules{CLEAR}hidden"})
     piped = run("doc", str(work), "-p", "codex", home=home)
-    assert piped.returncode == 0 and CLEAR in piped.stdout  # byte for byte what the agent gets
+    assert piped.returncode == 0 and piped.stdout == f"rules{CLEAR}hidden"  # byte for byte, no newline added
 
     primary, secondary = pty.openpty()
     env = {**os.environ, "HOME": str(home), "COLUMNS": "200"}
@@ -143,6 +143,7 @@ def test_doc_stays_exact_when_piped_and_shows_control_characters_on_a_terminal(t
     on_terminal = b"".join(chunks).decode()
     assert process.returncode == 0, err
     assert "rules\\u001b[2Jhidden" in on_terminal and ESC not in on_terminal
+    assert on_terminal.endswith("hidden\r\n")  # on a terminal the prompt that follows gets a line of its own
     assert b"pipe the output for the exact bytes" in err
 
 

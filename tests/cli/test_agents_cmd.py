@@ -69,6 +69,19 @@ def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_a
     ]
 
 
+def test_a_file_that_loads_later_is_marked_later_not_as_never_loaded(tmp_path: Path, home: Path) -> None:
+    table = run("agents", str(workspace(tmp_path)), home=home).stdout
+    claude_table = table.split("Claude Code", 1)[1].split("Coder", 1)[0]
+    cells = [[cell.strip() for cell in line.split("│")] for line in claude_table.splitlines() if "│" in line]
+    assert [(row[1], row[2]) for row in cells if row[2]] == [
+        ("loads", "CLAUDE.md"),
+        ("loads", "notes.md"),
+        ("later", ".claude/rules/py.md"),  # path-scoped: when a matching file is read
+        ("not", "AGENTS.md"),  # the fallback, not taken
+        ("later", "src/pkg/CLAUDE.md"),  # on demand: when Claude Code works under src/pkg
+    ]
+
+
 def test_agents_still_manages_control_plane_agents() -> None:
     done = run("agents", "create", "--help")
     assert done.returncode == 0 and "--workspace" in done.stdout
@@ -83,7 +96,7 @@ def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, hom
         f"Contents of {work / 'CLAUDE.md'} (project instructions, checked into the codebase):\n\n"
         "claude rules\n@notes.md\n\n"
         f"Contents of {work / 'notes.md'} (project instructions, checked into the codebase):\n\nnotes\n"
-        "</system-reminder>\n"
-    )
+        "</system-reminder>"
+    )  # byte for byte what Claude Code sends: piped, nothing is added, not even a final newline
     skills = run("skills", "prompt", str(work), "-f", "claude", "-p", "claude", home=home).stdout
-    assert skills == "- deploy: Ship it\n"
+    assert skills == "- deploy: Ship it"

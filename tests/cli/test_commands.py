@@ -104,7 +104,7 @@ def test_a_bad_repository_config_is_named_on_stderr_and_the_scan_goes_on(tmp_pat
 def test_doc_prints_the_exact_project_doc_and_json_contract(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     text = run("doc", str(root / "pkg"), home=home, cwd=root).stdout
-    assert text == "# Root\nuse pytest\n\npkg rules\n"
+    assert text == "# Root\nuse pytest\n\npkg rules"  # exact: piped, not even a final newline is added
     data = json.loads(run("doc", str(root / "pkg"), "--json", "--profile", "codex", home=home).stdout)
     assert data == {
         "files": [
@@ -119,7 +119,7 @@ def test_doc_wrap_uses_codex_s_wrapper(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     text = run("doc", str(root), "--wrap", "--profile", "codex", home=home).stdout
     assert text.startswith(f"# AGENTS.md instructions for {root}\n\n<INSTRUCTIONS>\n# Root\n")
-    assert text.endswith("</INSTRUCTIONS>\n")
+    assert text.endswith("</INSTRUCTIONS>")
 
 
 def test_explain_says_why_claude_md_is_ignored(tmp_path: Path, home: Path) -> None:
@@ -194,7 +194,7 @@ def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: 
     assert f"- `r0` = `{root / '.agents' / 'skills'}`\n" in codex
     assert "- good: Does good things (file: r0/good/SKILL.md)\n</skills_instructions>" in codex
     catalog = run("skills", "prompt", str(root), home=home).stdout
-    assert catalog == "## Skills\n- good (repo) — Does good things\n"
+    assert catalog == "## Skills\n- good (repo) — Does good things"
 
 
 def test_config_show_names_the_source_of_each_value(tmp_path: Path, home: Path) -> None:

@@ -58,7 +58,7 @@ def test_doc_for_wrapped_for_claude_prints_the_blocks_claude_code_sends_after_a_
     assert done.exit_code == 0, done.output
     answer = applicable(work, [target], test_config(work, home=home, profile="claude"))
     blocks = claude_nested.render((f.resource, f.hook) for f in answer.files)
-    assert done.output.endswith("\n\n".join(blocks) + "\n")
+    assert done.output.endswith("\n\n".join(blocks))
     assert blocks[0] == (
         f"<system-reminder>\nContents of {work / 'services/billing/CLAUDE.md'}:\n\n"
         "Billing for Claude: amounts are integers in cents.\n\n</system-reminder>\n"

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "node_modules" / ".bin"
 DRIVER = Path(__file__).with_name("driver.py")
@@ -95,6 +97,17 @@ class Run:
             if request["method"] == "POST" and isinstance(body, dict) and body.get("stream") and _answered(body):
                 return dict(body)
         raise AssertionError(f"{self.agent} sent no request after the Read for {self.workspace}: {self.stderr[-800:]}")
+
+
+def skip_unless_available() -> None:
+    """Skip the calling test where the real agents cannot run; in CI (``AGENTCONTEXT_CI=1``, set by
+    ``.ci/run``, which installs all they need) fail instead: there they must run, not skip quietly."""
+    reason = unavailable()
+    if reason is None:
+        return
+    if os.environ.get("AGENTCONTEXT_CI") == "1":
+        pytest.fail(f"CI must run the real agents: {reason}")
+    pytest.skip(reason)
 
 
 def unavailable() -> str | None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.realagents.chat_stack import ALICE_RULE, ALICE_SKILL, BOB_SECRET, BOB_SKILL
-from tests.realagents.harness import unavailable
+from tests.realagents.harness import skip_unless_available
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 STACK = Path(__file__).with_name("chat_stack.py")
@@ -30,9 +30,7 @@ STACK = Path(__file__).with_name("chat_stack.py")
 
 @pytest.fixture(scope="module")
 def sent(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    reason = unavailable()
-    if reason:
-        pytest.skip(reason)
+    skip_unless_available()
     scratch = tmp_path_factory.mktemp("chat-agents")
     done = subprocess.run(
         ["unshare", "-n", sys.executable, str(STACK), str(scratch)], capture_output=True, timeout=280, text=True

@@ -25,13 +25,10 @@ from tests.realagents.cases import CASES
 
 pytestmark = pytest.mark.timeout(300)
 
-_SKIP = harness.unavailable()
-
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], harness.Run]]:
-    if _SKIP:
-        pytest.skip(_SKIP)
+    harness.skip_unless_available()
     base = tmp_path_factory.mktemp("realagents")
     built = [(case, case.build(base / "cases")) for case in CASES]
     scratch = base / "runs"
@@ -50,8 +47,7 @@ def _moved(agent: str, what: str) -> str:
 
 
 def test_the_pinned_binaries_are_the_recorded_versions() -> None:
-    if _SKIP:
-        pytest.skip(_SKIP)
+    harness.skip_unless_available()
     facts = harness.facts()
     for agent in ("codex", "claude"):
         argv = ["unshare", "-n", str(harness.BIN / agent), "--version"]

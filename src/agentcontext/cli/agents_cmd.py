@@ -13,7 +13,7 @@ from agentcontext.agent_views import AGENTS, VERIFIED, VIEW_PROFILES, AgentView,
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
 from agentcontext.cli.common import stdout as console_out
 from agentcontext.paths import absolute
-from agentcontext.resource import Resource
+from agentcontext.resource import LoadType, Resource
 from agentcontext.terminal import shown
 
 
@@ -65,7 +65,8 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
     for resource in view.loads():
         table.add_row("[green]loads[/]", *_cells(resource, base))
     for resource in view.not_loaded():
-        table.add_row("[yellow]not[/]", *_cells(resource, base))
+        later = resource.load is not None and resource.load.type in _LATER  # not at startup, yet it can load
+        table.add_row("[cyan]later[/]" if later else "[yellow]not[/]", *_cells(resource, base))
     if view.opened is not None:
         for resource in view.opened:
             table.add_row("[cyan]opened[/]", *_cells(resource, base))
@@ -78,6 +79,9 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
         console.print(f"  [yellow]not offered[/] {shown(shown_path(resource.path, base))}: {shown(reason)}")
     if target is not None and not view.opened:
         console.print(f"opening {shown(target)} loads nothing more")
+
+
+_LATER = (LoadType.ON_DEMAND, LoadType.PATH_SCOPED)
 
 
 def _cells(resource: Resource, base: str) -> tuple[str, str, str]:

@@ -53,10 +53,13 @@ STATUS_STYLE = {
 
 
 def echo_exact(text: str) -> None:
-    """Exact text (a doc, a rendered prompt, a tool's answer): as it is when piped; on a terminal, with its
-    control characters made visible (:func:`agentcontext.terminal.visible`) and a note saying so."""
+    """Exact text (a doc, a rendered prompt, a tool's answer): byte for byte when piped, no newline added; on a
+    terminal, with its control characters made visible (:func:`agentcontext.terminal.visible`) and a note saying
+    so, and a final newline so the prompt that follows starts on a line of its own."""
     out = visible(text)
-    sys.stdout.write(out + "\n")  # not typer.echo: piped, it would strip the text's escape sequences
+    if sys.stdout.isatty() and not out.endswith("\n"):
+        out += "\n"
+    sys.stdout.write(out)  # not typer.echo: piped, it would strip the text's escape sequences
     sys.stdout.flush()
     if out != text:
         typer.echo("(control characters shown as \\uXXXX: pipe the output for the exact bytes)", err=True)
