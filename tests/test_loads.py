@@ -111,3 +111,17 @@ def test_claude_s_walk_below_the_work_dir_stops_at_its_limit_and_says_so(tmp_pat
         LoadType.NOT_LOADED,
         "search below the work dir stopped after 2 folders (project_doc.nested_max_dirs)",
     )
+
+
+def test_a_shadowed_or_disabled_skill_is_not_loaded_for_that_reason(tmp_path: Path, home: Path) -> None:
+    files: dict[str, str | bytes] = {".git/": "", "AGENTS.md": "rules\n"}
+    files |= {f"{c}/skills/ship/SKILL.md": skill_md("ship", "Ships it") for c in (".agents", ".codex")}
+    files[".agents/skills/retired/SKILL.md"] = skill_md("retired", "Turned off")
+    work = make_workspace(tmp_path / "w", files)
+    result = scan_tree(work, home=home, profile="default", settings={"skills.disabled": ["retired"]})
+    found = by_path(result, work)
+    assert load_of(found[".agents/skills/retired/SKILL.md"]) == (LoadType.NOT_LOADED, "disabled by skills.disabled")
+    ships = [found[f"{c}/skills/ship/SKILL.md"] for c in (".agents", ".codex")]
+    assert {load_of(r)[0] for r in ships} == {LoadType.STARTUP, LoadType.NOT_LOADED}
+    [shadowed] = [r for r in ships if r.status == "shadowed"]
+    assert load_of(shadowed) == (LoadType.NOT_LOADED, shadowed.error) and "shadowed by" in (shadowed.error or "")

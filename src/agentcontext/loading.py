@@ -4,8 +4,9 @@ Claude Code's walk labels its files as it finds them (imports, rules, nested fol
 child project's files carry their root. For the rest the rule is plain, applied once after the
 doc budget: an instruction file that gives the doc text loads at ``startup``; any other is
 ``not_loaded`` with its reason (shadowed, invalid, left out by the budget, blank). An offered
-skill loads at ``startup``: its name and description are in the skills prompt from the first
-turn, its body is read when the model uses it; any other skill is ``not_loaded`` with its reason.
+skill loads at ``startup`` (:data:`OFFERED`, set as the skill is read): its name and description
+are in the skills prompt from the first turn, its body is read when the model uses it; any other
+skill is ``not_loaded`` with its reason.
 A resource the snapshot caps exclude later becomes ``not_loaded`` there
 (:meth:`Resource.with_status`).
 """
@@ -18,9 +19,7 @@ from agentcontext.instructions import relabelled
 from agentcontext.resource import Kind, Load, LoadType, Resource, Status
 
 _STARTUP_FILE = Load(LoadType.STARTUP)
-_STARTUP_SKILL = Load(
-    LoadType.STARTUP, reason="listed in the skills prompt; its body is read when the model uses the skill"
-)
+OFFERED = Load(LoadType.STARTUP, reason="listed in the skills prompt; its body is read when the model uses the skill")
 _NOTHING = "empty or whitespace only: nothing to load"
 
 
@@ -36,7 +35,7 @@ def _labelled(resource: Resource) -> Resource:
         load = _STARTUP_FILE if gives_text else Load(LoadType.NOT_LOADED, reason=resource.error or _NOTHING)
     elif kind is Kind.SKILL:
         offered = resource.status is Status.OK and bool(resource.name)
-        load = _STARTUP_SKILL if offered else Load(LoadType.NOT_LOADED, reason=resource.error or "not offered")
+        load = OFFERED if offered else Load(LoadType.NOT_LOADED, reason=resource.error or "not offered")
     else:
         return resource
     return relabelled(resource, resource.content, load, resource.doc_order)

@@ -7,6 +7,7 @@ dropped silently. Content travels only with the statuses that carry it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -286,7 +287,7 @@ class Resource:
         becomes ``not_loaded`` for that reason when the new status carries no content (an excluded file)."""
         load = self.load
         if load is not None and not status.carries_content:
-            load = Load(LoadType.NOT_LOADED, reason=error, root=load.root)
+            load = _not_loaded(error, load.root)
         return make(
             self.kind,
             self.path,
@@ -363,6 +364,12 @@ class Resource:
             load=Load.from_dict(data["load"]) if data.get("load") else None,
             approval=McpApproval.from_dict(data["approval"]) if data.get("approval") else None,
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _not_loaded(reason: str | None, root: str | None) -> Load:
+    """One value per reason: the snapshot caps exclude hundreds of resources for the same one."""
+    return Load(LoadType.NOT_LOADED, reason=reason, root=root)
 
 
 _set_class = object.__setattr__  # Resource's own __setattr__ refuses every name, __class__ included

@@ -30,6 +30,7 @@ import yaml
 from agentcontext.config import Config
 from agentcontext.files import Entry, EntryKind, Reader
 from agentcontext.layout import Layout
+from agentcontext.loading import OFFERED
 from agentcontext.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
@@ -217,7 +218,7 @@ def _skills_in(
         hidden = scope is _SYSTEM and resource.status is _OK
         if hidden and _hidden_from_codex(meta.path.rpartition("/")[0], container, shared.reader):
             reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
-            resource = replace(resource, status=Status.DISABLED, content=None, error=reason)
+            resource = resource.with_status(Status.DISABLED, reason)
         # Identity is the real file: a folder or container reached through a symlink is the same skill.
         path = meta.path
         real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"
@@ -281,7 +282,9 @@ def _builder(container: Container, config: Config) -> _Build:
             error = "; ".join(errors)
             status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
             return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, name, source=source)
-        return make(_SKILL, path, scope, _OK, size, digest, text, None, warnings, name, description, None, source)
+        return make(
+            _SKILL, path, scope, _OK, size, digest, text, None, warnings, name, description, None, source, load=OFFERED
+        )
 
     return build
 
@@ -330,14 +333,14 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
             continue
         folded = name.casefold()
         if off and folded in off:
-            append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
+            append(resource.with_status(Status.DISABLED, "disabled by skills.disabled"))
             continue
         winner = winners.setdefault(folded if by_folded else name, resource)
         if winner is resource:
             append(resource)
             continue
         error = f"shadowed by the {winner.scope} skill at {winner.path}"
-        append(replace(resource, status=Status.SHADOWED, content=None, error=error))
+        append(resource.with_status(Status.SHADOWED, error))
     return out
 
 
@@ -360,7 +363,7 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
         if resource.status is not _OK or name is None:
             out.append(resource)
         elif off and name.casefold() in off:
-            out.append(replace(resource, status=Status.DISABLED, content=None, error="disabled by skills.disabled"))
+            out.append(resource.with_status(Status.DISABLED, "disabled by skills.disabled"))
         elif name in copies:
             others = ", ".join(p for p in copies[name] if p != resource.path)
             warning = f"also offered from {others} (every copy is listed: no de-duplication across scopes)"
