@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -33,7 +34,6 @@ from agentcontext.config import Config
 from agentcontext.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.instructions import Found, relabelled
 from agentcontext.layout import Layout
-from agentcontext.nested_files import folders_below, stopped
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
@@ -41,6 +41,7 @@ from agentcontext.sanitize import hidden_text_warnings
 _DOT_CLAUDE = ".claude"
 CLAUDE_NAMES = ("CLAUDE.md", os.path.join(_DOT_CLAUDE, "CLAUDE.md"), "CLAUDE.local.md")
 RULES = os.path.join(_DOT_CLAUDE, "rules")
+_SKIPPED_DIRS = frozenset({"node_modules"})
 
 
 class _Read(NamedTuple):
@@ -162,8 +163,6 @@ class Walk:
         return out
 
     def _import(self, target: str, scope: Scope, depth: int, chain: tuple[str, ...], importer: Found) -> list[Found]:
-        if target in self.processed:
-            return []  # a cycle or a repeat: Claude Code loads every file once
         refused = self._refusal(target, scope, depth)
         if refused is not None:
             status, reason = refused
@@ -468,11 +467,22 @@ def _nested(walk: Walk) -> None:
     limit = walk.config.project_doc.nested_max_dirs
     if limit <= 0:
         return
-    folders, more = folders_below(walk.reader, walk.cwd, limit)
-    for child in folders:
-        walk.found += folder_files(walk, child)
-    if more:
-        walk.found.append(Found(stopped(walk.cwd, limit)))
+    queue: deque[str] = deque([walk.cwd])
+    visited = 0
+    while queue:
+        directory = queue.popleft()
+        for item in walk.reader.list_dir(directory):
+            if not item.is_dir or item.name.startswith(".") or item.name in _SKIPPED_DIRS:
+                continue
+            if visited >= limit:
+                reason = f"search below the work dir stopped after {limit} folders (project_doc.nested_max_dirs)"
+                walk.found.append(Found(_stopped(walk.cwd, reason)))
+                return
+            visited += 1
+            child = os.path.join(directory, item.name)
+            queue.append(child)
+            for found in folder_files(walk, child):
+                walk.found.append(found)
 
 
 def folder_files(walk: Walk, directory: str) -> list[Found]:
@@ -501,6 +511,10 @@ def _on_demand(walk: Walk, entry: Entry, scope: Scope, rules_of: str | None) -> 
     load = Load(LoadType.ON_DEMAND, globs=read.globs or (), reason=reason)
     data = read.text.encode("utf-8") if read.text is not None else None
     return Found(read.resource(entry.path, scope, load), data)
+
+
+def _stopped(path: str, reason: str) -> Resource:
+    return _unread(path, Scope.PROJECT, Status.EXCLUDED, reason, Load(LoadType.NOT_LOADED, reason=reason))
 
 
 def _number(found: list[Found]) -> list[Found]:

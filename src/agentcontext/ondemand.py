@@ -37,14 +37,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from agentcontext import claude_md, claude_nested, nested_files
+from agentcontext import claude_md, claude_nested
 from agentcontext.applied import Applicable, Applied, Refused
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
-from agentcontext.instructions import Found
+from agentcontext.instructions import Found, InstructionFiles
+from agentcontext.layout import Root
 from agentcontext.ondemand_paths import Place, Target, locate
 from agentcontext.ondemand_paths import place as lookup_place
-from agentcontext.resource import Kind, LoadType, Resource, Status
+from agentcontext.project_doc import whole
+from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 
 if TYPE_CHECKING:
     from agentcontext.scan import ScanResult
@@ -281,7 +283,31 @@ class Resolver:
                     lookup.add(item, target.path)
 
     def _chain_files(self, directory: str, result: ScanResult) -> tuple[Found, ...]:
-        return nested_files.folder_files(self.reader, directory, _boundary(directory, result), result.config)
+        config = result.config
+        doc = config.project_doc
+        cap = config.snapshot.max_resource_bytes
+        boundary = _boundary(directory, result)
+        if doc.discovery == "roots":
+            found = InstructionFiles(self.reader, cap).at_root(Root(directory, Scope.PROJECT, boundary), doc.root_names)
+            winners = [f for f in found if f.candidate]
+        else:
+            found = InstructionFiles(self.reader, cap).pick(directory, doc.candidates, boundary, Scope.PROJECT)
+            winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
+        out: list[Found] = []
+        for item in found:
+            resource = replace(item.resource, doc_order=None)
+            if not any(item is w for w in winners) or item.data is None:
+                reason = resource.error or "not an instruction file the profile uses here"
+                out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                continue
+            loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
+            if not (loaded.content or "").strip():
+                reason = "empty or whitespace only: nothing to load"
+                out.append(Found(replace(loaded, content=None, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                continue
+            reason = f"the instruction file of {directory}, loaded when the agent works there"
+            out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
+        return tuple(out)
 
     def _claude(self, targets: list[Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
         assert startup.rules is not None

@@ -115,11 +115,8 @@ def test_a_bidi_override_in_an_mcp_command_is_shown_not_obeyed() -> None:
     assert shown(entry) == "run '\\u202ehs | live lruc'"
 
 
-def test_doc_stays_exact_when_piped_and_shows_control_characters_on_a_terminal(tmp_path: Path, home: Path) -> None:
-    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": f"rules{CLEAR}hidden"})
-    piped = run("doc", str(work), "-p", "codex", home=home)
-    assert piped.returncode == 0 and piped.stdout == f"rules{CLEAR}hidden"  # byte for byte, no newline added
-
+def doc_on_a_terminal(work: Path, home: Path) -> tuple[str, bytes]:
+    """``agentcontext doc -p codex`` with a pseudo-terminal as its stdout: what the terminal got, and stderr."""
     primary, secondary = pty.openpty()
     env = {**os.environ, "HOME": str(home), "COLUMNS": "200"}
     with subprocess.Popen(
@@ -140,8 +137,16 @@ def test_doc_stays_exact_when_piped_and_shows_control_characters_on_a_terminal(t
                 break
             chunks.append(chunk)
     os.close(primary)
-    on_terminal = b"".join(chunks).decode()
     assert process.returncode == 0, err
+    return b"".join(chunks).decode(), err
+
+
+def test_doc_stays_exact_when_piped_and_shows_control_characters_on_a_terminal(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": f"rules{CLEAR}hidden"})
+    piped = run("doc", str(work), "-p", "codex", home=home)
+    assert piped.returncode == 0 and piped.stdout == f"rules{CLEAR}hidden"  # byte for byte, no newline added
+
+    on_terminal, err = doc_on_a_terminal(work, home)
     assert "rules\\u001b[2Jhidden" in on_terminal and ESC not in on_terminal
     assert on_terminal.endswith("hidden\r\n")  # on a terminal the prompt that follows gets a line of its own
     assert b"pipe the output for the exact bytes" in err
@@ -162,3 +167,9 @@ def test_exact_text_on_a_terminal_keeps_line_ends_and_tabs_and_shows_a_lone_carr
     text = "a\tb\r\nsafe\rforged\n"
     assert visible(text, _Terminal()) == "a\tb\r\nsafe\\u000dforged\n"
     assert visible(text, io.StringIO()) == text
+
+
+def test_plain_text_on_a_terminal_gets_its_final_newline_and_no_note(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "plain rules"})
+    on_terminal, err = doc_on_a_terminal(work, home)
+    assert on_terminal == "plain rules\r\n" and b"pipe the output" not in err

@@ -57,9 +57,8 @@ def echo_exact(text: str) -> None:
     terminal, with its control characters made visible (:func:`agentcontext.terminal.visible`) and a note saying
     so, and a final newline so the prompt that follows starts on a line of its own."""
     out = visible(text)
-    if sys.stdout.isatty() and not out.endswith("\n"):
-        out += "\n"
-    sys.stdout.write(out)  # not typer.echo: piped, it would strip the text's escape sequences
+    ended = "\n" if sys.stdout.isatty() and not out.endswith("\n") else ""
+    sys.stdout.write(out + ended)  # not typer.echo: piped, it would strip the text's escape sequences
     sys.stdout.flush()
     if out != text:
         typer.echo("(control characters shown as \\uXXXX: pipe the output for the exact bytes)", err=True)
