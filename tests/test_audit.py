@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from agentcontext.audit import allowed_tools, audit, audit_dir, hidden_characters, html_comments, skill_scripts
-from agentcontext.audit_mcp import is_secret, secret_args, url_credentials
+from agentcontext.audit_mcp import is_secret, url_credentials
 from agentcontext.findings import Finding, Report, Severity
+from agentcontext.mcp_approvals import launches
+from agentcontext.mcp_secrets import mask_args
 from agentcontext.skill_folder import open_folder
-from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.testing import make_workspace, scan_tree, skill_md, test_config
 
 TOKEN = "ghp_R4nd0mT0kenValue9f8e7d6c5b4a3210ZYX"
 HEADER_SECRET = "Bearer s3cr3t-Header-V4lue-77"
@@ -197,7 +199,7 @@ def test_a_spawned_server_shows_command_cwd_and_env_keys_but_no_values(tmp_path:
     )
     assert spawn.severity is Severity.ERROR
     assert [f.message.split(":")[0] for f in only(report, "mcp-secret-inline")] == [
-        'argument 2 of server "s" is a literal credential'
+        'argument 2 of server "s" holds a literal credential (the value of --api-key)'
     ]
     assert TOKEN not in json.dumps(report.to_dict())
 
@@ -208,9 +210,11 @@ def test_a_remote_server_shows_its_url_with_credentials_masked(tmp_path: Path, h
     root = make_workspace(tmp_path / "repo", {".git/": "", ".mcp.json": json.dumps({"servers": {"r": entry}})})
     report = run_audit(root, home)
     [remote] = only(report, "mcp-remote")
+    [launch] = launches(root, test_config(root, home=home))
     assert remote.message == (
         'server "r" connects to https://mcp.example.com/***/sse?api_key=***&region=eu (sse); header keys: X-Trace;'
-        f" pending: not started until you approve it (`agentcontext mcp trust --work-dir {root} r` or the dashboard)"
+        f" pending: not started until you approve it (`agentcontext mcp trust --work-dir {root} r --digest"
+        f" {launch.digest}` or the dashboard)"
     )
     assert remote.severity is Severity.INFO
     [secret] = only(report, "mcp-secret-inline")
@@ -236,9 +240,11 @@ def test_literals_and_defaults_under_credential_names_are_secrets() -> None:
 def test_credentials_in_urls_and_arguments_are_found() -> None:
     assert url_credentials("https://user:pw@host/mcp?api_key=abc123&mode=fast") == ["password", "api_key"]
     assert url_credentials("https://host/mcp?api_key=${KEY}") == []
-    assert secret_args(["--token=abcdef", "--verbose", "--password", "pw1234", "x"]) == {0, 3}
+    masked = mask_args(["--token=abcdef", "--verbose", "--password", "pw1234", "x"])
+    assert [m.text for m in masked] == ["--token=***", "--verbose", "--password", "***", "x"]
     assert url_credentials("https://actions.example.com/mcp/sk-ak-0123456789abcdefABCDEF/sse") == ["path"]
-    assert secret_args(["mcp-remote", "https://x.example.com/mcp?token=abc123"]) == {1}
+    [_, url] = mask_args(["mcp-remote", "https://x.example.com/mcp?token=abc123"])
+    assert (url.text, url.found) == ("https://x.example.com/mcp?token=***", ("a URL's token",))
 
 
 def test_a_file_near_the_doc_budget_is_info_and_a_cut_one_a_warning(tmp_path: Path, home: Path) -> None:

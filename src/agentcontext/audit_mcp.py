@@ -2,10 +2,14 @@
 
 * ``mcp-spawn`` [info; error when it starts without approval]: a stdio server of a config
   the agent connects to: the command line as written (``${VAR}`` left unexpanded,
-  credential arguments shown as ``***``), its cwd, its env keys, and how it starts:
-  without approval (``mcp.trust = auto``: an error), approved (the user's trust store
-  holds this exact entry), or pending (not started until approved, with the command that
-  approves it).
+  credential parts shown as ``***``), its cwd, its env keys, the repository's own programs
+  and scripts it runs, and how it starts: without approval (``mcp.trust = auto``: an
+  error), approved (the user's trust store holds what it runs now:
+  :mod:`agentcontext.mcp_launch`), or pending (not started until approved, with the
+  command that approves it).
+* ``mcp-loader-env`` [warning]: an entry's ``env`` sets a key that changes which program
+  runs or what it loads (``PATH``, ``LD_PRELOAD``, ``NODE_OPTIONS``, ``PYTHONPATH``, a
+  package index...): the command shown is then not the whole story.
 * ``mcp-remote`` [info; error when it connects without approval]: a remote server: its URL
   (credentials shown as ``***``), its header names, and how it starts, as above.
 * ``mcp-excluded-server`` [warning]: entries past the 64 servers one config may start.
@@ -13,43 +17,61 @@
   the ``url`` rather than a ``${VAR}`` reference (a ``${VAR:-default}`` default is
   literal). A value counts when its key names a credential (token, secret, password,
   key, auth, cookie...) or when it looks like one (a known token prefix, or 24+
-  characters of high entropy). Findings name the key, never the value.
+  characters of high entropy); in ``args``, a credential flag's value, an
+  ``Authorization:`` header, ``KEY=value`` in a ``sh -c`` or connection string and a URL's
+  userinfo each count (:mod:`agentcontext.mcp_secrets`). One finding per credential; each
+  names where it is, never the value.
 * ``mcp-invalid-entry`` [warning]: an entry that cannot be used (no command, bad type...).
 * ``mcp-duplicate-server`` [info]: a name already defined by an earlier config file.
 
 Entries are judged as written, without the environment, so an audit in CI sees the
-servers a developer's machine would start.
+servers a developer's machine would start; only whether one is approved is judged as the
+agent judges it, with the user's environment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from agentcontext.errors import McpConfigError
 from agentcontext.files import EntryKind, Reader
 from agentcontext.findings import Finding, Severity, printable
 from agentcontext.layout import McpFile
-from agentcontext.mcp_config import ServerSpec, parse, server_map
-from agentcontext.mcp_secrets import command_line, entry_args, is_secret, redact_url, secret_args, url_credentials
+from agentcontext.mcp_config import parse, server_map
+from agentcontext.mcp_launch import FileHashes, Launch, approve_command, loader_reason, resolve
+from agentcontext.mcp_secrets import (
+    command_line,
+    entry_args,
+    is_secret,
+    mask_args,
+    mask_value,
+    redact_url,
+    url_credentials,
+)
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
 from agentcontext.trust import TrustStore
 
-__all__ = ["findings", "is_secret", "secret_args", "url_credentials"]
+__all__ = ["findings", "is_secret", "url_credentials"]
 
 
-def findings(result: ScanResult, reader: Reader, store: TrustStore | None = None) -> list[Finding]:
+def findings(
+    result: ScanResult, reader: Reader, store: TrustStore | None = None, environ: Mapping[str, str] | None = None
+) -> list[Finding]:
     """MCP findings for every config the scan read whole, in the scan's file order.
 
-    ``store`` holds the user's approvals (default: the user's own trust store).
+    ``store`` holds the user's approvals (default: the user's own trust store), judged against
+    what each server would run for a user whose environment is ``environ`` (default: ours).
     """
     usable = {r.path for r in result.snapshot.resources if r.kind is Kind.MCP_CONFIG and r.status is Status.OK}
     cap = result.config.snapshot.max_resource_bytes
     trust = result.config.mcp.trust
     store = store or TrustStore.default()
+    launch = _Launcher(result, dict(os.environ if environ is None else environ))
     owners: dict[str, str] = {}
     out: list[Finding] = []
     for item in result.layout.mcp_files:
@@ -60,7 +82,7 @@ def findings(result: ScanResult, reader: Reader, store: TrustStore | None = None
         locate = _Locator(text)
         for name, entry in entries.items():
             if isinstance(entry, dict):
-                out += _secrets(item.path, name, entry, locate)
+                out += _secrets(item.path, name, entry, locate) + _loaders(item.path, name, entry, locate)
         parsed = parse(raw, item.path, {}, strict=False)
         for name, message in parsed.entry_errors:
             out.append(Finding("mcp-invalid-entry", Severity.WARNING, item.path, printable(message), *locate(name)))
@@ -75,9 +97,10 @@ def findings(result: ScanResult, reader: Reader, store: TrustStore | None = None
                 out.append(Finding("mcp-duplicate-server", Severity.INFO, item.path, message, *where))
             elif item.connect:
                 entry = entries[spec.name]
-                severity, when = _approval(spec, result.snapshot.work_dir, trust, store)
+                launched = launch(spec.name)
+                severity, when = _approval(launched, result.snapshot.work_dir, trust, store)
                 stdio = spec.transport == "stdio"
-                message = _spawn(spec.name, entry, when) if stdio else _remote(spec.name, entry, when)
+                message = _spawn(spec.name, entry, launched, when) if stdio else _remote(spec.name, entry, when)
                 out.append(Finding("mcp-spawn" if stdio else "mcp-remote", severity, item.path, message, *where))
     return out
 
@@ -125,13 +148,15 @@ def _secrets(path: str, name: str, entry: dict[str, Any], locate: _Locator) -> l
     out: list[Finding] = []
     for field in ("env", "headers"):
         for key, value in sorted(_strings(entry.get(field)).items()):
-            if is_secret(key, value):
-                label = "env" if field == "env" else "header"
-                message = f'{label} "{printable(key)}" of {server} is a literal value, not a ${{VAR}} reference: {why}'
+            label = "env" if field == "env" else "header"
+            for what in mask_value(key, value).found:
+                detail = "" if what == f'the value of "{key}"' else f" ({what})"
+                message = f'{label} "{printable(key)}" of {server} holds a literal credential{detail}: {why}'
                 out.append(Finding("mcp-secret-inline", Severity.ERROR, path, message, *locate(name, field, key)))
-    for index in sorted(secret_args(entry_args(entry))):
-        message = f"argument {index + 1} of {server} is a literal credential: {why}"
-        out.append(Finding("mcp-secret-inline", Severity.ERROR, path, message, *locate(name, "args")))
+    for index, masked in enumerate(mask_args(entry_args(entry)), start=1):
+        for what in masked.found:
+            message = f"argument {index} of {server} holds a literal credential ({printable(what)}): {why}"
+            out.append(Finding("mcp-secret-inline", Severity.ERROR, path, message, *locate(name, "args")))
     url = entry.get("url")
     if isinstance(url, str) and (found := url_credentials(url)):
         message = f"url of {server} holds a literal credential ({', '.join(map(printable, found))}): {why}"
@@ -139,21 +164,57 @@ def _secrets(path: str, name: str, entry: dict[str, Any], locate: _Locator) -> l
     return out
 
 
-def _approval(spec: ServerSpec, work_dir: str, trust: str, store: TrustStore) -> tuple[Severity, str]:
+def _loaders(path: str, name: str, entry: dict[str, Any], locate: _Locator) -> list[Finding]:
+    out: list[Finding] = []
+    for key in sorted(_strings(entry.get("env"))):
+        why = loader_reason(key)
+        if why is not None:
+            message = (
+                f'server "{printable(name)}" sets {printable(key)} in its env, which {why}: what runs is more than'
+                " its command line; approve it only if you trust that"
+            )
+            out.append(Finding("mcp-loader-env", Severity.WARNING, path, message, *locate(name, "env", key)))
+    return out
+
+
+class _Launcher:
+    """What each server of the scan would run, resolved as the agent resolves it."""
+
+    def __init__(self, result: ScanResult, environ: dict[str, str]) -> None:
+        self.servers = {spec.name: spec for spec in result.servers}
+        self.work_dir = result.snapshot.work_dir
+        self.environ = environ
+        self.inherit = result.config.mcp.inherit_env
+        self.hashes = FileHashes()
+
+    def __call__(self, name: str) -> Launch | None:
+        spec = self.servers.get(name)
+        if spec is None:  # its variables are unset here: the agent would not start it either
+            return None
+        return resolve(spec, work_dir=self.work_dir, environ=self.environ, inherit=self.inherit, hashes=self.hashes)
+
+
+def _approval(launch: Launch | None, work_dir: str, trust: str, store: TrustStore) -> tuple[Severity, str]:
     """How the server would start: without approval (an error), approved, or pending approval."""
     if trust == "auto":
         return Severity.ERROR, "starts without approval (mcp.trust = auto)"
-    if store.approved(spec):
-        return Severity.INFO, f"approved (entry {spec.digest[:12]}): starts"
-    command = f"agentcontext mcp trust --work-dir {shlex.quote(work_dir)} {shlex.quote(spec.name)}"
-    return Severity.INFO, f"pending: not started until you approve it (`{command}` or the dashboard)"
+    if launch is None:
+        return Severity.INFO, "pending: it cannot start here (a ${VAR} it names is not set)"
+    if store.approved(launch):
+        return Severity.INFO, f"approved ({launch.digest[:12]}): starts"
+    return (
+        Severity.INFO,
+        f"pending: not started until you approve it (`{approve_command(work_dir, [launch])}` or the dashboard)",
+    )
 
 
-def _spawn(name: str, entry: dict[str, Any], when: str) -> str:
+def _spawn(name: str, entry: dict[str, Any], launch: Launch | None, when: str) -> str:
     cwd = entry.get("cwd") if isinstance(entry.get("cwd"), str) else None
     env = ", ".join(sorted(_strings(entry.get("env")))) or "none"
+    files = launch.files if launch is not None else ()
+    runs = "".join(f"; runs the repository's {f.path} ({f.role}, sha256 {f.sha256[:12]})" for f in files)
     return printable(
-        f'server "{name}" runs `{command_line(entry)}` in {cwd or "the work dir"}; env keys: {env}; {when}'
+        f'server "{name}" runs `{command_line(entry)}` in {cwd or "the work dir"}; env keys: {env}{runs}; {when}'
     )
 
 

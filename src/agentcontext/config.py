@@ -112,6 +112,7 @@ class McpSettings:
     max_output_bytes: int
     trust: Literal["auto", "approve"]
     max_concurrent_connects: int
+    inherit_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -570,6 +571,7 @@ def _build(
             max_output_bytes=v["mcp.max_output_bytes"],
             trust=v["mcp.trust"],
             max_concurrent_connects=v["mcp.max_concurrent_connects"],
+            inherit_env=v["mcp.inherit_env"],
         ),
         agent=AgentSettings(debounce_ms=v["agent.debounce_ms"]),
         mcp_server=McpServerSettings(

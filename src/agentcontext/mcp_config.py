@@ -8,7 +8,9 @@ is its ``type`` when given (``stdio``, ``http``, ``streamable-http``, ``sse``), 
 ``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``,
 ``url`` and ``headers`` only; as in the shell, the default also replaces an empty value.
 An unset variable without a default fails that entry (``strict``) or expands to nothing
-with a warning (``lenient``). Bare ``$VAR`` is left alone, as Claude Code does.
+with a warning (``lenient``). Bare ``$VAR`` is left alone, as Claude Code does. A
+variable of agentcontext's own (``AGENTCONTEXT_*``, ``CODER_AGENT_EXP_*``: the agent's
+token among them) is never expanded: naming one fails the entry, strict or lenient.
 
 A bad entry never drops its siblings: names containing ``__`` or starting or ending
 with ``_`` (they would break ``server__tool`` routing), entries that are not objects,
@@ -25,7 +27,6 @@ messages name variables and fields, never their values.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -38,8 +39,10 @@ from agentcontext.mcp_secrets import shown
 Transport = Literal["stdio", "http", "sse"]
 _TRANSPORTS: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# agentcontext's own variables (tokens, the database URL, Coder's aliases): never expanded in an entry, never
+# handed to a server, whatever the entry or the user's config says
+PRODUCT_PREFIXES = ("AGENTCONTEXT_", "CODER_AGENT_EXP_")
 MAX_SERVERS = 64  # usable servers taken from one config file; the rest are excluded
-_CANONICAL = json.JSONEncoder(sort_keys=True).encode  # json.dumps(entry, sort_keys=True), without its per-call setup
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +59,7 @@ class ServerSpec:
     cwd: str | None = None
     config_path: str = ""
     written: Mapping[str, Any] = field(default_factory=dict, compare=False)  # the entry as written (secrets too)
-
-    @property
-    def digest(self) -> str:
-        """sha256 of the entry as written, for trust (computed when asked: a scan never needs it)."""
-        return hashlib.sha256(_CANONICAL(self.written).encode()).hexdigest()
+    repository: str = ""  # the root of the repository whose config declares it ("" for the user's own configs)
 
     @property
     def shown(self) -> str:
@@ -274,6 +273,11 @@ class _Expander:
 
     def _one(self, field_name: str, match: re.Match[str]) -> str:
         variable, default = match.group(1), match.group(2)
+        if variable.startswith(PRODUCT_PREFIXES):  # an entry naming our token would hand it to whoever it reaches
+            raise McpConfigError(
+                f'server "{self.server}": environment variable "{variable}" (in {field_name}) is agentcontext\'s own:'
+                " it is never expanded in an MCP entry"
+            )
         value = self.environ.get(variable)
         if value:
             return value

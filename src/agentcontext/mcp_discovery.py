@@ -19,7 +19,7 @@ from agentcontext.files import EntryKind, Reader
 from agentcontext.layout import Layout, McpFile
 from agentcontext.mcp_config import ParsedConfig, ServerSpec, parse
 from agentcontext.resource import Kind as ResourceKind
-from agentcontext.resource import Resource, Status
+from agentcontext.resource import Resource, Scope, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,8 @@ def discover(layout: Layout, config: Config, reader: Reader, environ: Mapping[st
                     continue
                 owners[spec.name] = item.path
                 names.append(spec.name)
-                if item.connect:
-                    servers.append(spec)
+                if item.connect:  # a project's server binds the files of its repository it runs (mcp_launch)
+                    servers.append(replace(spec, repository=item.boundary) if item.scope is Scope.PROJECT else spec)
             resource = replace(resource, servers=tuple(names), warnings=tuple(warnings))
         resources.append(resource)
     return McpDiscovery(tuple(resources), tuple(servers))

@@ -3,8 +3,15 @@
 A value counts as a credential when its key names one (token, secret, password, key,
 auth, cookie...) or when it looks like one (a known token prefix, or 24+ characters of
 high entropy). ``${VAR}`` references are not literal; a ``${VAR:-default}`` default is.
-An entry is shown as written (``${VAR}`` left unexpanded), credential arguments, URL
-parts and query values replaced by ``***``: that is what the user approves.
+
+Only the credential part of a text is masked, so what a server runs and where its code
+comes from stay readable: the value after a credential flag (``--token X``,
+``--api-key=X``), the value of a credential header (``Authorization: Bearer ***``, after
+``--header`` or anywhere), ``NAME=value`` assignments under a credential name (a
+``sh -c 'API_KEY=... exec x'`` string, a ``host=db password=...`` connection string), a
+URL's userinfo and credential query values (``git+https://github.com/org/repo@<sha>``
+stays whole), and token-shaped words. What was masked is said too (:attr:`Masked.found`),
+for the audit's ``mcp-secret-inline`` findings.
 """
 
 from __future__ import annotations
@@ -13,12 +20,14 @@ import math
 import re
 import shlex
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from agentcontext.findings import printable
 
+MASK = "***"
 _VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-([^}]*))?\}")
 _SCHEME = re.compile(r"^\s*(bearer|basic|token|bot)\s+", re.IGNORECASE)
 _KEY_PARTS = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
@@ -32,6 +41,17 @@ _TOKEN_PREFIXES = (
     "xoxb-", "xoxp-", "xoxa-", "xapp-", "AKIA", "ASIA", "AIza", "eyJ", "npm_", "hf_", "pypi-", "dop_v1_", "shpat_",
 )  # fmt: skip
 _PLAIN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "0", "1"})
+_HEADER_FLAGS = frozenset({"-H", "--header", "--headers"})
+# "Name: value" as curl and most MCP bridges take a header; the name as HTTP allows it
+_HEADER = re.compile(r"^(\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+\s*:\s*)(\S.*)$", re.DOTALL)
+# NAME=value in a shell string or a connection string; the value quoted or up to a separator
+# the same inside a longer text (a ``sh -c`` string): the name, a scheme word, one word of value
+_INLINE_HEADER = re.compile(
+    r"(?<![\w-])([A-Za-z][A-Za-z0-9-]*)(\s*:\s*)((?:bearer|basic|token|bot)\s+)?([^\s'\"]+)", re.IGNORECASE
+)
+_ASSIGNMENT = re.compile(r"(?<![\w-])([A-Za-z_][A-Za-z0-9_.-]*)(\s*=\s*)('[^']*'|\"[^\"]*\"|[^\s;&'\"]+)")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+_WORD = re.compile(r"[^\s'\"=:;,&()<>|]+")
 
 
 def literal(value: str) -> str:
@@ -59,6 +79,11 @@ def looks_like_token(value: str) -> bool:
     return entropy >= 4.0
 
 
+def _prefixed_token(value: str) -> bool:
+    """A known token prefix: a credential wherever it stands (a URL path included)."""
+    return value.startswith(_TOKEN_PREFIXES) and len(value) >= 12
+
+
 def is_secret(key: str, value: str) -> bool:
     """Whether ``value`` (as written) commits a credential under ``key``."""
     text = literal(value)
@@ -74,7 +99,11 @@ def is_secret(key: str, value: str) -> bool:
 
 
 def url_credentials(url: str) -> list[str]:
-    """What in a URL is a literal credential: ``"password"``, ``"user"``, ``"path"`` or query parameter names."""
+    """What in a URL is a literal credential: ``"password"``, ``"user"``, ``"path"`` or query parameter names.
+
+    A path segment counts only with a known token prefix: commit hashes and ids in a path are
+    where the code comes from, and masking them would hide it.
+    """
     try:
         parts = urlsplit(url)
         password, username = parts.password, parts.username
@@ -85,7 +114,7 @@ def url_credentials(url: str) -> list[str]:
         found.append("password")
     elif username and looks_like_token(literal(username)):
         found.append("user")
-    if any(looks_like_token(segment) for segment in parts.path.split("/")):
+    if any(_prefixed_token(segment) for segment in parts.path.split("/")):
         found.append("path")
     found += [key for key, value in parse_qsl(parts.query) if is_secret(key, value)]
     return found
@@ -98,27 +127,141 @@ def redact_url(url: str) -> str:
     except ValueError:
         return "(an unparsable URL)"
     if "@" in netloc and url_credentials(url):
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = "&".join(
-        f"{key}={'***' if is_secret(key, value) else value}" for key, value in parse_qsl(parts.query, True)
-    )
-    path = "/".join("***" if looks_like_token(segment) else segment for segment in parts.path.split("/"))
+        netloc = MASK + "@" + netloc.rsplit("@", 1)[1]
+    query = "&".join(f"{key}={MASK if is_secret(key, value) else value}" for key, value in parse_qsl(parts.query, True))
+    path = "/".join(MASK if _prefixed_token(segment) else segment for segment in parts.path.split("/"))
     return parts._replace(netloc=netloc, path=path, query=query).geturl()
 
 
-def secret_args(args: list[str]) -> set[int]:
-    """Indexes of arguments that are literal credentials: ``--token=X``, ``--api-key X`` or token-shaped."""
-    flagged: set[int] = set()
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """A text with its credential parts as ``***``, what each was, and the values masked."""
+
+    text: str
+    found: tuple[str, ...] = ()  # "the value of --token", "an Authorization header", ...
+    values: tuple[str, ...] = ()  # what was masked (to mask again wherever a server echoes it)
+
+
+class _Masking:
+    """One text masked step by step; each step sees what the earlier ones left."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: list[str] = []
+        self.values: list[str] = []
+
+    def done(self) -> Masked:
+        return Masked(self.text, tuple(self.found), tuple(self.values))
+
+    def whole(self, what: str) -> None:
+        scheme = _SCHEME.match(self.text)
+        kept = scheme.group(0) if scheme else ""
+        self.values.append(self.text[len(kept) :])
+        self.text, self.found = kept + MASK, [*self.found, what]
+
+    def urls(self) -> None:
+        def one(match: re.Match[str]) -> str:
+            url = match.group(0)
+            found = url_credentials(url)
+            if not found:
+                return url
+            self.found.append(f"a URL's {', '.join(found)}")
+            self.values.append(url)
+            return redact_url(url)
+
+        self.text = _URL.sub(one, self.text)
+
+    def headers(self) -> None:
+        """A credential header: all of its value when the text is one header, else its one word after the name."""
+        match = _HEADER.match(self.text)
+        name = match.group(1).strip(" :") if match else ""
+        if match and is_secret(name, match.group(2)):
+            rest = _Masking(match.group(2))
+            rest.whole(f'the header "{name}"')
+            self.text = match.group(1) + rest.text
+            self.found += rest.found
+            self.values += rest.values
+            return
+
+        def one(found: re.Match[str]) -> str:
+            name, colon, scheme, value = found.group(1), found.group(2), found.group(3) or "", found.group(4)
+            if not secret_name(name) or not is_secret(name, value):
+                return found.group(0)
+            self.found.append(f'the header "{name}"')
+            self.values.append(value)
+            return f"{name}{colon}{scheme}{MASK}"
+
+        self.text = _INLINE_HEADER.sub(one, self.text)
+
+    def assignments(self) -> None:
+        def one(match: re.Match[str]) -> str:
+            name, equals, value = match.groups()
+            bare = value.strip("'\"")
+            if bare == MASK or not is_secret(name, bare):
+                return match.group(0)
+            self.found.append(f"{name}= in a shell or connection string")
+            self.values.append(bare)
+            quote = value[0] if value[:1] in "'\"" and len(value) > 1 else ""
+            return f"{name}{equals}{quote}{MASK}{quote}"
+
+        self.text = _ASSIGNMENT.sub(one, self.text)
+
+    def tokens(self) -> None:
+        def one(match: re.Match[str]) -> str:
+            word = match.group(0)
+            if not _prefixed_token(word):
+                return word
+            self.found.append("a token")
+            self.values.append(word)
+            return MASK
+
+        self.text = _WORD.sub(one, self.text)
+
+
+def mask_text(text: str) -> Masked:
+    """``text`` with each credential part masked (see the module's rules)."""
+    masking = _Masking(text)
+    if looks_like_token(literal(text)):
+        masking.whole("a token-shaped value")
+        return masking.done()
+    masking.urls()
+    masking.headers()
+    masking.assignments()
+    masking.tokens()
+    return masking.done()
+
+
+def mask_value(key: str, value: str) -> Masked:
+    """An ``env`` or ``headers`` value: all of it under a credential key, else its credential parts."""
+    if is_secret(key, value):
+        masking = _Masking(value)
+        masking.whole(f'the value of "{key}"')
+        return masking.done()
+    return mask_text(value)
+
+
+def mask_args(args: Sequence[str]) -> list[Masked]:
+    """Each argument with its credential parts masked: a flag's value, a header, assignments, URLs, tokens."""
+    out: list[Masked] = []
     for index, arg in enumerate(args):
+        before = args[index - 1] if index else ""
         flag, eq, value = arg.partition("=")
-        credential = looks_like_token(literal(arg)) or ("://" in arg and bool(url_credentials(arg)))
-        if credential or (eq and flag.startswith("-") and is_secret(flag.lstrip("-"), value)):
-            flagged.add(index)
-            continue
-        following = args[index + 1] if index + 1 < len(args) else "-"
-        if arg.startswith("-") and not eq and not following.startswith("-") and is_secret(arg.lstrip("-"), following):
-            flagged.add(index + 1)
-    return flagged
+        if before in _HEADER_FLAGS:
+            masked = mask_text(arg)
+        elif _flag_without_value(before) and is_secret(before.lstrip("-"), arg) and "://" not in arg:
+            masked = mask_value(before.lstrip("-"), arg)
+            masked = Masked(masked.text, (f"the value of {before}",), masked.values)
+        elif eq and flag.startswith("-") and is_secret(flag.lstrip("-"), value) and "://" not in value:
+            rest = mask_value(flag.lstrip("-"), value)
+            masked = Masked(f"{flag}={rest.text}", (f"the value of {flag}",), rest.values)
+        else:
+            masked = mask_text(arg)
+        out.append(masked)
+    return out
+
+
+def _flag_without_value(word: str) -> bool:
+    return word.startswith("-") and "=" not in word and word != "-"
 
 
 def entry_args(entry: Mapping[str, Any]) -> list[str]:
@@ -126,12 +269,15 @@ def entry_args(entry: Mapping[str, Any]) -> list[str]:
     return [a for a in args if isinstance(a, str)] if isinstance(args, list) else []
 
 
+def quoted(word: str) -> str:
+    """A word for a shown command line: bare when the shell would read it so (``***`` too), else quoted."""
+    return word if re.fullmatch(r"[\w@%+=:,./*-]+", word) else shlex.quote(word)
+
+
 def command_line(entry: Mapping[str, Any]) -> str:
-    """A stdio entry's command line as written, shell-quoted, literal credential arguments as ``***``."""
-    args = entry_args(entry)
-    hidden = secret_args(args)
-    words = [str(entry.get("command", "")), *args]
-    return " ".join("***" if i - 1 in hidden else shlex.quote(w) for i, w in enumerate(words))
+    """A stdio entry's command line as written, shell-quoted, credential parts as ``***``."""
+    words = [str(entry.get("command", "")), *(m.text for m in mask_args(entry_args(entry)))]
+    return " ".join(quoted(word) for word in words)
 
 
 def shown(entry: Mapping[str, Any]) -> str:

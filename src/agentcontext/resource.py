@@ -155,20 +155,93 @@ class ToolChange:
 
 
 @dataclass(frozen=True, slots=True)
+class RunsFile:
+    """A file of the repository a server runs or is handed: its content is part of the approval."""
+
+    path: str
+    role: str  # "program" or "argument N"
+    sha256: str
+    size: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "role": self.role, "sha256": self.sha256, "size": self.size}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunsFile:
+        return cls(str(data["path"]), str(data["role"]), str(data["sha256"]), int(data["size"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """What an MCP server runs or reaches, whole, as the user approves it (see :mod:`agentcontext.mcp_launch`).
+
+    ``${VAR}`` references as written, credential parts as ``***``; ``executable`` is the
+    program as resolved (the absolute path started), ``files`` the repository files bound by
+    content, ``notes`` what to weigh (environment keys that change what loads, links, folders).
+    ``executable`` is the path started and ``target`` its real path when it is a link.
+    """
+
+    transport: str
+    command: str = ""
+    executable: str = ""
+    target: str = ""  # the executable's real path, when it is a link
+    args: tuple[str, ...] = ()
+    cwd: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    files: tuple[RunsFile, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "transport": self.transport,
+            "command": self.command,
+            "executable": self.executable,
+            "target": self.target,
+            "args": list(self.args),
+            "cwd": self.cwd,
+            "env": [[k, v] for k, v in self.env],
+            "url": self.url,
+            "headers": [[k, v] for k, v in self.headers],
+            "files": [f.to_dict() for f in self.files],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Runs:
+        return cls(
+            str(data["transport"]),
+            str(data.get("command") or ""),
+            str(data.get("executable") or ""),
+            str(data.get("target") or ""),
+            tuple(str(a) for a in data.get("args") or ()),
+            str(data.get("cwd") or ""),
+            tuple((str(k), str(v)) for k, v in data.get("env") or ()),
+            str(data.get("url") or ""),
+            tuple((str(k), str(v)) for k, v in data.get("headers") or ()),
+            tuple(RunsFile.from_dict(f) for f in data.get("files") or ()),
+            tuple(str(n) for n in data.get("notes") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class McpApproval:
     """Where an ``mcp_server`` stands with the user's approval, and what approving it would allow.
 
-    ``state``: ``pending`` (never started: the entry is not approved), ``approved``, ``auto``
-    (the operator set ``mcp.trust = auto``), ``changed`` (its tools differ from those approved:
-    the changed and added ones are withheld until approved again).
+    ``state``: ``pending`` (never started: what it would run is not approved), ``approved``,
+    ``auto`` (the operator set ``mcp.trust = auto``), ``changed`` (its tools differ from those
+    approved: the changed and added ones are withheld until approved again).
     """
 
     state: str
     config_path: str
-    digest: str  # sha256 of the entry as written: what an approval binds to
-    command: str  # what it runs or reaches, as written, credentials masked
+    digest: str  # sha256 of everything that decides what runs (mcp_launch.Launch.digest): what an approval binds to
+    command: str  # what it runs or reaches in one line, as written, credentials masked
     changes: tuple[ToolChange, ...] = ()
     tool_set: str = ""  # fingerprint of the tools as listed now (for ``changed``: what re-approval pins)
+    runs: Runs | None = None  # what it runs, whole
+    since: str = ""  # pending after an approval: what changed in what it runs since then (a diff)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -178,10 +251,13 @@ class McpApproval:
             "command": self.command,
             "changes": [c.to_dict() for c in self.changes],
             "tool_set": self.tool_set,
+            "runs": self.runs.to_dict() if self.runs is not None else None,
+            "since": self.since,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> McpApproval:
+        runs = data.get("runs")
         return cls(
             str(data["state"]),
             str(data.get("config_path") or ""),
@@ -191,6 +267,8 @@ class McpApproval:
                 ToolChange(str(c["tool"]), str(c["change"]), str(c.get("diff") or "")) for c in data.get("changes", ())
             ),
             str(data.get("tool_set") or ""),
+            Runs.from_dict(runs) if isinstance(runs, dict) else None,
+            str(data.get("since") or ""),
         )
 
 

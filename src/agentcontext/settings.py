@@ -333,10 +333,19 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "approve",
         NEVER,
-        "`approve`: a project's MCP server starts only once you approved its exact entry (`agentcontext mcp trust`,"
-        " the dashboard, or `up`'s question); `auto`: every server starts (for environments whose operator vouches"
-        " for the repository).",
+        "`approve`: a project's MCP server starts only once you approved what it runs (its entry, the program as"
+        " resolved, its cwd and the repository files it runs; `agentcontext mcp trust`, the dashboard, or `up`'s"
+        " question); `auto`: every server starts (for environments whose operator vouches for the repository).",
         choices=("auto", "approve"),
+    ),
+    _s(
+        "mcp.inherit_env",
+        "list",
+        [],
+        NEVER,
+        "Variables of your environment handed to the workspace's MCP servers besides the usual ones (`HOME`, `PATH`,"
+        " `USER`, `LOGNAME`, `SHELL`, `TERM`, the locale, `TZ`, `TMPDIR`, the XDG folders, proxies and CA bundles);"
+        " names or patterns such as `AWS_*`. agentcontext's own (`AGENTCONTEXT_*`) are never handed on.",
     ),
     _s(
         "mcp.max_concurrent_connects",

@@ -32,7 +32,18 @@ from pydantic import (
 )
 
 from agentcontext.errors import InvalidRequestError
-from agentcontext.resource import Kind, Load, LoadType, McpApproval, Resource, Scope, Status, Tool, ToolChange
+from agentcontext.resource import (
+    Kind,
+    Load,
+    LoadType,
+    McpApproval,
+    Resource,
+    Runs,
+    Scope,
+    Status,
+    Tool,
+    ToolChange,
+)
 from agentcontext.snapshot import aggregate_hash
 
 M = TypeVar("M", bound=BaseModel)
@@ -47,6 +58,7 @@ MAX_INT64 = 2**63 - 1
 MAX_CHANGES = 512  # tool changes reported for one MCP server
 MAX_DIFF_BYTES = 16 * 1024  # one tool's diff (the agent cuts them at 4,096 characters)
 MAX_LOAD_ITEMS = 64
+MAX_RUNS_ITEMS = 256  # arguments, env and header entries, files and notes of what one MCP server runs
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -167,6 +179,39 @@ class PushedToolChange(BaseModel):
     diff: DiffText = ""
 
 
+class PushedRunsFile(BaseModel):
+    model_config = _STRICT
+
+    path: PathText
+    role: ShortText
+    sha256: Sha256Text
+    size: Count
+
+
+Pair = Annotated[list[ErrorText], Field(min_length=2, max_length=2)]
+
+
+class PushedRuns(BaseModel):
+    """What an MCP server runs or reaches, whole (``Runs.to_dict()``), each part bounded."""
+
+    model_config = _STRICT
+
+    transport: Literal["stdio", "http", "sse"]
+    command: ErrorText = ""
+    executable: PathText = ""
+    target: PathText = ""
+    args: list[ErrorText] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
+    cwd: PathText = ""
+    env: list[Pair] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
+    url: ErrorText = ""
+    headers: list[Pair] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
+    files: list[PushedRunsFile] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
+    notes: list[ErrorText] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
+
+    def to_runs(self) -> Runs:
+        return Runs.from_dict(self.model_dump())
+
+
 class PushedApproval(BaseModel):
     """An MCP server's approval: its state, what it runs, and what changed (each diff bounded)."""
 
@@ -178,10 +223,15 @@ class PushedApproval(BaseModel):
     command: ErrorText = ""
     changes: list[PushedToolChange] = Field(default_factory=list, max_length=MAX_CHANGES)
     tool_set: Sha256Text = ""
+    runs: PushedRuns | None = None
+    since: DiffText = ""
 
     def to_approval(self) -> McpApproval:
         changes = tuple(ToolChange(c.tool, c.change, c.diff) for c in self.changes)
-        return McpApproval(self.state, self.config_path, self.digest, self.command, changes, self.tool_set)
+        runs = self.runs.to_runs() if self.runs is not None else None
+        return McpApproval(
+            self.state, self.config_path, self.digest, self.command, changes, self.tool_set, runs, self.since
+        )
 
 
 class PushedResource(BaseModel):

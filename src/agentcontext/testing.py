@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcontext.config import Config, load_config
+from agentcontext.mcp_config import ServerSpec
+from agentcontext.mcp_launch import Launch, resolve
 from agentcontext.scan import Scanner, ScanResult
 
 
@@ -58,6 +60,11 @@ def backdate(root: Path, seconds: float = 10.0) -> None:
 def isolated_environ(home: Path, **variables: str) -> dict[str, str]:
     """An environment with only ``HOME`` (and ``PATH``) plus the given variables."""
     return {"HOME": str(home), "PATH": os.environ.get("PATH", ""), **variables}
+
+
+def launched(spec: ServerSpec, work_dir: Path, home: Path) -> Launch:
+    """What ``spec`` runs for an agent over ``work_dir`` with :func:`isolated_environ` (what approvals bind)."""
+    return resolve(spec, work_dir=str(work_dir), environ=isolated_environ(home))
 
 
 def test_config(

@@ -1,9 +1,12 @@
 """Which project MCP servers the user approved, by the exact entry, and the tools pinned with it.
 
 Under ``mcp.trust = "approve"`` (the default) a server of the work dir's ``.mcp.json``
-starts only once the user approved the sha256 of its entry as written (``agentcontext
-mcp trust``, ``agentcontext up``'s question, or the dashboard's Approve button); any change
-to the entry changes the hash and needs approval again. The store is a JSON file in the
+starts only once the user approved the digest of what it runs (:class:`~agentcontext.mcp_launch.Launch`:
+the entry as written, the program as resolved, its cwd and the content of the repository
+files it runs; ``agentcontext mcp trust``, ``agentcontext up``'s question, or the dashboard's
+Approve button); any change to one of them changes the digest and needs approval again.
+With the approval the store keeps what was shown (``runs``) and the text of the small bound
+files (``texts``), so a server back to pending can say what changed since. The store is a JSON file in the
 user's data dir (``$AGENTCONTEXT_HOME``, else ``$XDG_DATA_HOME/agentcontext``, else
 ``~/.local/share/agentcontext``), never in a repository, so no file a repository plants
 can approve anything. It is written atomically with mode 0600 under an exclusive lock
@@ -14,8 +17,10 @@ later listing that differs is recorded as ``seen``, and approving the server aga
 ``seen``. Under ``mcp.trust = "auto"`` the agent pins tools the same way in a record that
 is not an approval (``approved: false``), so switching back to ``approve`` still asks.
 
-Layout: ``{config path: {server name: {"digest", "approved", "tools", "seen"}}}``; a
-plain digest string (the first version's layout) reads as an approval without pins.
+Layout: ``{config path: {server name: {"digest", "approved", "tools", "seen", "runs", "texts"}}}``;
+a plain digest string (the first version's layout) reads as an approval without pins. A
+digest of the first forms (the entry's text alone) never matches a launch's: such an
+approval is asked again, with nothing to compare it to.
 """
 
 from __future__ import annotations
@@ -25,13 +30,14 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentcontext.errors import ConfigError
-from agentcontext.mcp_config import ServerSpec
+from agentcontext.mcp_launch import Launch
+from agentcontext.resource import Runs
 from agentcontext.tool_pins import Definition
 
 
@@ -68,9 +74,18 @@ class Record:
     approved: bool
     tools: dict[str, Definition] | None = None  # pinned definitions by name; None: not listed yet
     seen: dict[str, Definition] | None = None  # a listing that differed from the pins, for re-approval
+    runs: dict[str, Any] | None = None  # what was approved, as shown (Runs.to_dict())
+    texts: dict[str, str] | None = None  # the approved text of each small bound file, by path
 
     def to_json(self) -> dict[str, Any]:
-        return {"digest": self.digest, "approved": self.approved, "tools": self.tools, "seen": self.seen}
+        return {
+            "digest": self.digest,
+            "approved": self.approved,
+            "tools": self.tools,
+            "seen": self.seen,
+            "runs": self.runs,
+            "texts": self.texts,
+        }
 
     @classmethod
     def from_json(cls, value: Any) -> Record | None:
@@ -78,16 +93,43 @@ class Record:
             return cls(value, True)
         if not isinstance(value, dict) or not isinstance(value.get("digest"), str):
             return None
-        tools, seen = value.get("tools"), value.get("seen")
+        tools, seen, runs, texts = (value.get(key) for key in ("tools", "seen", "runs", "texts"))
         return cls(
             value["digest"],
             value.get("approved") is True,
             tools if isinstance(tools, dict) else None,
             seen if isinstance(seen, dict) else None,
+            runs if isinstance(runs, dict) else None,
+            {str(k): v for k, v in texts.items() if isinstance(v, str)} if isinstance(texts, dict) else None,
         )
+
+    @classmethod
+    def approval(cls, launch: Launch, tools: dict[str, Definition] | None = None) -> Record:
+        """An approval of ``launch`` as shown, with its bound files' texts."""
+        texts = {f.path: f.text for f in launch.files if f.text is not None}
+        return cls(launch.digest, True, tools, None, launch.runs().to_dict(), texts or None)
+
+    def approved_runs(self) -> Runs | None:
+        """What this record approved, as it was shown (None when it approved nothing, or an older store)."""
+        if not self.approved or self.runs is None:
+            return None
+        try:
+            return Runs.from_dict(self.runs)
+        except (KeyError, TypeError, ValueError):  # hand-edited: nothing to compare with
+            return None
 
 
 Data = dict[str, dict[str, Record]]
+
+
+class Named(Protocol):
+    """A server of a config file (a launch, or an entry to revoke)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config_path(self) -> str: ...
 
 
 class TrustStore:
@@ -137,63 +179,69 @@ class TrustStore:
         finally:
             os.close(fd)  # releases the lock
 
-    def record(self, spec: ServerSpec) -> Record | None:
-        """The record of this very entry (None when there is none, or it was made for another entry)."""
-        found = self._load().get(spec.config_path, {}).get(spec.name)
-        return found if found is not None and found.digest == spec.digest else None
+    def last(self, server: Named) -> Record | None:
+        """The record kept for this server, whatever it was made for."""
+        return self._load().get(server.config_path, {}).get(server.name)
 
-    def approved(self, spec: ServerSpec) -> bool:
-        found = self.record(spec)
+    def record(self, launch: Launch) -> Record | None:
+        """The record of this very launch (None when there is none, or it was made for another)."""
+        found = self.last(launch)
+        return found if found is not None and found.digest == launch.digest else None
+
+    def approved(self, launch: Launch) -> bool:
+        found = self.record(launch)
         return found is not None and found.approved
 
-    def pins(self, spec: ServerSpec) -> dict[str, Definition] | None:
-        """The tools pinned for this entry; None until its first listing was pinned."""
-        found = self.record(spec)
+    def pins(self, launch: Launch) -> dict[str, Definition] | None:
+        """The tools pinned for this launch; None until its first listing was pinned."""
+        found = self.record(launch)
         return found.tools if found is not None else None
 
-    def approve(self, specs: list[ServerSpec]) -> None:
-        """Approve each entry as it is now; a listing seen since the pins becomes the pins."""
+    def approve(self, launches: Sequence[Launch]) -> None:
+        """Approve each launch as it is now; a listing seen since the pins becomes the pins."""
         with self._editing() as data:
-            for spec in specs:
-                servers = data.setdefault(spec.config_path, {})
-                old = servers.get(spec.name)
-                if old is not None and old.digest == spec.digest:
-                    servers[spec.name] = Record(spec.digest, True, old.seen or old.tools)
-                else:  # a new or changed entry: its tools are pinned when it first lists them
-                    servers[spec.name] = Record(spec.digest, True)
+            for launch in launches:
+                servers = data.setdefault(launch.config_path, {})
+                old = servers.get(launch.name)
+                same = old is not None and old.digest == launch.digest
+                # a new or changed launch: its tools are pinned when it first lists them
+                servers[launch.name] = Record.approval(launch, (old.seen or old.tools) if old and same else None)
 
-    def approve_tools(self, spec: ServerSpec, tools: dict[str, Definition], *, approve: bool) -> None:
-        """Pin exactly ``tools`` for this entry (an approval too, when ``approve``)."""
+    def approve_tools(self, launch: Launch, tools: dict[str, Definition], *, approve: bool) -> None:
+        """Pin exactly ``tools`` for this launch (an approval too, when ``approve``)."""
         with self._editing() as data:
-            servers = data.setdefault(spec.config_path, {})
-            old = servers.get(spec.name)
-            approved = approve or (old is not None and old.digest == spec.digest and old.approved)
-            servers[spec.name] = Record(spec.digest, approved, tools)
+            servers = data.setdefault(launch.config_path, {})
+            old = servers.get(launch.name)
+            same = old is not None and old.digest == launch.digest
+            if approve or (old is not None and same and old.approved):
+                servers[launch.name] = Record.approval(launch, tools)
+            else:
+                servers[launch.name] = Record(launch.digest, False, tools)
 
-    def pin(self, spec: ServerSpec, tools: dict[str, Definition]) -> dict[str, Definition]:
+    def pin(self, launch: Launch, tools: dict[str, Definition]) -> dict[str, Definition]:
         """Pin a first listing, unless pins exist already; returns the pins in force."""
         with self._editing() as data:
-            servers = data.setdefault(spec.config_path, {})
-            old = servers.get(spec.name)
-            if old is not None and old.digest == spec.digest:
+            servers = data.setdefault(launch.config_path, {})
+            old = servers.get(launch.name)
+            if old is not None and old.digest == launch.digest:
                 if old.tools is not None:
                     return old.tools
-                servers[spec.name] = replace(old, tools=tools, seen=None)
+                servers[launch.name] = replace(old, tools=tools, seen=None)
             else:  # under auto: pins without an approval
-                servers[spec.name] = Record(spec.digest, False, tools)
+                servers[launch.name] = Record(launch.digest, False, tools)
             return tools
 
-    def note_seen(self, spec: ServerSpec, tools: dict[str, Definition] | None) -> None:
+    def note_seen(self, launch: Launch, tools: dict[str, Definition] | None) -> None:
         """Remember a listing that differs from the pins (None: it matches them again)."""
         with self._editing() as data:
-            old = data.get(spec.config_path, {}).get(spec.name)
-            if old is not None and old.digest == spec.digest and old.seen != tools:
-                data[spec.config_path][spec.name] = replace(old, seen=tools)
+            old = data.get(launch.config_path, {}).get(launch.name)
+            if old is not None and old.digest == launch.digest and old.seen != tools:
+                data[launch.config_path][launch.name] = replace(old, seen=tools)
 
-    def revoke(self, specs: list[ServerSpec]) -> None:
+    def revoke(self, servers: Sequence[Named]) -> None:
         with self._editing() as data:
-            for spec in specs:
-                data.get(spec.config_path, {}).pop(spec.name, None)
+            for server in servers:
+                data.get(server.config_path, {}).pop(server.name, None)
 
     def stamp(self) -> tuple[int, int, int] | None:
         """Changes whenever the store is rewritten (for watchers); None while there is none."""

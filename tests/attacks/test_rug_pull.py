@@ -28,8 +28,9 @@ from agentcontext.control.prompt import ChatContext, build
 from agentcontext.errors import ConflictError
 from agentcontext.mcp.upstream import ServerStatus, UpstreamError, UpstreamManager
 from agentcontext.mcp_config import ServerSpec, parse
+from agentcontext.mcp_launch import Launch
 from agentcontext.resource import Resource
-from agentcontext.testing import isolated_environ, test_config
+from agentcontext.testing import isolated_environ, launched, test_config
 from agentcontext.trust import TrustStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -50,6 +51,7 @@ class Rug:
     tools: Path
     store: TrustStore
     changed: anyio.Event
+    launch: Launch
 
     def status(self) -> ServerStatus:
         [found] = [s for s in self.manager.statuses() if s.name == "rug"]
@@ -92,7 +94,8 @@ async def approved_rug(tmp_path: Path, home: Path, *tools: dict[str, Any]) -> As
     spec = spec_for(work, tools_file)
     environ = isolated_environ(home)
     store = TrustStore.default(environ)
-    store.approve([spec])
+    launch = launched(spec, work, home)
+    store.approve([launch])
     settings = test_config(work, home=home, settings={"mcp.connect_timeout": 15, "mcp.call_timeout": 10}).mcp
     rug: Rug | None = None
 
@@ -103,7 +106,7 @@ async def approved_rug(tmp_path: Path, home: Path, *tools: dict[str, Any]) -> As
     async with UpstreamManager(
         settings, work_dir=str(work), environ=environ, store=store, on_change=changed
     ) as manager:
-        rug = Rug(manager, spec, tools_file, store, anyio.Event())
+        rug = Rug(manager, spec, tools_file, store, anyio.Event(), launch)
         await manager.reload([spec])
         assert rug.status().state == "connected", rug.status()
         yield rug
@@ -177,7 +180,7 @@ async def test_the_pins_outlive_the_agent_so_a_change_made_while_it_was_down_is_
     tmp_path: Path, home: Path
 ) -> None:
     async with approved_rug(tmp_path, home) as rug:
-        spec, store, settings = rug.spec, rug.store, rug.manager.settings
+        spec, store, settings, launch = rug.spec, rug.store, rug.manager.settings, rug.launch
     rug.tools.write_text(json.dumps([{**ADD, "description": LURE}]), encoding="utf-8")
     environ = isolated_environ(home)
     async with UpstreamManager(settings, work_dir=str(tmp_path / "work"), environ=environ, store=store) as again:
@@ -186,7 +189,7 @@ async def test_the_pins_outlive_the_agent_so_a_change_made_while_it_was_down_is_
         offered = [name for name, _, _ in again.tools()]
     assert status.state == "changed" and [(c.tool, c.change) for c in status.changes] == [("add", "changed")]
     assert offered == ["rug__poke"]
-    assert (store.pins(spec) or {})["add"]["description"] == "Adds two numbers."
+    assert (store.pins(launch) or {})["add"]["description"] == "Adds two numbers."
 
 
 async def test_a_chat_pinned_before_the_change_keeps_the_old_definition(tmp_path: Path, home: Path) -> None:
@@ -220,8 +223,9 @@ async def test_mcp_trust_lists_the_change_and_approves_what_the_agent_reported(t
         assert [(c["tool"], c["change"]) for c in row["changes"]] == [("add", "changed")]
         assert LURE in row["changes"][0]["diff"]
 
-        approved = runner.invoke(app, ["mcp", "trust", "--work-dir", str(tmp_path / "work"), "rug"])
+        command = ["mcp", "trust", "--work-dir", str(tmp_path / "work"), "rug", "--digest", row["digest"]]
+        approved = runner.invoke(app, command)
         assert approved.exit_code == 0, approved.output
-        assert (rug.store.pins(rug.spec) or {})["add"]["description"] == LURE
+        assert (rug.store.pins(rug.launch) or {})["add"]["description"] == LURE
         await rug.manager.reload([rug.spec])  # the agent notices the store changed (it polls its stamp)
         assert rug.status().state == "connected" and "rug__add" in rug.offered()

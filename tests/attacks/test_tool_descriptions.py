@@ -23,7 +23,7 @@ from agentcontext.mcp.upstream import UpstreamManager
 from agentcontext.mcp_config import ServerSpec, parse
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.sanitize import find_hidden_text
-from agentcontext.testing import isolated_environ, test_config
+from agentcontext.testing import isolated_environ, launched, test_config
 from agentcontext.tool_text import MAX_DESCRIPTION_BYTES
 from agentcontext.trust import TrustStore
 
@@ -69,7 +69,7 @@ async def test_hidden_text_in_tools_is_warned_about_and_never_reaches_a_prompt(t
     work, spec = workspace(tmp_path)
     environ = isolated_environ(home)
     store = TrustStore.default(environ)
-    store.approve([spec])
+    store.approve([launched(spec, work, home)])
     settings = test_config(work, home=home, settings={"mcp.connect_timeout": 15}).mcp
     async with UpstreamManager(settings, work_dir=str(work), environ=environ, store=store) as manager:
         await manager.reload([spec])
@@ -113,7 +113,7 @@ def test_the_control_plane_cleans_tool_text_again_whatever_an_agent_pushed() -> 
 def test_audit_connect_checks_the_approved_servers_tools_and_starts_no_other(tmp_path: Path, home: Path) -> None:
     marker = tmp_path / "stranger-ran"
     work, spec = workspace(tmp_path, marker=marker)
-    TrustStore.default(isolated_environ(home)).approve([spec])
+    TrustStore.default(isolated_environ(home)).approve([launched(spec, work, home)])
     result = CliRunner().invoke(app, ["audit", str(work), "--connect", "--json"])
     assert result.exit_code == 1, result.output  # tag characters are errors
     findings = json.loads(result.stdout)["findings"]

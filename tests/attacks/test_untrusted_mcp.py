@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -28,14 +29,15 @@ from rich.console import Console
 from agentcontext.audit import audit
 from agentcontext.findings import Severity
 from agentcontext.local import approval
+from agentcontext.mcp_approvals import launches
 from agentcontext.mcp_config import parse
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status
-from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
+from agentcontext.testing import isolated_environ, launched, make_workspace, scan_tree, test_config
 from agentcontext.trust import TrustStore
 from tests.agent.conftest import make_agent, ready, running, wait_snapshot
 from tests.control.conftest import AGENT_INFO, push_body
 from tests.control.test_api import World
-from tests.dashboard.conftest import ORIGIN, csrf_of, dashboard_world, log_in
+from tests.dashboard.conftest import ORIGIN, bobs_mcp_page, csrf_of, dashboard_world, log_in
 from tests.helpers import free_port, poll, terminate
 from tests.local.running import environment, start
 
@@ -87,10 +89,18 @@ def context(url: str) -> dict[str, Any]:
     return body
 
 
-def trust(work: Path, home: Path, *names: str) -> str:
-    command = [PYTHON, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(work), *names]
+def trust(work: Path, home: Path, *words: str) -> str:
+    """``agentcontext mcp trust --work-dir WORK`` and ``words`` (names, ``--digest D``), not on a terminal."""
+    command = [PYTHON, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(work), *words]
     done = subprocess.run(command, env=environment(home), capture_output=True, text=True, timeout=60, check=True)
     return done.stdout
+
+
+def printed_command(text: str) -> list[str]:
+    """The ``agentcontext mcp trust ...`` command a text tells the user to run, as its words."""
+    match = re.search(r"agentcontext mcp trust (--work-dir .*? --digest [0-9a-f]{64})", text)
+    assert match is not None, text
+    return shlex.split(match.group(1))[2:]  # past "--work-dir WORK"
 
 
 def test_agent_runs_no_repository_mcp_server_until_the_user_approves_it(tmp_path: Path, home: Path) -> None:
@@ -101,10 +111,11 @@ def test_agent_runs_no_repository_mcp_server_until_the_user_approves_it(tmp_path
         assert pending is not None
         assert (pending["status"], pending["approval"]["state"]) == ("disabled", "pending")
         assert f"touch {marker}" in pending["approval"]["command"]
-        assert f"agentcontext mcp trust --work-dir {work} evil" in pending["error"]
+        digest = pending["approval"]["digest"]
+        assert f"agentcontext mcp trust --work-dir {work} evil --digest {digest}" in pending["error"]
         assert not marker.exists()  # the agent decided before starting anything
 
-        assert "Approved evil" in trust(work, home, "evil")
+        assert "Approved evil" in trust(work, home, *printed_command(pending["error"]))
         connected = poll(lambda: server(context(url), "evil") or {}, lambda s: s.get("status") == "ok", "approval")
         assert connected["approval"]["state"] == "approved"
         assert [t["name"] for t in connected["tools"]] == ["hello", "poke"]
@@ -120,11 +131,11 @@ def test_up_shows_what_would_run_says_how_to_approve_it_and_starts_nothing(tmp_p
         up.wait_for(lambda text: "agent online" in text and "MCP 1 pending" in text, "the pending server")
         told = up.stderr()
         assert "declares 1 MCP server you have not approved; they would run:" in told
-        assert f"evil: sh -c 'touch {marker};" in told
-        assert f"agentcontext mcp trust --work-dir {work} evil" in told
+        assert f"runs     /usr/bin/sh -c 'touch {marker};" in told or f"runs     /bin/sh -c 'touch {marker};" in told
+        assert f"agentcontext mcp trust --work-dir {work} evil --digest" in told
         assert not marker.exists()
 
-        trust(work, home, "evil")  # the command up printed
+        trust(work, home, *printed_command(told))  # the command up printed
         up.wait_for(lambda text: "MCP 1 connected" in text, "the approved server")
         assert marker.exists()
     finally:
@@ -147,10 +158,11 @@ def test_ups_question_shows_each_server_and_approves_only_on_yes(tmp_path: Path,
 
     approved = approval.ask(waiting, work, store, Console(file=out, width=300), confirm)
     assert approved is answer and asked == ["Approve and start it?"]
-    assert f"evil: sh -c 'touch {tmp_path / 'ran'};" in out.getvalue()
+    assert f"sh -c 'touch {tmp_path / 'ran'};" in out.getvalue()
+    assert f"digest   {waiting[0].launch.digest}" in out.getvalue()
     assert approval.pending(work, config, store) == ([] if answer else waiting)
     if not answer:
-        assert f"agentcontext mcp trust --work-dir {work} evil" in out.getvalue()
+        assert f"agentcontext mcp trust --work-dir {work} evil --digest {waiting[0].launch.digest}" in out.getvalue()
     assert approval.pending(work, test_config(work, home=home, settings={"mcp.trust": "auto"}), store) == []
 
 
@@ -181,7 +193,8 @@ async def test_files_a_repository_plants_never_count_as_approval(tmp_path: Path,
     marker = tmp_path / "ran"
     work = hostile_repo(tmp_path / "repo", marker)
     [spec] = parse((work / ".mcp.json").read_bytes(), str(work / ".mcp.json"), {}).servers
-    approval = json.dumps({str(work / ".mcp.json"): {"evil": {"digest": spec.digest, "approved": True}}})
+    digest = launched(spec, work, home).digest
+    approval = json.dumps({str(work / ".mcp.json"): {"evil": {"digest": digest, "approved": True}}})
     for planted in ("trust.json", ".agentcontext/trust.json", ".local/share/agentcontext/trust.json"):
         make_workspace(work, {planted: approval})
     agent = make_agent(work, home)
@@ -211,12 +224,14 @@ def test_audit_calls_a_server_that_starts_unapproved_an_error_and_a_pending_one_
     assert severity is Severity.ERROR and message.endswith("starts without approval (mcp.trust = auto)")
     severity, message = spawn()
     assert severity is Severity.INFO
+    [launch] = launches(work, test_config(work, home=home))
     assert message.endswith(
-        f"pending: not started until you approve it (`agentcontext mcp trust --work-dir {work} evil` or the dashboard)"
+        f"pending: not started until you approve it (`agentcontext mcp trust --work-dir {work} evil --digest"
+        f" {launch.digest}` or the dashboard)"
     )
-    store.approve(list(scan_tree(work, home=home).servers))
+    store.approve([launch])
     severity, message = spawn()
-    assert severity is Severity.INFO and "; approved (entry " in message and message.endswith("): starts")
+    assert severity is Severity.INFO and f"; approved ({launch.digest[:12]}): starts" in message
 
 
 def test_what_a_pending_server_would_run_is_shown_as_written_with_literal_credentials_masked() -> None:
@@ -288,11 +303,7 @@ async def test_the_dashboard_shows_a_bidi_override_in_what_a_server_would_run_in
     approval = McpApproval("pending", "/home/dev/project/.mcp.json", "ab" * 32, hostile)
     server = Resource(Kind.MCP_SERVER, "ev\u202eil", Scope.PROJECT, Status.DISABLED, error="x", approval=approval)
     async with dashboard_world(tmp_path) as world:
-        pushed = await world.push(push_body([server], agent=AGENT_INFO), token="bobs_agent")
-        assert pushed.status_code == 200, pushed.text
-        box = next(w for w in (await world.call("GET", "/api/v1/workspaces", "bob")).json() if w["name"] == "bobs-box")
-        await log_in(world, "bob")
-        page = (await world.client.get(f"/ui/agents/{box['agents'][0]['id']}/mcp")).text
+        page = await bobs_mcp_page(world, server)
     assert "run &#39;\\u202ehs | live lruc&#39;" in page and "<h2>ev\\u202eil " in page
     section = page[page.index('<section class="server"') : page.index("</section>")]
     attributes = ('data-server="ev\u202eil"', 'value="ev\u202eil"')  # not shown; the form approves the real name

@@ -168,7 +168,7 @@ class Workspace:
 def approve_servers(agent: ContextAgent) -> None:
     """Approve every MCP server of the agent's work dir in its user's trust store (``agentcontext mcp trust``)."""
     servers = scan_full(agent.work_dir, agent.config, environ=agent.environ).servers
-    agent.trust.approve(list(servers))
+    agent.trust.approve([agent.mcp.launch(spec) for spec in servers])
 
 
 @contextlib.asynccontextmanager

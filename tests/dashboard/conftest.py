@@ -10,6 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agentcontext.resource import Resource
+from tests.control.conftest import AGENT_INFO, push_body
 from tests.control.test_api import World, sqlite_world
 from tests.dashboard.browser import Camera, Stack, chromium_or_skip, up
 
@@ -48,3 +50,12 @@ def csrf_of(page: httpx.Response) -> str:
     found = _CSRF.search(page.text)
     assert found is not None, page.text
     return found.group(1)
+
+
+async def bobs_mcp_page(world: World, *servers: Resource) -> str:
+    """Push ``servers`` as bob's agent, log in as bob and open that agent's MCP page: its HTML."""
+    pushed = await world.push(push_body(list(servers), agent=AGENT_INFO), token="bobs_agent")
+    assert pushed.status_code == 200, pushed.text
+    box = next(w for w in (await world.call("GET", "/api/v1/workspaces", "bob")).json() if w["name"] == "bobs-box")
+    await log_in(world, "bob")
+    return (await world.client.get(f"/ui/agents/{box['agents'][0]['id']}/mcp")).text

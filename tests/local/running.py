@@ -94,9 +94,12 @@ class Up:
 
 
 def approve(repo: Path, home: Path) -> None:
-    """Approve the repository's MCP servers as a user does, with ``agentcontext mcp trust``."""
-    command = [sys.executable, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(repo)]
-    subprocess.run(command, env=environment(home), check=True, capture_output=True, timeout=WAIT)
+    """Approve the repository's MCP servers as a user does: look at them (``--list``), approve what was shown."""
+    base = [sys.executable, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(repo)]
+    env = environment(home)
+    listed = subprocess.run([*base, "--list", "--json"], env=env, check=True, capture_output=True, timeout=WAIT)
+    digests = [word for row in json.loads(listed.stdout) for word in ("--digest", row["digest"])]
+    subprocess.run([*base, *digests], env=env, check=True, capture_output=True, timeout=WAIT)
 
 
 def start(repo: Path, home: Path, logs: Path, *args: str, listen: bool = True, approved: bool = True) -> Up:

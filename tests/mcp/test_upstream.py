@@ -290,7 +290,9 @@ async def test_an_http_server_nobody_listens_on_fails_without_hanging(space: Wor
     assert remote.error
 
 
-async def test_an_entry_env_reaches_the_child_and_the_agent_secrets_do_not(space: Workspace) -> None:
+async def test_a_server_gets_a_clean_environment_plus_its_entry_env_and_never_the_agent_secrets(
+    space: Workspace,
+) -> None:
     space.environ["CODER_AGENT_EXP_FLAG"] = "agent-only"
     servers = {
         "everything": everything_stdio(env={"DECLARED": "declared value", "FROM_AGENT": "${AGENT_VISIBLE}"}),
@@ -304,25 +306,36 @@ async def test_an_entry_env_reaches_the_child_and_the_agent_secrets_do_not(space
             for name in ("DECLARED", "AGENT_VISIBLE", "AGENTCONTEXT_TOKEN", "CODER_AGENT_EXP_FLAG", "HOME")
         }
     assert seen["DECLARED"] == "declared value"
-    assert seen["FROM_AGENT"] == "from the agent"
-    assert seen["AGENT_VISIBLE"] == "from the agent"
-    assert not [name for name in seen if name.startswith(("AGENTCONTEXT_", "CODER_AGENT_EXP_"))]
+    assert seen["FROM_AGENT"] == "from the agent"  # what the approved entry names explicitly
+    assert set(seen) <= {"DECLARED", "FROM_AGENT", "HOME", "PATH"}  # the agent's others stay with the agent
     assert ours == {
         "DECLARED": "ours too",
-        "AGENT_VISIBLE": "from the agent",
+        "AGENT_VISIBLE": "<unset>",
         "AGENTCONTEXT_TOKEN": "<unset>",
         "CODER_AGENT_EXP_FLAG": "<unset>",
         "HOME": str(space.home),
     }
 
 
-def test_child_environment_drops_the_agent_secrets_and_lets_the_entry_override() -> None:
-    environ = {"PATH": "/bin", "AGENTCONTEXT_TOKEN": "t", "CODER_AGENT_EXP_X": "x", "LANG": "C"}
+async def test_the_users_inherit_env_setting_hands_more_variables_on_but_never_ours(space: Workspace) -> None:
+    servers = {"ours": peer("fine")}
+    async with space.manager(inherit_env=["AGENT_*", "AGENTCONTEXT_*"]) as manager:
+        await manager.reload(space.specs(servers))
+        ours = {
+            name: text_of(await manager.call_tool("ours__env", {"name": name}))
+            for name in ("AGENT_VISIBLE", "AGENTCONTEXT_TOKEN")
+        }
+    assert ours == {"AGENT_VISIBLE": "from the agent", "AGENTCONTEXT_TOKEN": "<unset>"}
+
+
+def test_child_environment_keeps_the_allowlist_drops_the_agent_secrets_and_lets_the_entry_override() -> None:
+    environ = {"PATH": "/bin", "AGENTCONTEXT_TOKEN": "t", "CODER_AGENT_EXP_X": "x", "LANG": "C", "AWS_KEY": "k"}
     assert child_environment(environ, [("LANG", "en_US.UTF-8"), ("AGENTCONTEXT_MODE", "declared")]) == {
         "PATH": "/bin",
         "LANG": "en_US.UTF-8",
         "AGENTCONTEXT_MODE": "declared",  # what the entry declares is the user's choice
     }
+    assert child_environment(environ, inherit=["AWS_*"])["AWS_KEY"] == "k"
 
 
 async def test_stdio_servers_run_in_the_work_dir_or_their_cwd_else_the_home_dir(space: Workspace) -> None:

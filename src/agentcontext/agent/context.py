@@ -265,11 +265,15 @@ class ContextAgent:
         return message
 
     async def follow_trust(self, interval: float = 1.0) -> None:
-        """Notice approvals given elsewhere (``agentcontext mcp trust``): the store's stamp, checked each interval."""
+        """Each interval: notice approvals given elsewhere (``agentcontext mcp trust``: the store's stamp), and
+        what a server would run changing under its approval (an edited script of the repository: it goes back
+        to pending at once, not at its next start)."""
         while True:
             await anyio.sleep(interval)
             if self.trust.stamp() != self._trust_stamp:
                 self.trigger()
+            elif self._specs is not None:
+                await self.mcp.recheck_launches()
 
     def _mcp_changed(self) -> None:
         self._publish(Event("mcp", {"generation": self.mcp.generation}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,8 @@ from agentcontext.cli.common import ConfigOption, JsonOption, ProfileOption, con
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
-from agentcontext.mcp_config import ServerSpec
-from agentcontext.scan import scan_full
+from agentcontext.mcp_approvals import Standing, bind, launches, standing
 from agentcontext.terminal import plain
-from agentcontext.tool_pins import compare
 from agentcontext.trust import TrustStore
 
 app = typer.Typer(
@@ -89,67 +88,99 @@ def serve(
 def trust(
     names: list[str] = typer.Argument(None, help="Servers to approve (default: every server of the work dir)."),
     work_dir: Path = typer.Option(Path("."), "--work-dir", "-w", help="The workspace whose .mcp.json to approve."),
+    digests: list[str] = typer.Option(
+        None,
+        "--digest",
+        help="Approve only if the server still runs what this digest names (as `--list`, `up`, `status` and the"
+        " agent print it); once per server.",
+        show_default=False,
+    ),
     revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval instead."),
-    show: bool = typer.Option(False, "--list", help="Only show each server, what it runs and where it stands."),
+    show: bool = typer.Option(False, "--list", help="Only show each server, all it runs and where it stands."),
     as_json: bool = JsonOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
 ) -> None:
-    """Approve the work dir's MCP servers, each by its exact entry in `.mcp.json`.
+    """Approve the work dir's MCP servers, each by exactly what it runs.
 
     A repository's servers start only once you approve them (unless the operator set
-    `[mcp] trust = "auto"`). The approval binds to the sha256 of each entry as written, so
-    any change to an entry needs approval again; it is kept in your data dir, never in the
-    repository. The tools a server lists first are pinned with it: when they change, the
-    changed and added tools wait until you run this command again (it approves the tools
-    the agent last reported), or press Approve in the dashboard.
+    `[mcp] trust = "auto"`). An approval binds to a digest of everything that decides what
+    runs: the entry as written (`args`, `env`, `cwd`, `url`, `headers`), the program as
+    resolved on the `PATH` the server gets, and the content of the repository's own programs
+    and scripts it runs. A change to any of them needs approval again, and the server shows
+    what changed. Approvals live in your data dir, never in the repository.
 
-    `--list` shows each server's state (`pending`, `approved`, `changed`), what it runs and
+    On a terminal this shows each server whole and asks. Elsewhere, pass the digest you were
+    shown: `agentcontext mcp trust NAME --digest D` approves only if NAME still runs what
+    D names (`up`, `status` and the agent print that command). The tools a server lists
+    first are pinned with it: when they change, the changed and added tools wait until you
+    approve again here or in the dashboard.
+
+    `--list` shows each server's state (`pending`, `approved`, `changed`), all it runs and
     what changed; with `--json`, as `[{"name", "state", "digest", "runs", "config",
-    "changes": [{"tool", "change", "diff"}]}]`.
+    "since", "changes": [{"tool", "change", "diff"}]}]`, `runs` as in a snapshot's approval.
     """
     config = configure(work_dir, profile, config_file)
-    specs = scan_full(work_dir, config).servers
-    chosen = [s for s in specs if not names or s.name in names]
-    unknown = sorted(set(names or []) - {s.name for s in specs})
+    found = launches(work_dir, config)
+    chosen = [launch for launch in found if not names or launch.name in names]
+    unknown = sorted(set(names or []) - {launch.name for launch in found})
     if unknown:
         raise ConfigError(f"no MCP server named {', '.join(unknown)} in the work dir's config")
     store = TrustStore.default()
     if show:
-        _show([_standing(spec, store) for spec in specs], as_json)
+        _show([standing(launch, store) for launch in found], as_json)
         return
-    (store.revoke if revoke else store.approve)(chosen)
-    verb = "Revoked" if revoke else "Approved"
-    for spec in chosen:
-        typer.echo(
-            f"{verb} {plain(spec.name)} ({spec.digest[:12]}) from {plain(spec.config_path)}: {plain(spec.shown)}"
+    if revoke:
+        store.revoke(chosen)
+        for launch in chosen:
+            typer.echo(f"Revoked {plain(launch.name)} from {plain(launch.config_path)}")
+        return
+    if digests:
+        bind(chosen, digests)
+    elif not _ask([standing(launch, store) for launch in chosen]):
+        return
+    store.approve(chosen)
+    for launch in chosen:
+        typer.echo(f"Approved {plain(launch.name)} ({launch.digest[:12]}) from {plain(launch.config_path)}")
+
+
+def _ask(standings: list[Standing]) -> bool:
+    """Show what would be approved; on a terminal ask, elsewhere refuse (there is no one to have seen it)."""
+    for item in standings:
+        typer.echo(f"{plain(item.launch.name)} ({item.state}) from {plain(item.launch.config_path)}:")
+        typer.echo("\n".join(f"  {line}" for line in item.lines()))
+    if not standings:
+        typer.echo("No MCP servers to approve.")
+        return False
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError(
+            "not approved: nobody could be asked here. To approve what is shown above, run this on a terminal,"
+            " or pass each server's digest: --digest DIGEST"
         )
+    noun = "this server" if len(standings) == 1 else f"these {len(standings)} servers"
+    if typer.confirm(f"Approve {noun}, to run as shown?", default=False):
+        return True
+    typer.echo("Not approved.")
+    return False
 
 
-def _standing(spec: ServerSpec, store: TrustStore) -> dict[str, Any]:
-    record = store.record(spec)
-    changes: list[dict[str, str]] = []
-    if record is not None and record.seen is not None and record.tools is not None:
-        changes = [c.to_dict() for c in compare(record.tools, list(record.seen.values())).changes]
-    state = "changed" if changes else "approved" if record is not None and record.approved else "pending"
+def _row(item: Standing) -> dict[str, Any]:
+    launch = item.launch
     return {
-        "name": spec.name,
-        "state": state,
-        "digest": spec.digest,
-        "runs": spec.shown,
-        "config": spec.config_path,
-        "changes": changes,
+        "name": launch.name,
+        "state": item.state,
+        "digest": launch.digest,
+        "runs": launch.runs().to_dict(),
+        "config": launch.config_path,
+        "since": item.since,
+        "changes": [c.to_dict() for c in item.changes],
     }
 
 
-def _show(rows: list[dict[str, Any]], as_json: bool) -> None:
+def _show(standings: list[Standing], as_json: bool) -> None:
     if as_json:
-        print_json(rows)
+        print_json([_row(item) for item in standings])
         return
-    for row in rows:
-        typer.echo(
-            f"{plain(row['name'])}\t{row['state']}\t{row['digest'][:12]}\t{plain(row['runs'])}\t{plain(row['config'])}"
-        )
-        for change in row["changes"]:
-            typer.echo(f"  {plain(change['tool'])}: {change['change']}")
-            typer.echo("\n".join("    " + plain(line) for line in change["diff"].split("\n")))
+    for item in standings:
+        typer.echo(f"{plain(item.launch.name)}\t{item.state}\t{plain(item.launch.config_path)}")
+        typer.echo("\n".join(f"  {line}" for line in item.lines()))

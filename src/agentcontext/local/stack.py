@@ -155,8 +155,27 @@ def prepare(options: UpOptions) -> tuple[state.LocalState, Binding]:
         db.dispose()
 
 
+# agentcontext's credentials, by the child that needs each: no child gets another's (the agent's environment
+# reaches the repository's MCP servers' ${VAR}s only through what the user approved, but it keeps nothing it
+# does not use either)
+_CREDENTIALS = frozenset({
+    "AGENTCONTEXT_TOKEN", "AGENTCONTEXT_MCP_TOKEN", "AGENTCONTEXT_AGENT_TOKEN",
+    "AGENTCONTEXT_DB", "AGENTCONTEXT_SERVER_KEY", "AGENTCONTEXT_SERVER_KEY_FILE",
+})  # fmt: skip
+_NEEDS = {
+    "server": frozenset({"AGENTCONTEXT_DB", "AGENTCONTEXT_SERVER_KEY", "AGENTCONTEXT_SERVER_KEY_FILE"}),
+    "agent": frozenset({"AGENTCONTEXT_AGENT_TOKEN"}),
+}
+
+
+def child_environment(child: str, own: dict[str, str]) -> dict[str, str]:
+    """Our environment for ``child``: the user's, without the credentials another child needs, plus its own."""
+    dropped = _CREDENTIALS - _NEEDS[child]
+    return {key: value for key, value in os.environ.items() if key not in dropped} | own
+
+
 def server_command(options: UpOptions, server: Address) -> Command:
-    env = {**os.environ, "AGENTCONTEXT_DB": options.db_url}
+    env = child_environment("server", {"AGENTCONTEXT_DB": options.db_url})
     return Command(
         "server", [*_CLI, "server", "--listen", str(server)], env, options.logs / f"server-{server.port}.log"
     )
@@ -166,7 +185,7 @@ def agent_command(options: UpOptions, agent: Address, server_url: str, binding: 
     argv = [*_CLI, "agent", "--work-dir", str(options.work_dir), "--listen", str(agent), "--control-plane", server_url]
     if options.mcp_trust:
         argv += ["--mcp-trust", options.mcp_trust]
-    env = {**os.environ, "AGENTCONTEXT_AGENT_TOKEN": binding.token}
+    env = child_environment("agent", {"AGENTCONTEXT_AGENT_TOKEN": binding.token})
     return Command("agent", argv, env, options.logs / f"agent-{binding.workspace}.log")
 
 

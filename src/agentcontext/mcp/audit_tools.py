@@ -40,11 +40,11 @@ async def tool_findings(
     store: TrustStore,
 ) -> list[Finding]:
     """Connect to each approved server of ``specs``, list its tools, and judge them."""
-    approved = [spec for spec in specs if store.approved(spec)]
-    if not approved:
-        return []
     strict = replace(settings, trust="approve")
     async with UpstreamManager(strict, work_dir=work_dir, environ=environ, store=store) as manager:
+        approved = [spec for spec in specs if store.approved(manager.launch(spec))]
+        if not approved:
+            return []
         await manager.reload(approved)
         statuses = {s.name: s for s in manager.statuses()}
         listings = manager.listings()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -34,13 +33,14 @@ from agentcontext.mcp.oversize import message_cap
 from agentcontext.mcp.pinning import NOTHING, Judged, judge, raw_definition
 from agentcontext.mcp.stdio_transport import StdioCommand, StdioTransport
 from agentcontext.mcp_config import ServerSpec
+from agentcontext.mcp_launch import Launch
+from agentcontext.mcp_secrets import mask_args
 from agentcontext.redact import redact, secret_values
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status, Tool, ToolChange
 from agentcontext.tool_pins import Definition
 from agentcontext.trust import TrustStore
 
 State = Literal["connecting", "connected", "changed", "failed", "pending"]
-_SECRET_PREFIXES = ("AGENTCONTEXT_", "CODER_AGENT_EXP_")
 _SSE_EVENT_LIMIT = 1024 * 1024 - 4096  # below the SDK's own 1 MiB SSE limit, so our cut comes first
 MAX_REPORTED_CHANGES = 32  # tool diffs in one snapshot resource (each at most 4,096 characters)
 
@@ -107,31 +107,23 @@ def _changed_warning(name: str, changes: Sequence[ToolChange]) -> str:
     )
 
 
-def child_environment(environ: Mapping[str, str], declared: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """The agent's environment without its own secrets, plus what the entry declares."""
-    env = {k: v for k, v in environ.items() if not k.startswith(_SECRET_PREFIXES)}
-    env.update(declared)
-    return env
-
-
 class Upstream:
     """One workspace MCP server and its persistent session."""
 
     def __init__(
         self,
-        spec: ServerSpec,
+        launch: Launch,
         settings: McpSettings,
         *,
-        work_dir: str,
-        environ: Mapping[str, str],
         store: TrustStore,
         limiter: anyio.Semaphore,
         on_change: Callable[[], None],
+        resolve_again: Callable[[ServerSpec], Launch] | None = None,
     ) -> None:
-        self.spec = spec
+        self.launch = launch
+        self._resolve_again = resolve_again
+        self.spec = spec = launch.spec
         self.settings = settings
-        self.work_dir = work_dir
-        self.environ = environ
         self.store = store
         self._limiter = limiter
         self._on_change = on_change
@@ -145,7 +137,8 @@ class Upstream:
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self._task_group: TaskGroup | None = None
-        self._secrets = secret_values([v for _, v in (*spec.env, *spec.headers)], spec.url)
+        masked = [value for m in mask_args(spec.args) for value in m.values]  # a server may echo its arguments
+        self._secrets = secret_values([*masked, *(v for _, v in (*spec.env, *spec.headers))], spec.url)
 
     @property
     def tools(self) -> tuple[Tool, ...]:
@@ -156,7 +149,7 @@ class Upstream:
         tail = redact(self._stdio.stderr_tail, self._secrets) if self._stdio else ""
         error = redact(self.error, self._secrets) if self.error else self.error
         state: State = "changed" if self.state == "connected" and self.judged.changes else self.state
-        approval = approval_of(self.spec, self.settings.trust, state, self.judged)
+        approval = approval_of(self.launch, self.settings.trust, state, self.judged)
         changes = self.judged.changes if state == "changed" else ()
         return ServerStatus(
             self.spec.name, state, self.spec.transport, self.tools, error, tail, self.judged.warnings, approval, changes
@@ -170,6 +163,7 @@ class Upstream:
                 async with AsyncExitStack() as stack:
                     await self._limiter.acquire()
                     try:
+                        await self._still_as_approved()
                         client = await stack.enter_async_context(self._client(stack))
                         self._task_group = await stack.enter_async_context(anyio.create_task_group())
                         await self._take(await self._list_tools(client))
@@ -186,6 +180,19 @@ class Upstream:
         if not self.settled.is_set():  # cancelled (timed out, closed) before it settled
             self._set("failed", self.error or "connection cancelled")
 
+    async def _still_as_approved(self) -> None:
+        """Resolve the server again just before it starts (a reconnect included): a program or script edited since
+        the launch was judged is not started under that judgement.
+
+        Raises:
+            UpstreamError: what it would run now differs.
+        """
+        if self._resolve_again is None or self.spec.transport != "stdio":
+            return
+        now = await anyio.to_thread.run_sync(self._resolve_again, self.spec)
+        if now.digest != self.launch.digest:
+            raise UpstreamError("what it runs changed since it was approved: not started (it is judged again)")
+
     def _client(self, stack: AsyncExitStack) -> Client:
         spec, settings = self.spec, self.settings
         options: dict[str, Any] = {
@@ -198,10 +205,11 @@ class Upstream:
         }
         cap = message_cap(settings.max_output_bytes)
         if spec.transport == "stdio":
-            cwd = spec.cwd if spec.cwd and os.path.isabs(spec.cwd) else os.path.join(self.work_dir, spec.cwd or "")
-            if not os.path.isdir(cwd):
-                cwd = self.environ.get("HOME") or os.path.expanduser("~")
-            command = StdioCommand(spec.command, spec.args, child_environment(self.environ, spec.env), cwd)
+            launch = self.launch
+            if launch.problem is not None:
+                raise UpstreamError(launch.problem)
+            # the real path resolved for the approval, not the name: what was approved is what starts
+            command = StdioCommand(launch.executable, spec.args, launch.environment, launch.cwd)
             self._stdio = StdioTransport(command, max_message_bytes=cap, output_budget=settings.max_output_bytes)
             return Client(self._stdio, **options)
         headers = dict(spec.headers)
@@ -230,7 +238,7 @@ class Upstream:
     async def _take(self, listed: tuple[Definition, ...]) -> None:
         """Judge a listing against the pins (file I/O, in a thread)."""
         self.listed = listed
-        self.judged = await anyio.to_thread.run_sync(judge, self.spec, self.store, listed)
+        self.judged = await anyio.to_thread.run_sync(judge, self.launch, self.store, listed)
 
     async def recheck(self) -> None:
         """Judge the last listing again (the approvals may have changed)."""
@@ -314,8 +322,8 @@ class Upstream:
             self._scope.cancel()
 
 
-def approval_of(spec: ServerSpec, trust: str, state: State, judged: Judged) -> McpApproval:
-    """The approval part of a server's status: what it runs, and where it stands."""
+def approval_of(launch: Launch, trust: str, state: State, judged: Judged, since: str = "") -> McpApproval:
+    """The approval part of a server's status: what it runs, whole, where it stands, and what changed ``since``."""
     if state == "pending":
         label = "pending"
     elif state == "changed":
@@ -324,7 +332,8 @@ def approval_of(spec: ServerSpec, trust: str, state: State, judged: Judged) -> M
         label = "auto" if trust == "auto" else "approved"
     changes = judged.changes[:MAX_REPORTED_CHANGES] if state == "changed" else ()
     tool_set = judged.tool_set if state == "changed" else ""
-    return McpApproval(label, spec.config_path, spec.digest, spec.shown, changes, tool_set)
+    spec = launch.spec
+    return McpApproval(label, spec.config_path, launch.digest, spec.shown, changes, tool_set, launch.runs(), since)
 
 
 def _describe(exc: BaseException) -> str:

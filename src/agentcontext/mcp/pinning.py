@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import mcp.types as types
 
 from agentcontext.mcp.results import input_schema
-from agentcontext.mcp_config import ServerSpec
+from agentcontext.mcp_launch import Launch
 from agentcontext.resource import Tool, ToolChange
 from agentcontext.tool_pins import Definition, as_pins, compare, definition, set_fingerprint
 from agentcontext.tool_text import clean
@@ -45,14 +45,14 @@ def raw_definition(tool: types.Tool) -> Definition:
     return definition(tool.name, tool.description, tool.input_schema, annotations)
 
 
-def judge(spec: ServerSpec, store: TrustStore, listed: Sequence[Definition]) -> Judged:
+def judge(launch: Launch, store: TrustStore, listed: Sequence[Definition]) -> Judged:
     """Pin a first listing; compare a later one; offer the unchanged tools, cleaned. (File I/O: run in a thread.)"""
     current = as_pins(listed)
-    pinned = store.pins(spec)
+    pinned = store.pins(launch)
     if pinned is None:
-        pinned = store.pin(spec, current)
+        pinned = store.pin(launch, current)
     check = compare(pinned, list(current.values()))
-    store.note_seen(spec, current if check.changes else None)
+    store.note_seen(launch, current if check.changes else None)
     offered: list[Tool] = []
     warnings: list[str] = []
     for tool in current.values():

@@ -5,9 +5,15 @@ Each server of the work dir's ``.mcp.json`` gets one persistent session (the SDK
 own task (:mod:`agentcontext.mcp.connection`); this module manages all of them. Rules
 (coder.md 3.2-3.4, plus approval and pinning):
 
-* a server starts only when the user approved its exact entry (``mcp.trust = approve``,
-  the default; :mod:`agentcontext.trust`) or the operator set ``mcp.trust = auto``; until
-  then it is ``pending``, with the command it would run;
+* a server starts only when the user approved what it runs (``mcp.trust = approve``, the
+  default; :mod:`agentcontext.trust`): its :class:`~agentcontext.mcp_launch.Launch`, the
+  entry as written, the program as resolved, its cwd and the repository files it runs; or
+  when the operator set ``mcp.trust = auto``; until then it is ``pending``, with all it would
+  run and, after an earlier approval, what changed since. Launches are resolved again at
+  every reload, just before every start (a reconnect too: a launch that changed since it
+  was judged is not started) and by :meth:`UpstreamManager.recheck_launches` (each second,
+  from the agent): an edited program or script of the repository puts its server back to
+  pending and stops it;
 * its first listing after approval is pinned; a later listing with changed or added tools
   makes it ``changed``: those tools are neither offered nor callable until the user
   approves again (:meth:`UpstreamManager.approve`, or ``agentcontext mcp trust``), and the
@@ -17,9 +23,11 @@ own task (:mod:`agentcontext.mcp.connection`); this module manages all of them. 
   ``mcp.call_timeout`` (60 s) each call;
 * a failing server never blocks or breaks the others: it is reported with its error and
   the tail of its stderr; "connected with zero tools" is a different state from "failed";
-* stdio servers run in the work dir (else the home dir), with the agent's environment
-  minus its own secrets plus what the entry declares, in their own process group, which
-  is killed as a whole on reload and shutdown (:mod:`agentcontext.mcp.stdio_transport`);
+* stdio servers start by the real path of their program, in the work dir (else the home
+  dir), with a clean environment (:func:`agentcontext.mcp_launch.child_environment`: an
+  allowlist and ``mcp.inherit_env``, never ``AGENTCONTEXT_*``) plus what the entry declares,
+  in their own process group, which is killed as a whole on reload and shutdown
+  (:mod:`agentcontext.mcp.stdio_transport`);
 * no message from a server is read whole past ``mcp.max_output_bytes`` + 64 KiB
   (:mod:`agentcontext.mcp.oversize`), and tool output over ``mcp.max_output_bytes`` is
   cut with a visible marker (:mod:`agentcontext.mcp.results`);
@@ -42,17 +50,12 @@ from anyio.abc import TaskGroup
 
 from agentcontext.config import McpSettings
 from agentcontext.errors import ConflictError, NotFoundError
-from agentcontext.mcp.connection import (
-    SERVING,
-    ServerStatus,
-    Upstream,
-    UpstreamError,
-    approval_of,
-    child_environment,
-)
+from agentcontext.mcp.connection import SERVING, ServerStatus, Upstream, UpstreamError, approval_of
 from agentcontext.mcp.pinning import NOTHING
 from agentcontext.mcp.results import CallOutcome, convert_result, input_schema
+from agentcontext.mcp_approvals import Standing, standing
 from agentcontext.mcp_config import ServerSpec
+from agentcontext.mcp_launch import FileHashes, Launch, approve_command, child_environment, resolve
 from agentcontext.resource import Resource, Tool
 from agentcontext.tool_names import ToolNames, UnknownServer, assign
 from agentcontext.tool_pins import Definition, as_pins
@@ -98,8 +101,10 @@ class UpstreamManager:
         self.store = store or TrustStore.default(self.environ)
         self._on_change = on_change
         self._entries: dict[str, _Entry] = {}
-        self._pending: dict[str, ServerSpec] = {}
+        self._pending: dict[str, Standing] = {}  # waiting for approval
         self._wanted: tuple[ServerSpec, ...] = ()
+        self._resolved: dict[str, str] = {}  # each wanted server's digest when it was last judged
+        self._hashes = FileHashes()
         self._limiter = anyio.Semaphore(settings.max_concurrent_connects)
         self._task_group: TaskGroup | None = None
         self._lock = anyio.Lock()
@@ -125,43 +130,65 @@ class UpstreamManager:
         self._names = assign((s.name, t.name) for s in self.statuses() if s.state in SERVING for t in s.tools)
         self._on_change()
 
-    def _allowed(self, spec: ServerSpec) -> bool:
-        return self.settings.trust == "auto" or self.store.approved(spec)
+    def launch(self, spec: ServerSpec) -> Launch:
+        """What ``spec`` would run from this work dir (file I/O: in a worker thread where it matters)."""
+        return resolve(
+            spec, work_dir=self.work_dir, environ=self.environ, inherit=self.settings.inherit_env, hashes=self._hashes
+        )
+
+    def _judge(self, specs: Sequence[ServerSpec]) -> dict[str, tuple[Launch, Standing | None]]:
+        """Each server's launch, and its standing when it waits for approval (with what changed since the last)."""
+        out: dict[str, tuple[Launch, Standing | None]] = {}
+        for spec in specs:
+            launch = self.launch(spec)
+            waiting = None if self.settings.trust == "auto" else standing(launch, self.store)
+            out[spec.name] = (launch, waiting if waiting is not None and waiting.state == "pending" else None)
+        return out
 
     async def reload(self, specs: Sequence[ServerSpec]) -> None:
         """Make the connections match ``specs`` (differential); returns once all have settled."""
         async with self._lock:
             self._wanted = tuple(specs)
-            wanted = {spec.name: spec for spec in specs}
-            allowed = await anyio.to_thread.run_sync(lambda: {n: self._allowed(s) for n, s in wanted.items()})
-            self._pending = {n: s for n, s in wanted.items() if not allowed[n]}
-            for name in [n for n in self._entries if n not in wanted or n in self._pending]:
+            judged = await anyio.to_thread.run_sync(self._judge, self._wanted)
+            self._resolved = {name: launch.digest for name, (launch, _) in judged.items()}
+            self._pending = {n: pending for n, (_, pending) in judged.items() if pending is not None}
+            for name in [n for n in self._entries if n not in judged or n in self._pending]:
                 await self._entries.pop(name).upstream.close()
             starting: list[Upstream] = []
-            for name, spec in wanted.items():
+            for name, (launch, _) in judged.items():
                 if name in self._pending:
                     continue
                 entry = self._entries.get(name)
-                if entry is not None and entry.upstream.spec == spec and entry.upstream.spec.digest == spec.digest:
+                running = entry.upstream.launch if entry is not None else None
+                if entry is not None and running == launch and running.digest == launch.digest:
                     await entry.upstream.recheck()
                     continue
-                upstream = self._start(spec)
+                upstream = self._start(launch)
                 starting.append(upstream)
                 self._entries[name] = _Entry(upstream, previous=entry.upstream if entry else None)
             await self._settle(starting)
             self._changed()
 
-    def _start(self, spec: ServerSpec) -> Upstream:
+    async def recheck_launches(self) -> bool:
+        """Resolve every server again and reload when what one would run changed (an edited program or script,
+        a new program earlier on its ``PATH``); whether it did."""
+        wanted = self._wanted
+        now = await anyio.to_thread.run_sync(lambda: {s.name: self.launch(s).digest for s in wanted})
+        if wanted is not self._wanted or now == self._resolved:
+            return False
+        await self.reload(wanted)
+        return True
+
+    def _start(self, launch: Launch) -> Upstream:
         if self._task_group is None:
             raise RuntimeError("UpstreamManager used outside 'async with'")
         upstream = Upstream(
-            spec,
+            launch,
             self.settings,
-            work_dir=self.work_dir,
-            environ=self.environ,
             store=self.store,
             limiter=self._limiter,
             on_change=self._changed,
+            resolve_again=self.launch,
         )
         self._task_group.start_soon(upstream.run)
         return upstream
@@ -206,13 +233,15 @@ class UpstreamManager:
                     changes=status.changes,
                 )
             out.append(status)
-        for name, spec in self._pending.items():
+        for name, pending in self._pending.items():
+            launch = pending.launch
+            changed = "what it runs changed since you approved it; " if pending.since else ""
             reason = (
-                f'not approved: approve "{name}" in the dashboard or run'
-                f" `agentcontext mcp trust --work-dir {self.work_dir} {name}` (entry {spec.digest[:12]})"
+                f'not approved: {changed}approve "{name}" in the dashboard or run'
+                f" `{approve_command(self.work_dir, [launch])}`"
             )
-            approval = approval_of(spec, self.settings.trust, "pending", NOTHING)
-            out.append(ServerStatus(name, "pending", spec.transport, error=reason, approval=approval))
+            approval = approval_of(launch, self.settings.trust, "pending", NOTHING, pending.since)
+            out.append(ServerStatus(name, "pending", launch.spec.transport, error=reason, approval=approval))
         return sorted(out, key=lambda s: s.name)
 
     def resources(self) -> list[Resource]:
@@ -238,14 +267,14 @@ class UpstreamManager:
 
     async def refresh(self) -> None:
         """Re-list every connected server's tools and reconnect failed servers."""
-        failed = [e.upstream.spec for e in self._entries.values() if e.upstream.state == "failed"]
+        failed = [e.upstream.launch for e in self._entries.values() if e.upstream.state == "failed"]
         async with anyio.create_task_group() as group:
             for entry in self._entries.values():
                 if entry.upstream.state == "connected":
                     group.start_soon(entry.upstream.refresh_tools)
         if failed:
             async with self._lock:
-                starting = [self._start(spec) for spec in failed]
+                starting = [self._start(launch) for launch in failed]
                 for upstream in starting:
                     self._entries[upstream.spec.name] = _Entry(upstream)
                 await self._settle(starting)
@@ -259,25 +288,27 @@ class UpstreamManager:
             ConflictError: the entry or the listing differs from what was shown (``digest``, ``tool_set``),
                 or there is nothing to approve.
         """
-        spec = self._pending.get(name)
-        if spec is not None:
-            if spec.digest != digest:
-                raise ConflictError(f'the entry of "{name}" changed since it was shown: look at it again')
-            await anyio.to_thread.run_sync(self.store.approve, [spec])
+        pending = self._pending.get(name)
+        if pending is not None:
+            # resolved again now: a program or script edited since the page was shown is not approved
+            launch = await anyio.to_thread.run_sync(self.launch, pending.launch.spec)
+            if launch.digest != digest or pending.launch.digest != digest:
+                raise ConflictError(f'what "{name}" runs changed since it was shown: look at it again')
+            await anyio.to_thread.run_sync(self.store.approve, [launch])
             await self.reload(self._wanted)
             return f'approved "{name}" ({digest[:12]}): starting it'
         entry = self._entries.get(name)
         if entry is None:
             raise NotFoundError(f'no MCP server named "{name}" in this workspace')
         upstream = entry.upstream
-        if upstream.spec.digest != digest:
-            raise ConflictError(f'the entry of "{name}" changed since it was shown: look at it again')
+        if upstream.launch.digest != digest:
+            raise ConflictError(f'what "{name}" runs changed since it was shown: look at it again')
         if not upstream.judged.changes:
             raise ConflictError(f'"{name}" has nothing waiting for approval')
         if upstream.judged.tool_set != tool_set:
             raise ConflictError(f'the tools of "{name}" changed again since they were shown: look at them again')
         pins = as_pins(upstream.listed)
-        await anyio.to_thread.run_sync(lambda: self.store.approve_tools(upstream.spec, pins, approve=True))
+        await anyio.to_thread.run_sync(lambda: self.store.approve_tools(upstream.launch, pins, approve=True))
         await upstream.recheck()
         self._changed()
         return f'approved the current tools of "{name}"'
