@@ -1,6 +1,6 @@
 """A chat tool call through the MCP endpoint against the same call through ``/api/v1/chats/{id}/tools/{name}``.
 
-    .venv/bin/python bench/chat_mcp.py [--calls 2000] [--rounds 3]
+    .venv/bin/python bench/chat_mcp.py [--calls 2000] [--rounds 3] [--src OTHER/src]
 
 Starts ``agentcontext server`` (SQLite) and ``agentcontext agent`` over a small workspace
 (an AGENTS.md, one skill, the real ``mcp-server-time``), creates a chat, then, in one process
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,16 @@ from control import free_port, pct, wait_ready
 ADMIN = "acu_"
 
 
+@dataclass(frozen=True)
+class Running:
+    base: str  # the server's URL
+    admin: str  # its administrator's token
+    server_pid: int
+
+
 @contextlib.contextmanager
-def running(tmp: Path) -> Iterator[tuple[str, str]]:
-    """A server and an agent; yields (server URL, admin token)."""
+def running(tmp: Path, src: Path | None = None) -> Iterator[Running]:
+    """A server and an agent (with ``src``: that checkout's ``src`` folder instead of this one's)."""
     work = make_workspace(
         tmp / "work",
         {
@@ -53,6 +61,8 @@ def running(tmp: Path) -> Iterator[tuple[str, str]]:
         },
     )
     env = {**os.environ, "HOME": str(tmp), "AGENTCONTEXT_MCP_TRUST": "auto"}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp / "server.log"
@@ -77,11 +87,16 @@ def running(tmp: Path) -> Iterator[tuple[str, str]]:
         processes.append(
             subprocess.Popen(command, env=env, stdout=(tmp / "agent.log").open("wb"), stderr=subprocess.STDOUT)
         )
-        yield base, admin
+        yield Running(base, admin, processes[0].pid)
     finally:
         for process in processes:
             process.terminate()
-            process.wait(30)
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:  # a server holding 10,000 MCP sessions takes longer than that to stop
+                process.kill()
+                process.wait()
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -136,12 +151,19 @@ async def _timed(samples: list[float], call: Callable[[], Awaitable[None]]) -> N
     samples.append(time.perf_counter() - started)
 
 
+def command_line(doc: str | None, **numbers: int) -> argparse.Namespace:
+    """A chat MCP benchmark's command line: its numbers (``--name N``, these defaults) and ``--src``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in numbers.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=default)
+    parser.add_argument("--src", type=Path, default=None, help="run the server from this src folder instead")
+    return parser.parse_args()
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder, running(Path(folder)) as (base, admin):
+    args = command_line(__doc__, calls=2000, rounds=3)
+    with tempfile.TemporaryDirectory() as folder, running(Path(folder), args.src) as stack:
+        base, admin = stack.base, stack.admin
         chat_id, time_tool = pinned_chat(base, admin)
         cases = {"read_skill": ("read_skill", {"name": "deploy"}), "workspace tool": (time_tool, {"timezone": "UTC"})}
         heads = ("REST p50", "MCP p50", "ratio", "REST p99", "MCP p99", "ratio")

@@ -59,7 +59,7 @@ def time_server() -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def stack(root: Path, db_url: str | None = None) -> Iterator[Stack]:
+def stack(root: Path, db_url: str | None = None, server_args: tuple[str, ...] = ()) -> Iterator[Stack]:
     work = make_workspace(
         root / "work",
         {
@@ -77,7 +77,7 @@ def stack(root: Path, db_url: str | None = None) -> Iterator[Stack]:
     with (
         contextlib.ExitStack() as exits,
         _env(AGENTCONTEXT_MCP_TRUST="auto"),  # the operator runs this workspace's servers without asking
-        server(db_url or f"sqlite:///{root / 'control.db'}", logs) as control,
+        server(db_url or f"sqlite:///{root / 'control.db'}", logs, extra=server_args) as control,
     ):
         admin = admin_token(control)
         issued = httpx.post(
@@ -246,6 +246,18 @@ def _init_params() -> dict[str, Any]:
     return {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
 
 
+def opening(running: Stack, chat_id: str, token: str) -> dict[str, Any]:
+    """A bare ``initialize`` (httpx's ``url``, ``json``, ``headers``): a new handshake-era session, its id in the
+    answer's ``mcp-session-id`` header."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": _init_params()}
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+    return {"url": running.url(f"chats/{chat_id}"), "json": body, "headers": headers}
+
+
+def initialize(running: Stack, chat_id: str, token: str) -> httpx.Response:
+    return httpx.post(**opening(running, chat_id, token))
+
+
 async def test_the_workspace_endpoint_creates_the_callers_chat_once_and_resumes_it(shared: Stack) -> None:
     async with session(shared.url("workspaces/ws"), shared.admin) as first:
         await first.list_tools()
@@ -284,6 +296,33 @@ async def test_the_workspace_endpoint_answers_an_error_with_the_status_the_rest_
     )
     assert over_rest.status_code == over_mcp.status_code == 409, (over_rest.text, over_mcp.text)
     assert over_mcp.json()["message"] == over_rest.json()["detail"]
+
+
+async def test_concurrent_openings_stay_within_the_cap_and_an_idle_session_gives_its_place_back(
+    tmp_path: Path,
+) -> None:
+    limits = ("--mcp-sessions-per-user", "1", "--mcp-session-idle", "3")
+    with stack(tmp_path, server_args=limits) as running:
+        chat_id = pinned_chat(running)
+        opened: list[httpx.Response] = []
+        async with httpx.AsyncClient(timeout=30) as http, anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(_initialize, http, running, chat_id, opened)
+        assert sorted(answer.status_code for answer in opened) == [200] + [429] * 7  # one session a user
+        poll(
+            lambda: initialize(running, chat_id, running.admin),
+            lambda answer: answer.status_code == 200,
+            "the idle session's place given back",
+        )
+        first = next(answer for answer in opened if answer.status_code == 200)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        headers = {"Authorization": f"Bearer {running.admin}", "mcp-session-id": first.headers["mcp-session-id"]}
+        headers |= {"Accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+        assert httpx.post(running.url(f"chats/{chat_id}"), json=listing, headers=headers).status_code == 404
+
+
+async def _initialize(http: httpx.AsyncClient, running: Stack, chat_id: str, opened: list[httpx.Response]) -> None:
+    opened.append(await http.post(**opening(running, chat_id, running.admin)))
 
 
 def client_prompt(running: Stack, chat_id: str) -> dict[str, Any]:

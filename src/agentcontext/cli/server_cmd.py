@@ -119,6 +119,18 @@ def server(
         " short transactions run on the event loop itself (a SQLite file too), cut short and redone in a"
         " thread when they would wait.",
     ),
+    mcp_sessions_per_user: int = typer.Option(
+        32,
+        "--mcp-sessions-per-user",
+        min=1,
+        help="Handshake-era MCP sessions (chats over MCP) one user may hold at once; beyond, initialize gets 429.",
+    ),
+    mcp_session_idle: float = typer.Option(
+        300.0,
+        "--mcp-session-idle",
+        min=1.0,
+        help="Seconds an MCP session may stay without a request or an open stream before it ends.",
+    ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
     key_file: Path | None = typer.Option(
@@ -164,6 +176,8 @@ def server(
         offline_after=offline_after,
         recheck_every=recheck_every,
         store_on_loop=not store_in_threads,
+        mcp_sessions_per_user=mcp_sessions_per_user,
+        mcp_session_idle=mcp_session_idle,
     )
 
     def ready(address: str) -> None:

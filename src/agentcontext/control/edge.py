@@ -5,7 +5,8 @@ agent's) before the body is read; the route then decides whether that kind of to
 it. The dashboard's pages, its login form, ``/healthz`` and the API document are public at
 the edge: the dashboard checks its login cookie before it reads a form, and a public body is
 at most ``Edge.max_public_body``. Event streams (a chat's, the dashboard's, an MCP session's
-requests) are capped per token, the login cookie counting as the token it holds.
+standing GET, a 2026-07-28 MCP ``subscriptions/listen``) are capped per token, the login cookie
+counting as the token it holds.
 """
 
 from __future__ import annotations

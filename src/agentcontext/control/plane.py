@@ -76,6 +76,8 @@ class ControlSettings:
     auth_ttl: float = AUTH_TTL_SECONDS  # seconds a checked token is trusted before it is checked again
     recheck_every: float = 10.0  # at most one recheck of an agent's discovered files this often (on heartbeats)
     store_on_loop: bool = True  # short store work on the event loop where the database is near (``loop_store``)
+    mcp_sessions_per_user: int = 32  # handshake-era MCP sessions one user may hold at once (``chat_mcp.sessions``)
+    mcp_session_idle: float = 300.0  # seconds an MCP session may stay without a request or an open stream
 
 
 @dataclass(frozen=True, slots=True)

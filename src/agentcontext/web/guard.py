@@ -14,7 +14,10 @@ Before any work, in this order, and before the request body is read:
    counted as it streams and refused the moment it passes the limit, or 408 when it takes
    longer than ``Edge.body_timeout``. The app never sees the rest: its reads end and its
    answer is replaced by ours.
-5. Event streams (``streams`` routes) are capped per token (429 beyond ``Edge.streams_per_token``).
+5. Event streams are capped per token (429 beyond ``Edge.streams_per_token``): a GET of a
+   ``streams`` route, and a POST there whose ``Mcp-Method`` header says ``subscriptions/listen``
+   (a 2026-07-28 MCP listen, whose answer is the stream; the MCP SDK refuses a request whose body
+   names another method, or that names it twice).
 
 Refusals carry ``Connection: close`` (a body left unread is never read) and the server's own
 error shape (``render``).
@@ -138,7 +141,7 @@ class RequestGuard:
             refusal = _declared_too_large(headers, limit)
         if refusal is not None:
             await self.refuse(scope, send, refusal)
-        elif scope["type"] == "http" and scope["method"] == "GET" and self.streams(scope["path"]):
+        elif scope["type"] == "http" and _opens_stream(scope["method"], headers) and self.streams(scope["path"]):
             await self._stream(scope, receive, send, headers)
         else:
             await self._limited(scope, receive, send, limit, _has_body(headers))
@@ -220,6 +223,10 @@ def _headers(scope: Scope) -> dict[str, str]:
     for name, value in scope.get("headers") or ():
         found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
     return found
+
+
+def _opens_stream(method: str, headers: Mapping[str, str]) -> bool:
+    return method == "GET" or (method == "POST" and headers.get("mcp-method") == "subscriptions/listen")
 
 
 def _has_body(headers: Mapping[str, str]) -> bool:

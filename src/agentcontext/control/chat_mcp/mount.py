@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -108,7 +109,11 @@ def header(scope: Scope, name: bytes) -> str:
 
 
 async def send_error(send: Send, status: int, message: str) -> None:
-    body = json.dumps({"message": message, "detail": None}).encode()
+    await send_json(send, status, {"message": message, "detail": None})
+
+
+async def send_json(send: Send, status: int, content: Mapping[str, object]) -> None:
+    body = json.dumps(content).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="agentcontext"'))

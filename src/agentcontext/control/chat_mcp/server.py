@@ -12,15 +12,18 @@
 * prompts: the chat's skills, each prompt being the skill's instructions.
 
 Failures of a tool are results with ``isError``, as for a model; a chat the caller may not
-see was refused by the endpoint before any handler ran.
+see was refused by the endpoint before any handler ran, and each handler reaches its chat only
+through the control plane's operations, which check the owner again. Our errors (a chat gone
+since, the database unavailable) are JSON-RPC errors that say so, never a traceback.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import quote, unquote
 
 import mcp.types as types
@@ -31,8 +34,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from agentcontext import __version__
 from agentcontext.control.chat_mcp.binding import OPENING, ChatBinding, from_request
 from agentcontext.control.chat_mcp.notices import ChatNotices
+from agentcontext.control.error_status import status_of
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.prompt import READ_SKILL, READ_SKILL_FILE, ToolSpec
+from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.skill_json import EXTENSION_ID, frontmatter_json
 
@@ -44,6 +49,23 @@ _REFRESH_TEXT = (
     " you are told the context is out of date; the new instructions apply from the next session."
 )
 _EMPTY_OBJECT = {"type": "object", "properties": {}}
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _answered(handler: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """``handler`` with our errors as JSON-RPC errors that say what went wrong (the SDK answers any other
+    exception with a bare -32603 and logs its traceback)."""
+
+    @functools.wraps(handler)
+    async def answered(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await handler(*args, **kwargs)
+        except AgentContextError as exc:
+            code = types.INTERNAL_ERROR if status_of(exc)[0] >= 500 else types.INVALID_PARAMS
+            raise MCPError(code=code, message=str(exc)) from None
+
+    return answered
 
 
 class SkillsListParams(types.RequestParams):
@@ -92,6 +114,7 @@ class ChatMcpServer(Server[Any]):
     def instructions(self, value: str | None) -> None:
         """The base class assigns a fixed text here; ours is each chat's own."""
 
+    @_answered
     async def _discover(self, ctx: ServerRequestContext[Any, Any], params: types.RequestParams | None) -> Any:
         binding = _binding(ctx)
         turn = await self.plane.prompt(binding.user, binding.chat_id)
@@ -107,6 +130,7 @@ class ChatMcpServer(Server[Any]):
 
     # --- tools ---------------------------------------------------------------------------
 
+    @_answered
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -122,6 +146,7 @@ class ChatMcpServer(Server[Any]):
         what = await self.plane.pending_changes(binding.chat_id)
         return f"THE CONTEXT OF THIS CHAT IS OUT OF DATE ({what}). " + _REFRESH_TEXT
 
+    @_answered
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
@@ -154,8 +179,11 @@ class ChatMcpServer(Server[Any]):
             self.notices.attach(binding.chat_id, ctx.session)
         return binding
 
+    @_answered
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
-        return await self.notices.listen_handler(_binding(ctx).chat_id)(ctx, params)
+        binding = _binding(ctx)
+        await self.plane.get_chat(binding.user, binding.chat_id)  # the owner's only, as every other handler's chat
+        return await self.notices.listen_handler(binding.chat_id)(ctx, params)
 
     # --- resources and prompts -------------------------------------------------------------
 
@@ -164,6 +192,7 @@ class ChatMcpServer(Server[Any]):
         context = await self.plane.context(binding.user, binding.chat_id)
         return (*context.pinned, *(found.resource for found in context.discovered))
 
+    @_answered
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
@@ -199,6 +228,7 @@ class ChatMcpServer(Server[Any]):
         )
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
+    @_answered
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -237,6 +267,7 @@ class ChatMcpServer(Server[Any]):
         data = json.loads(result.content)
         return data if isinstance(data, dict) else {}
 
+    @_answered
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -246,6 +277,7 @@ class ChatMcpServer(Server[Any]):
             prompts=[types.Prompt(name=ref.alias, description=ref.description) for ref in turn.skills]
         )
 
+    @_answered
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
@@ -257,6 +289,7 @@ class ChatMcpServer(Server[Any]):
 
     # --- SEP-2640 ----------------------------------------------------------------------------
 
+    @_answered
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> dict[str, Any]:
         binding = _binding(ctx)
         turn = await self.plane.prompt(binding.user, binding.chat_id)
@@ -264,6 +297,7 @@ class ChatMcpServer(Server[Any]):
         entries = [_entry(ref.alias, ref.description, pinned.get(ref.name)) for ref in turn.skills]
         return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
 
+    @_answered
     async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: SkillsGetParams) -> dict[str, Any]:
         binding = _binding(ctx)
         listed = await self._skills_list(ctx, SkillsListParams())
