@@ -359,8 +359,8 @@ SETTINGS: tuple[Setting, ...] = (
         "agent.debounce_ms",
         "int",
         250,
-        FREE,
-        "Milliseconds the agent waits for file changes to settle before rescanning.",
+        NEVER,  # it paces the re-lists and pushes a flooding MCP server causes: a repository must not lower it
+        "Milliseconds the agent waits for file changes and upstream MCP notices to settle before acting on them.",
         range=(0, 60_000),
     ),
     _s(

@@ -77,15 +77,17 @@ async def wait_snapshot(agent: ContextAgent, accept: Callable[[Snapshot], bool],
 async def ready(agent: ContextAgent) -> Snapshot:
     """Mark the agent ready; returns its first snapshot once the agent is idle again.
 
-    The first scan also settles the (here empty) MCP catalog, which triggers one more scan;
-    a test that writes files while that scan reads them would see a transient state. Two
-    resyncs queue behind it (the scan lock is first come, first served), so it is over.
+    The first scan also settles the (here empty) MCP catalog, which triggers one more scan
+    once its ``mcp`` event is out (debounced); a test that writes files while that scan
+    reads them would see a transient state. Two resyncs queue behind it (the scan lock is
+    first come, first served), so it is over.
     """
     with agent.subscription() as events:
         agent.set_ready()
+        catalog = False
         with anyio.fail_after(WAIT):
-            while agent.snapshot.version < 1 or agent.mcp.generation < 1:
-                await events.receive()
+            while agent.snapshot.version < 1 or not catalog:
+                catalog = (await events.receive()).kind == "mcp" or catalog
     await agent.resync()
     return await agent.resync()
 

@@ -1,10 +1,13 @@
-"""Hostile MCP configs and servers that flood: too many servers, a message too large to hold.
+"""Hostile MCP configs and servers that flood: too many servers, a message too large to hold, endless notices.
 
 A 64 KiB ``.mcp.json`` declaring 1,800 servers starts at most 64 (even under
 ``mcp.trust = auto``), the rest listed as excluded with the reason. A server answering a
 tool call with 100 MB (over stdio, with its id first or last; over streamable HTTP, as a
 JSON body or a server-sent event) is cut as the reader reads it: memory stays bounded, the
-result carries the visible marker, and the session goes on.
+result carries the visible marker, and the session goes on. A server announcing
+``tools/list_changed`` thousands of times a second is re-listed once its notices settle
+(and at most every 20 quiet periods while they never do), and the snapshots that follow
+are debounced the same way: a handful of listings and versions, the last change kept.
 """
 
 from __future__ import annotations
@@ -13,20 +16,24 @@ import json
 import os
 import re
 import sys
+import time
 import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
 
+from agentcontext.agent.context import ContextAgent
 from agentcontext.mcp.results import CallOutcome
 from agentcontext.mcp.upstream import UpstreamManager
 from agentcontext.mcp_config import MAX_SERVERS, ServerSpec, parse
 from agentcontext.resource import Kind
+from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
-from tests.agent.conftest import serving
+from tests.agent.conftest import AUTO_TRUST, make_agent, ready, running, serving, wait_snapshot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -171,3 +178,45 @@ async def test_a_100_mb_http_answer_is_cut_at_the_reader_in_bounded_memory(
         async with manager(tmp_path, home) as upstreams:
             outcome, peak = await _flooded(upstreams, spec, "web__flood")
     _assert_cut(outcome, peak)
+
+
+async def counted(agent: ContextAgent) -> dict[str, int]:
+    """The flooding server's own counts: ``lists`` (``tools/list`` answered) and ``sent`` (notices)."""
+    counts: dict[str, int] = json.loads((await agent.mcp.call_tool("noisy__stats", {})).content[0]["text"])
+    return counts
+
+
+def noted_version(snapshot: Snapshot) -> int | None:
+    """The version of ``latest`` that the snapshot's ``noisy`` resource reports (its change since approval)."""
+    [noisy] = [r for r in snapshot.resources if r.kind is Kind.MCP_SERVER and r.path == "noisy"]
+    changes = noisy.approval.changes if noisy.approval else ()
+    found = [re.search(r'^\+\s*"description": "version (\d+)"', c.diff, re.MULTILINE) for c in changes]
+    return next((int(m.group(1)) for m in found if m), None)
+
+
+async def test_a_tools_list_changed_flood_costs_a_few_listings_and_snapshots_and_the_last_change_is_kept(
+    tmp_path: Path, home: Path
+) -> None:
+    debounce_ms, seconds, rate = 100, 3.0, 3000  # 9,000 notices; a listing at most every 2 s while they last
+    entry = {"command": sys.executable, "args": [str(FLOOD)]}
+    work = make_workspace(tmp_path / "work", {".mcp.json": json.dumps({"mcpServers": {"noisy": entry}})})
+    agent = make_agent(work, home, settings={**AUTO_TRUST, "agent.debounce_ms": debounce_ms})
+    async with running(agent):
+        await ready(agent)
+        await wait_snapshot(agent, lambda s: any(r.path == "noisy" and r.tools for r in s.resources))
+        before, first = await counted(agent), agent.snapshot.version
+        with agent.subscription() as events:
+            outcome = await agent.mcp.call_tool("noisy__notices", {"seconds": seconds, "rate": rate})
+            ended, latest = time.monotonic(), int(outcome.content[0]["text"])
+            with anyio.fail_after(10):  # the flood is over: the last change arrives after one quiet period
+                while noted_version(agent.snapshot) != latest:
+                    await events.receive()
+            settled = time.monotonic() - ended
+        after = await counted(agent)
+        [listed] = [t for t in agent.mcp.listings()["noisy"] if t["name"] == "latest"]
+    # two of each: at ~2 s (the notices never settle) and after the flood; the rest is slack for a loaded machine
+    assert after["lists"] - before["lists"] <= 5, f"{after['lists'] - before['lists']} tools/list for {latest} notices"
+    assert agent.snapshot.version - first <= 5, f"{agent.snapshot.version - first} snapshots (pushes) in the flood"
+    assert listed["description"] == f"version {latest}"
+    assert latest - before["sent"] > 0.8 * seconds * rate  # the agent kept reading: a flood of thousands a second
+    assert settled < 5, f"the last change took {settled:.1f} s after the flood"

@@ -6,7 +6,9 @@ finished, ``POST /api/v0/ready``, or at once), every trigger (a file change, a d
 source added or removed, the MCP catalog changing, an explicit resync) re-scans and, when
 anything changed, publishes the next version to every subscriber. Scans run one at a time
 in a worker thread, so an overtaken scan can never publish over a newer one; bursts of
-triggers coalesce into one scan.
+triggers coalesce into one scan. Changes of the MCP catalog are debounced as file changes
+are (``agent.debounce_ms``, :mod:`agentcontext.debounce`) before the ``mcp`` event and the
+rescan: a server that keeps changing its tools cannot make a snapshot (and a push) of each.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from agentcontext.applied import Applicable
 from agentcontext.config import Config
+from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.files import is_within
 from agentcontext.mcp.upstream import UpstreamManager
@@ -99,8 +102,14 @@ class ContextAgent:
         self._specs: tuple[ServerSpec, ...] | None = None
         self.trust = trust or TrustStore.default(self.environ)
         self._trust_stamp = self.trust.stamp()
+        self._mcp_settle = Debouncer(config.agent.debounce_ms / 1000)
         self.mcp = UpstreamManager(
-            config.mcp, work_dir=self.work_dir, environ=self.environ, on_change=self._mcp_changed, store=self.trust
+            config.mcp,
+            work_dir=self.work_dir,
+            environ=self.environ,
+            on_change=self._mcp_changed,
+            store=self.trust,
+            debounce_ms=config.agent.debounce_ms,
         )
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -109,6 +118,7 @@ class ContextAgent:
         """Scan whenever triggered, until cancelled. Use inside ``async with agent.mcp``."""
         async with anyio.create_task_group() as group:
             self._group = group
+            group.start_soon(self._follow_mcp)
             await self.ready.wait()
             await self.resync()
             while True:
@@ -276,8 +286,14 @@ class ContextAgent:
                 await self.mcp.recheck_launches()
 
     def _mcp_changed(self) -> None:
-        self._publish(Event("mcp", {"generation": self.mcp.generation}))
-        self.trigger()
+        self._mcp_settle.poke()
+
+    async def _follow_mcp(self) -> None:
+        """Once the catalog's changes settle: one ``mcp`` event and one rescan for all of them."""
+        while True:
+            await self._mcp_settle.settled()
+            self._publish(Event("mcp", {"generation": self.mcp.generation}))
+            self.trigger()
 
 
 def _summary(snapshot: Snapshot) -> dict[str, Any]:

@@ -4,9 +4,10 @@ Only directories are watched, each without its subdirectories: the scan's own li
 and the folders of the files it read (a folder that does not exist yet is stood in for by
 its nearest existing ancestor). A change is relevant when a file or folder appears or
 disappears, or when a file the engine reads by name is modified. Relevant changes start a
-quiet-period timer (``agent.debounce_ms``, 250 ms): each new change restarts it, and when
-it runs out the agent re-scans once. ``on_paths`` hears at once which folders changed (the
-agent forgets its remembered on-demand misses there).
+quiet-period timer (``agent.debounce_ms``, 250 ms; :mod:`agentcontext.debounce`): each new
+change restarts it, up to 20 periods after the first, and when it runs out the agent
+re-scans once. ``on_paths`` hears at once which folders changed (the agent forgets its
+remembered on-demand misses there).
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -20,6 +21,8 @@ from collections.abc import Callable, Sequence
 
 import anyio
 from watchfiles import Change, awatch
+
+from agentcontext.debounce import Debouncer
 
 WATCH_ALIVE_MS = 1000  # how often a live watch says so: clears a degraded-mode error after a restart
 WATCHED_NAMES = frozenset(
@@ -42,11 +45,10 @@ class Watcher:
         self._on_change = on_change
         self._on_paths = on_paths
         self._on_error = on_error
-        self._debounce = debounce_ms / 1000
+        self._settle = Debouncer(debounce_ms / 1000)
         self._names = WATCHED_NAMES | set(names)
         self._paths: tuple[str, ...] = ()
         self._restart = anyio.Event()
-        self._dirty = anyio.Event()
         self.error: str | None = None
 
     def relevant(self, change: Change, path: str) -> bool:
@@ -81,7 +83,7 @@ class Watcher:
                     *paths,
                     watch_filter=self.relevant,
                     recursive=False,
-                    debounce=max(50, int(self._debounce * 1000)),
+                    debounce=max(50, int(self._settle.quiet * 1000)),
                     step=5,
                     stop_event=stop,
                     rust_timeout=WATCH_ALIVE_MS,
@@ -91,7 +93,7 @@ class Watcher:
                     self._report(None)  # the watch is up (an empty set is its periodic sign of life)
                     if changes:
                         self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
-                        self._dirty.set()
+                        self._settle.poke()
                 group.cancel_scope.cancel()
             self._report(None)
         except Exception as exc:  # degraded mode: say so, keep serving, wait for the next update
@@ -111,13 +113,7 @@ class Watcher:
 
     async def _debouncer(self) -> None:
         while True:
-            await self._dirty.wait()
-            while True:  # wait for a quiet period; each change restarts it
-                self._dirty = anyio.Event()
-                with anyio.move_on_after(self._debounce):
-                    await self._dirty.wait()
-                    continue
-                break
+            await self._settle.settled()
             self._on_change()
 
 

@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from agentcontext import __version__
 from agentcontext.config import McpSettings
+from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError
 from agentcontext.mcp.http_cap import CappedTransport, sse_client_factory
 from agentcontext.mcp.oversize import message_cap
@@ -118,6 +119,7 @@ class Upstream:
         store: TrustStore,
         limiter: anyio.Semaphore,
         on_change: Callable[[], None],
+        debounce: float,
         resolve_again: Callable[[ServerSpec], Launch] | None = None,
     ) -> None:
         self.launch = launch
@@ -133,6 +135,8 @@ class Upstream:
         self.judged: Judged = NOTHING
         self.client: Client | None = None
         self.settled = anyio.Event()
+        self._notices = Debouncer(debounce)  # list-changed notices, however many, make one re-list
+        self._listing = anyio.Lock()  # one tools/list in flight
         self._closing = anyio.Event()
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
@@ -171,6 +175,7 @@ class Upstream:
                         self._limiter.release()
                     self.client = client
                     self._set("connected", None)
+                    self._task_group.start_soon(self._follow_notices)
                     await self._closing.wait()
                     self._task_group.cancel_scope.cancel()
             except Exception as exc:  # a failing server is reported, never raised
@@ -201,6 +206,7 @@ class Upstream:
             # connect_timeout (UpstreamManager._settle), each call by call_timeout, a re-list by fail_after
             "read_timeout_seconds": None,
             "message_handler": self._on_message,
+            "cache": None,  # every listing bypasses the SDK's response cache: without it a notice evicts nothing
             "client_info": types.Implementation(name="agentcontext-agent", version=__version__),
         }
         cap = message_cap(settings.max_output_bytes)
@@ -249,26 +255,35 @@ class Upstream:
                 self._on_change()
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
-        if isinstance(message, types.ToolListChangedNotification) and self._task_group is not None:
-            self._task_group.start_soon(self.refresh_tools)
+        # Only tools are listed from upstream (not resources or prompts), so only their notice matters.
+        # A notice just marks the listing stale: a flood costs one event, not a task and a tools/list each.
+        if isinstance(message, types.ToolListChangedNotification):
+            self._notices.poke()
+
+    async def _follow_notices(self) -> None:
+        """Re-list once announced changes settle; one announced during a re-list is owed the next one."""
+        while True:
+            await self._notices.settled()
+            await self.refresh_tools()
 
     async def refresh_tools(self) -> None:
         """List the tools again; a failure keeps the previous list and records the error."""
-        client = self.client
-        if client is None:
-            return
-        try:
-            with anyio.fail_after(self.settings.connect_timeout):
-                listed = await self._list_tools(client)
-        except Exception as exc:
-            self.error = f"tools/list failed: {_describe(exc)}"
-            self._on_change()
-            return
-        before = self.judged
-        await self._take(listed)
-        if self.judged != before or self.error:
-            self.error = None
-            self._on_change()
+        async with self._listing:
+            client = self.client
+            if client is None:
+                return
+            try:
+                with anyio.fail_after(self.settings.connect_timeout):
+                    listed = await self._list_tools(client)
+            except Exception as exc:
+                self.error = f"tools/list failed: {_describe(exc)}"
+                self._on_change()
+                return
+            before = self.judged
+            await self._take(listed)
+            if self.judged != before or self.error:
+                self.error = None
+                self._on_change()
 
     async def call(self, tool: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
         """Call ``tool``.

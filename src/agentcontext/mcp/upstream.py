@@ -35,7 +35,15 @@ own task (:mod:`agentcontext.mcp.connection`); this module manages all of them. 
   changed ones reconnected (a failed reconnect keeps the old connection), removed ones
   closed;
 * a call that finds the connection gone (the server exited) turns the server failed;
-  ``refresh`` reconnects failed servers.
+  ``refresh`` reconnects failed servers;
+* a server's ``tools/list_changed`` notices are debounced like file changes
+  (``agent.debounce_ms``, :mod:`agentcontext.debounce`): it is re-listed once they have
+  been quiet that long (every 20 such periods while they never are), with at most one
+  ``tools/list`` in flight and one more owed, so a flood of thousands a second costs a few
+  listings and no memory per notice, and a change announced during a listing is picked up
+  by the next. Resources and prompts of upstream servers are not listed, so their
+  notices are ignored. The rescans and pushes that follow catalog changes are debounced
+  the same way (:mod:`agentcontext.agent.context`).
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ from agentcontext.mcp_approvals import Standing, standing
 from agentcontext.mcp_config import ServerSpec
 from agentcontext.mcp_launch import FileHashes, Launch, approve_command, child_environment, resolve
 from agentcontext.resource import Resource, Tool
+from agentcontext.settings import BY_KEY
 from agentcontext.tool_names import ToolNames, UnknownServer, assign
 from agentcontext.tool_pins import Definition, as_pins
 from agentcontext.trust import TrustStore
@@ -84,6 +93,7 @@ class UpstreamManager:
 
     ``store`` holds the user's approvals and pinned tools (default: the user's own, from
     ``environ``); under ``mcp.trust = approve`` a server starts only once it approves the entry.
+    ``debounce_ms`` (the agent's ``agent.debounce_ms``) paces the re-lists that notices ask for.
     """
 
     def __init__(
@@ -94,8 +104,10 @@ class UpstreamManager:
         environ: Mapping[str, str] | None = None,
         on_change: Callable[[], None] = lambda: None,
         store: TrustStore | None = None,
+        debounce_ms: int = BY_KEY["agent.debounce_ms"].default,
     ) -> None:
         self.settings = settings
+        self.debounce = debounce_ms / 1000
         self.work_dir = work_dir
         self.environ = dict(os.environ if environ is None else environ)
         self.store = store or TrustStore.default(self.environ)
@@ -188,6 +200,7 @@ class UpstreamManager:
             store=self.store,
             limiter=self._limiter,
             on_change=self._changed,
+            debounce=self.debounce,
             resolve_again=self.launch,
         )
         self._task_group.start_soon(upstream.run)
