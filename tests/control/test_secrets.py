@@ -47,17 +47,17 @@ def secret_workspace(tmp_path: Path) -> Path:
             "leaky": {
                 "command": sys.executable,
                 "args": [str(tmp_path / "leaky.py")],
-                "env": {"API_TOKEN": LITERAL, "OTHER": "${AGENTCONTEXT_TEST_SECRET}"},
+                "env": {"API_TOKEN": LITERAL, "OTHER": "${MCP_TEST_SECRET}"},
             },
             "fine": {
                 "command": sys.executable,
                 "args": [str(PEER), "fine"],
-                "env": {"API_TOKEN": LITERAL, "OTHER": "${AGENTCONTEXT_TEST_SECRET}"},
+                "env": {"API_TOKEN": LITERAL, "OTHER": "${MCP_TEST_SECRET}"},
             },
             "remote": {
                 "type": "http",
-                "url": dead + "?key=${AGENTCONTEXT_TEST_SECRET}",
-                "headers": {"Authorization": f"Bearer {HEADER}", "X-Key": "${AGENTCONTEXT_TEST_SECRET}"},
+                "url": dead + "?key=${MCP_TEST_SECRET}",
+                "headers": {"Authorization": f"Bearer {HEADER}", "X-Key": "${MCP_TEST_SECRET}"},
             },
         }
     }
@@ -79,7 +79,7 @@ def settled(snapshot: dict[str, Any]) -> bool:
 def test_secrets_of_mcp_json_appear_in_no_snapshot_response_event_page_log_or_database_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AGENTCONTEXT_TEST_SECRET", FROM_ENV)
+    monkeypatch.setenv("MCP_TEST_SECRET", FROM_ENV)
     work = secret_workspace(tmp_path)
     logs = tmp_path / "logs"
     logs.mkdir()
