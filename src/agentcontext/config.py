@@ -118,6 +118,7 @@ class McpSettings:
 @dataclass(frozen=True, slots=True)
 class AgentSettings:
     debounce_ms: int
+    push_home_files: bool = True  # False: what was read from the user's home stays out of pushes
 
 
 @dataclass(frozen=True, slots=True)
@@ -573,7 +574,7 @@ def _build(
             max_concurrent_connects=v["mcp.max_concurrent_connects"],
             inherit_env=v["mcp.inherit_env"],
         ),
-        agent=AgentSettings(debounce_ms=v["agent.debounce_ms"]),
+        agent=AgentSettings(debounce_ms=v["agent.debounce_ms"], push_home_files=v["agent.push_home_files"]),
         mcp_server=McpServerSettings(
             catalog_chars=v["mcp_server.catalog_chars"],
             max_file_lines=v["mcp_server.max_file_lines"],

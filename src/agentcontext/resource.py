@@ -64,6 +64,10 @@ class Scope(StrEnum):
     SYSTEM = "system"  # skills an agent ships itself (Codex's $CODEX_HOME/skills/.system)
 
 
+# what is read from the user's home rather than the workspace (``agent.push_home_files``)
+HOME_SCOPES = frozenset({Scope.HOME, Scope.USER, Scope.PLUGIN, Scope.SYSTEM})
+
+
 class LoadType(StrEnum):
     """How a resource reaches the model."""
 

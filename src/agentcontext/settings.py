@@ -364,6 +364,16 @@ SETTINGS: tuple[Setting, ...] = (
         range=(0, 60_000),
     ),
     _s(
+        "agent.push_home_files",
+        "bool",
+        True,
+        NARROW,
+        "Push what the agent reads from your home (`~/.codex`, `~/.claude`, `~/.agents`: home instructions, your"
+        " skills and plugins' skills, your MCP configs) to the control plane, where every user who may see the"
+        " workspace sees it; `false` keeps them on this machine (scans and `agentcontext mcp` still read them).",
+        narrow_to=False,
+    ),
+    _s(
         "mcp_server.catalog_chars",
         "int",
         8_000,

@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from agentcontext.config import SnapshotSettings
-from agentcontext.resource import DRIFTING, Kind, Resource, Status
+from agentcontext.resource import DRIFTING, Kind, Resource, Scope, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +77,14 @@ class Snapshot:
 
     def with_version(self, version: int) -> Snapshot:
         return replace(self, version=version)
+
+    def without(self, scopes: frozenset[Scope]) -> Snapshot:
+        """The snapshot without the resources of ``scopes``, its hash and size recomputed (what a push leaves out)."""
+        kept = tuple(r for r in self.resources if r.scope not in scopes)
+        if len(kept) == len(self.resources):
+            return self
+        digest, payload = aggregate_hash(kept, sorted_by_id=True), sum(r.payload_bytes for r in kept)
+        return replace(self, resources=kept, aggregate_hash=digest, payload_bytes=payload)
 
 
 def empty(work_dir: str, profile: str) -> Snapshot:

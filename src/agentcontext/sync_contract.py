@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -109,22 +110,49 @@ _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 _OPEN = ConfigDict(strict=True, extra="allow", frozen=True)
 
 
+def agent_url_problem(url: str) -> str | None:
+    """Why ``url`` is not where an agent's API may be: a scheme, a host and a port, nothing more (None: it is).
+
+    The control plane adds the API's own paths to it; a path, query or fragment of the agent's choosing would
+    send its calls (with the agent's secret, the answer going to a chat) somewhere else on that host.
+    """
+    said = "must be the agent API's scheme, host and port (http://HOST:PORT), with no path, query or fragment"
+    if not url.startswith(("http://", "https://")):
+        return "must be an http:// or https:// URL"
+    if any(c in url for c in "?#@\\") or not url.isprintable() or any(c.isspace() for c in url):
+        return said
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # a port that is no number or out of range, a bracket left open
+        return said
+    host = parts.hostname or ""
+    authority = (f"[{host}]" if ":" in host else host) + ("" if port is None else f":{port}")
+    if not host or port == 0 or parts.path not in ("", "/") or parts.netloc.lower() != authority:
+        return said
+    return None
+
+
 class AgentInfo(BaseModel):
     """How the control plane reaches the agent, sent with every push and heartbeat."""
 
     model_config = _STRICT
 
-    url: UrlText | None = Field(default=None, description="The agent's API, http:// or https://.")
+    url: UrlText | None = Field(
+        default=None, description="The agent's API: http:// or https://, a host and a port, no path or query."
+    )
     api_token: TokenText | None = Field(default=None, description="A per-run secret the agent's API accepts.")
     run_id: ShortText | None = None
     os: ShortText | None = None
     home: PathText | None = None
 
-    @model_validator(mode="after")
-    def _http_url(self) -> AgentInfo:
-        if self.url is not None and not self.url.startswith(("http://", "https://")):
-            raise ValueError("agent.url must be an http:// or https:// URL")
-        return self
+    @field_validator("url")
+    @classmethod
+    def _agent_url(cls, url: str | None) -> str | None:
+        problem = agent_url_problem(url) if url is not None else None
+        if problem:
+            raise ValueError(problem)
+        return url
 
     def to_dict(self) -> dict[str, str]:
         """What the agent sends: the fields it knows."""

@@ -22,9 +22,10 @@ from starlette.routing import Route
 
 from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import PUSH_PATH, Pusher
+from agentcontext.resource import Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.sync_contract import PushRequest
-from agentcontext.testing import make_workspace
+from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import make_agent, ready, running, serving, write_atomic
 from tests.helpers import free_port
 
@@ -33,6 +34,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 TOKEN = "agent-token-5678"
 QUIET = 0.3  # seconds in which something must not happen
 Answer = tuple[int, dict[str, Any] | str]
+MINE = skill_md("mine", "A skill of my own")
 
 
 @dataclass
@@ -273,3 +275,22 @@ async def test_a_snapshot_that_breaks_the_contract_is_not_sent_and_the_next_chan
             assert await outcomes(pusher, 2) == [(1, True, "refused"), (2, True, "accepted")]
     assert sent.body["version"] == 2 and sent.body["initial"] is True
     assert PushRequest.model_validate(sent.body).version == 2  # what went out is the contract's
+
+
+@pytest.mark.parametrize("home_files", [True, False])
+async def test_what_is_read_from_the_home_is_pushed_only_while_push_home_files_is_on(
+    tmp_path: Path, home: Path, home_files: bool
+) -> None:
+    make_workspace(home, {".codex/AGENTS.md": "My own rules.\n", ".agents/skills/mine/SKILL.md": MINE})
+    work = make_workspace(tmp_path / "work", {".git/": "", "AGENTS.md": "Project rules.\n"})
+    agent = make_agent(work, home, settings={"agent.push_home_files": home_files})
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, home_files=agent.config.agent.push_home_files)
+        async with pushing(agent, pusher):
+            snapshot = await ready(agent)
+            [first] = await plane.requests(1)
+    assert {r.scope for r in snapshot.resources} >= {Scope.HOME, Scope.USER, Scope.PROJECT}  # read either way
+    pushed = PushRequest.model_validate(first.body)  # the contract's own check: the hash matches what is left
+    scopes = {r.scope for r in pushed.checked_resources}
+    assert (Scope.HOME in scopes, Scope.USER in scopes, Scope.PROJECT in scopes) == (home_files, home_files, True)
+    assert ("My own rules" in json.dumps(first.body)) is home_files

@@ -130,3 +130,21 @@ def test_an_answer_over_the_cap_drops_rows_from_its_longest_list_and_counts_them
     answer = AgentViewsBody.model_validate_json(body).agents[0]
     assert len(answer.loads) == 3 and answer.omitted == {"not_loaded": 400 - len(answer.not_loaded)}
     assert len(answer.not_loaded) > 50
+
+
+@pytest.mark.parametrize("home_files", [True, False])
+async def test_the_views_name_no_file_of_the_home_while_push_home_files_is_off(
+    tmp_path: Path, home: Path, home_files: bool
+) -> None:
+    make_workspace(
+        home, {".codex/AGENTS.md": "My own rules.\n", ".agents/skills/mine/SKILL.md": skill_md("mine", "Mine")}
+    )
+    work = make_workspace(tmp_path / "work", {".git/": "", "AGENTS.md": "Project rules.\n"})
+    agent = make_agent(work, home, settings={"agent.push_home_files": home_files})
+    async with api(agent) as (client, _):
+        await ready(agent)
+        response = await client.get(ROUTE)
+    assert response.status_code == 200, response.text
+    named = json.dumps(response.json())
+    assert (str(home / ".codex" / "AGENTS.md") in named, str(home / ".agents") in named) == (home_files, home_files)
+    assert str(work / "AGENTS.md") in named

@@ -1,8 +1,8 @@
 """One token may hold only so many event streams open: the rest of the server stays for everyone else.
 
 An event stream never ends on its own, so each one holds a connection and a subscription as
-long as the client likes. The guard counts open streams per token (the dashboard's login
-cookie counts as the token it holds) and answers 429 beyond ``Edge.streams_per_token``;
+long as the client likes. The guard counts open streams per token (a dashboard session counts
+as the token it was made with) and answers 429 beyond ``Edge.streams_per_token``;
 another token is not affected, and a closed stream frees its place.
 """
 
@@ -57,9 +57,11 @@ async def test_a_token_holds_at_most_its_share_of_chat_and_dashboard_streams(tmp
                         "message": "Too many event streams.",
                         "detail": "at most 2 event streams may be open at once with one token; close one first",
                     }
-                cookie = {"Cookie": f"agentcontext_session={world.tokens['alice']}"}
+                login = await world.plane.begin_login(world.tokens["alice"])
+                session = await world.plane.confirm_login(login.secret)
+                cookie = {"Cookie": f"agentcontext_session={session.secret}"}
                 async with stream(client, "/ui/events", cookie) as dashboard:
-                    assert dashboard.status_code == 429  # the cookie holds the same token
+                    assert dashboard.status_code == 429  # a session counts as the token it was made with
                 async with stream(client, "/api/v1/chats", {"Authorization": bob}) as other:
                     assert other.status_code == 200  # a plain request is not a stream
             with anyio.fail_after(10):  # both closed: the server notices the disconnects and frees the places

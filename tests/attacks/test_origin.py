@@ -64,11 +64,11 @@ async def test_another_sites_page_cannot_log_in_or_post_a_dashboard_form(tmp_pat
             answer = await web.call(surface.app, "POST", "/login", {**form, "Origin": origin}, login)
             assert forbidden(answer) and "set-cookie" not in answer.headers
             cookie = {**form, "Origin": origin, "Cookie": f"agentcontext_session={tokens['alice']}"}
-            for path in ("/logout", "/ui/chats/c/refresh"):
-                assert forbidden(await web.call(surface.app, "POST", path, cookie, [b"csrf=x"])), path
-        # the dashboard's own page logs in from its own origin
+            for path in ("/logout", "/ui/chats/c/refresh", "/login/confirm"):
+                assert forbidden(await web.call(surface.app, "POST", path, cookie, [b"csrf=x&answer=yes"])), path
+        # the dashboard's own page starts a login from its own origin (which then asks: test_login_link)
         answer = await web.call(surface.app, "POST", "/login", {**form, "Origin": "http://control"}, login)
-        assert answer.status == 303 and "agentcontext_session=" in answer.headers["set-cookie"]
+        assert answer.status == 200 and "agentcontext_login=" in answer.headers["set-cookie"]
 
 
 def test_another_sites_page_is_refused_by_the_mcp_server(tmp_path: Path) -> None:

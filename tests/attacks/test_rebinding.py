@@ -85,10 +85,11 @@ async def test_a_rebinding_page_gets_nothing_from_the_control_plane_or_its_dashb
             for method, target in (("GET", "/"), ("GET", "/ui/chats"), ("GET", "/ui/events"), ("GET", "/healthz")):
                 answer = await call(surface.app, method, target, cookie)
                 assert misdirected(answer.status, answer.json(), answer.headers), (host, target)
-            form = [f"token={world.tokens['alice']}".encode()]
+            form = [f"token={world.tokens['alice']}&answer=yes".encode()]
             login = {"Host": host, "Content-Type": "application/x-www-form-urlencoded"}
-            answer = await call(surface.app, "POST", "/login", login, form)
-            assert answer.status == 421 and "set-cookie" not in answer.headers and answer.pulled == 0
+            for target in ("/login", "/login/confirm"):
+                answer = await call(surface.app, "POST", target, login, form)
+                assert answer.status == 421 and "set-cookie" not in answer.headers and answer.pulled == 0
         assert state(world.db) == before
         own = await world.call("GET", "/api/v1/users/me", "alice")  # as http://control, a name it serves
         assert own.status_code == 200

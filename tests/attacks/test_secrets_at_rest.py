@@ -37,7 +37,7 @@ __all__ = ["db", "db_url"]  # the control tests' fixtures: SQLite and a real Pos
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 SECRET = "per-run-" + secrets.token_urlsafe(32)
-INFO = {"url": "http://agent.test", "api_token": SECRET, "os": "linux", "home": "/home/dev"}
+INFO = {"url": "http://10.0.0.7:8766", "api_token": SECRET, "os": "linux", "home": "/home/dev"}
 
 
 class Agent:

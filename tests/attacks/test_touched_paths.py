@@ -121,7 +121,7 @@ async def test_no_agent_answer_can_add_a_skill_or_an_mcp_server_to_a_pin(tmp_pat
     async with control_plane(tmp_path) as control:
         control.plane.link = link
         body = {"version": 1, "aggregate_hash": aggregate_hash([]), "work_dir": "/w", "resources": []}
-        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://agent"}})
+        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
         chat = str((await control.plane.create_chat(control.user, NewChat(workspace=WORKSPACE)))["id"])
         done = await control.plane.touched(control.user, chat, ["pkg/x.py"])
         tools = await control.tool_names(chat)
@@ -149,7 +149,7 @@ async def test_an_agent_flooding_its_answers_cannot_grow_a_chats_pin_past_its_ca
     async with control_plane(tmp_path) as control:
         control.plane.link = AgentLink(transport=httpx.MockTransport(flooding_agent))
         body = {"version": 1, "aggregate_hash": aggregate_hash([]), "work_dir": "/w", "resources": []}
-        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://agent"}})
+        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
         chat = str((await control.plane.create_chat(control.user, NewChat(workspace=WORKSPACE)))["id"])
         first = await control.plane.touched(control.user, chat, ["a.py"])
         second = await control.plane.touched(control.user, chat, ["b.py"])

@@ -107,7 +107,7 @@ def push_body(
 # --- a workspace as the API and fuzz tests see it, and its agent's API (a mock transport) --------
 
 WORK = "/home/dev/project"
-AGENT_URL = "http://agent.test"
+AGENT_URL = "http://10.0.0.7:8766"  # the workspace network: an address the control plane calls by default
 AGENT_SECRET = "agent-api-secret"
 AGENT_INFO = {"url": AGENT_URL, "api_token": AGENT_SECRET, "os": "linux", "home": "/home/dev"}
 REVIEW = skill_md("review", "Reviews a change", body="# Review\n\nRead the diff first.\n")

@@ -26,7 +26,7 @@ from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.ingest import Outcome
-from agentcontext.control.plane import ControlPlane
+from agentcontext.control.plane import ControlPlane, ControlSettings
 from agentcontext.control.tools import ToolResult
 from agentcontext.scan import scan_full
 from agentcontext.snapshot import Snapshot
@@ -121,14 +121,19 @@ def frozen_url() -> Iterator[str]:
 
 @contextlib.asynccontextmanager
 async def control_plane(
-    tmp_path: Path, *, quick_timeout: float = 10.0, owned: bool = False, db_url: str | None = None
+    tmp_path: Path,
+    *,
+    quick_timeout: float = 10.0,
+    owned: bool = False,
+    db_url: str | None = None,
+    settings: ControlSettings | None = None,
 ) -> AsyncIterator[Control]:
     """``owned``: the workspace is the user's own (else nobody's), as ``agentcontext up`` makes it; ``db_url``: a
     database to use instead of a SQLite file in ``tmp_path``."""
     db = Database(db_url or f"sqlite:///{tmp_path / 'c.db'}")
     migrate.upgrade(db)
     link = AgentLink(connect_timeout=5.0, call_timeout=30.0, quick_timeout=quick_timeout)
-    plane = ControlPlane(db, LocalBroker(), link=link)
+    plane = ControlPlane(db, LocalBroker(), settings, link=link)
     try:
         user = db.write(lambda s: identity.create_user(s, "alice"))
         owner = db.write(lambda s: identity.user_id(s, "alice")) if owned else None

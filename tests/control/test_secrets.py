@@ -23,6 +23,7 @@ import pytest
 from agentcontext.control.client import ControlClient
 from agentcontext.testing import make_workspace
 from tests.control.processes import admin_token, agent, create_agent, event_stream, server
+from tests.dashboard.conftest import csrf_of
 from tests.helpers import free_port, poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -128,8 +129,9 @@ def test_secrets_of_mcp_json_appear_in_no_snapshot_response_event_page_log_or_da
                     seen["control events"] = json.dumps(stream.wait_for("state").data)
                 agent_id = chat["agent_id"]
             with httpx.Client(base_url=control.url, headers={"Origin": control.url}) as browser:
-                login = browser.post("/login", data={"token": admin})
-                assert login.status_code in (200, 303), login.text
+                asked = browser.post("/login", data={"token": admin})  # names the account and asks
+                login = browser.post("/login/confirm", data={"csrf": csrf_of(asked), "answer": "yes"})
+                assert login.status_code == 303, login.text
                 for page in ("/", f"/ui/agents/{agent_id}", f"/ui/agents/{agent_id}/mcp", f"/ui/chats/{chat['id']}"):
                     shown = browser.get(page)
                     assert shown.status_code == 200, (page, shown.status_code)

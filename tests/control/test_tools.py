@@ -18,11 +18,13 @@ import pytest
 import sqlalchemy as sa
 
 from agentcontext.control import personal_skills, skill_index, tools
+from agentcontext.control import tables as t
 from agentcontext.control.models import ChatFile
 from agentcontext.control.prepared import UNKNOWN_OUTCOME, CommitOutcomeUnknown
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Status
 from agentcontext.snapshot import Snapshot
+from agentcontext.sync_contract import ContractError
 from agentcontext.testing import skill_md
 from agentcontext.tool_names import assign
 from tests.control.live import (
@@ -678,14 +680,15 @@ async def test_arguments_that_are_not_plain_json_are_invalid_json_input(tmp_path
     assert texts[2] == "invalid JSON input: the arguments are nested too deeply"
 
 
-async def test_an_agent_url_that_cannot_be_dialled_is_a_connection_failure(tmp_path: Path, home: Path) -> None:
+async def test_a_stored_agent_url_that_cannot_be_dialled_is_a_connection_failure(tmp_path: Path, home: Path) -> None:
     async with (
         control_plane(tmp_path) as control,
         workspace(control, tmp_path / "w", SKILLS, home=home, serve=False) as live,
     ):
-        live.url = "http://127.0.0.1:1/\x7f"  # the next push advertises a URL httpx refuses to build
-        (live.work / "AGENTS.md").write_text("changed", encoding="utf-8")
-        await live.rescan()
+        unusable = "http://127.0.0.1:1/\x7f"  # a URL httpx refuses to build, stored before pushes were checked
+        with pytest.raises(ContractError, match="agent.url must be"):  # a push refuses it now
+            await live.control.push(live.agent.snapshot, url=unusable, home=home)
+        control.db.write(lambda s: s.execute(sa.update(t.agents).values(url=unusable)))
         chat = await control.chat()
         listed = await control.call_json(chat, "read_skill", {"name": "lint"})
         text = await failed(control, chat, "read_skill_file", {"name": "lint", "path": "reference.md"})

@@ -42,8 +42,11 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
 
 
 async def log_in(world: World, who: str) -> httpx.Response:
-    """Log the world's client in as ``who`` (its cookie jar keeps the session); the answer to the form."""
-    return await world.client.post("/login", data={"token": world.tokens[who]}, headers=ORIGIN)
+    """Log the world's client in as ``who`` (its cookie jar keeps the session): the token, then the user's yes on
+    the page that names the account; the answer to the yes."""
+    asked = await world.client.post("/login", data={"token": world.tokens[who]}, headers=ORIGIN)
+    assert asked.status_code == 200, asked.text
+    return await world.client.post("/login/confirm", data={"csrf": csrf_of(asked), "answer": "yes"}, headers=ORIGIN)
 
 
 def csrf_of(page: httpx.Response) -> str:

@@ -51,6 +51,7 @@ def test_each_agents_tab_lists_its_own_files_without_script_and_says_when_the_ag
         page.goto(f"{stack.url}/login")
         page.fill("input[name=token]", stack.user_token)
         page.click("#login-form button")
+        page.click("#login-yes")  # the page that names the account asks first
         page.wait_for_url(stack.url + "/")
 
         page.goto(f"{stack.url}/ui/agents/{agent['id']}")

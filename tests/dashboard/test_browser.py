@@ -58,7 +58,9 @@ def test_the_dashboard_shows_the_workspace_and_a_chat_goes_out_of_date_and_back_
     work = stack.work
     with chromium() as browser:
         page = browser.new_page()
-        page.goto(stack.login_link)  # the fragment is submitted by the page's script
+        page.goto(stack.login_link)  # the fragment is submitted by the page's script; the answer asks
+        expect(page.locator("#login-account")).to_have_text(api(stack, "GET", "/api/v1/users/me")["name"])
+        page.click("#login-yes")
         page.wait_for_url(stack.url + "/")
         expect(page.locator("h1")).to_have_text("Workspaces")
         expect(page.locator(f"tr[data-agent='{agent['name']}']")).to_contain_text("online")

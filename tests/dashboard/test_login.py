@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import datetime as dt
 
+import pytest
+import sqlalchemy as sa
+
+from agentcontext.control.models import DashboardSession
 from agentcontext.dashboard.session import COOKIE
 from tests.control.test_api import World
 from tests.dashboard.conftest import ORIGIN, csrf_of, log_in
@@ -31,7 +35,7 @@ async def test_the_login_form_submits_a_login_links_token_from_its_fragment(worl
     assert script.status_code == 200 and "#token=" in script.text
 
 
-async def test_logging_in_sets_an_http_only_same_site_strict_cookie_and_redirects_home(world: World) -> None:
+async def test_logging_in_sets_an_http_only_same_site_strict_session_cookie_and_redirects_home(world: World) -> None:
     response = await log_in(world, "alice")
     assert (response.status_code, response.headers["location"]) == (303, "/")
     cookie = response.headers["set-cookie"]
@@ -68,3 +72,13 @@ async def test_logging_out_needs_this_sessions_csrf_token_and_this_origin(world:
     assert (response.status_code, response.headers["location"]) == (303, "/login")
     assert f'{COOKIE}=""' in response.headers["set-cookie"]
     assert (await world.client.get("/")).status_code == 303
+
+
+async def test_a_login_answered_after_it_expired_signs_nobody_in_and_says_why(world: World) -> None:
+    asked = await world.client.post("/login", data={"token": world.tokens["alice"]}, headers=ORIGIN)
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)
+    world.db.write(lambda s: s.execute(sa.update(DashboardSession).values(expires_at=past)))
+    answer = await world.client.post("/login/confirm", data={"csrf": csrf_of(asked), "answer": "yes"}, headers=ORIGIN)
+    assert answer.status_code == 401 and f"{COOKIE}=" not in answer.headers.get("set-cookie", "")
+    assert 'id="login-form"' in answer.text and "waited too long" in answer.text
+    assert (await world.client.get("/")).headers["location"] == "/login"

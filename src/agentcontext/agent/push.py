@@ -7,7 +7,9 @@ with exponential backoff from 250 ms doubling to 30 s; ``accepted: false`` is no
 next change; ``501`` or ``410`` mean the control plane has context sync turned off, and the
 pusher stops cleanly.
 
-Each push carries what the control plane needs to reach the agent back (``agent``: its
+With ``agent.push_home_files = false`` a push leaves out what was read from the user's home
+(``HOME_SCOPES``: home instructions, user and plugin skills, user MCP configs), its hash and
+size recomputed. Each push carries what the control plane needs to reach the agent back (``agent``: its
 advertised URL, a per-run secret its API accepts, the run id, OS and home). Between pushes
 a heartbeat every ``heartbeat`` seconds keeps the agent "online"; on shutdown a last one
 says it is going offline.
@@ -27,6 +29,7 @@ import httpx
 from pydantic import ValidationError
 
 from agentcontext.agent.context import ContextAgent
+from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.sync_contract import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
 
@@ -53,12 +56,15 @@ class Pusher:
         transport: httpx.AsyncBaseTransport | None = None,
         info: AgentInfo | None = None,
         heartbeat: float = 15.0,
+        home_files: bool = True,
     ) -> None:
+        """``home_files``: False leaves what was read from the user's home out of every push."""
         self.url = base_url.rstrip("/") + PUSH_PATH
         self.heartbeat_url = base_url.rstrip("/") + HEARTBEAT_PATH
         self.token = token
         self.info = info or AgentInfo()
         self.heartbeat = heartbeat
+        self._left_out: frozenset[Scope] = frozenset() if home_files else HOME_SCOPES
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self._transport = transport
@@ -142,7 +148,7 @@ class Pusher:
 
     def _body(self, snapshot: Snapshot, initial: bool) -> bytes:
         """Raises: ContractError."""
-        raw = {**snapshot.to_dict(), "initial": initial, "agent": self.info.to_dict()}
+        raw = {**snapshot.without(self._left_out).to_dict(), "initial": initial, "agent": self.info.to_dict()}
         return validated(PushRequest, raw).model_dump_json(exclude_unset=True).encode("utf-8")
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:

@@ -32,7 +32,7 @@ from agentcontext.agent.push import Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.config import Config
 from agentcontext.errors import ConfigError
-from agentcontext.sync_contract import AgentInfo
+from agentcontext.sync_contract import AgentInfo, agent_url_problem
 from agentcontext.trust import TrustStore
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import is_loopback
@@ -64,11 +64,15 @@ class _Server(uvicorn.Server):
 
 
 def check_options(options: AgentOptions) -> None:
-    """Raises: ConfigError for a non-loopback listen address without a token given, or a push without one."""
+    """Raises: ConfigError for a non-loopback listen address without a token given, a push without one, or an
+    advertised URL that is more than a scheme, a host and a port (the control plane refuses it)."""
     if options.token is None and not is_loopback(options.host):
         raise ConfigError(f"refusing to listen on {options.host} without --token: only loopback may go without one")
     if options.control_plane and not options.token:
         raise ConfigError("--control-plane needs the agent's token (--token or AGENTCONTEXT_AGENT_TOKEN)")
+    problem = agent_url_problem(options.advertise_url) if options.advertise_url is not None else None
+    if problem:
+        raise ConfigError(f"--advertise-url {problem}: {options.advertise_url!r}")
 
 
 async def serve(work_dir: str, config: Config, options: AgentOptions, environ: Mapping[str, str]) -> ContextAgent:
@@ -115,7 +119,13 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
                 os=platform.system().lower(),
                 home=config.home,
             )
-            pusher = Pusher(options.control_plane, options.token, info=info, heartbeat=options.heartbeat)
+            pusher = Pusher(
+                options.control_plane,
+                options.token,
+                info=info,
+                heartbeat=options.heartbeat,
+                home_files=config.agent.push_home_files,
+            )
             group.start_soon(pusher.run, agent)
         await server.serve()
         group.cancel_scope.cancel()

@@ -4,7 +4,7 @@ The agent's own profile is its last scan; every other profile (``codex``, ``clau
 ``coder``, ``default``) is a scan of the work dir under that profile's settings
 (:func:`agent_views.config_for`), by the same scanner, so every read stays beneath its root
 exactly as in the agent's own scans. Nothing is served but paths, statuses, sizes and
-reasons: never a file's content.
+reasons: never a file's content; with ``agent.push_home_files = false`` no row of the user's home.
 
 The answer is computed once per snapshot version and kept for ``FRESH_FOR`` seconds (files
 only another agent reads are not watched, so a change to them shows within that time);
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
@@ -28,6 +29,7 @@ from agentcontext.agent.context import ContextAgent
 from agentcontext.agent_views import VIEW_PROFILES, AgentView, config_for
 from agentcontext.config import Config
 from agentcontext.errors import AgentContextError
+from agentcontext.resource import HOME_SCOPES
 from agentcontext.scan import Scanner, ScanResult
 
 router = APIRouter(prefix="/api/v0")
@@ -68,6 +70,8 @@ class ViewCache:
                 AgentView.of_scan(p, result if p == result.config.profile else self._scan(p)).to_dict()
                 for p in VIEW_PROFILES
             ]
+            if not agent.config.agent.push_home_files:  # only the control plane asks: what stays local is not named
+                views = [_without_home(view) for view in views]
             data = {"work_dir": agent.work_dir, "version": version, "agents": views}
             body = view_contract.bounded(data, MAX_BYTES)
             self._answer = (version, time.monotonic(), body)
@@ -105,3 +109,10 @@ async def agent_views(request: Request) -> Response:
     except AgentContextError as exc:
         return _error(500, "Could not compute the views.", str(exc))
     return Response(body, media_type="application/json")
+
+
+_HOME = frozenset(str(scope) for scope in HOME_SCOPES)
+
+
+def _without_home(view: dict[str, Any]) -> dict[str, Any]:
+    return {**view, **{name: [row for row in view[name] if row["scope"] not in _HOME] for name in view_contract.LISTS}}

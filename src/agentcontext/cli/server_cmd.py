@@ -131,6 +131,16 @@ def server(
         min=1.0,
         help="Seconds an MCP session may stay without a request or an open stream before it ends.",
     ),
+    agent_networks: list[str] = typer.Option(
+        [],
+        "--agent-network",
+        envvar="AGENTCONTEXT_AGENT_NETWORKS",
+        help="Where workspace agents may be called: a network (10.1.0.0/16), an address or a host name, repeatable"
+        " (the variable: separated by spaces); `default` stands for the default list. Given, it replaces the"
+        " default: loopback, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7 and localhost. A push or"
+        " heartbeat advertising another host is refused. Host names are called only when listed.",
+        show_default=False,
+    ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
     key_file: Path | None = typer.Option(
@@ -153,6 +163,7 @@ def server(
     proxy or in a container network, name the host its clients and agents use.
     """
     from agentcontext.control import agent_secret
+    from agentcontext.control.agent_networks import AgentNetworks
     from agentcontext.control.api import MAX_BODY
     from agentcontext.control.db import default_url
     from agentcontext.control.plane import ControlSettings
@@ -161,6 +172,7 @@ def server(
     log_to_stderr(verbose)
     host, port = _address(listen)
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
+    networks = AgentNetworks.parse(agent_networks) if agent_networks else AgentNetworks.default()
     secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
     err = stderr()
@@ -178,6 +190,7 @@ def server(
         store_on_loop=not store_in_threads,
         mcp_sessions_per_user=mcp_sessions_per_user,
         mcp_session_idle=mcp_session_idle,
+        agent_networks=networks,
     )
 
     def ready(address: str) -> None:

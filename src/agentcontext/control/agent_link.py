@@ -1,12 +1,15 @@
 """Calls from the control plane to a workspace agent's API (``/api/v0/``).
 
-Only what needs the live workspace goes here: a skill's file listing and supporting files,
-the home directory and plan files for ``propose_plan``, MCP tool calls, the instruction files
-that apply to paths a chat touched (``discovered``), the approval of an MCP server the user
-gave in the dashboard (the agent writes it to its user's trust store), and each agent
-profile's view of the work dir (read with the same models the agent answers with). Everything
-else is served from the database. Failures become ``UnavailableError`` (cannot reach the
-agent) or ``AgentReplyError`` (the agent answered with an error), never httpx exceptions.
+Only what needs the live workspace goes here: a skill's file listing and supporting files, the
+home directory and plan files for ``propose_plan``, MCP tool calls, the instruction files that
+apply to paths a chat touched (``discovered``), the approval of an MCP server the user gave in
+the dashboard (the agent writes it to its user's trust store), and each agent profile's view of
+the work dir (read with the same models the agent answers with). Calls go to the API's own paths
+only (no empty, ``.`` or ``..`` segment, which a server may resolve to another path), at the
+scheme, host and port the agent advertised where the operator allows it (``agent_networks``,
+checked by ``ControlPlane.agent_address``). Everything else is served from the database.
+Failures become ``UnavailableError`` (cannot reach the agent) or ``AgentReplyError`` (the agent
+answered with an error), never httpx exceptions.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class AgentLink:
     ) -> dict[str, Any]:
         if address.unusable:
             raise UnavailableError(address.unusable)
+        if any(segment in ("", ".", "..") for segment in path.split("/")):  # a server may resolve it elsewhere
+            raise UnavailableError(f"not a path of the agent's API: /api/v0/{path}")
         url = address.url.rstrip("/") + "/api/v0/" + path
         if params:
             url += "?" + urlencode(params)

@@ -133,7 +133,7 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
         edge=edge or Edge(max_body=MAX_BODY),
         authenticate=control_edge.authenticator(plane),
         streams=control_edge.is_stream,
-        stream_key=control_edge.stream_key,
+        stream_key=control_edge.stream_key(plane),
     )
     return app
 

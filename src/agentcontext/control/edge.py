@@ -5,17 +5,18 @@ agent's) before the body is read; the route then decides whether that kind of to
 it. The dashboard's pages, its login form, ``/healthz`` and the API document are public at
 the edge: the dashboard checks its login cookie before it reads a form, and a public body is
 at most ``Edge.max_public_body``. Event streams (a chat's, the dashboard's, an MCP session's
-standing GET, a 2026-07-28 MCP ``subscriptions/listen``) are capped per token, the login cookie
-counting as the token it holds.
+standing GET, a 2026-07-28 MCP ``subscriptions/listen``) are capped per token, a dashboard session
+counting as the token it was made with.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.requests import cookie_parser
 
+from agentcontext.control.identity import token_hash
 from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import AuthError, UnavailableError
 from agentcontext.web.guard import Authenticate, Refusal, Verdict, bearer_token, unauthorized
@@ -28,9 +29,21 @@ def is_stream(path: str) -> bool:
     return _STREAMS.fullmatch(path) is not None
 
 
-def stream_key(headers: Mapping[str, str]) -> str:
-    """The token a stream is opened with: the bearer token, else the dashboard's login cookie."""
-    return bearer_token(headers) or cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE, "")
+def stream_key(plane: ControlPlane) -> Callable[[Mapping[str, str]], Awaitable[str]]:
+    """The token a stream is opened with, as its hash: the bearer token's, else that of the token the dashboard
+    session in the login cookie was made with (an unknown session counts as itself)."""
+
+    async def key(headers: Mapping[str, str]) -> str:
+        token = bearer_token(headers)
+        if token:
+            return token_hash(token)
+        secret = cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE, "")
+        try:
+            return (await plane.session(secret)).token_hash
+        except (AuthError, UnavailableError):  # refused by the page itself; counted alone meanwhile
+            return token_hash(secret)
+
+    return key
 
 
 def authenticator(plane: ControlPlane) -> Authenticate:

@@ -78,6 +78,24 @@ class ApiToken(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
 
 
+class DashboardSession(Base):
+    """A dashboard login: what its cookie's random secret (only the sha256 kept) signs in as, and until when.
+
+    Unconfirmed, it is a login waiting for the user's yes on the page that names the account. It belongs to
+    the API token it was made with: deleting the token (or the user) ends it.
+    """
+
+    __tablename__ = "dashboard_sessions"
+
+    id: Mapped[str] = mapped_column(sa.String(36), primary_key=True, default=new_id)
+    secret_hash: Mapped[str] = mapped_column(sa.String(64), unique=True)
+    user_id: Mapped[str] = mapped_column(sa.ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_id: Mapped[str] = mapped_column(sa.ForeignKey("api_tokens.id", ondelete="CASCADE"), index=True)
+    confirmed: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+
+
 class Workspace(Base):
     __tablename__ = "workspaces"
 

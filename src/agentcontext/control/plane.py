@@ -37,11 +37,13 @@ from agentcontext.control import (
     personal_skills,
     rediscovery,
     rows,
+    sessions,
     tools,
 )
 from agentcontext.control import discovered_answer as answers
 from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
+from agentcontext.control.agent_networks import AgentNetworks
 from agentcontext.control.agent_secret import ForeignSeal, SecretBox
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.chat_view import ChatView
@@ -54,7 +56,7 @@ from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.control.turns import Inputs, TurnRow, Turns, load_context, turn_and_inputs, turn_row
 from agentcontext.errors import ForbiddenError, InvalidRequestError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
-from agentcontext.sync_contract import AgentInfo, HeartbeatRequest, PushRequest, validated
+from agentcontext.sync_contract import AgentInfo, ContractError, HeartbeatRequest, PushRequest, validated
 from agentcontext.view_contract import AgentViewsBody
 
 log = logging.getLogger("agentcontext.control")
@@ -78,6 +80,7 @@ class ControlSettings:
     store_on_loop: bool = True  # short store work on the event loop where the database is near (``loop_store``)
     mcp_sessions_per_user: int = 32  # handshake-era MCP sessions one user may hold at once (``chat_mcp.sessions``)
     mcp_session_idle: float = 300.0  # seconds an MCP session may stay without a request or an open stream
+    agent_networks: AgentNetworks = AgentNetworks.default()  # where agents may be called (``agent_networks``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class ControlPlane:
         self._written: Recent[ingest.Written] = Recent()  # by agent: the snapshot rows this replica wrote last
         self._pinned: Recent[chats.Pinned] = Recent()  # by chat: the pinned rows this replica wrote last
         self._principals: Expiring[identity.Principal] = Expiring(self.settings.auth_ttl)
+        self._sessions: Expiring[sessions.SessionUser] = Expiring(self.settings.auth_ttl)  # by the secret's hash
         # by agent: its per-run secret as last unsealed, keyed by the sealed text (a new run seals a new one); the
         # server key that unseals every one of them is in this process anyway
         self._opened: Recent[str] = Recent()
@@ -197,10 +201,39 @@ class ControlPlane:
         self._principals.put(digest, principal)
         return principal
 
+    # --- dashboard sessions (``sessions``) ----------------------------------------------------
+
+    async def begin_login(self, token: str) -> sessions.Issued:
+        """A login waiting for the user's yes. Raises: AuthError (not a user's API token)."""
+        return await self._write(lambda c: sessions.begin(c, token, now=now()))
+
+    async def confirm_login(self, secret: str) -> sessions.Issued:
+        """Raises: AuthError (no such login waiting, or expired)."""
+        return await self._write(lambda c: sessions.confirm(c, secret, now=now()))
+
+    async def session(self, secret: str) -> sessions.SessionUser:
+        """Who a dashboard session signs in as. Raises: AuthError (no such session, or expired)."""
+        digest = identity.token_hash(secret)
+        known = self._sessions.get(digest)
+        if known is not None:
+            return known
+        found = await self._read_one(lambda c: sessions.find(c, secret, now=now()))
+        self._sessions.put(digest, found)
+        return found
+
+    async def end_session(self, secret: str) -> None:
+        """Log out: the session is deleted (another replica may take ``auth_ttl`` to notice)."""
+        self._sessions.discard(identity.token_hash(secret))
+        await self._write(lambda c: sessions.end(c, secret))
+
     def agent_address(self, agent_id: str, url: str | None, sealed_secret: str | None) -> AgentAddress | None:
-        """Where and how to call the agent: its URL and its per-run secret, unsealed."""
+        """Where and how to call the agent: its URL and its per-run secret, unsealed (unusable: a URL the agent may
+        not advertise, kept from before the check or from before the operator narrowed ``agent_networks``)."""
         if not url:
             return None
+        refused = self.settings.agent_networks.refusal(url)
+        if refused is not None:
+            return AgentAddress(url, None, unusable=f"the control plane does not call this agent: {refused}")
         if sealed_secret is None:
             return AgentAddress(url, None)
         opened = self._opened.get(agent_id, sealed_secret)
@@ -221,6 +254,7 @@ class ControlPlane:
         if not self.settings.sync_enabled:
             raise SyncDisabled(SYNC_DISABLED)
         checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
+        self._check_reach(checked.agent)
         written = self._written.get(agent.agent_id, None)
 
         def work(connection: Connection) -> tuple[ingest.Outcome, list[Event]]:
@@ -245,6 +279,7 @@ class ControlPlane:
             raise SyncDisabled(SYNC_DISABLED)
         beat = body if isinstance(body, HeartbeatRequest) else validated(HeartbeatRequest, body)
         info = beat.agent or AgentInfo()
+        self._check_reach(info)
         if beat.online:
             await self._write_events(
                 lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=self.secrets))
@@ -252,6 +287,12 @@ class ControlPlane:
             await self.recheck_discovered(agent.agent_id)
         else:
             await self._write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
+
+    def _check_reach(self, info: AgentInfo) -> None:
+        """Raises: ContractError for a URL outside the hosts and networks agents may advertise (refused whole)."""
+        refused = self.settings.agent_networks.refusal(info.url) if info.url is not None else None
+        if refused is not None:
+            raise ContractError(refused)
 
     async def recheck_discovered(self, agent_id: str, *, force: bool = False) -> list[str]:
         """Ask the agent again about the discovered files of its chats; mark those whose files changed out of

@@ -123,3 +123,6 @@ class Expiring(Generic[V]):
     def put(self, name: str, value: V) -> None:
         if self._ttl > 0:
             self._recent.put(name, None, (self._clock() + self._ttl, value))
+
+    def discard(self, name: str) -> None:
+        self._recent.discard(name)

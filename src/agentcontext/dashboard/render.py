@@ -1,7 +1,7 @@
 """Rendering a dashboard page: the templates (autoescaped), their filters, and the headers every page gets.
 
-Pages allow only the dashboard's own script and style (Content-Security-Policy), are never
-cached, and carry the session's CSRF token for their forms.
+Pages allow only the dashboard's own script and style (Content-Security-Policy), are framed by
+no page, are never cached, and carry the session's CSRF token for their forms.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def page(request: Request, name: str, user: UserPrincipal | None, code: int = 20
     response = templates.TemplateResponse(request, name, context, status_code=code)
     response.headers["Content-Security-Policy"] = CSP
     response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"  # frame-ancestors' older spelling: no page frames ours
     response.headers["Referrer-Policy"] = "same-origin"
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -41,23 +41,50 @@ async def login_form(request: Request) -> HTMLResponse:
 
 @router.post("/login")
 async def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
+    """A token (pasted, or from a login link) signs nobody in yet: the answer names the account and asks."""
     if not session.same_origin(request):
         raise session.Forbidden()
     plane = session.plane_of(request)
     try:
-        principal = await plane.authenticate(token.strip()) if token.strip() else None
+        issued = await plane.begin_login(token.strip())
     except AuthError:
-        principal = None
-    if not isinstance(principal, UserPrincipal):
         return page(request, "login.html", None, 401, error="That is not a user's API token (acu_...).")
+    current = await session.user_of(request)
+    confirm = session.csrf_of(issued.secret)
+    response = page(request, "login_confirm.html", None, account=issued.user, current=current, confirm_csrf=confirm)
+    session.pend(response, request, issued.secret)
+    return response
+
+
+@router.post("/login/confirm")
+async def confirm_login(request: Request) -> Response:
+    """The user's answer: yes makes the session (ending the browser's previous one), no drops the login."""
+    pending = request.cookies.get(session.PENDING_COOKIE, "")
+    await session.check_form(request, pending)
+    if not pending:
+        raise session.Forbidden()
+    plane = session.plane_of(request)
+    if (await request.form()).get("answer") != "yes":
+        await plane.end_session(pending)
+        response: Response = RedirectResponse("/login", status_code=303)
+        session.drop_pending(response)
+        return response
+    try:
+        issued = await plane.confirm_login(pending)
+    except AuthError:
+        return page(request, "login.html", None, 401, error="That login waited too long, or was answered already.")
+    previous = request.cookies.get(session.COOKIE, "")
+    if previous:
+        await plane.end_session(previous)
     response = RedirectResponse("/", status_code=303)
-    session.log_in(response, request, token.strip())
+    session.log_in(response, request, issued.secret)
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request, user: Viewer) -> Response:
     await session.check_form(request)
+    await session.plane_of(request).end_session(request.cookies.get(session.COOKIE, ""))
     response = RedirectResponse("/login", status_code=303)
     session.log_out(response)
     return response

@@ -1,9 +1,11 @@
-"""Who is looking: the login cookie, and the checks that keep other sites from acting for them.
+"""Who is looking: the login cookie, the login that asks first, and the checks that keep other sites out.
 
-The cookie holds the user's API token (HttpOnly, SameSite=Strict, Secure over HTTPS): the
-token is checked by the control plane on each request, as a bearer token is, so a rotated
-or revoked token logs the browser out too. State-changing forms carry a per-session CSRF
-token (an HMAC of the API token) and must come from this very origin.
+The cookie holds a session's secret (``control.sessions``), never the API token: HttpOnly,
+SameSite=Strict, Secure over HTTPS. A token (pasted, or from a login link's fragment) only
+starts a pending login, whose secret sits in a second cookie scoped to ``/login``; the page
+names the account and asks, and only the user's yes, posted from this very origin with that
+pending login's CSRF token, makes the session. State-changing forms carry a per-session CSRF
+token (an HMAC of the cookie's secret) and must come from this very origin.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from starlette.responses import Response
 from agentcontext.control.edge import SESSION_COOKIE
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
+from agentcontext.control.sessions import PENDING_TTL, SESSION_TTL
 from agentcontext.errors import AuthError
 
-COOKIE = SESSION_COOKIE  # the request guard counts event streams by the token it holds
-MAX_AGE = 30 * 24 * 3600
+COOKIE = SESSION_COOKIE  # the request guard counts event streams by the token its session was made with
+PENDING_COOKIE = "agentcontext_login"  # a login waiting for the user's yes
+PENDING_PATH = "/login"
 
 
 class LoginRequired(Exception):
@@ -38,14 +42,13 @@ def plane_of(request: Request) -> ControlPlane:
 
 
 async def user_of(request: Request) -> UserPrincipal | None:
-    token = request.cookies.get(COOKIE, "")
-    if not token:
+    secret = request.cookies.get(COOKIE, "")
+    if not secret:
         return None
     try:
-        principal = await plane_of(request).authenticate(token)
+        return (await plane_of(request).session(secret)).user
     except AuthError:
         return None
-    return principal if isinstance(principal, UserPrincipal) else None
 
 
 async def require_user(request: Request) -> UserPrincipal:
@@ -56,9 +59,12 @@ async def require_user(request: Request) -> UserPrincipal:
     return user
 
 
+def csrf_of(secret: str) -> str:
+    return hmac.new(secret.encode(), b"agentcontext-dashboard-csrf", hashlib.sha256).hexdigest()
+
+
 def csrf_token(request: Request) -> str:
-    token = request.cookies.get(COOKIE, "")
-    return hmac.new(token.encode(), b"agentcontext-dashboard-csrf", hashlib.sha256).hexdigest()
+    return csrf_of(request.cookies.get(COOKIE, ""))
 
 
 def same_origin(request: Request) -> bool:
@@ -68,24 +74,32 @@ def same_origin(request: Request) -> bool:
     return bool(source) and source != "null" and urlsplit(source).netloc == host
 
 
-async def check_form(request: Request) -> None:
-    """Raises: Forbidden (another origin, or not this session's CSRF token)."""
+async def check_form(request: Request, secret: str | None = None) -> None:
+    """Raises: Forbidden (another origin, or not the CSRF token of ``secret``, by default the session's)."""
     form = await request.form()
     sent = form.get("csrf")
-    if not same_origin(request) or not isinstance(sent, str) or not hmac.compare_digest(sent, csrf_token(request)):
+    expected = csrf_of(request.cookies.get(COOKIE, "") if secret is None else secret)
+    if not same_origin(request) or not isinstance(sent, str) or not hmac.compare_digest(sent, expected):
         raise Forbidden()
 
 
-def log_in(response: Response, request: Request, token: str) -> None:
-    response.set_cookie(
-        COOKIE,
-        token,
-        max_age=MAX_AGE,
-        path="/",
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-    )
+def _set(response: Response, request: Request, name: str, value: str, max_age: int, path: str) -> None:
+    secure = request.url.scheme == "https"
+    response.set_cookie(name, value, max_age=max_age, path=path, httponly=True, samesite="strict", secure=secure)
+
+
+def pend(response: Response, request: Request, secret: str) -> None:
+    _set(response, request, PENDING_COOKIE, secret, int(PENDING_TTL.total_seconds()), PENDING_PATH)
+
+
+def log_in(response: Response, request: Request, secret: str) -> None:
+    _set(response, request, COOKIE, secret, int(SESSION_TTL.total_seconds()), "/")
+    drop_pending(response)
+
+
+def drop_pending(response: Response) -> None:
+    """The pending login is answered: its cookie goes."""
+    response.delete_cookie(PENDING_COOKIE, path=PENDING_PATH, httponly=True, samesite="strict")
 
 
 def log_out(response: Response) -> None:

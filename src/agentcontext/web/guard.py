@@ -26,6 +26,7 @@ error shape (``render``).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import resource
@@ -117,7 +118,7 @@ class RequestGuard:
         *,
         authenticate: Authenticate | None = None,
         streams: Callable[[str], bool] = _never,
-        stream_key: Callable[[Mapping[str, str]], str] = bearer_token,
+        stream_key: Callable[[Mapping[str, str]], str | Awaitable[str]] = bearer_token,
         render: Render = coder_shape,
     ) -> None:
         self.app, self.edge, self.authenticate = app, edge, authenticate
@@ -180,7 +181,8 @@ class RequestGuard:
         await send({"type": "http.response.body", "body": body})
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
-        key = hashlib.sha256(self.stream_key(headers).encode()).hexdigest()
+        given = self.stream_key(headers)
+        key = hashlib.sha256((await given if inspect.isawaitable(given) else given).encode()).hexdigest()
         cap = self.edge.streams_per_token
         if self.open_streams[key] >= cap:
             detail = f"at most {cap} event streams may be open at once with one token; close one first"

@@ -2,7 +2,8 @@
 "use strict";
 
 (function () {
-  // A login link is /login#token=TOKEN: the fragment never reaches the server's logs; submit it from here.
+  // A login link is /login#token=TOKEN: the fragment never reaches the server's logs; submit it from here. That
+  // signs nobody in: the answer names the account and asks.
   var form = document.getElementById("login-form");
   if (form && location.hash.indexOf("#token=") === 0) {
     var token = decodeURIComponent(location.hash.slice("#token=".length));
@@ -10,6 +11,13 @@
     form.elements.namedItem("token").value = token;
     form.submit();
     return;
+  }
+  // The yes waits a moment after the question shows: a page that swaps windows under a double click cannot
+  // land the second click on it.
+  var yes = document.getElementById("login-yes");
+  if (yes) {
+    yes.disabled = true;
+    setTimeout(function () { yes.disabled = false; }, 600);
   }
 
   var source = document.body.dataset.events;
