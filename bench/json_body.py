@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
-from agentcontext.sync_contract import PushRequest
+from agentcontext.wire.sync import PushRequest
 from load import push_body, static_resources
 
 FIELD = TypeAdapter(Annotated[PushRequest, params.Body()])  # the body field FastAPI validates with

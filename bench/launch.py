@@ -23,8 +23,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentcontext.mcp_config import ServerSpec, parse
-from agentcontext.mcp_launch import FileHashes, resolve
+from agentcontext.workspace_mcp.config import ServerSpec, parse
+from agentcontext.workspace_mcp.launch import FileHashes, resolve
 
 
 def workspace(root: Path, servers: int, binary_mb: int) -> tuple[list[ServerSpec], dict[str, str], list[str]]:

@@ -3,7 +3,7 @@
     .venv/bin/python bench/notice_flood.py [--seconds 30] [--rate 2000]
 
 Starts ``agentcontext agent --mcp-trust auto --control-plane URL`` over a work dir whose
-``.mcp.json`` declares ``tests/peers/flood.py`` as ``noisy``, with a stub control plane in
+``.mcp.json`` declares ``tests/mcp_servers/flood.py`` as ``noisy``, with a stub control plane in
 this process that accepts and counts pushes. Once the server is listed, its ``notices``
 tool (called through the agent's API) sends ``--rate`` notices a second for ``--seconds``,
 each one a real change of its listing. Reported: the notices sent, the ``tools/list`` requests the
@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 
 from agent import free_port, rss_mb  # noqa: E402
 
-FLOOD = HERE.parent / "tests" / "peers" / "flood.py"
+FLOOD = HERE.parent / "tests" / "mcp_servers" / "flood.py"
 TOKEN = "bench-notice-flood-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TICKS = os.sysconf("SC_CLK_TCK")

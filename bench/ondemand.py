@@ -35,9 +35,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from agent import start_agent  # noqa: E402
-from agentcontext.config import load_config  # noqa: E402
-from agentcontext.ondemand import Resolver  # noqa: E402
+from agentcontext.instructions.ondemand import Resolver  # noqa: E402
 from agentcontext.scan import Scanner  # noqa: E402
+from agentcontext.settings.config import load_config  # noqa: E402
 from workspace import age  # noqa: E402
 
 PACKAGES, MODULES, LEAVES = 50, 10, 9

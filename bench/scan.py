@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentcontext.claude_md import CLAUDE_NAMES, RULES, upward
+from agentcontext.peers.claude.discovery import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.testing import isolated_environ, test_config

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agentcontext.beneath import AUDIT_EVENT
+from agentcontext.fs.beneath import AUDIT_EVENT
 
 OUTSIDE = "outside-the-roots"
 _READ_ONLY = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC

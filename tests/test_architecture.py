@@ -9,16 +9,20 @@ import sys
 
 import agentcontext
 
-# ``terminal`` is a module, not a package: the text of the CLI and ``up`` for a terminal (Rich markup escaped)
-ADAPTER_PACKAGES = {"cli", "mcp", "agent", "control", "dashboard", "local", "web", "terminal"}
+# ``terminal`` is a module, not a package: the text of the CLI and ``up`` for a terminal (Rich markup escaped);
+# ``workspace_mcp.client`` is the MCP SDK's client of the workspace's servers, beside the core that judges them
+ADAPTERS = {"cli", "mcp", "agent", "control", "dashboard", "local", "web", "terminal", "workspace_mcp.client"}
 FORBIDDEN = ["typer", "rich", "click", "starlette", "uvicorn", "mcp", "sqlalchemy", "alembic", "psycopg", "httpx"]
 
 
 def core_modules() -> list[str]:
+    """Every module of the core, its packages' modules included."""
+    found = pkgutil.walk_packages(agentcontext.__path__, "agentcontext.")
     return [
-        f"agentcontext.{info.name}"
-        for info in pkgutil.iter_modules(agentcontext.__path__)
-        if info.name not in ADAPTER_PACKAGES and info.name != "__main__"
+        info.name
+        for info in found
+        if info.name != "agentcontext.__main__"
+        and not any(info.name == f"agentcontext.{a}" or info.name.startswith(f"agentcontext.{a}.") for a in ADAPTERS)
     ]
 
 
@@ -92,8 +96,8 @@ def test_the_api_does_not_import_the_dashboard_the_server_adds_it() -> None:
 
 
 def test_the_agent_and_the_control_plane_share_the_sync_contract_and_nothing_else_of_each_other() -> None:
-    """The push and heartbeat are one definition (``sync_contract``, in the core): the agent's pusher imports
+    """The push and heartbeat are one definition (``wire.sync``, in the core): the agent's pusher imports
     it without the control plane's database, and the control plane validates against it."""
     assert imported_by_module("agentcontext.agent.push", "control") == []
-    assert "agentcontext.sync_contract" in imported_by_module("agentcontext.agent.push", "sync_contract")
-    assert "agentcontext.sync_contract" in imported_by_module("agentcontext.control.ingest", "sync_contract")
+    assert "agentcontext.wire.sync" in imported_by_module("agentcontext.agent.push", "wire")
+    assert "agentcontext.wire.sync" in imported_by_module("agentcontext.control.ingest", "wire")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentcontext.beneath import Walker
+from agentcontext.fs.beneath import Walker
 from tests import containment
 
 

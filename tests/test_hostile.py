@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext.files import Reader
+from agentcontext.fs.files import Reader
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.testing import make_workspace, scan_tree, skill_md

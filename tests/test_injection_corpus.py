@@ -41,7 +41,6 @@ import pytest
 from mcp.client import Client
 
 from agentcontext.agent.api import create_app as agent_app
-from agentcontext.brief import HIDDEN_NAME
 from agentcontext.control import migrate
 from agentcontext.control.db import Database
 from agentcontext.mcp.server import ContextServer
@@ -49,6 +48,7 @@ from agentcontext.mcp.workspace import Workspace
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
+from agentcontext.views.brief import HIDDEN_NAME
 from tests.agent.conftest import make_agent, ready, running
 from tests.control.conftest import AGENT_INFO
 from tests.control.test_api import open_world

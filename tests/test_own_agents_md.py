@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcontext.audit import audit
+from agentcontext.audit.report import audit
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import scan_full
 from agentcontext.testing import isolated_environ

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentcontext
-from agentcontext.files import is_within
+from agentcontext.fs.files import is_within
 from agentcontext.resource import Status
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcontext.config import SnapshotSettings
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.scan import ScanResult
+from agentcontext.settings.config import SnapshotSettings
 from agentcontext.snapshot import Snapshot, aggregate_hash, apply_caps, apply_mcp_caps, build, diff
 from agentcontext.testing import make_workspace, scan_tree, skill_md
 

@@ -15,8 +15,6 @@ looked at::
         print(applied.resource.path, applied.resource.load.type, applied.reason)
 """
 
-from agentcontext.applied import Applicable
-from agentcontext.config import Config, load_config
 from agentcontext.errors import (
     AgentContextError,
     ConfigError,
@@ -26,9 +24,11 @@ from agentcontext.errors import (
     ScanError,
     UnsafePathError,
 )
-from agentcontext.project_doc import ProjectDoc
+from agentcontext.instructions.applied import Applicable
+from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.scan import Scanner, ScanResult, applicable, scan, scan_full
+from agentcontext.settings.config import Config, load_config
 from agentcontext.snapshot import Diff, Snapshot, diff
 
 __version__ = "0.1.0"

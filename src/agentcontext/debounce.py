@@ -1,7 +1,7 @@
 """The agent's one debounce: wait for changes to settle, then act once for all of them.
 
 The file watcher (:mod:`agentcontext.agent.watcher`), each upstream MCP server's
-list-changed notices (:mod:`agentcontext.mcp.connection`) and the rescans that MCP catalog
+list-changed notices (:mod:`agentcontext.workspace_mcp.client.connection`) and the rescans that MCP catalog
 changes cause (:mod:`agentcontext.agent.context`) all wait this way, with the one setting
 ``agent.debounce_ms`` (250 ms): a quiet period that each change restarts. So that a source
 that never falls quiet cannot hold its change back forever, a wait also ends

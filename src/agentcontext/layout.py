@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from agentcontext.config import Config
-from agentcontext.files import is_within
-from agentcontext.paths import absolute, boundary_for, chain, find_project_root, resolve_all
+from agentcontext.fs.files import is_within
+from agentcontext.fs.paths import absolute, boundary_for, chain, find_project_root, resolve_all
 from agentcontext.resource import Scope
+from agentcontext.settings.config import Config
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,7 +122,7 @@ class Load:
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """One tool of a connected MCP server, as offered (sanitised; see :mod:`agentcontext.tool_text`)."""
+    """One tool of a connected MCP server, as offered (sanitised; see :mod:`agentcontext.workspace_mcp.tool_text`)."""
 
     name: str
     description: str = ""
@@ -177,7 +177,7 @@ class RunsFile:
 
 @dataclass(frozen=True, slots=True)
 class Runs:
-    """What an MCP server runs or reaches, whole, as the user approves it (see :mod:`agentcontext.mcp_launch`).
+    """What an MCP server runs or reaches, whole, as the user approves it (:mod:`agentcontext.workspace_mcp.launch`).
 
     ``${VAR}`` references as written, credential parts as ``***``; ``executable`` is the
     program as resolved (the absolute path started), ``files`` the repository files bound by

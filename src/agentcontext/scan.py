@@ -13,21 +13,25 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentcontext import children, claude_md, instructions, mcp_discovery, project_doc, skills
 from agentcontext import snapshot as snapshots
-from agentcontext.applied import Applicable
-from agentcontext.config import Config, load_config
 from agentcontext.errors import ScanError
-from agentcontext.files import Reader, StatKey, is_within, stat_key
+from agentcontext.fs.files import Reader, StatKey, is_within, stat_key
+from agentcontext.fs.paths import absolute
+from agentcontext.instructions import chain as instructions
+from agentcontext.instructions import children, project_doc
+from agentcontext.instructions.applied import Applicable
+from agentcontext.instructions.loading import labelled
+from agentcontext.instructions.ondemand import Resolver
+from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.layout import Layout, plan
-from agentcontext.loading import labelled
-from agentcontext.mcp_config import ServerSpec
-from agentcontext.ondemand import Resolver
-from agentcontext.paths import absolute
-from agentcontext.project_doc import ProjectDoc
+from agentcontext.peers.claude import discovery as claude_md
 from agentcontext.resource import Resource, Scope
-from agentcontext.skill_files import offered
+from agentcontext.settings.config import Config, load_config
+from agentcontext.skills import discovery as skills
+from agentcontext.skills.files import offered
 from agentcontext.snapshot import Snapshot
+from agentcontext.workspace_mcp import discovery as mcp_discovery
+from agentcontext.workspace_mcp.config import ServerSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +200,7 @@ def applicable(work_dir: str | os.PathLike[str], paths: Sequence[str], config: C
 
     Under the active profile: the nested files between the work dir and each path, and the
     rules whose globs match, each with its ``load``, reason and bytes; what loads at startup
-    is listed apart. Relative paths are relative to the work dir. See :mod:`agentcontext.ondemand`.
+    is listed apart. Relative paths are relative to the work dir. See :mod:`agentcontext.instructions.ondemand`.
 
     Raises:
         ScanError: the work dir does not exist.

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
-from agentcontext.config import SnapshotSettings
 from agentcontext.resource import DRIFTING, Kind, Resource, Scope, Status
+from agentcontext.settings.config import SnapshotSettings
 
 
 @dataclass(frozen=True, slots=True)

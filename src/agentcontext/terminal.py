@@ -18,7 +18,7 @@ from typing import TextIO
 
 from rich.markup import escape
 
-from agentcontext.findings import printable
+from agentcontext.audit.findings import printable
 
 
 def plain(text: object) -> str:

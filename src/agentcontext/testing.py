@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentcontext.config import Config, load_config
-from agentcontext.mcp_config import ServerSpec
-from agentcontext.mcp_launch import Launch, resolve
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import Config, load_config
+from agentcontext.workspace_mcp.config import ServerSpec
+from agentcontext.workspace_mcp.launch import Launch, resolve
 
 
 def make_workspace(root: Path, files: Mapping[str, str | bytes]) -> Path:

@@ -24,8 +24,8 @@ from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import PUSH_PATH, Pusher
 from agentcontext.resource import Scope
 from agentcontext.snapshot import Snapshot
-from agentcontext.sync_contract import PushRequest
 from agentcontext.testing import make_workspace, skill_md
+from agentcontext.wire.sync import PushRequest
 from tests.agent.conftest import make_agent, ready, running, serving, write_atomic
 from tests.helpers import free_port
 

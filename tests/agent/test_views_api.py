@@ -15,7 +15,7 @@ from agentcontext.agent import views
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
 from agentcontext.testing import make_workspace, skill_md
-from agentcontext.view_contract import AgentViewsBody, bounded
+from agentcontext.wire.views import AgentViewsBody, bounded
 from tests.agent.conftest import make_agent, ready, running, write_atomic
 from tests.agent.test_api import AGENT_URL
 from tests.cli.test_agents_cmd import workspace

@@ -29,8 +29,8 @@ from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agent_networks import AgentNetworks
 from agentcontext.control.plane import ControlSettings
 from agentcontext.errors import ConfigError, UnavailableError
-from agentcontext.sync_contract import ContractError
 from agentcontext.testing import skill_md
+from agentcontext.wire.sync import ContractError
 from tests.agent.conftest import serving
 from tests.control.live import Control, Workspace, control_plane, workspace
 

@@ -25,19 +25,19 @@ import anyio
 import pytest
 
 from agentcontext.agent.context import ContextAgent
-from agentcontext.audit import audit
+from agentcontext.audit.report import audit
 from agentcontext.local.stack import Address, UpOptions, agent_command, server_command
 from agentcontext.local.state import Binding
-from agentcontext.mcp.upstream import UpstreamError
 from agentcontext.resource import Kind, McpApproval, Resource, Runs, RunsFile, Scope, Status
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.client.upstream import UpstreamError
+from agentcontext.workspace_mcp.trust import TrustStore
 from tests.agent.conftest import AUTO_TRUST, make_agent, ready, running, wait_snapshot
 from tests.cli.test_commands import run
 from tests.dashboard.conftest import bobs_mcp_page, dashboard_world
 from tests.helpers import alive, http_server
-from tests.peers import misbehaving
+from tests.mcp_servers import misbehaving
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext.audit import audit
-from agentcontext.audit_skills import Budget
+from agentcontext.audit.report import audit
+from agentcontext.audit.skills import Budget
 from agentcontext.testing import make_workspace, scan_tree, skill_md
 from tests.local.running import environment
 

@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.files import Reader
+from agentcontext.fs.files import Reader
 from agentcontext.mcp import tools
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.workspace import Workspace

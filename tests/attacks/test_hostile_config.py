@@ -15,12 +15,12 @@ import pytest
 from mcp.client import Client
 from typer.testing import CliRunner
 
-from agentcontext.audit import audit
+from agentcontext.audit.report import audit
 from agentcontext.cli import app
-from agentcontext.config import load_config
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.workspace import Workspace
 from agentcontext.scan import scan_full
+from agentcontext.settings.config import load_config
 from agentcontext.testing import isolated_environ, make_workspace, skill_md
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- the user's key"

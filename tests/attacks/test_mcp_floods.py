@@ -27,17 +27,17 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from agentcontext.agent.context import ContextAgent
-from agentcontext.mcp.results import CallOutcome
-from agentcontext.mcp.upstream import UpstreamManager
-from agentcontext.mcp_config import MAX_SERVERS, ServerSpec, parse
 from agentcontext.resource import Kind
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
+from agentcontext.workspace_mcp.client.results import CallOutcome
+from agentcontext.workspace_mcp.client.upstream import UpstreamManager
+from agentcontext.workspace_mcp.config import MAX_SERVERS, ServerSpec, parse
 from tests.agent.conftest import AUTO_TRUST, make_agent, ready, running, serving, wait_snapshot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
-FLOOD = Path(__file__).resolve().parents[1] / "peers" / "flood.py"
+FLOOD = Path(__file__).resolve().parents[1] / "mcp_servers" / "flood.py"
 HUNDRED_MB = 100 * 1024 * 1024
 MEMORY_BOUND = 24 * 1024 * 1024  # what the reader may hold at peak: the 1 MiB cap, chunks, the parsed result
 

@@ -100,8 +100,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 @pytest.mark.skipif(not hasattr(_libc, "renameat2"), reason="renameat2 (Linux) is needed to swap a folder atomically")
 @pytest.mark.skipif(
-    importlib.util.find_spec("agentcontext.beneath") is None,
-    reason="needs the race-free Reader (agentcontext.beneath, from the sec-files branch): until it is merged, a "
+    importlib.util.find_spec("agentcontext.fs.beneath") is None,
+    reason="needs the race-free Reader (agentcontext.fs.beneath, from the sec-files branch): until it is merged, a "
     "folder swapped between the lookup's check and the Reader's open is followed",
 )
 def test_a_folder_swapped_for_a_link_while_lookups_run_never_leaks_what_is_outside(tmp_path: Path, home: Path) -> None:

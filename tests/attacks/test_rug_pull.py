@@ -1,6 +1,6 @@
 """A hostile MCP server that changes its tools after the user approved it ("rug pull").
 
-The server (tests/peers/rugpull.py) lists whatever a JSON file says; once approved, the test
+The server (tests/mcp_servers/rugpull.py) lists whatever a JSON file says; once approved, the test
 rewrites the file and the server announces ``tools/list_changed``. A changed description, a
 changed schema or an added tool puts the server in the ``changed`` state: the tool is
 neither offered nor callable, the snapshot resource shows a diff of what changed, and only
@@ -26,16 +26,16 @@ from typer.testing import CliRunner
 from agentcontext.cli import app
 from agentcontext.control.prompt import ChatContext, build
 from agentcontext.errors import ConflictError
-from agentcontext.mcp.upstream import ServerStatus, UpstreamError, UpstreamManager
-from agentcontext.mcp_config import ServerSpec, parse
-from agentcontext.mcp_launch import Launch
 from agentcontext.resource import Resource
 from agentcontext.testing import isolated_environ, launched, test_config
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.client.upstream import ServerStatus, UpstreamError, UpstreamManager
+from agentcontext.workspace_mcp.config import ServerSpec, parse
+from agentcontext.workspace_mcp.launch import Launch
+from agentcontext.workspace_mcp.trust import TrustStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-RUGPULL = Path(__file__).resolve().parents[1] / "peers" / "rugpull.py"
+RUGPULL = Path(__file__).resolve().parents[1] / "mcp_servers" / "rugpull.py"
 ADD: dict[str, Any] = {
     "name": "add",
     "description": "Adds two numbers.",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentcontext.files import Reader
+from agentcontext.fs.files import Reader
 from agentcontext.resource import Resource, Status
 from agentcontext.scan import Scanner
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config

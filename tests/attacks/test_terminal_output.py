@@ -25,10 +25,10 @@ import pytest
 from rich.console import Console
 
 from agentcontext.local import approval
-from agentcontext.mcp_secrets import shown
 from agentcontext.terminal import PlainFormatter, visible
 from agentcontext.testing import make_workspace, skill_md, test_config
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.secrets import shown
+from agentcontext.workspace_mcp.trust import TrustStore
 from tests.cli.test_commands import run
 
 ESC = "\x1b"

@@ -26,14 +26,14 @@ import httpx
 import pytest
 from rich.console import Console
 
-from agentcontext.audit import audit
-from agentcontext.findings import Severity
+from agentcontext.audit.findings import Severity
+from agentcontext.audit.report import audit
 from agentcontext.local import approval
-from agentcontext.mcp_approvals import launches
-from agentcontext.mcp_config import parse
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status
 from agentcontext.testing import isolated_environ, launched, make_workspace, scan_tree, test_config
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.approvals import launches
+from agentcontext.workspace_mcp.config import parse
+from agentcontext.workspace_mcp.trust import TrustStore
 from tests.agent.conftest import make_agent, ready, running, wait_snapshot
 from tests.control.conftest import AGENT_INFO, push_body
 from tests.control.test_api import World
@@ -43,7 +43,7 @@ from tests.local.running import environment, start
 
 pytestmark = pytest.mark.timeout(180)
 
-RUGPULL = Path(__file__).resolve().parents[1] / "peers" / "rugpull.py"
+RUGPULL = Path(__file__).resolve().parents[1] / "mcp_servers" / "rugpull.py"
 PYTHON = sys.executable
 
 

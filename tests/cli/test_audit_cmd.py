@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from agentcontext.cli import app
 from agentcontext.testing import make_workspace
-from tests.test_audit import HEADER_SECRET, TOKEN, hostile_workspace
+from tests.audit.test_report import HEADER_SECRET, TOKEN, hostile_workspace
 
 
 class Ran(NamedTuple):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentcontext.cli import app
-from agentcontext.profiles import PROFILES
+from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, skill_md
 
 runner = CliRunner()

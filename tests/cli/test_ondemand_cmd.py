@@ -10,8 +10,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentcontext import applicable, claude_nested
+from agentcontext import applicable
 from agentcontext.cli import app
+from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.testing import test_config
 from tests import monorepo
 

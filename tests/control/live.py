@@ -37,7 +37,7 @@ AGENT_TOKEN = "agent-main-token-0123456789"
 PEER_TOKEN = "agent-peer-token-0123456789"
 WORKSPACE = "ws"
 OS_NAME = "linux"
-MISBEHAVING = str(Path(__file__).resolve().parent.parent / "peers" / "misbehaving.py")
+MISBEHAVING = str(Path(__file__).resolve().parent.parent / "mcp_servers" / "misbehaving.py")
 
 
 def closed_url() -> str:
@@ -49,7 +49,7 @@ def closed_url() -> str:
 
 
 def misbehaving(mode: str) -> dict[str, Any]:
-    """A ``.mcp.json`` server entry running tests/peers/misbehaving.py in ``mode``."""
+    """A ``.mcp.json`` server entry running tests/mcp_servers/misbehaving.py in ``mode``."""
     return {"command": sys.executable, "args": [MISBEHAVING, mode]}
 
 

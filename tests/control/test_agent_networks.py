@@ -6,7 +6,7 @@ import pytest
 
 from agentcontext.control.agent_networks import AgentNetworks
 from agentcontext.errors import ConfigError
-from agentcontext.sync_contract import agent_url_problem
+from agentcontext.wire.sync import agent_url_problem
 
 
 @pytest.mark.parametrize(

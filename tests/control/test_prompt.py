@@ -18,7 +18,7 @@ from agentcontext.control.models import PersonalSkill
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
-from agentcontext.tool_names import assign
+from agentcontext.workspace_mcp.tool_names import assign
 from tests.control.live import (
     OS_NAME,
     Control,
@@ -29,7 +29,7 @@ from tests.control.live import (
     time_server,
     workspace,
 )
-from tests.peers.misbehaving import LONG_PREFIX
+from tests.mcp_servers.misbehaving import LONG_PREFIX
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

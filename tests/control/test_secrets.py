@@ -32,7 +32,7 @@ LITERAL = "sk-live-literal-5f1c2e9a7b3d4c8e1a2b"
 FROM_ENV = "ghp_fromenv_9a8b7c6d5e4f3a2b1c0d9e8f"
 HEADER = "hdr-bearer-0e1d2c3b4a59687786954a3b"
 SECRETS = {"literal env value": LITERAL, "${VAR} value": FROM_ENV, "header value": HEADER}
-PEER = Path(__file__).parent.parent / "peers" / "misbehaving.py"
+PEER = Path(__file__).parent.parent / "mcp_servers" / "misbehaving.py"
 
 LEAKY = """\
 import os, sys

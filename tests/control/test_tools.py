@@ -24,9 +24,9 @@ from agentcontext.control.prepared import UNKNOWN_OUTCOME, CommitOutcomeUnknown
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Status
 from agentcontext.snapshot import Snapshot
-from agentcontext.sync_contract import ContractError
 from agentcontext.testing import skill_md
-from agentcontext.tool_names import assign
+from agentcontext.wire.sync import ContractError
+from agentcontext.workspace_mcp.tool_names import assign
 from tests.control.live import (
     AGENT_TOKEN,
     PEER_TOKEN,
@@ -38,7 +38,7 @@ from tests.control.live import (
     time_server,
     workspace,
 )
-from tests.peers.misbehaving import BAD_BASE64, LONG_PREFIX, PNG_BASE64
+from tests.mcp_servers.misbehaving import BAD_BASE64, LONG_PREFIX, PNG_BASE64
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from tests.helpers import alive, descendants, free_port
 
 WAIT = 40.0  # seconds for the stack to come up on a busy 2-CPU machine
-PEER = Path(__file__).resolve().parents[1] / "peers" / "misbehaving.py"
+PEER = Path(__file__).resolve().parents[1] / "mcp_servers" / "misbehaving.py"
 LOGIN = re.compile(r"(http://\S+)/login#token=(acu_[A-Za-z0-9_-]+)")
 
 

@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.workspace import Workspace
-from agentcontext.skill_json import EXTENSION_ID
+from agentcontext.skills.extension import EXTENSION_ID
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
 
 pytestmark = pytest.mark.anyio

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from agentcontext.brief import NO_DOC
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.tools import SKILLS_DISABLED, Limits
 from agentcontext.mcp.workspace import Workspace
 from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
+from agentcontext.views.brief import NO_DOC
 
 pytestmark = pytest.mark.anyio
 

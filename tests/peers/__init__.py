@@ -1,1 +1,0 @@
-"""MCP servers of our own for tests: real processes speaking MCP over stdio."""

@@ -14,11 +14,11 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from starlette.testclient import TestClient
 
-from agentcontext import sync_contract
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
-from agentcontext.sync_contract import HeartbeatRequest, PushRequest
 from agentcontext.web.json_body import OnePassRoute, one_model_body
+from agentcontext.wire import sync as sync_contract
+from agentcontext.wire.sync import HeartbeatRequest, PushRequest
 
 
 def _push() -> dict[str, Any]:

@@ -25,17 +25,19 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 from starlette.exceptions import HTTPException
 
-from agentcontext import __version__, plans, skill_files
+from agentcontext import __version__
 from agentcontext.agent import instructions, views
 from agentcontext.agent.context import ContextAgent, SourceError
 from agentcontext.errors import AgentContextError, ConflictError, NotFoundError, UnsafePathError
-from agentcontext.mcp.upstream import UpstreamError
+from agentcontext.fs import plans
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
-from agentcontext.skill_folder import open_folder
+from agentcontext.skills import files as skill_files
+from agentcontext.skills.folder import open_folder
 from agentcontext.snapshot import Snapshot
-from agentcontext.tool_names import InvalidToolName, UnknownServer
 from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
+from agentcontext.workspace_mcp.client.upstream import UpstreamError
+from agentcontext.workspace_mcp.tool_names import InvalidToolName, UnknownServer
 
 
 class ApiError(Exception):

@@ -24,16 +24,16 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agentcontext.applied import Applicable
-from agentcontext.config import Config
 from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
-from agentcontext.files import is_within
-from agentcontext.mcp.upstream import UpstreamManager
-from agentcontext.mcp_config import ServerSpec
+from agentcontext.fs.files import is_within
+from agentcontext.instructions.applied import Applicable
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import Config
 from agentcontext.snapshot import Snapshot, empty
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.client.upstream import UpstreamManager
+from agentcontext.workspace_mcp.config import ServerSpec
+from agentcontext.workspace_mcp.trust import TrustStore
 
 
 class SourceError(AgentContextError):

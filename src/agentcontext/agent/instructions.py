@@ -25,8 +25,8 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from agentcontext.agent.context import ContextAgent
-from agentcontext.applied import Applicable
 from agentcontext.errors import InvalidRequestError, UnavailableError
+from agentcontext.instructions.applied import Applicable
 
 router = APIRouter(prefix="/api/v0")
 

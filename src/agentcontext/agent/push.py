@@ -14,7 +14,7 @@ advertised URL, a per-run secret its API accepts, the run id, OS and home). Betw
 a heartbeat every ``heartbeat`` seconds keeps the agent "online"; on shutdown a last one
 says it is going offline.
 
-Bodies and answers are the models of ``agentcontext.sync_contract``, the definition the
+Bodies and answers are the models of ``agentcontext.wire.sync``, the definition the
 control plane validates against: a snapshot that would break it is not sent (it is logged
 and waits for the next change, as a refused push does).
 """
@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from agentcontext.agent.context import ContextAgent
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
-from agentcontext.sync_contract import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
+from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
 
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"

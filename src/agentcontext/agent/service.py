@@ -30,13 +30,13 @@ from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import Pusher
 from agentcontext.agent.watcher import Watcher
-from agentcontext.config import Config
 from agentcontext.errors import ConfigError
-from agentcontext.sync_contract import AgentInfo, agent_url_problem
-from agentcontext.trust import TrustStore
+from agentcontext.settings.config import Config
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import is_loopback
 from agentcontext.web.serving import GuardedConfig
+from agentcontext.wire.sync import AgentInfo, agent_url_problem
+from agentcontext.workspace_mcp.trust import TrustStore
 
 log = logging.getLogger("agentcontext.agent")
 DEFAULT_LISTEN = "127.0.0.1:8766"

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentcontext.trust import data_dir, write_private
+from agentcontext.workspace_mcp.trust import data_dir, write_private
 
 
 def token_path(port: int, environ: Mapping[str, str] | None = None) -> Path:

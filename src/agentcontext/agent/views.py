@@ -11,7 +11,7 @@ only another agent reads are not watched, so a change to them shows within that 
 one computation runs at a time, and a caller that arrives meanwhile waits for it and gets
 its answer. It must finish within ``TIMEOUT`` seconds (504 otherwise; the computation goes
 on, and the next call gets its answer) and stays under ``MAX_BYTES`` (rows cut, counted in
-``omitted``: :mod:`agentcontext.view_contract`). Before the first scan it answers 503.
+``omitted``: :mod:`agentcontext.wire.views`). Before the first scan it answers 503.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from agentcontext import view_contract
 from agentcontext.agent.context import ContextAgent
-from agentcontext.agent_views import VIEW_PROFILES, AgentView, config_for
-from agentcontext.config import Config
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import HOME_SCOPES
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import Config
+from agentcontext.views.agents import VIEW_PROFILES, AgentView, config_for
+from agentcontext.wire import views as view_contract
 
 router = APIRouter(prefix="/api/v0")
 

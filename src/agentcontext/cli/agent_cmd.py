@@ -9,11 +9,11 @@ from pathlib import Path
 import typer
 
 from agentcontext.agent import token_file as token_file_of_run
+from agentcontext.audit.findings import printable
 from agentcontext.cli.common import ConfigOption, ProfileOption, TrustOption, configure
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
-from agentcontext.findings import printable
 from agentcontext.terminal import log_to_stderr
 
 DEFAULT_LISTEN = "127.0.0.1:8766"  # agentcontext.agent.service.DEFAULT_LISTEN (a test keeps them equal)

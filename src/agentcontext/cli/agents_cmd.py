@@ -9,12 +9,12 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
-from agentcontext.agent_views import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, opened, why
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
 from agentcontext.cli.common import stdout as console_out
-from agentcontext.paths import absolute
+from agentcontext.fs.paths import absolute
 from agentcontext.resource import LoadType, Resource
 from agentcontext.terminal import shown
+from agentcontext.views.agents import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, opened, why
 
 
 class ViewByDefault(TyperGroup):

@@ -11,8 +11,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from agentcontext.audit import audit as run_audit
-from agentcontext.audit_skills import DEFAULT_SECONDS, Budget
+from agentcontext.audit.findings import Finding, Report, Severity
+from agentcontext.audit.report import audit as run_audit
+from agentcontext.audit.skills import DEFAULT_SECONDS, Budget
 from agentcontext.cli.common import (
     ConfigOption,
     DirArgument,
@@ -24,10 +25,9 @@ from agentcontext.cli.common import (
     stderr,
     stdout,
 )
-from agentcontext.findings import Finding, Report, Severity
 from agentcontext.scan import ScanResult
 from agentcontext.terminal import shown
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.trust import TrustStore
 
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -89,7 +89,7 @@ def _with_tools(report: Report, result: ScanResult) -> Report:
     """The report with the approved MCP servers' tool findings (``--connect``)."""
     import anyio
 
-    from agentcontext.mcp.audit_tools import tool_findings
+    from agentcontext.workspace_mcp.client.audit_tools import tool_findings
 
     async def run() -> list[Finding]:
         return await tool_findings(

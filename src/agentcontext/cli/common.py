@@ -12,11 +12,11 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from agentcontext.applied import Applicable
-from agentcontext.config import Config, load_config
-from agentcontext.ondemand import Resolver
-from agentcontext.profiles import PROFILES
+from agentcontext.instructions.applied import Applicable
+from agentcontext.instructions.ondemand import Resolver
 from agentcontext.scan import Scanner, ScanResult, resolve_work_dir
+from agentcontext.settings.config import Config, load_config
+from agentcontext.settings.profiles import PROFILES
 from agentcontext.terminal import visible
 
 DirArgument = typer.Argument(

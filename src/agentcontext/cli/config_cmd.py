@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, ProfileOption, configure, print_json, stdout
-from agentcontext.config import env_name
-from agentcontext.settings_reference import reference_markdown
+from agentcontext.settings.config import env_name
+from agentcontext.settings.reference import reference_markdown
 from agentcontext.terminal import shown
 
 app = typer.Typer(help="Inspect the configuration.", no_args_is_help=True, rich_markup_mode="markdown")

@@ -13,9 +13,9 @@ from agentcontext.cli.common import ConfigOption, JsonOption, ProfileOption, con
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
-from agentcontext.mcp_approvals import Standing, bind, launches, standing
 from agentcontext.terminal import plain
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.approvals import Standing, bind, launches, standing
+from agentcontext.workspace_mcp.trust import TrustStore
 
 app = typer.Typer(
     help="Serve AGENTS.md and skills over MCP (and, later, manage the workspace's MCP servers).",

@@ -10,9 +10,6 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from agentcontext import claude_nested
-from agentcontext.agent_views import why
-from agentcontext.applied import Applicable, text
 from agentcontext.cli.common import (
     STATUS_STYLE,
     ConfigOption,
@@ -28,14 +25,17 @@ from agentcontext.cli.common import (
     stderr,
     stdout,
 )
-from agentcontext.explain import applies, explain
-from agentcontext.files import is_within
-from agentcontext.paths import absolute
-from agentcontext.project_doc import claude_reminder
-from agentcontext.render import codex_instructions
+from agentcontext.fs.files import is_within
+from agentcontext.fs.paths import absolute
+from agentcontext.instructions.applied import Applicable, text
+from agentcontext.instructions.explain import applies, explain
+from agentcontext.instructions.project_doc import claude_reminder
+from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.resource import Status
 from agentcontext.scan import ScanResult
 from agentcontext.terminal import shown
+from agentcontext.views.agents import why
+from agentcontext.views.render import codex_instructions
 
 
 def register(app: typer.Typer) -> None:

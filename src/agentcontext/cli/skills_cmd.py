@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from agentcontext.agent_prompts import claude_skill_lines, codex_skills_block
 from agentcontext.cli.common import (
     STATUS_STYLE,
     ConfigOption,
@@ -22,7 +21,12 @@ from agentcontext.cli.common import (
     shown_path,
     stdout,
 )
-from agentcontext.render import (
+from agentcontext.resource import Kind, Status
+from agentcontext.scan import skill_roots
+from agentcontext.skills.validation import Report, validate_path
+from agentcontext.terminal import plain, shown
+from agentcontext.views.prompts import claude_skill_lines, codex_skills_block
+from agentcontext.views.render import (
     Budget,
     CatalogEntry,
     IndexEntry,
@@ -31,10 +35,6 @@ from agentcontext.render import (
     available_skills,
     skill_catalog,
 )
-from agentcontext.resource import Kind, Status
-from agentcontext.scan import skill_roots
-from agentcontext.skill_validation import Report, validate_path
-from agentcontext.terminal import plain, shown
 
 app = typer.Typer(
     help="List the skills an agent is offered, lint skill folders, render the skills prompt.",

@@ -50,7 +50,7 @@ def up(
     """
     from agentcontext.control.db import default_url
     from agentcontext.local import approval, stack, state
-    from agentcontext.trust import TrustStore, data_dir
+    from agentcontext.workspace_mcp.trust import TrustStore, data_dir
 
     resolved = work_dir.expanduser().resolve()
     if not resolved.is_dir():

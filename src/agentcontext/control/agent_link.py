@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from agentcontext.control.agent_http import AgentHttp, AgentHttpError
 from agentcontext.errors import AgentContextError, UnavailableError
-from agentcontext.view_contract import AgentViewsBody
+from agentcontext.wire.views import AgentViewsBody
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agentcontext.errors import ConfigError
-from agentcontext.sync_contract import agent_url_problem
+from agentcontext.wire.sync import agent_url_problem
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT = ("127.0.0.0/8", "::1/128", "localhost", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")

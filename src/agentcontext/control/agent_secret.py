@@ -27,7 +27,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from agentcontext.errors import ConfigError, UnavailableError
-from agentcontext.trust import data_dir
+from agentcontext.workspace_mcp.trust import data_dir
 
 KEY_ENV = "AGENTCONTEXT_SERVER_KEY"
 KEY_FILE_ENV = "AGENTCONTEXT_SERVER_KEY_FILE"

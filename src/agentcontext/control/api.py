@@ -36,8 +36,8 @@ from agentcontext.control.error_status import status_of
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.routes import agent_router, answer, router
 from agentcontext.errors import AgentContextError
-from agentcontext.sync_contract import describe
 from agentcontext.web.guard import Edge, RequestGuard
+from agentcontext.wire.sync import describe
 
 log = logging.getLogger("agentcontext.control.api")
 MAX_BODY = 8 * 1024 * 1024

@@ -18,7 +18,7 @@ from fastapi import Depends, Request
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
 from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
 from agentcontext.errors import AuthError, ForbiddenError, InvalidRequestError
-from agentcontext.sync_contract import storable
+from agentcontext.wire.sync import storable
 
 
 async def plane_of(request: Request) -> ControlPlane:

@@ -49,7 +49,7 @@ from agentcontext.control import prepared
 from agentcontext.control.loop_store import LoopStore, SqliteLoopStore, nearby
 from agentcontext.control.sqlite_file import create_private
 from agentcontext.errors import ConfigError, UnavailableError
-from agentcontext.trust import data_dir
+from agentcontext.workspace_mcp.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8

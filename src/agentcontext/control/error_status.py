@@ -12,7 +12,7 @@ from agentcontext.errors import (
     NotFoundError,
     UnavailableError,
 )
-from agentcontext.sync_contract import ContractError
+from agentcontext.wire.sync import ContractError
 
 # the first class an error is an instance of decides (subclasses before their bases)
 _STATUS: tuple[tuple[type[AgentContextError], int, str], ...] = (

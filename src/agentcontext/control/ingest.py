@@ -41,7 +41,7 @@ from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
 from agentcontext.control.prepared import Prepared
 from agentcontext.resource import Kind, Resource
-from agentcontext.sync_contract import AgentInfo, PushRequest, validated
+from agentcontext.wire.sync import AgentInfo, PushRequest, validated
 
 ACTIVE_STATUSES = ("waiting", "running", "paused", "pending", "requires_action")
 TOUCH_EVERY = dt.timedelta(seconds=5)  # how stale ``last_seen_at`` may get before a push writes it again

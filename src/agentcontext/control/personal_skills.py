@@ -21,8 +21,8 @@ from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.models import PersonalSkill, User
 from agentcontext.errors import ConflictError, FrontmatterError, InvalidRequestError, NotFoundError
-from agentcontext.frontmatter import parse
-from agentcontext.skill_validation import check
+from agentcontext.skills.frontmatter import parse
+from agentcontext.skills.validation import check
 
 MAX_SKILLS = 100
 MAX_BYTES = 64 * 1024

@@ -56,8 +56,8 @@ from agentcontext.control.turn_cache import AUTH_TTL_SECONDS, Expiring, Recent
 from agentcontext.control.turns import Inputs, TurnRow, Turns, load_context, turn_and_inputs, turn_row
 from agentcontext.errors import ForbiddenError, InvalidRequestError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
-from agentcontext.sync_contract import AgentInfo, ContractError, HeartbeatRequest, PushRequest, validated
-from agentcontext.view_contract import AgentViewsBody
+from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, PushRequest, validated
+from agentcontext.wire.views import AgentViewsBody
 
 log = logging.getLogger("agentcontext.control")
 T = TypeVar("T")

@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
-from agentcontext.plans import PLAN_DIR
-from agentcontext.render import ContextFile, available_skills, workspace_context
+from agentcontext.fs.plans import PLAN_DIR
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.sanitize import sanitize
-from agentcontext.tool_names import assign
-from agentcontext.tool_text import for_prompt
+from agentcontext.views.render import ContextFile, available_skills, workspace_context
+from agentcontext.workspace_mcp.tool_names import assign
+from agentcontext.workspace_mcp.tool_text import for_prompt
 
 READ_SKILL = "read_skill"
 READ_SKILL_FILE = "read_skill_file"

@@ -25,8 +25,8 @@ from agentcontext.control.event_stream import EventStream, frame
 from agentcontext.control.events import Event
 from agentcontext.control.models import ChatFile, PersonalSkill
 from agentcontext.control.tools import ToolResult
-from agentcontext.view_contract import AgentViewsBody
 from agentcontext.web.json_body import OnePassRoute
+from agentcontext.wire.views import AgentViewsBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": wire.ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 422, 500, 503)

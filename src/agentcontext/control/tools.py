@@ -17,15 +17,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcontext import skill_files
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
 from agentcontext.control.prepared import CommitOutcomeUnknown
 from agentcontext.control.prompt import PROPOSE_PLAN, READ_SKILL, READ_SKILL_FILE, Toolset, plan_path
 from agentcontext.control.skill_index import AmbiguousSkill, SkillRef, resolve
 from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError, UnavailableError, UnsafePathError
-from agentcontext.frontmatter import split
 from agentcontext.resource import Resource
-from agentcontext.tool_names import SEPARATOR
+from agentcontext.skills import files as skill_files
+from agentcontext.skills.frontmatter import split
+from agentcontext.workspace_mcp.tool_names import SEPARATOR
 
 log = logging.getLogger("agentcontext.control.tools")
 SKILL_BODY_CAP = 64 * 1024

@@ -4,7 +4,7 @@ Requests are validated once, strictly: no value is coerced (a string is not a nu
 number is not a boolean) and a field the model does not know is refused, with 422 naming
 it. Answers are built from these models and serialised by them, so what a route answers is
 what ``/openapi.json`` documents (the fuzz run checks every route). The agent's push and
-heartbeat are the shared contract of ``agentcontext.sync_contract``.
+heartbeat are the shared contract of ``agentcontext.wire.sync``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentcontext.control.chats import DEFAULT_STATUS, STATUSES
 from agentcontext.control.discovered_answer import MAX_PATH_CHARS, MAX_PATHS
-from agentcontext.sync_contract import HeartbeatRequest, PushedResource, PushRequest, PushResponse
+from agentcontext.wire.sync import HeartbeatRequest, PushedResource, PushRequest, PushResponse
 
 __all__ = ["HeartbeatRequest", "PushRequest", "PushResponse", "PushedResource"]
 

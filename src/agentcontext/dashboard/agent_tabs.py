@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from agentcontext.agent_views import AGENTS, VIEW_PROFILES, AgentView
 from agentcontext.control import rows
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.dashboard.views import Inventory
 from agentcontext.errors import AgentContextError
-from agentcontext.view_contract import AgentViewBody
+from agentcontext.views.agents import AGENTS, VIEW_PROFILES, AgentView
+from agentcontext.wire.views import AgentViewBody
 
 NEEDS_AGENT = (
     "The per-agent view needs the workspace agent online: it reads the work dir under each agent's rules."

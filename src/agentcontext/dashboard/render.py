@@ -15,9 +15,9 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from agentcontext import __version__
+from agentcontext.audit.findings import printable
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.dashboard import session, views
-from agentcontext.findings import printable
 
 HERE = Path(__file__).parent
 CSP = (

@@ -17,7 +17,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
-from agentcontext import skill_files
 from agentcontext.control.agent_link import AgentReplyError
 from agentcontext.control.events import agent_topic, snapshot_topic
 from agentcontext.control.identity import UserPrincipal
@@ -26,6 +25,7 @@ from agentcontext.dashboard import agent_tabs, markdown, session, views
 from agentcontext.dashboard.render import HERE, page
 from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
+from agentcontext.skills import files as skill_files
 
 router = APIRouter(include_in_schema=False)
 Viewer = Annotated[UserPrincipal, Depends(session.require_user)]

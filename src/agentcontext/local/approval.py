@@ -1,7 +1,7 @@
 """``agentcontext up``'s question before the first start: which of the repository's MCP servers may run.
 
 Under ``mcp.trust = approve`` (the default) a server of the work dir's ``.mcp.json`` runs
-only once the user approved what it runs (:mod:`agentcontext.mcp_launch`). Before the agent
+only once the user approved what it runs (:mod:`agentcontext.workspace_mcp.launch`). Before the agent
 starts, ``up`` shows every server not approved yet whole: the program as resolved, its
 arguments, cwd and environment (credentials masked), the repository files it runs with
 their hashes, what to weigh, its digest, and what changed since an earlier approval. On a
@@ -18,11 +18,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentcontext.config import Config
-from agentcontext.mcp_approvals import Standing, launches, standing
-from agentcontext.mcp_launch import approve_command
+from agentcontext.settings.config import Config
 from agentcontext.terminal import shown
-from agentcontext.trust import TrustStore
+from agentcontext.workspace_mcp.approvals import Standing, launches, standing
+from agentcontext.workspace_mcp.launch import approve_command
+from agentcontext.workspace_mcp.trust import TrustStore
 
 
 def pending(work_dir: Path, config: Config, store: TrustStore) -> list[Standing]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcontext.errors import ConfigError
-from agentcontext.trust import data_dir, write_private
+from agentcontext.workspace_mcp.trust import data_dir, write_private
 
 FILE_NAME = "local.json"
 FORMAT = 1

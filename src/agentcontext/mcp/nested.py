@@ -1,7 +1,7 @@
 """``get_instructions_for``: the nested instructions of the paths a model is about to work on.
 
 Any MCP client gets what its agent may not load itself (Codex loads no nested AGENTS.md):
-the files :mod:`agentcontext.ondemand` finds for the paths under the server's profile. A
+the files :mod:`agentcontext.instructions.ondemand` finds for the paths under the server's profile. A
 session remembers what it was given (path and content hash) and gets only what is new or
 changed since; the rest is named as "already given". Without a session (a stateless
 request with no conversation id) every answer is whole. Memory is bounded: the least
@@ -15,9 +15,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from agentcontext.applied import Applicable, text
+from agentcontext.instructions.applied import Applicable, text
 from agentcontext.mcp.spec import Outcome, ToolSpec, object_schema
-from agentcontext.settings import BY_KEY
+from agentcontext.settings.declared import BY_KEY
 
 MAX_SESSIONS = 1024
 MAX_PATHS = int(BY_KEY["ondemand.max_paths"].default)

@@ -21,15 +21,16 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from agentcontext import __version__, skill_files
-from agentcontext.brief import instructions, selection_brief
+from agentcontext import __version__
 from agentcontext.errors import AgentContextError
 from agentcontext.mcp import nested, skills_ext
 from agentcontext.mcp.spec import Outcome
 from agentcontext.mcp.tools import HANDLERS, SPECS, Limits
 from agentcontext.mcp.workspace import Project, Workspace, session_key
 from agentcontext.scan import ScanResult
-from agentcontext.skill_json import EXTENSION_ID
+from agentcontext.skills import files as skill_files
+from agentcontext.skills.extension import EXTENSION_ID
+from agentcontext.views.brief import instructions, selection_brief
 
 
 class SkillsListParams(types.RequestParams):

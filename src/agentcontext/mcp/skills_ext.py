@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
-from agentcontext import skill_files
 from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundError, UnsafePathError
-from agentcontext.frontmatter import parse
 from agentcontext.layout import Layout
 from agentcontext.resource import Resource
 from agentcontext.scan import ScanResult
-from agentcontext.skill_folder import LeavesFolderError, SkillFolder, open_folder
-from agentcontext.skill_json import frontmatter_json
+from agentcontext.skills import files as skill_files
+from agentcontext.skills.extension import frontmatter_json
+from agentcontext.skills.folder import LeavesFolderError, SkillFolder, open_folder
+from agentcontext.skills.frontmatter import parse
 
 SCHEME = "skill://"
 MAX_FILES_PER_SKILL = 500

@@ -12,15 +12,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext import skill_files
-from agentcontext.brief import HIDDEN_NAME, instructions
 from agentcontext.errors import AgentContextError, UnsafePathError
 from agentcontext.mcp import nested
 from agentcontext.mcp.spec import Outcome, ToolSpec, object_schema
-from agentcontext.render import model_visible_name, plain_description, shown
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
-from agentcontext.skill_folder import LeavesFolderError, SkillFile, open_folder
+from agentcontext.skills import files as skill_files
+from agentcontext.skills.folder import LeavesFolderError, SkillFile, open_folder
+from agentcontext.views.brief import HIDDEN_NAME, instructions
+from agentcontext.views.render import model_visible_name, plain_description, shown
 
 SKILLS_DISABLED = "Skills are disabled by the server configuration. Nothing was searched."
 

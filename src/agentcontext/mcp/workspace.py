@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext.applied import Applicable
-from agentcontext.config import Config, load_config
 from agentcontext.errors import NotFoundError, UnsafePathError
-from agentcontext.files import is_within
-from agentcontext.paths import absolute
+from agentcontext.fs.files import is_within
+from agentcontext.fs.paths import absolute
+from agentcontext.instructions.applied import Applicable
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import Config, load_config
 
 SESSION_META_KEY = "openai/session"
 
@@ -46,7 +46,7 @@ class Project:
         return None
 
     def applicable(self, paths: list[str], max_age: float = 0.0) -> Applicable:
-        """What applies to ``paths`` after a scan no older than ``max_age`` (see :mod:`agentcontext.ondemand`).
+        """What applies to ``paths`` after a scan no older than ``max_age`` (:mod:`agentcontext.instructions.ondemand`).
 
         Raises:
             InvalidRequestError: too many paths. UnavailableError: the lookup ran out of time.

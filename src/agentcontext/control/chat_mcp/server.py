@@ -39,7 +39,7 @@ from agentcontext.control.plane import ControlPlane
 from agentcontext.control.prompt import READ_SKILL, READ_SKILL_FILE, ToolSpec
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Resource, Status
-from agentcontext.skill_json import EXTENSION_ID, frontmatter_json
+from agentcontext.skills.extension import EXTENSION_ID, frontmatter_json
 
 REFRESH = "refresh_context"
 INSTRUCTIONS_SCHEME = "agentcontext://instructions"

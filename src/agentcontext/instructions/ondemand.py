@@ -1,0 +1,384 @@
+"""What applies when an agent works on some paths: the instruction files it gets on demand.
+
+:func:`applicable` answers, under the active profile, which instruction files an agent
+gets when it works on given paths *beyond* what it loaded at startup (those are listed
+apart, as ``startup``), each with its ``load`` type, the reason and the bytes it adds:
+
+* ``default`` and ``codex``: each folder strictly below the work dir (or the declared
+  source holding the path) down to the path's folder, outermost first, one file a folder
+  as in the startup chain (``AGENTS.override.md`` > ``AGENTS.md`` > fallbacks), the
+  others listed ``shadowed``: what Codex would load with its cwd there. A folder holding
+  a root marker (a nested checkout) starts the chain afresh, as Codex's would.
+* ``coder``: every instruction name at the top of each such folder, as at a scan root.
+* ``claude``: what Claude Code sends after it reads the file (:mod:`claude_nested`):
+  nested CLAUDE.md files, rules, and the rules whose ``paths:`` match.
+
+A path is a file (its folder's chain applies, and globs match the file) or a folder; where
+it lies is checked before anything is read (:mod:`agentcontext.instructions.ondemand_paths`), and a
+folder of its chain that is a link leaving the roots refuses it: each refusal carries its
+reason. More than ``ondemand.max_paths`` paths is an error. Files keep the snapshot's
+rules: the per-resource cap (``oversize``), links only inside their root, statuses with
+reasons; past ``ondemand.max_bytes`` of content (or ``snapshot.max_resources`` files) the
+rest is ``excluded``. A lookup that runs past its deadline gives up with an error.
+
+A :class:`Resolver` lives as long as its :class:`~agentcontext.scan.Scanner`: files are
+re-read only when their ``stat`` changed, and a folder found holding none of the names
+is remembered as a miss for ``ondemand.miss_ttl`` seconds, checked against the folder's
+own ``stat`` (a name appearing changes it) and forgotten when a watcher reports a change.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from agentcontext.errors import InvalidRequestError, UnavailableError
+from agentcontext.fs.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
+from agentcontext.instructions.applied import Applicable, Applied, Refused
+from agentcontext.instructions.chain import Found, InstructionFiles
+from agentcontext.instructions.ondemand_paths import Place, Target, locate
+from agentcontext.instructions.ondemand_paths import place as lookup_place
+from agentcontext.instructions.project_doc import whole
+from agentcontext.layout import Root
+from agentcontext.peers.claude import discovery as claude_md
+from agentcontext.peers.claude import nested as claude_nested
+from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
+
+if TYPE_CHECKING:
+    from agentcontext.scan import ScanResult
+
+Observed = tuple[str, StatKey | None, bool]  # a path, its stat key (None: missing), followed or not
+MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files), at most
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What one folder holds: the names at its top, and its files as the profile reads them."""
+
+    present: frozenset[str]
+    value: Any = None  # chain profiles: tuple[Found, ...]; claude: claude_nested.Folder
+
+
+_EMPTY = _Held(frozenset())
+
+
+@dataclass(frozen=True)
+class _Startup:
+    """What a lookup needs from the startup scan, computed once per scan result."""
+
+    result: ScanResult
+    tops: tuple[str, ...]  # the first component of every name looked for in a folder
+    startup: tuple[Resource, ...]
+    seen: frozenset[str]  # loaded at startup: never sent again
+    fallback: bool = False  # claude: the AGENTS.md fallback is on
+    rules: claude_nested.StartupRules | None = None
+
+
+@dataclass
+class _Lookup:
+    """One call's answer so far, each file once, with the paths that brought it in."""
+
+    deadline: float | None
+    timeout: float
+    order: list[str] = field(default_factory=list)
+    found: dict[str, tuple[Found, bool]] = field(default_factory=dict)
+    paths: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, item: Found, path: str, *, hook: bool = False) -> None:
+        key = item.resource.path
+        known = self.paths.get(key)
+        if known is None:
+            self.order.append(key)
+            self.found[key] = (item, hook)
+            self.paths[key] = [path]
+        elif path not in known:
+            known.append(path)
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise UnavailableError(f"gave up: the lookup took longer than {self.timeout:g} s (ondemand.timeout)")
+
+
+class Resolver:
+    """Answers lookups for one scanner's work dir; thread-safe (one lookup at a time)."""
+
+    def __init__(self) -> None:
+        self.reader = Reader()
+        self._misses: dict[str, tuple[float, StatKey, tuple[str, ...]]] = {}
+        self._folders: dict[str, tuple[StatKey, list[Observed], _Startup, _Held]] = {}
+        self._startup: _Startup | None = None
+        self._places: dict[str, Place | Refused] = {}
+        self._lock = threading.Lock()
+
+    def forget(self, directories: Iterable[str]) -> None:
+        """Drop what is remembered of these folders (a watcher saw them change)."""
+        for directory in directories:
+            self._misses.pop(directory, None)
+            self._folders.pop(directory, None)
+
+    def resolve(self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None) -> Applicable:
+        """What applies to ``paths`` after the startup of ``result`` (see the module docstring).
+
+        Raises:
+            InvalidRequestError: more paths than ``ondemand.max_paths``.
+            UnavailableError: the deadline passed before the answer was complete.
+        """
+        limit = result.config.ondemand.max_paths
+        if len(paths) > limit:
+            raise InvalidRequestError(f"{len(paths)} paths in one lookup: at most {limit} (ondemand.max_paths)")
+        with self._lock:
+            self.reader.begin()
+            try:
+                return self._resolve(result, paths, deadline)
+            finally:
+                self.reader.release()  # no directory stays open between lookups
+
+    def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None) -> Applicable:
+        config = result.config
+        lookup = _Lookup(deadline, config.ondemand.timeout)
+        startup = self._for(result)
+        held: dict[str, _Held] = {}
+        targets: list[Target] = []
+        refused: list[Refused] = []
+        places = self._places
+        for raw in paths:
+            lookup.check_time()
+            place = places.get(raw) if isinstance(raw, str) else None
+            if place is None:
+                place = lookup_place(raw, result)
+                if isinstance(raw, str):
+                    _bounded(places)
+                    places[raw] = place
+            if isinstance(place, Refused):
+                refused.append(place)
+                continue
+            target = locate(place)
+            if not isinstance(target, Refused):
+                target = self._walkable(target, startup, held, lookup)
+            if isinstance(target, Refused):  # named as asked (a valid name, or _place had refused it)
+                refused.append(Refused(str(raw), target.reason))
+            else:
+                targets.append(target)
+        if startup.rules is not None:
+            self._claude(targets, held, startup, lookup)
+        else:
+            self._chain(targets, held, result, lookup)
+        return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
+
+    def _for(self, result: ScanResult) -> _Startup:
+        cached = self._startup
+        if cached is not None and cached.result is result:
+            return cached
+        doc = result.config.project_doc
+        resources = result.snapshot.resources
+        loaded = [
+            r
+            for r in resources
+            if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+        ]
+        startup = tuple(sorted(loaded, key=lambda r: r.doc_order or 0))  # in the order the agent gets them
+        seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)
+        if doc.discovery == "claude":
+            names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)
+        elif doc.discovery == "roots":
+            names = doc.root_names
+        else:
+            names = (*doc.candidates, *doc.root_markers)
+        tops = tuple(dict.fromkeys(n.split("/", 1)[0] for n in names if n))
+        cached = _Startup(result, tops, startup, seen)
+        if doc.discovery == "claude":
+            rules = claude_nested.startup_rules(self._walk(cached), resources)
+            fallback = claude_md.agents_fallback(resources, result.layout.work_dir)
+            cached = replace(cached, rules=rules, fallback=fallback)
+        self._startup = cached
+        self._folders.clear()  # folders are read against this startup
+        self._places.clear()
+        return cached
+
+    def _walk(self, startup: _Startup) -> claude_md.Walk:
+        walk = claude_md.Walk(startup.result.layout, startup.result.config, self.reader)
+        walk.processed.update(startup.seen)
+        return walk
+
+    # --- folders -----------------------------------------------------------------------
+
+    def _walkable(self, target: Target, startup: _Startup, held: dict[str, _Held], lookup: _Lookup) -> Target | Refused:
+        """The target with the folders below its base that exist, each inside the base's real folder."""
+        real_base = self.reader.real_root(target.base)
+        dirs: list[str] = []
+        for directory in target.dirs:
+            if directory not in held:
+                try:
+                    st = os.lstat(directory)
+                except OSError:
+                    break  # not there (yet): nothing below it either
+                if stat.S_ISLNK(st.st_mode):
+                    try:
+                        real = os.path.realpath(directory, strict=True)
+                        st = os.stat(real)
+                    except OSError:
+                        break  # a dangling link: nothing below it
+                    if not is_within(real, real_base):
+                        return Refused(target.path, f"{directory} is a symlink leaving {target.base}: not followed")
+                if not stat.S_ISDIR(st.st_mode):
+                    break
+                held[directory] = self._folder(directory, stat_key(st), startup, lookup)
+            dirs.append(directory)
+        return Target(target.path, target.base, target.is_dir, tuple(dirs))
+
+    def _folder(self, directory: str, key: StatKey, startup: _Startup, lookup: _Lookup) -> _Held:
+        """A folder's files; a remembered miss costs the folder's own stat, a remembered folder its files' stats."""
+        now = time.monotonic()
+        miss = self._misses.get(directory)
+        if miss is not None and miss[0] > now and miss[1] == key and miss[2] == startup.tops:
+            return _EMPTY
+        memo = self._folders.get(directory)
+        if memo is not None and memo[0] == key and memo[2] is startup and self.reader.unchanged(memo[1]):
+            return memo[3]
+        reader = self.reader
+        mark = len(reader.observed)
+        prefix = directory + os.sep
+        for name in startup.tops:
+            reader.observe(prefix + name)
+        present = frozenset(path[len(prefix) :] for path, found, _ in reader.observed[mark:] if found is not None)
+        config = startup.result.config
+        ttl = config.ondemand.miss_ttl
+        old = time.time() - key[0] / 1e9 >= RACY_SECONDS  # a young folder may yet change unseen
+        if not present:
+            if ttl > 0 and old:
+                _bounded(self._misses)
+                self._misses[directory] = (now + ttl, key, startup.tops)
+            return _EMPTY
+        self._misses.pop(directory, None)
+        lookup.check_time()
+        if startup.rules is not None:
+            value: Any = claude_nested.folder(self._walk(startup), directory, present, startup.fallback)
+        else:
+            value = self._chain_files(directory, startup.result)
+        found = _Held(present, value)
+        checks = _checks(directory, reader.observed[mark:])
+        if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
+            _bounded(self._folders)
+            self._folders[directory] = (key, checks, startup, found)
+        return found
+
+    # --- profiles ----------------------------------------------------------------------
+
+    def _chain(self, targets: list[Target], held: dict[str, _Held], result: ScanResult, lookup: _Lookup) -> None:
+        doc = result.config.project_doc
+        markers = frozenset(doc.root_markers) if doc.discovery == "chain" else frozenset()
+        for target in targets:
+            lookup.check_time()
+            dirs = target.dirs
+            for index in range(len(dirs) - 1, -1, -1):
+                if markers & held[dirs[index]].present:  # a nested checkout: its own chain, as Codex's
+                    dirs = dirs[index:]
+                    break
+            for directory in dirs:
+                for item in held[directory].value or ():
+                    lookup.add(item, target.path)
+
+    def _chain_files(self, directory: str, result: ScanResult) -> tuple[Found, ...]:
+        config = result.config
+        doc = config.project_doc
+        cap = config.snapshot.max_resource_bytes
+        boundary = _boundary(directory, result)
+        if doc.discovery == "roots":
+            found = InstructionFiles(self.reader, cap).at_root(Root(directory, Scope.PROJECT, boundary), doc.root_names)
+            winners = [f for f in found if f.candidate]
+        else:
+            found = InstructionFiles(self.reader, cap).pick(directory, doc.candidates, boundary, Scope.PROJECT)
+            winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
+        out: list[Found] = []
+        for item in found:
+            resource = replace(item.resource, doc_order=None)
+            if not any(item is w for w in winners) or item.data is None:
+                reason = resource.error or "not an instruction file the profile uses here"
+                out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                continue
+            loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
+            if not (loaded.content or "").strip():
+                reason = "empty or whitespace only: nothing to load"
+                out.append(Found(replace(loaded, content=None, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                continue
+            reason = f"the instruction file of {directory}, loaded when the agent works there"
+            out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
+        return tuple(out)
+
+    def _claude(self, targets: list[Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
+        assert startup.rules is not None
+        work_dir = startup.result.layout.work_dir
+        for target in targets:
+            lookup.check_time()
+            folders = [(d, held[d].value) for d in target.dirs if held[d].present and is_within(d, work_dir)]
+            for loaded in claude_nested.on_read(
+                target.path, target.is_dir, folders, startup.rules, fallback=startup.fallback
+            ):
+                lookup.add(loaded.found, target.path, hook=loaded.hook)
+
+
+def _checks(directory: str, observed: list[Observed]) -> list[Observed]:
+    """The stats that tell whether a folder's answer still holds, besides the folder's own.
+
+    A name missing from a folder whose own ``stat`` is unchanged is still missing (creating
+    it would change the folder's mtime), so only the files found, and misses in folders
+    not checked otherwise, need a ``stat`` of their own.
+    """
+    entries = list(dict.fromkeys(observed))
+    folders = {directory} | {path for path, key, _ in entries if key is not None and stat.S_ISDIR(key[4])}
+    return [e for e in entries if e[1] is not None or os.path.dirname(e[0]) not in folders]
+
+
+def _bounded(cache: dict[str, Any]) -> None:
+    if len(cache) >= MAX_REMEMBERED:
+        for old in list(cache)[: MAX_REMEMBERED // 2]:  # the oldest half
+            del cache[old]
+
+
+def _boundary(directory: str, result: ScanResult) -> str:
+    layout = result.layout
+    for root in (layout.doc_boundary, layout.work_dir, *(r.path for r in layout.source_roots)):
+        if is_within(directory, root):
+            return root
+    return directory
+
+
+def _answer(lookup: _Lookup, startup: _Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
+    """Apply the answer's caps in order: bytes of content, then the number of files."""
+    config = startup.result.config
+    max_bytes, max_files = config.ondemand.max_bytes, config.snapshot.max_resources
+    files: list[Applied] = []
+    excluded: list[Applied] = []
+    skipped: list[Applied] = []
+    used = 0
+    for key in lookup.order:
+        item, hook = lookup.found[key]
+        applied = Applied(item.resource, tuple(lookup.paths[key]), hook)
+        load = item.resource.load
+        if item.resource.status is not Status.OK or load is None or load.type is LoadType.NOT_LOADED:
+            skipped.append(applied)
+            continue
+        size = applied.bytes
+        if used + size > max_bytes or len(files) >= max_files:
+            which = f"{max_bytes} bytes (ondemand.max_bytes)" if used + size > max_bytes else f"{max_files} files"
+            cut = item.resource.with_status(Status.EXCLUDED, f"left out: the answer is capped at {which}")
+            excluded.append(replace(applied, resource=cut))
+            continue
+        used += size
+        files.append(applied)
+    snapshot = startup.result.snapshot
+    return Applicable(
+        snapshot.work_dir,
+        snapshot.profile,
+        paths,
+        tuple(files),
+        tuple(excluded),
+        tuple(skipped),
+        refused,
+        startup.startup,
+    )

@@ -1,0 +1,200 @@
+"""The project doc: the instruction text an agent receives, under one byte budget.
+
+Codex's rule (``project_doc_max_bytes``, 32 KiB by default): project files are taken
+root first; each is cut at the bytes left in the shared budget (a cut may split a
+character, which decodes to U+FFFD); a file that is empty or whitespace-only after the
+cut is skipped without spending budget; kept texts are joined with a blank line,
+untrimmed. A budget of 0 disables project docs. Home and source files are not budgeted;
+their trimmed texts come first, and ``--- project-doc ---`` marks where project text
+begins.
+
+With ``project_doc.keep_bytes`` (Codex) a file's bytes are kept as they are: a BOM and
+CRLF line ends reach the doc. A budget of -1 (Claude Code) means no budget at all.
+Claude Code's doc (:func:`assemble_claude`) is one ``Contents of <path> (<kind>):``
+section per loaded file, in load order, each text trimmed.
+
+Unlike Codex, nothing is silent: the file that was cut is ``truncated`` and says how
+many bytes were kept, and every file left out by the budget is ``truncated`` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentcontext.fs.textdecode import UTF8_BOM, decode
+from agentcontext.instructions.chain import BOM_WARNING, Found, relabelled
+from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.sanitize import sanitize
+
+SEPARATOR = "\n\n--- project-doc ---\n\n"
+_GLOBAL_SCOPES = (Scope.HOME, Scope.SOURCE)
+
+
+@dataclass(frozen=True, slots=True)
+class DocFile:
+    path: str
+    truncated: bool
+    scope: Scope
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "truncated": self.truncated}
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectDoc:
+    """The assembled doc: the files it came from, the global part and the project part."""
+
+    files: tuple[DocFile, ...]
+    global_text: str
+    project_text: str
+
+    @property
+    def content(self) -> str:
+        if self.global_text and self.project_text:
+            return self.global_text + SEPARATOR + self.project_text
+        return self.global_text or self.project_text
+
+    @property
+    def empty(self) -> bool:
+        return not self.content.strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": [f.to_dict() for f in self.files], "content": self.content}
+
+
+def apply_budget(found: list[Found], max_bytes: int, *, keep_bytes: bool = False) -> list[Resource]:
+    """Give each instruction resource its doc status and the content it contributes."""
+    remaining = max_bytes
+    out: list[Resource] = []
+    for item in found:
+        resource = item.resource
+        if keep_bytes and item.data is not None:
+            item = Found(resource, _raw(item, resource))
+        if item.data is None or resource.doc_order is None or resource.scope in _GLOBAL_SCOPES or max_bytes < 0:
+            out.append(_whole(item, keep_line_ends=keep_bytes or max_bytes < 0))
+            continue
+        if max_bytes == 0:
+            out.append(_disabled(resource))
+            continue
+        budgeted, remaining = _cut(item, remaining, max_bytes, keep_line_ends=keep_bytes)
+        out.append(budgeted)
+    return out
+
+
+def whole(item: Found, *, keep_bytes: bool = False) -> Resource:
+    """A file outside any budget (an on-demand file): all its text, its bytes as they are with ``keep_bytes``."""
+    if keep_bytes and item.data is not None:
+        item = Found(item.resource, _raw(item, item.resource))
+    return _whole(item, keep_line_ends=keep_bytes)
+
+
+def _raw(item: Found, resource: Resource) -> bytes | None:
+    """The bytes as read (a UTF-8 BOM put back), for ``keep_bytes``."""
+    data = item.data
+    if data is None or any("UTF-16" in w for w in resource.warnings):
+        return data
+    return UTF8_BOM + data if BOM_WARNING in resource.warnings else data
+
+
+def _whole(item: Found, *, keep_line_ends: bool = False) -> Resource:
+    """A file outside the budget keeps all its text (within the per-resource cap)."""
+    resource = item.resource
+    if item.data is None or resource.status is not Status.OK:
+        return resource
+    text, _ = decode(item.data, keep_line_ends=keep_line_ends)
+    return relabelled(resource, text, resource.load, resource.doc_order)
+
+
+def _disabled(resource: Resource) -> Resource:
+    return replace(
+        resource, status=Status.DISABLED, content=None, error="project docs are disabled (project_doc.max_bytes = 0)"
+    )
+
+
+def _cut(item: Found, remaining: int, max_bytes: int, *, keep_line_ends: bool = False) -> tuple[Resource, int]:
+    resource = item.resource
+    data = item.data or b""
+    if resource.status is Status.OVERSIZE and remaining >= len(data):
+        return resource, remaining  # the per-resource cap is the tighter limit: no content
+    if not decode(data)[0].strip(" \t\n\r\ufeff"):  # nothing to lose: skipped without spending budget
+        warning = "empty or whitespace only; skipped without spending the doc budget"
+        return replace(resource, content="", warnings=(*resource.warnings, warning)), remaining
+    if remaining == 0:
+        error = f"left out: the project doc budget of {max_bytes} bytes was used up by earlier files"
+        return replace(resource, status=Status.TRUNCATED, content="", error=error), 0
+    kept = data[:remaining]
+    text, _ = decode(kept, cut=len(kept) < len(data), keep_line_ends=keep_line_ends)
+    if not text.strip():  # Codex skips a cut that is only whitespace, so the rest is lost
+        error = f"left out: the {len(kept)} bytes that fit the project doc budget are whitespace only"
+        return replace(resource, status=Status.TRUNCATED, content="", error=error), remaining
+    if len(kept) < len(data) or resource.status is Status.OVERSIZE:
+        error = f"cut to {len(kept)} of {resource.size_bytes} bytes by the project doc budget of {max_bytes} bytes"
+        return replace(resource, status=Status.TRUNCATED, content=text, error=error), remaining - len(kept)
+    return replace(resource, content=text), remaining - len(kept)
+
+
+def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: bool = False) -> ProjectDoc:
+    """The doc from a snapshot's instruction resources (works on a pinned copy too)."""
+    ordered = sorted(
+        (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
+        key=lambda r: r.doc_order or 0,
+    )
+    files: list[DocFile] = []
+    global_parts: list[str] = []
+    project_parts: list[str] = []
+    for resource in ordered:
+        text = resource.content if resource.status.carries_content else None
+        if text is not None and not text.strip() and resource.status is Status.OK:
+            continue
+        if resource.status not in (Status.OK, Status.TRUNCATED, Status.EXCLUDED):
+            continue
+        files.append(DocFile(resource.path, resource.status is not Status.OK, resource.scope))
+        if not text or not text.strip():
+            continue
+        if sanitized:
+            text = sanitize(text)
+            if not text:  # only hidden text: nothing to join, not even a blank part
+                continue
+        if resource.scope in _GLOBAL_SCOPES:
+            global_parts.append(text.strip())
+        else:
+            project_parts.append(text)
+    return ProjectDoc(tuple(files), "\n\n".join(global_parts), "\n\n".join(project_parts))
+
+
+CLAUDE_PREAMBLE = (
+    "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These "
+    "instructions OVERRIDE any default behavior and you MUST follow them exactly as written."
+)
+CLAUDE_KINDS = {
+    Scope.PROJECT: "project instructions, checked into the codebase",
+    Scope.LOCAL: "user's private project instructions, not checked in",
+    Scope.HOME: "user's private global instructions for all projects",
+}
+
+
+def assemble_claude(resources: tuple[Resource, ...] | list[Resource]) -> ProjectDoc:
+    """Claude Code's instruction text: one trimmed ``Contents of`` section per loaded file."""
+    from agentcontext.peers.claude.text import js_trim  # the core's Markdown handling, loaded only here
+
+    ordered = sorted(
+        (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
+        key=lambda r: r.doc_order or 0,
+    )
+    files: list[DocFile] = []
+    sections: list[str] = []
+    for resource in ordered:
+        if resource.status is not Status.OK or resource.content is None:
+            continue
+        files.append(DocFile(resource.path, False, resource.scope))
+        kind = CLAUDE_KINDS.get(resource.scope, CLAUDE_KINDS[Scope.PROJECT])
+        sections.append(f"Contents of {resource.path} ({kind}):\n\n{js_trim(resource.content)}")
+    return ProjectDoc(tuple(files), "\n\n".join(sections), "")
+
+
+def claude_reminder(doc: ProjectDoc) -> str:
+    """The ``<system-reminder>`` block Claude Code sends its instruction files in ("" when none)."""
+    if not doc.global_text:
+        return ""
+    return f"<system-reminder>\n{CLAUDE_PREAMBLE}\n\n{doc.global_text}\n</system-reminder>"

@@ -1,0 +1,1 @@
+"""Claude Code: the CLAUDE.md family, ``@`` imports, ``.claude/rules``, nested folders and plugins."""

@@ -1,0 +1,1 @@
+"""Every setting, declared once; the profiles' defaults; the layered config; the generated reference."""

@@ -1,0 +1,421 @@
+"""Every setting, declared once: key, type, default, meaning, and what a repository may do with it.
+
+The profiles (:mod:`agentcontext.settings.profiles`) only change defaults; the loader
+(:mod:`agentcontext.settings.config`) coerces and layers values by these declarations; the
+reference in ``docs/configuration.md`` is generated from them.
+
+A repository's own ``agentcontext.toml`` is hostile input. Each setting carries a rule for it:
+
+``free``    any valid value: it only changes how the repository's own files are judged;
+``lower``   a number no higher than the profile's default (caps, limits and timeouts can be
+            tightened, never raised);
+``narrow``  only the value that reads or runs less (``skills.enabled = false``);
+``inside``  paths relative to the repository that stay inside it (no ``..``, ``~`` or ``/``);
+``never``   nothing: only the user's config, the environment or a flag may set it (trust,
+            home and skill directories, sources, root markers, and file names, since
+            those are read in the user's home directories too: ``filename = "auth.json"``
+            would read ``~/.codex/auth.json``).
+
+A value a repository may not set is ignored with a warning naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+ValueType = Literal["str", "bool", "int", "float", "list"]
+
+
+class RepoRule(StrEnum):
+    FREE = "free"
+    LOWER = "lower"
+    NARROW = "narrow"
+    INSIDE = "inside"
+    NEVER = "never"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting. ``default`` is the ``default`` profile's; ``narrow_to`` the value a repository may choose."""
+
+    key: str
+    type: ValueType
+    default: Any
+    description: str
+    repo: RepoRule
+    choices: tuple[str, ...] = ()
+    range: tuple[float, float] | None = None
+    names: bool = False  # file names: one path component each, checked in every layer
+    narrow_to: Any = None
+    nullable: bool = False  # ``None`` means "decided from other settings"
+    unbounded: int | None = None  # the value meaning "no limit" (above every other)
+
+    @property
+    def section(self) -> str:
+        return self.key.split(".", 1)[0] if "." in self.key else ""
+
+    @property
+    def env(self) -> str:
+        """The variable that sets this key: ``skills.max_depth`` -> ``AGENTCONTEXT_SKILLS_MAX_DEPTH``."""
+        return "AGENTCONTEXT_" + self.key.upper().replace(".", "_")
+
+
+_TB = float(1 << 40)
+
+
+def _s(key: str, type_: ValueType, default: Any, repo: RepoRule, description: str, **extra: Any) -> Setting:
+    return Setting(key, type_, default, description, repo, **extra)
+
+
+FREE, LOWER, NARROW, INSIDE, NEVER = RepoRule
+
+SETTINGS: tuple[Setting, ...] = (
+    _s(
+        "profile",
+        "str",
+        "default",
+        FREE,
+        "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
+        choices=("default", "codex", "coder", "claude"),
+    ),
+    _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
+    _s(
+        "project_doc.discovery",
+        "str",
+        "chain",
+        NEVER,
+        "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
+        " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code).",
+        choices=("chain", "roots", "claude"),
+    ),
+    _s(
+        "project_doc.max_bytes",
+        "int",
+        32 * 1024,
+        LOWER,
+        "One byte budget for the whole project doc; 0 disables project docs, -1 means no budget (claude).",
+        range=(-1, _TB),
+        unbounded=-1,
+    ),
+    _s("project_doc.filename", "str", "AGENTS.md", NEVER, "The instruction file read in each directory.", names=True),
+    _s(
+        "project_doc.override_filename",
+        "str",
+        "AGENTS.override.md",
+        NEVER,
+        "A file that wins over `filename` in its directory; empty for none.",
+        names=True,
+    ),
+    _s(
+        "project_doc.fallback_filenames",
+        "list",
+        ["CLAUDE.md", ".cursorrules"],
+        NEVER,
+        "Names tried, in order, in a directory without `filename`.",
+        names=True,
+    ),
+    _s(
+        "project_doc.root_markers",
+        "list",
+        [".git"],
+        NEVER,
+        "Names (files or folders) marking the project root; `[]` searches the work dir alone.",
+    ),
+    _s(
+        "project_doc.instruction_dirs",
+        "list",
+        ["$CODEX_HOME"],
+        NEVER,
+        "Home instruction directories, read before the project doc.",
+    ),
+    _s(
+        "project_doc.sanitize",
+        "bool",
+        True,
+        NARROW,
+        "Pass the doc through the prompt sanitizer (hidden characters, HTML comments).",
+        narrow_to=True,
+    ),
+    _s(
+        "project_doc.keep_bytes",
+        "bool",
+        False,
+        FREE,
+        "Send files' bytes as they are: a BOM and CRLF kept (Codex does).",
+    ),
+    _s(
+        "project_doc.import_depth",
+        "int",
+        5,
+        LOWER,
+        "`@` imports (claude): a file this many imports deep is not loaded; the importing file is 0.",
+        range=(1, 64),
+    ),
+    _s(
+        "project_doc.nested_max_dirs",
+        "int",
+        0,
+        LOWER,
+        "Folders below the work dir searched for instruction files that load on demand (0: none).",
+        range=(0, 1_000_000),
+    ),
+    _s(
+        "project_doc.child_projects",
+        "int",
+        64,
+        LOWER,
+        "Immediate children of the work dir holding `.git` that are listed as child projects (0: none).",
+        range=(0, 10_000),
+    ),
+    _s(
+        "ondemand.max_paths",
+        "int",
+        32,
+        LOWER,
+        "Paths one on-demand lookup may ask about (`applicable()`, `get_instructions_for`, the agent).",
+        range=(1, 10_000),
+    ),
+    _s(
+        "ondemand.max_depth",
+        "int",
+        64,
+        LOWER,
+        "Folders below the work dir (or a source) a looked-up path may lie; a deeper one is refused.",
+        range=(1, 4096),
+    ),
+    _s(
+        "ondemand.max_bytes",
+        "int",
+        1024 * 1024,
+        LOWER,
+        "Content bytes of one on-demand answer; files past it are listed `excluded`.",
+        range=(1, _TB),
+    ),
+    _s(
+        "ondemand.timeout",
+        "float",
+        3.0,
+        LOWER,
+        "Seconds one on-demand lookup may take before it gives up and says so.",
+        range=(0.0, 3600.0),
+    ),
+    _s(
+        "ondemand.miss_ttl",
+        "float",
+        600.0,
+        LOWER,
+        "Seconds a folder found without instruction files is remembered (while its own entry is unchanged).",
+        range=(0.0, 86_400.0),
+    ),
+    _s("skills.enabled", "bool", True, NARROW, "Discover skills at all.", narrow_to=False),
+    _s(
+        "skills.dirs",
+        "list",
+        ["~/.agents/skills", "~/.codex/skills", "~/.claude/skills"],
+        NEVER,
+        "The user's skill directories (setting it replaces them, and turns plugins off by default).",
+    ),
+    _s(
+        "skills.include_plugins",
+        "bool",
+        None,
+        NARROW,
+        "Read Claude Code plugin skills; by default on unless `skills.dirs` is set.",
+        narrow_to=False,
+        nullable=True,
+    ),
+    _s("skills.plugin_cache", "str", "~/.claude/plugins/cache", NEVER, "Where Claude Code keeps installed plugins."),
+    _s(
+        "skills.containers",
+        "list",
+        [".agents/skills", ".codex/skills", ".claude/skills", "skills"],
+        INSIDE,
+        "Skill folders looked for in each project directory, in precedence order.",
+    ),
+    _s(
+        "skills.validation",
+        "str",
+        "lenient",
+        FREE,
+        "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
+        " or `claude` (named by folder, first body line as a fallback description).",
+        choices=("lenient", "spec", "coder", "claude"),
+    ),
+    _s(
+        "skills.max_depth",
+        "int",
+        1,
+        LOWER,
+        "How deep a skill container is searched: 1 = its immediate children, at most 6.",
+        range=(1, 6),
+    ),
+    _s(
+        "skills.max_dirs_per_root",
+        "int",
+        2000,
+        LOWER,
+        "Folders visited per skill container, at most.",
+        range=(1, 1_000_000),
+    ),
+    _s("skills.meta_file", "str", "SKILL.md", NEVER, "The file that makes a folder a skill.", names=True),
+    _s("skills.disabled", "list", [], FREE, "Skill names turned off, every copy of them."),
+    _s(
+        "skills.precedence",
+        "str",
+        "first",
+        NEVER,
+        "Who wins a skill name: `first` root in order, the `user`'s copy (claude), or `none` (codex: every copy).",
+        choices=("first", "user", "none"),
+    ),
+    _s(
+        "skills.system_dir",
+        "str",
+        "",
+        NEVER,
+        "Skills the agent ships itself, listed with scope `system` (codex: `$CODEX_HOME/skills/.system`).",
+    ),
+    _s(
+        "snapshot.max_resource_bytes",
+        "int",
+        64 * 1024,
+        LOWER,
+        "Per-resource cap: a larger file is `oversize` and carries no content.",
+        range=(1, _TB),
+    ),
+    _s(
+        "snapshot.max_snapshot_bytes",
+        "int",
+        2 * 1024 * 1024,
+        LOWER,
+        "Content bytes of a whole snapshot; past it resources are `excluded`.",
+        range=(1, _TB),
+    ),
+    _s(
+        "snapshot.max_resources",
+        "int",
+        500,
+        LOWER,
+        "Resources in a snapshot; past it they are `excluded`.",
+        range=(1, 1_000_000),
+    ),
+    _s("mcp.config_files", "list", [".mcp.json"], INSIDE, "MCP config files of the work dir, in order."),
+    _s(
+        "mcp.unset_variables",
+        "str",
+        "strict",
+        NARROW,
+        "`strict`: a server whose `${VAR}` is unset is invalid; `lenient`: it gets an empty value.",
+        choices=("strict", "lenient"),
+        narrow_to="strict",
+    ),
+    _s(
+        "mcp.connect_timeout",
+        "float",
+        30.0,
+        LOWER,
+        "Seconds for an upstream MCP server's connect, initialize and first tool list.",
+        range=(0.0, 86_400.0),
+    ),
+    _s("mcp.call_timeout", "float", 60.0, LOWER, "Seconds for one upstream tool call.", range=(0.0, 86_400.0)),
+    _s(
+        "mcp.max_output_bytes",
+        "int",
+        1024 * 1024,
+        LOWER,
+        "An upstream tool result larger than this is cut, with a visible marker.",
+        range=(1, _TB),
+    ),
+    _s(
+        "mcp.trust",
+        "str",
+        "approve",
+        NEVER,
+        "`approve`: a project's MCP server starts only once you approved what it runs (its entry, the program as"
+        " resolved, its cwd and the repository files it runs; `agentcontext mcp trust`, the dashboard, or `up`'s"
+        " question); `auto`: every server starts (for environments whose operator vouches for the repository).",
+        choices=("auto", "approve"),
+    ),
+    _s(
+        "mcp.inherit_env",
+        "list",
+        [],
+        NEVER,
+        "Variables of your environment handed to the workspace's MCP servers besides the usual ones (`HOME`, `PATH`,"
+        " `USER`, `LOGNAME`, `SHELL`, `TERM`, the locale, `TZ`, `TMPDIR`, the XDG folders, proxies and CA bundles);"
+        " names or patterns such as `AWS_*`. agentcontext's own (`AGENTCONTEXT_*`) are never handed on.",
+    ),
+    _s(
+        "mcp.max_concurrent_connects",
+        "int",
+        8,
+        LOWER,
+        "Upstream MCP servers connecting at once.",
+        range=(1, 1024),
+    ),
+    _s(
+        "agent.debounce_ms",
+        "int",
+        250,
+        NEVER,  # it paces the re-lists and pushes a flooding MCP server causes: a repository must not lower it
+        "Milliseconds the agent waits for file changes and upstream MCP notices to settle before acting on them.",
+        range=(0, 60_000),
+    ),
+    _s(
+        "agent.push_home_files",
+        "bool",
+        True,
+        NARROW,
+        "Push what the agent reads from your home (`~/.codex`, `~/.claude`, `~/.agents`: home instructions, your"
+        " skills and plugins' skills, your MCP configs) to the control plane, where every user who may see the"
+        " workspace sees it; `false` keeps them on this machine (scans and `agentcontext mcp` still read them).",
+        narrow_to=False,
+    ),
+    _s(
+        "mcp_server.catalog_chars",
+        "int",
+        8_000,
+        LOWER,
+        "Characters of `agentcontext mcp`'s skill catalog (descriptions shorten before a skill is left out).",
+        range=(200, 1_000_000),
+    ),
+    _s(
+        "mcp_server.max_file_lines",
+        "int",
+        1_000,
+        LOWER,
+        "Lines of a skill file `skills_read` returns at once.",
+        range=(1, 1_000_000),
+    ),
+    _s(
+        "mcp_server.max_file_bytes",
+        "int",
+        128 * 1024,
+        LOWER,
+        "Bytes of a skill file `skills_read` returns at once.",
+        range=(1024, 64 * 1024 * 1024),
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {setting.key: setting for setting in SETTINGS}
+KEYS: tuple[str, ...] = tuple(setting.key for setting in SETTINGS if setting.key != "profile")
+
+
+def check_name(value: str) -> str | None:
+    """Why ``value`` is not a file name relative to its folder (``CLAUDE.md``, ``.claude/AGENTS.md``), or None."""
+    parts = value.split("/")
+    if not value or value.startswith("/") or "\\" in value or "\0" in value or any(p in ("", ".", "..") for p in parts):
+        return f"{value!r} is not a file name inside its folder"
+    return None
+
+
+def outside_reason(entry: str) -> str | None:
+    """Why a configured path is not a relative path inside the repository, or None."""
+    text = entry.strip().replace("\\", "/")
+    if not text or text.startswith(("/", "~", "$")) or os.path.isabs(text) or (len(text) > 1 and text[1] == ":"):
+        return f"{entry!r} is not a path inside the repository"
+    if any(part == ".." for part in text.split("/")):
+        return f"{entry!r} leaves the repository"
+    return None

@@ -1,0 +1,77 @@
+"""The profiles: named sets of defaults, since the peers' rules disagree.
+
+``default``  the AGENTS.md chain from the project root down to the work dir with the
+             fallbacks ``CLAUDE.md`` and ``.cursorrules``; lenient skills from every
+             known container; Claude Code plugin skills.
+``codex``    Codex's rules: the same chain without fallbacks, ``$CODEX_HOME``, the
+             ``.codex/skills`` and ``.agents/skills`` containers scanned 6 levels deep.
+``claude``   Claude Code's rules (2.1.328 as observed): the CLAUDE.md family walked up to
+             ``/``, ``.claude/rules``, ``@`` imports, AGENTS.md only as a whole-walk
+             fallback, no doc budget, ``.claude/skills`` named by folder, user beats project.
+``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
+             work dir), every instruction name at a root's top level, kebab-case skill
+             names that must match their folder, no separate doc budget.
+
+A profile is only defaults: every key can be overridden by the config file or the
+environment. Keys are dotted (``section.key``) and declared, with their defaults, in
+:mod:`agentcontext.settings.declared`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentcontext.settings.declared import BY_KEY, KEYS, SETTINGS
+
+PROFILES: tuple[str, ...] = BY_KEY["profile"].choices
+
+_COMMON: dict[str, Any] = {setting.key: setting.default for setting in SETTINGS if setting.key != "profile"}
+
+_OVERRIDES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "codex": {
+        "project_doc.fallback_filenames": [],
+        "project_doc.sanitize": False,
+        "project_doc.keep_bytes": True,
+        "skills.dirs": ["$CODEX_HOME/skills", "~/.agents/skills"],
+        "skills.system_dir": "$CODEX_HOME/skills/.system",
+        "skills.precedence": "none",
+        "skills.containers": [".codex/skills", ".agents/skills"],
+        "skills.include_plugins": False,
+        "skills.max_depth": 6,
+    },
+    "claude": {
+        "project_doc.discovery": "claude",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "CLAUDE.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["AGENTS.md", ".claude/AGENTS.md"],
+        "project_doc.instruction_dirs": ["$CLAUDE_CONFIG_DIR"],
+        "project_doc.sanitize": False,
+        "project_doc.nested_max_dirs": 2000,
+        "skills.dirs": ["$CLAUDE_CONFIG_DIR/skills"],
+        "skills.containers": [".claude/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "claude",
+        "skills.precedence": "user",
+    },
+    "coder": {
+        "project_doc.discovery": "roots",
+        "project_doc.max_bytes": 2 * 1024 * 1024,
+        "project_doc.override_filename": "",
+        "project_doc.root_markers": [],
+        "project_doc.instruction_dirs": ["~/.coder"],
+        "skills.dirs": ["~/.coder/skills"],
+        "skills.containers": ["skills", ".agents/skills", ".claude/skills", ".codex/skills"],
+        "skills.validation": "coder",
+    },
+}
+
+
+def profile_defaults(profile: str) -> Mapping[str, Any]:
+    """Every key with its default under ``profile`` (callers validate the name first)."""
+    return {**_COMMON, **_OVERRIDES[profile]}
+
+
+__all__ = ["KEYS", "PROFILES", "profile_defaults"]

@@ -1,0 +1,1 @@
+"""Agent Skills: folders, frontmatter, validation modes, shadowing, and a skill described as JSON."""

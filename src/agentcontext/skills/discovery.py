@@ -1,0 +1,382 @@
+"""Agent Skills: folders holding a ``SKILL.md``, found in containers in precedence order.
+
+Each container (``.agents/skills``, ``.codex/skills``, ``.claude/skills``, ``skills``,
+the user's skill dirs, each plugin's ``skills``) is scanned breadth first: a folder
+holding a regular file named exactly ``SKILL.md`` is a skill, and the scan does not
+descend into it. By default only a container's immediate children are looked at;
+``skills.max_depth`` (at most 6) goes deeper, visiting at most ``skills.max_dirs_per_root``
+folders per container. Names starting with ``.`` and ``node_modules`` are skipped.
+Symlinked folders are followed while their target stays inside the container's
+boundary; each folder is visited once, so cycles end; a SKILL.md reached twice is one
+skill, with a warning naming the second path.
+
+Precedence (``skills.precedence``): ``first``, the first container to offer a name wins it
+(names compared without case) and later skills of that name are ``shadowed``; ``user``
+(Claude Code), the same with names compared exactly, user folders coming first; ``none``
+(Codex), every copy is offered and says where the others are. Skills named in
+``skills.disabled`` are ``disabled``, every copy of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from hashlib import sha256
+
+import yaml
+
+from agentcontext.fs.files import Entry, EntryKind, Reader
+from agentcontext.fs.textdecode import decode_file
+from agentcontext.instructions.loading import OFFERED
+from agentcontext.layout import Layout
+from agentcontext.peers.claude.plugins import installed
+from agentcontext.resource import Kind as ResourceKind
+from agentcontext.resource import Resource, Scope, Status, make
+from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.settings.config import Config
+from agentcontext.skills.validation import check
+
+_SKIPPED_NAMES = frozenset({"node_modules"})
+# Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
+_FILE, _MISSING, _DIRECTORY = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY
+_SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """Where skills are looked for; ``namespace`` prefixes plugin skill names."""
+
+    path: str
+    scope: Scope
+    boundary: str
+    source: str | None = None
+    namespace: str | None = None
+    note: str | None = None  # a warning every skill of this container carries
+
+
+def containers(layout: Layout, reader: Reader) -> list[Container]:
+    """All containers in precedence order: plugin skills last, or before the work dir's in ``roots`` mode (Coder)."""
+    out = [Container(r.path, r.scope, r.boundary, r.source) for r in layout.skill_containers]
+    plugins: list[Container] = []
+    if layout.plugin_cache:
+        for plugin in installed(layout.plugin_cache, reader):
+            note = None
+            if plugin.other_versions:
+                note = (
+                    f"plugin {plugin.plugin}: version {plugin.version} is used; "
+                    f"older installed version(s) ignored: {', '.join(plugin.other_versions)}"
+                )
+            plugins.append(Container(plugin.skills_dir, Scope.PLUGIN, layout.plugin_cache, None, plugin.plugin, note))
+    at = len(out)
+    if layout.instruction_roots:  # Coder's root order: ..., the plugin cache, then the work dir (scope repo)
+        at = next((i for i, c in enumerate(out) if c.scope is Scope.REPO), at)
+    return out[:at] + plugins + out[at:]
+
+
+def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
+    """Every skill candidate: ok, shadowed, disabled, invalid, oversize or unreadable."""
+    if not config.skills.enabled:
+        return []
+    found = _Found()
+    for container in containers(layout, reader):
+        _scan(container, config, reader, found)
+    return _apply_precedence(found.resources, config.skills.disabled, config.skills.precedence)
+
+
+class _Found:
+    """The candidates so far, each SKILL.md once: a second path to the same file is a warning on the first."""
+
+    __slots__ = ("resources", "seen")
+
+    def __init__(self) -> None:
+        self.resources: list[Resource] = []
+        self.seen: dict[str, int] = {}  # real SKILL.md path -> index in ``resources``
+
+    def add(self, resource: Resource) -> None:
+        """A candidate that is no SKILL.md read (a bad link, an unlistable folder)."""
+        self.resources.append(resource)
+
+    def again(self, at: int, resource: Resource) -> None:
+        """``resource`` is the SKILL.md already found at index ``at``, reached by another path."""
+        first = self.resources[at]
+        self.resources[at] = replace(first, warnings=(*first.warnings, f"also reached via {resource.path}"))
+
+
+def _scan(container: Container, config: Config, reader: Reader, found: _Found) -> None:
+    top = reader.probe(container.path, container.boundary)
+    if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
+        folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
+        parent, _, name = folder.rpartition("/")
+        _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
+    elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
+        _walk(container, config, reader, found)
+
+
+def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:
+    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf.
+
+    The folders of one listing are read in one :meth:`Reader.load_each` call; a symlinked one
+    (rare) closes the batch before it, so every result keeps the listing's order.
+    """
+    limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
+    visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
+    queue: deque[tuple[str, int]] = deque([(container.path, 0)])
+    shared = _Shared(container, config, reader, found)
+    note = _FOLLOWS.get(config.profile)
+    while queue:
+        directory, depth = queue.popleft()
+        try:
+            listing = reader.list_dir(directory, strict=True, boundary=container.boundary)
+        except OSError as exc:  # a folder we may not list is reported, never passed over
+            found.add(_unlistable(directory, exc, container))
+            continue
+        real_directory = reader.real_root(directory)
+        aliased = real_directory != directory  # most folders are where they are written: one path per child
+        deeper: list[str] | None = [] if depth + 1 < max_depth else None  # folders without a skill, to descend
+        leaves: list[str] = []  # the folders to read, with their real paths
+        reals: list[str | None] = []
+        for child in listing:
+            name = child.name
+            if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
+                continue
+            if child.is_symlink:
+                _skills_in(directory, leaves, reals, shared, deeper)
+                leaves, reals = [], []
+                entry = reader.probe(f"{directory}/{name}", container.boundary)
+                if entry.kind is not EntryKind.DIRECTORY:
+                    if entry.kind in (EntryKind.ESCAPE, EntryKind.BROKEN):
+                        found.add(_bad_link(entry, container, note))
+                    continue
+                real = entry.real_path
+                written: str | None = real
+            else:
+                real = f"{real_directory}/{name}" if aliased else f"{directory}/{name}"
+                written = real if aliased else None  # None: where it is written
+            if real in visited:
+                continue
+            if len(visited) >= limit:
+                _skills_in(directory, leaves, reals, shared, deeper)
+                found.add(_truncated_scan(container, limit))
+                return
+            visited.add(real)
+            leaves.append(name)
+            reals.append(written)
+        _skills_in(directory, leaves, reals, shared, deeper)
+        if deeper:
+            queue.extend((folder, depth + 1) for folder in deeper)
+
+
+class _Shared:
+    """What every skill of one container shares, looked up once per container."""
+
+    __slots__ = ("build", "container", "found", "limit", "meta_file", "reader", "tag")
+
+    def __init__(self, container: Container, config: Config, reader: Reader, found: _Found) -> None:
+        self.container = container
+        self.meta_file = config.skills.meta_file
+        self.limit = config.snapshot.max_resource_bytes + 1
+        # What a skill's cached value depends on besides its file, less its folder's name (added per skill).
+        self.tag = f"skill:{config.skills.validation}:{config.snapshot.max_resource_bytes}:{container.namespace}:"
+        self.build = _builder(container, config)
+        self.reader = reader
+        self.found = found
+
+
+def _skills_in(
+    directory: str, leaves: list[str], reals: list[str | None], shared: _Shared, deeper: list[str] | None
+) -> None:
+    """The skills of the folders ``leaves`` of ``directory``, in order (``reals``: where each really is,
+    None where it is written); a folder without a SKILL.md goes to ``deeper`` (when the walk descends)."""
+    if not leaves:
+        return
+    container, meta_file, found = shared.container, shared.meta_file, shared.found
+    scope, source, note = container.scope, container.source, container.note
+    loaded = shared.reader.load_each(
+        directory, leaves, meta_file, container.boundary, shared.tag, shared.limit, shared.build
+    )
+    add, resources, seen = found.add, found.resources, found.seen  # bound once per listing
+    for (meta, cached), real_folder in zip(loaded, reals, strict=True):
+        if cached is None:
+            kind = meta.kind
+            if kind is _MISSING or kind is _DIRECTORY:
+                if deeper is not None:
+                    deeper.append(meta.path.rpartition("/")[0])
+                continue
+            status = Status.UNREADABLE if kind in (EntryKind.BROKEN, EntryKind.ERROR) else Status.INVALID
+            error = meta.error or f"{meta_file} is {meta.special}, not a regular file"
+            add(Resource(_SKILL, meta.path, scope, status, error=error, source=source))
+            continue
+        resource = cached
+        if resource.path != meta.path or resource.scope is not scope or resource.source != source:
+            resource = replace(resource, path=meta.path, scope=scope, source=source)
+        if note:
+            resource = replace(resource, warnings=(*resource.warnings, note))
+        # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
+        # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
+        hidden = scope is _SYSTEM and resource.status is _OK
+        if hidden and _hidden_from_codex(meta.path.rpartition("/")[0], container, shared.reader):
+            reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
+            resource = resource.with_status(Status.DISABLED, reason)
+        # Identity is the real file: a folder or container reached through a symlink is the same skill.
+        path = meta.path
+        real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"
+        count = len(resources)
+        at = seen.setdefault(real, count)  # found.add, inlined: this runs once per skill
+        if at == count:
+            resources.append(resource)
+        else:
+            found.again(at, resource)
+
+
+def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
+    """Codex's ``agents/openai.yaml`` policy: ``allow_implicit_invocation: false`` hides a skill."""
+    entry = reader.probe(os.path.join(folder, "agents", "openai.yaml"), container.boundary)
+    if entry.kind is not EntryKind.FILE:
+        return False
+    try:
+        data = yaml.safe_load(reader.read(entry, 64 * 1024))
+    except (OSError, yaml.YAMLError):
+        return False
+    policy = data.get("policy") if isinstance(data, dict) else None
+    return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
+
+
+_Build = Callable[[Entry, "bytes | OSError", str], Resource]
+
+
+def _builder(container: Container, config: Config) -> _Build:
+    """What turns one SKILL.md's bytes into its resource, with the container's and config's values bound once."""
+    cap = config.snapshot.max_resource_bytes
+    scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
+
+    def build(meta: Entry, raw: bytes | OSError, folder: str) -> Resource:
+        """One SKILL.md (in a folder named ``folder``) into one resource, in a single step (once per skill)."""
+        path = meta.path
+        if isinstance(raw, OSError):
+            error = raw.strerror or str(raw)
+            return Resource(_SKILL, path, scope, Status.UNREADABLE, meta.size, error=error, source=source)
+        size = max(meta.size, len(raw))
+        digest = sha256(raw[:cap]).hexdigest()
+        if len(raw) > cap:
+            error = f"file size {size} exceeds per-resource cap of {cap} bytes"
+            return Resource(_SKILL, path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
+        try:  # decode_file's common case without its call: UTF-8 with no NUL, CR or BOM
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = "\x00"  # not the common case: decode_file says what it is
+        decode_warnings: tuple[str, ...] = ()
+        if "\x00" in text or "\r" in text or text[:1] == "\ufeff":
+            decoded, decode_warnings = decode_file(raw)
+            if decoded is None:
+                error = "binary file (contains NUL bytes)"
+                return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
+            text = decoded
+        name, description, errors, warnings, _ = check(text, folder, mode, namespace=namespace)
+        # hidden_text_warnings' fast test first: ordinary text needs no call
+        hidden = () if text.isascii() and ("<" not in text or "<!--" not in text) else hidden_text_warnings(text)
+        if decode_warnings or hidden:
+            warnings = (*decode_warnings, *warnings, *hidden)
+        if errors:
+            error = "; ".join(errors)
+            status = Status.DISABLED if error.startswith("disable-model-invocation") else Status.INVALID
+            return Resource(_SKILL, path, scope, status, size, digest, None, error, warnings, name, source=source)
+        return make(
+            _SKILL, path, scope, _OK, size, digest, text, None, warnings, name, description, None, source, load=OFFERED
+        )
+
+    return build
+
+
+def _truncated_scan(container: Container, limit: int) -> Resource:
+    return Resource(
+        ResourceKind.SKILL,
+        container.path,
+        container.scope,
+        Status.EXCLUDED,
+        error=f"skills scan truncated after {limit} directories (skills.max_dirs_per_root)",
+        source=container.source,
+    )
+
+
+def _unlistable(directory: str, exc: OSError, container: Container) -> Resource:
+    error = f"cannot list directory: {exc.strerror or exc}"
+    return Resource(
+        ResourceKind.SKILL, directory, container.scope, Status.UNREADABLE, error=error, source=container.source
+    )
+
+
+_FOLLOWS = {
+    "codex": "Codex would follow this link and offer the skill there; refused: nothing outside the roots is read"
+}
+
+
+def _bad_link(entry: Entry, container: Container, note: str | None = None) -> Resource:
+    status = Status.INVALID if entry.kind is EntryKind.ESCAPE else Status.UNREADABLE
+    error = f"{entry.error} ({note})" if note and entry.kind is EntryKind.ESCAPE else entry.error
+    return Resource(ResourceKind.SKILL, entry.path, container.scope, status, error=error, source=container.source)
+
+
+def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], precedence: str = "first") -> list[Resource]:
+    """First name wins (see the module docstring); disabled names are disabled everywhere."""
+    off = {name.casefold() for name in disabled}
+    if precedence == "none":
+        return _every_copy(found, off)
+    winners: dict[str, Resource] = {}
+    out: list[Resource] = []
+    append, by_folded = out.append, precedence == "first"
+    for resource in found:  # once per skill: the common case (a new name) is one dict call
+        name = resource.name
+        if name is None or resource.status is not _OK:
+            append(resource)
+            continue
+        folded = name.casefold()
+        if off and folded in off:
+            append(resource.with_status(Status.DISABLED, "disabled by skills.disabled"))
+            continue
+        winner = winners.setdefault(folded if by_folded else name, resource)
+        if winner is resource:
+            append(resource)
+            continue
+        error = f"shadowed by the {winner.scope} skill at {winner.path}"
+        append(resource.with_status(Status.SHADOWED, error))
+    return out
+
+
+def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
+    """Codex offers every copy of a name; each copy says where the others are."""
+    first: dict[str, str] = {}  # name -> the path of its first copy
+    copies: dict[str, list[str]] = {}  # a name offered more than once -> the paths of every copy
+    for resource in found:
+        name = resource.name
+        if resource.status is _OK and name is not None:
+            if name in first:
+                copies.setdefault(name, [first[name]]).append(resource.path)
+            else:
+                first[name] = resource.path
+    if not copies and not off:
+        return found  # every name once, none disabled: nothing to say
+    out: list[Resource] = []
+    for resource in found:
+        name = resource.name
+        if resource.status is not _OK or name is None:
+            out.append(resource)
+        elif off and name.casefold() in off:
+            out.append(resource.with_status(Status.DISABLED, "disabled by skills.disabled"))
+        elif name in copies:
+            others = ", ".join(p for p in copies[name] if p != resource.path)
+            warning = f"also offered from {others} (every copy is listed: no de-duplication across scopes)"
+            out.append(replace(resource, warnings=(*resource.warnings, warning)))
+        else:
+            out.append(resource)
+    return out
+
+
+def roots_searched(layout: Layout, reader: Reader) -> list[tuple[str, Scope]]:
+    """The containers a scan looks in, for messages such as "No skills found"."""
+    return [(c.path, c.scope) for c in containers(layout, reader)]
+
+
+def skill_dir(resource: Resource) -> str:
+    return os.path.dirname(resource.path)

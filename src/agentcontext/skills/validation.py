@@ -1,0 +1,370 @@
+"""Whether a SKILL.md is usable, under one of three validation modes.
+
+``lenient`` (default; the Agent Skills client guidance and Codex)
+    The YAML gets one repair attempt. A missing name falls back to the folder name; a
+    name that is too long, not kebab-case or unlike its folder is a warning; a missing
+    description or unusable YAML makes the skill ``invalid``.
+``spec`` (skills-ref)
+    strictyaml and skills-ref's rules and messages exactly: allowed fields, NFKC names
+    of at most 64 lowercase letters, digits and hyphens matching the folder, description
+    of 1 to 1024 characters, compatibility of at most 500.
+``coder`` (Coder)
+    YAML without repair; ``name`` is required, must equal the folder and be kebab-case;
+    ``description`` is optional.
+``claude`` (Claude Code 2.1.328)
+    A skill is named by its folder; a different frontmatter name shows as ``folder (name)``.
+    No frontmatter is fine. A missing description falls back to the body's first non-empty
+    line (``#`` marks dropped, over 100 characters cut to 97 and ``...``); ``when_to_use``
+    is appended after `` - ``. ``disable-model-invocation: true`` keeps it out of the list.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agentcontext.errors import FrontmatterError, UnsafePathError
+from agentcontext.fs.textdecode import decode_file
+from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.settings.config import Validation
+from agentcontext.skills.folder import open_folder
+from agentcontext.skills.frontmatter import parse, parse_coder, parse_plain, parse_strict, plain_skill
+
+MAX_NAME = 64
+MAX_QUALIFIED_NAME = 128
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+READ_CAP = 4 * 1024 * 1024  # what validate reads of a SKILL.md at most (its size is still reported)
+ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
+    """The outcome of validating one SKILL.md."""
+
+    name: str | None
+    description: str | None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    frontmatter: str = ""  # the YAML block verbatim, when it could be split
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+_new_check = tuple.__new__  # a SkillCheck from all its fields, without the Python-level __new__ (half the cost)
+
+
+def _clean(text: str) -> bool:
+    """Whether ``text`` is not empty and :func:`collapse` keeps it: printable, single spaces, none at the ends."""
+    return text.isprintable() and "  " not in text and text[:1] not in ("", " ") and text[-1] != " "
+
+
+def collapse(value: str) -> str:
+    """Codex's ``sanitize_single_line``: whitespace runs become one space, ends trimmed.
+
+    Control characters (NUL, BEL, ...) count as whitespace, as in Coder's skill index.
+    """
+    if not value.isprintable():
+        value = _CONTROL.sub(" ", value)
+    return " ".join(value.split())
+
+
+def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
+    """Validate SKILL.md ``text`` found in a folder named ``folder``."""
+    if mode == "spec":
+        return _check_spec(text, folder)
+    if mode == "claude":
+        return _check_claude(text, folder)
+    plain = plain_skill(text) if mode == "lenient" and namespace is None else None
+    if plain is not None:
+        # The usual skill in one step. Its values are printable ASCII starting with a letter and not
+        # ending in a space (see frontmatter._PLAIN_SKILL), so _clean needs only the double-space test.
+        name, description, block = plain
+        if (
+            name == folder
+            and description is not None
+            and "  " not in description
+            and len(name) <= MAX_NAME
+            and len(description) <= MAX_DESCRIPTION
+            and KEBAB.match(name)
+        ):
+            return _new_check(SkillCheck, (name, description, (), (), block))
+    front = parse_plain(text)
+    if front is None:
+        try:
+            front = parse(text) if mode == "lenient" else parse_coder(text)
+        except FrontmatterError as exc:
+            return SkillCheck(None, None, errors=(str(exc),))
+    if mode == "coder":
+        return _check_coder(front.fields, folder, front.raw)
+    return _check_lenient(front.fields, folder, namespace, front.raw, repaired=front.repaired)
+
+
+def _check_claude(text: str, folder: str) -> SkillCheck:
+    plain = plain_skill(text)
+    if plain is not None:
+        # The usual skill in one step. Plain values (printable ASCII from a letter, no space at either
+        # end) are collapsed already unless they hold a double space, and are never YAML's true, so
+        # disable-model-invocation cannot be set; with a description and no when_to_use, nothing else counts.
+        name, description, block = plain
+        if description is not None and "  " not in description and "when_to_use" not in block:
+            shown = folder if name is None or name == folder else f"{folder} ({name})"
+            return _new_check(SkillCheck, (shown, description, (), (), ""))
+    return claude_check(text, folder)
+
+
+def claude_check(text: str, folder: str) -> SkillCheck:
+    """Claude Code's reading of a SKILL.md, every case (:func:`check` takes the usual one faster)."""
+    try:
+        front = parse(text)
+        fields, body = front.fields, front.body
+    except FrontmatterError:
+        fields, body = {}, text
+    raw_name = _scalar(fields.get("name"))
+    name = folder if not raw_name or raw_name.strip() == folder else f"{folder} ({raw_name.strip()})"
+    description = collapse(_scalar(fields.get("description")) or "") or _first_line(body)
+    when = collapse(_scalar(fields.get("when_to_use")) or "")
+    if when:
+        description = f"{description} - {when}"
+    if fields.get("disable-model-invocation") in (True, "true"):
+        return SkillCheck(
+            name, description, errors=("disable-model-invocation: true (Claude Code lists it for the user only)",)
+        )
+    return SkillCheck(name, description)
+
+
+def _first_line(body: str) -> str:
+    """Claude Code's fallback description: the first non-empty line, without heading marks."""
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            heading = re.match(r"^#+\s+(\S.*)$", stripped)
+            text = heading.group(1) if heading else stripped
+            return text[:97] + "..." if len(text) > 100 else text
+    return "Skill"
+
+
+def _scalar(value: Any) -> str | None:
+    """A YAML scalar as text (numbers and booleans too); None for mappings, lists and null."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if value is not None and not isinstance(value, dict | list):
+        return str(value)  # dates and the like
+    return None
+
+
+def _check_lenient(
+    fields: Mapping[str, Any], folder: str, namespace: str | None, frontmatter: str, *, repaired: bool
+) -> SkillCheck:
+    name, description = fields.get("name"), fields.get("description")
+    if (  # the common case, with nothing to warn about, in one step
+        name == folder
+        and type(description) is str
+        and namespace is None
+        and not repaired
+        and _clean(name)
+        and _clean(description)
+        and len(name) <= MAX_NAME
+        and len(description) <= MAX_DESCRIPTION
+        and KEBAB.match(name)
+    ):
+        return SkillCheck(name, description, (), (), frontmatter)
+    errors: list[str] = []
+    warnings: list[str] = []
+    raw_name = fields.get("name")
+    name = collapse(_scalar(raw_name) or "")
+    if raw_name is not None and not isinstance(raw_name, str) and name:
+        warnings.append(f"name is a YAML {type(raw_name).__name__}, read as the text {name!r}")
+    if not name:
+        name = folder or "skill"
+        if raw_name is not None:
+            warnings.append("name is not a usable string; using the folder name")
+    else:
+        warnings += _name_warnings(name, folder)
+    raw_description = fields.get("description")
+    description = collapse(_scalar(raw_description) or "")
+    if isinstance(raw_description, dict | list):
+        kind = "mapping" if isinstance(raw_description, dict) else "list"
+        errors.append(f"invalid description: expected a string, found a {kind}")
+    elif not description:
+        errors.append("missing field `description`")
+    elif not isinstance(raw_description, str):
+        warnings.append(f"description is a YAML {type(raw_description).__name__}, read as text")
+    elif len(description) > MAX_DESCRIPTION:
+        warnings.append(f"description is {len(description)} characters; the Agent Skills limit is {MAX_DESCRIPTION}")
+    if namespace is not None:
+        name = f"{namespace}:{name}"
+        if len(name) > MAX_QUALIFIED_NAME:
+            warnings.append(f"invalid qualified name: longer than {MAX_QUALIFIED_NAME} characters")
+    if repaired:
+        warnings.append("frontmatter YAML needed repair: quote values that contain ': '")
+    return SkillCheck(name, description or None, tuple(errors), tuple(warnings), frontmatter)
+
+
+def _name_warnings(name: str, folder: str) -> list[str]:
+    warnings: list[str] = []
+    if len(name) > MAX_NAME:
+        warnings.append(f"name is {len(name)} characters; the limit is {MAX_NAME}")
+    if not KEBAB.match(name):
+        warnings.append(f"name {name!r} is not kebab-case (lowercase letters, digits and single hyphens)")
+    if name != folder:
+        warnings.append(f"name {name!r} does not match its folder {folder!r}")
+    return warnings
+
+
+def _check_coder(fields: Mapping[str, Any], folder: str, frontmatter: str) -> SkillCheck:
+    raw_name = fields.get("name")
+    if raw_name is None or raw_name == "":
+        return SkillCheck(None, None, ("frontmatter missing required 'name' field",), frontmatter=frontmatter)
+    if not isinstance(raw_name, str):
+        return SkillCheck(None, None, ('frontmatter field "name" must be a string',), frontmatter=frontmatter)
+    name = raw_name.rstrip("\r\n")
+    if not name:
+        return SkillCheck(None, None, ("frontmatter missing required 'name' field",), frontmatter=frontmatter)
+    raw_description = fields.get("description")
+    if raw_description is not None and not isinstance(raw_description, str):
+        return SkillCheck(name, None, ('frontmatter field "description" must be a string',), frontmatter=frontmatter)
+    description = raw_description.rstrip("\r\n") if isinstance(raw_description, str) else ""
+    if name != folder:
+        error = f'front-matter name "{name}" does not match directory "{folder}"'
+        return SkillCheck(name, description, (error,), frontmatter=frontmatter)
+    if not KEBAB.match(name):
+        return SkillCheck(name, description, (f'skill name "{name}" is not kebab-case',), frontmatter=frontmatter)
+    return _new_check(SkillCheck, (name, description, (), (), frontmatter))  # the usual skill: built positionally
+
+
+def _check_spec(text: str, folder: str) -> SkillCheck:
+    try:
+        metadata = parse_strict(text)
+    except FrontmatterError as exc:
+        return SkillCheck(None, None, errors=(str(exc),))
+    errors = spec_errors(metadata, folder)
+    name = metadata.get("name")
+    description = metadata.get("description")
+    frontmatter = text.split("---", 2)[1]
+    return SkillCheck(
+        name.strip() if isinstance(name, str) else None,
+        collapse(description) if isinstance(description, str) else None,
+        tuple(errors),
+        frontmatter=frontmatter.strip("\n"),
+    )
+
+
+def spec_errors(metadata: dict[str, Any], folder: str | None) -> list[str]:
+    """skills-ref's ``validate_metadata``: every error, in its order and wording."""
+    errors: list[str] = []
+    extra = set(metadata) - ALLOWED_FIELDS
+    if extra:
+        errors.append(
+            f"Unexpected fields in frontmatter: {', '.join(sorted(extra))}. Only {sorted(ALLOWED_FIELDS)} are allowed."
+        )
+    if "name" not in metadata:
+        errors.append("Missing required field in frontmatter: name")
+    else:
+        errors += _spec_name(metadata["name"], folder)
+    if "description" not in metadata:
+        errors.append("Missing required field in frontmatter: description")
+    else:
+        errors += _spec_description(metadata["description"])
+    if "compatibility" in metadata:
+        compatibility = metadata["compatibility"]
+        if not isinstance(compatibility, str):
+            errors.append("Field 'compatibility' must be a string")
+        elif len(compatibility) > MAX_COMPATIBILITY:
+            errors.append(f"Compatibility exceeds {MAX_COMPATIBILITY} character limit ({len(compatibility)} chars)")
+    return errors
+
+
+def _spec_name(raw: Any, folder: str | None) -> list[str]:
+    if not raw or not isinstance(raw, str) or not raw.strip():
+        return ["Field 'name' must be a non-empty string"]
+    name = unicodedata.normalize("NFKC", raw.strip())
+    errors: list[str] = []
+    if len(name) > MAX_NAME:
+        errors.append(f"Skill name '{name}' exceeds {MAX_NAME} character limit ({len(name)} chars)")
+    if name != name.lower():
+        errors.append(f"Skill name '{name}' must be lowercase")
+    if name.startswith("-") or name.endswith("-"):
+        errors.append("Skill name cannot start or end with a hyphen")
+    if "--" in name:
+        errors.append("Skill name cannot contain consecutive hyphens")
+    if not all(c.isalnum() or c == "-" for c in name):
+        errors.append(
+            f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are allowed."
+        )
+    if folder and unicodedata.normalize("NFKC", folder) != name:
+        errors.append(f"Directory name '{folder}' must match skill name '{name}'")
+    return errors
+
+
+def _spec_description(raw: Any) -> list[str]:
+    if not raw or not isinstance(raw, str) or not raw.strip():
+        return ["Field 'description' must be a non-empty string"]
+    if len(raw) > MAX_DESCRIPTION:
+        return [f"Description exceeds {MAX_DESCRIPTION} character limit ({len(raw)} chars)"]
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """``skills validate`` for one path: skills-ref's wording for missing paths and files."""
+
+    path: str
+    valid: bool
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+    name: str | None = None
+    description: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "valid": self.valid, "errors": list(self.errors), "warnings": list(self.warnings)}
+
+
+def find_skill_md(folder: Path) -> Path | None:
+    """``SKILL.md``, else a lowercase ``skill.md`` (as skills-ref accepts)."""
+    for name in ("SKILL.md", "skill.md"):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int = 64 * 1024) -> Report:
+    """Validate one skill folder (or its SKILL.md) the way ``skills-ref validate`` does."""
+    target = Path(path)
+    if target.is_file() and target.name.lower() == "skill.md":
+        target = target.parent
+    shown = str(path)
+    if not target.exists():
+        return Report(shown, False, (f"Path does not exist: {target}",), ())
+    if not target.is_dir():
+        return Report(shown, False, (f"Not a directory: {target}",), ())
+    skill_md = find_skill_md(target)
+    if skill_md is None:
+        return Report(shown, False, ("Missing required file: SKILL.md",), ())
+    try:  # read through the folder: a SKILL.md that is (or becomes) a link out of it is not read
+        with open_folder(str(target), str(target)) as opened:
+            size = opened.find([skill_md.name]).st.st_size
+            raw = opened.read([skill_md.name], max(max_bytes, READ_CAP) + 1)
+    except (OSError, UnsafePathError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Report(shown, False, (f"failed to read file: {reason}",), ())
+    text, decode_warnings = decode_file(raw)
+    if text is None:
+        return Report(shown, False, ("SKILL.md is a binary file (contains NUL bytes)",), ())
+    result = check(text, target.resolve().name, mode)
+    warnings = list(decode_warnings) + list(result.warnings) + list(hidden_text_warnings(text))
+    if max(size, len(raw)) > max_bytes:
+        warnings.append(
+            f"SKILL.md is {max(size, len(raw))} bytes, over the {max_bytes}-byte cap: most agents will not load it"
+        )
+    return Report(shown, result.valid, result.errors, tuple(warnings), result.name, result.description)

@@ -1,0 +1,1 @@
+"""The connections to the workspace's MCP servers (the MCP SDK's client): an adapter of the core."""

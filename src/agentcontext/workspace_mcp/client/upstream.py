@@ -1,0 +1,341 @@
+"""The workspace's own MCP servers: approved, connected once, listed, pinned, called, reloaded, closed.
+
+Each server of the work dir's ``.mcp.json`` gets one persistent session (the SDK
+``Client``, 2025 handshake era so ``tools/list_changed`` arrives as a notification), in its
+own task (:mod:`agentcontext.workspace_mcp.client.connection`); this module manages all of them. Rules
+(coder.md 3.2-3.4, plus approval and pinning):
+
+* a server starts only when the user approved what it runs (``mcp.trust = approve``, the
+  default; :mod:`agentcontext.workspace_mcp.trust`): its :class:`~agentcontext.workspace_mcp.launch.Launch`, the
+  entry as written, the program as resolved, its cwd and the repository files it runs; or
+  when the operator set ``mcp.trust = auto``; until then it is ``pending``, with all it would
+  run and, after an earlier approval, what changed since. Launches are resolved again at
+  every reload, just before every start (a reconnect too: a launch that changed since it
+  was judged is not started) and by :meth:`UpstreamManager.recheck_launches` (each second,
+  from the agent): an edited program or script of the repository puts its server back to
+  pending and stops it;
+* its first listing after approval is pinned; a later listing with changed or added tools
+  makes it ``changed``: those tools are neither offered nor callable until the user
+  approves again (:meth:`UpstreamManager.approve`, or ``agentcontext mcp trust``), and the
+  snapshot shows what changed (:mod:`agentcontext.workspace_mcp.client.pinning`);
+* servers connect in parallel, at most ``mcp.max_concurrent_connects`` (8) at a time;
+  ``mcp.connect_timeout`` (30 s) bounds connect + initialize + the first tool list, and
+  ``mcp.call_timeout`` (60 s) each call;
+* a failing server never blocks or breaks the others: it is reported with its error and
+  the tail of its stderr; "connected with zero tools" is a different state from "failed";
+* stdio servers start by the real path of their program, in the work dir (else the home
+  dir), with a clean environment (:func:`agentcontext.workspace_mcp.launch.child_environment`: an
+  allowlist and ``mcp.inherit_env``, never ``AGENTCONTEXT_*``) plus what the entry declares,
+  in their own process group, which is killed as a whole on reload and shutdown
+  (:mod:`agentcontext.workspace_mcp.client.stdio_transport`);
+* no message from a server is read whole past ``mcp.max_output_bytes`` + 64 KiB
+  (:mod:`agentcontext.workspace_mcp.client.oversize`), and tool output over ``mcp.max_output_bytes`` is
+  cut with a visible marker (:mod:`agentcontext.workspace_mcp.client.results`);
+* a reload is differential: unchanged servers are kept (their pins checked again),
+  changed ones reconnected (a failed reconnect keeps the old connection), removed ones
+  closed;
+* a call that finds the connection gone (the server exited) turns the server failed;
+  ``refresh`` reconnects failed servers;
+* a server's ``tools/list_changed`` notices are debounced like file changes
+  (``agent.debounce_ms``, :mod:`agentcontext.debounce`): it is re-listed once they have
+  been quiet that long (every 20 such periods while they never are), with at most one
+  ``tools/list`` in flight and one more owed, so a flood of thousands a second costs a few
+  listings and no memory per notice, and a change announced during a listing is picked up
+  by the next. Resources and prompts of upstream servers are not listed, so their
+  notices are ignored. The rescans and pushes that follow catalog changes are debounced
+  the same way (:mod:`agentcontext.agent.context`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from agentcontext.errors import ConflictError, NotFoundError
+from agentcontext.resource import Resource, Tool
+from agentcontext.settings.config import McpSettings
+from agentcontext.settings.declared import BY_KEY
+from agentcontext.workspace_mcp.approvals import Standing, standing
+from agentcontext.workspace_mcp.client.connection import SERVING, ServerStatus, Upstream, UpstreamError, approval_of
+from agentcontext.workspace_mcp.client.pinning import NOTHING
+from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result, input_schema
+from agentcontext.workspace_mcp.config import ServerSpec
+from agentcontext.workspace_mcp.launch import FileHashes, Launch, approve_command, child_environment, resolve
+from agentcontext.workspace_mcp.tool_names import ToolNames, UnknownServer, assign
+from agentcontext.workspace_mcp.tool_pins import Definition, as_pins
+from agentcontext.workspace_mcp.trust import TrustStore
+
+__all__ = [
+    "CallOutcome",
+    "ServerStatus",
+    "UpstreamError",
+    "UpstreamManager",
+    "child_environment",
+    "convert_result",
+    "input_schema",
+]
+
+
+@dataclass
+class _Entry:
+    upstream: Upstream
+    previous: Upstream | None = None  # kept serving while a changed config reconnects
+    extra_error: str | None = None
+
+
+class UpstreamManager:
+    """All the workspace's MCP servers. Use as ``async with UpstreamManager(...) as manager``.
+
+    ``store`` holds the user's approvals and pinned tools (default: the user's own, from
+    ``environ``); under ``mcp.trust = approve`` a server starts only once it approves the entry.
+    ``debounce_ms`` (the agent's ``agent.debounce_ms``) paces the re-lists that notices ask for.
+    """
+
+    def __init__(
+        self,
+        settings: McpSettings,
+        *,
+        work_dir: str,
+        environ: Mapping[str, str] | None = None,
+        on_change: Callable[[], None] = lambda: None,
+        store: TrustStore | None = None,
+        debounce_ms: int = BY_KEY["agent.debounce_ms"].default,
+    ) -> None:
+        self.settings = settings
+        self.debounce = debounce_ms / 1000
+        self.work_dir = work_dir
+        self.environ = dict(os.environ if environ is None else environ)
+        self.store = store or TrustStore.default(self.environ)
+        self._on_change = on_change
+        self._entries: dict[str, _Entry] = {}
+        self._pending: dict[str, Standing] = {}  # waiting for approval
+        self._wanted: tuple[ServerSpec, ...] = ()
+        self._resolved: dict[str, str] = {}  # each wanted server's digest when it was last judged
+        self._hashes = FileHashes()
+        self._limiter = anyio.Semaphore(settings.max_concurrent_connects)
+        self._task_group: TaskGroup | None = None
+        self._lock = anyio.Lock()
+        self._names = assign(())
+        self.generation = 0
+
+    async def __aenter__(self) -> UpstreamManager:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for entry in list(self._entries.values()):
+            await entry.upstream.close()
+            if entry.previous is not None:
+                await entry.previous.close()
+        self._entries.clear()
+        if self._task_group is not None:
+            await self._task_group.__aexit__(None, None, None)
+
+    def _changed(self) -> None:
+        self.generation += 1
+        self._names = assign((s.name, t.name) for s in self.statuses() if s.state in SERVING for t in s.tools)
+        self._on_change()
+
+    def launch(self, spec: ServerSpec) -> Launch:
+        """What ``spec`` would run from this work dir (file I/O: in a worker thread where it matters)."""
+        return resolve(
+            spec, work_dir=self.work_dir, environ=self.environ, inherit=self.settings.inherit_env, hashes=self._hashes
+        )
+
+    def _judge(self, specs: Sequence[ServerSpec]) -> dict[str, tuple[Launch, Standing | None]]:
+        """Each server's launch, and its standing when it waits for approval (with what changed since the last)."""
+        out: dict[str, tuple[Launch, Standing | None]] = {}
+        for spec in specs:
+            launch = self.launch(spec)
+            waiting = None if self.settings.trust == "auto" else standing(launch, self.store)
+            out[spec.name] = (launch, waiting if waiting is not None and waiting.state == "pending" else None)
+        return out
+
+    async def reload(self, specs: Sequence[ServerSpec]) -> None:
+        """Make the connections match ``specs`` (differential); returns once all have settled."""
+        async with self._lock:
+            self._wanted = tuple(specs)
+            judged = await anyio.to_thread.run_sync(self._judge, self._wanted)
+            self._resolved = {name: launch.digest for name, (launch, _) in judged.items()}
+            self._pending = {n: pending for n, (_, pending) in judged.items() if pending is not None}
+            for name in [n for n in self._entries if n not in judged or n in self._pending]:
+                await self._entries.pop(name).upstream.close()
+            starting: list[Upstream] = []
+            for name, (launch, _) in judged.items():
+                if name in self._pending:
+                    continue
+                entry = self._entries.get(name)
+                running = entry.upstream.launch if entry is not None else None
+                if entry is not None and running == launch and running.digest == launch.digest:
+                    await entry.upstream.recheck()
+                    continue
+                upstream = self._start(launch)
+                starting.append(upstream)
+                self._entries[name] = _Entry(upstream, previous=entry.upstream if entry else None)
+            await self._settle(starting)
+            self._changed()
+
+    async def recheck_launches(self) -> bool:
+        """Resolve every server again and reload when what one would run changed (an edited program or script,
+        a new program earlier on its ``PATH``); whether it did."""
+        wanted = self._wanted
+        now = await anyio.to_thread.run_sync(lambda: {s.name: self.launch(s).digest for s in wanted})
+        if wanted is not self._wanted or now == self._resolved:
+            return False
+        await self.reload(wanted)
+        return True
+
+    def _start(self, launch: Launch) -> Upstream:
+        if self._task_group is None:
+            raise RuntimeError("UpstreamManager used outside 'async with'")
+        upstream = Upstream(
+            launch,
+            self.settings,
+            store=self.store,
+            limiter=self._limiter,
+            on_change=self._changed,
+            debounce=self.debounce,
+            resolve_again=self.launch,
+        )
+        self._task_group.start_soon(upstream.run)
+        return upstream
+
+    async def _settle(self, starting: Sequence[Upstream]) -> None:
+        """Wait for new connections; on failure, a previous connection of the server stays on."""
+
+        async def one(upstream: Upstream) -> None:
+            with anyio.move_on_after(self.settings.connect_timeout):
+                await upstream.settled.wait()
+            if not upstream.settled.is_set():
+                upstream.fail(f"timed out after {self.settings.connect_timeout:g}s connecting")
+                await upstream.settled.wait()
+            entry = self._entries.get(upstream.spec.name)
+            if entry is None or entry.upstream is not upstream or entry.previous is None:
+                return
+            if upstream.state == "connected":
+                await entry.previous.close()
+                entry.previous = None
+            else:  # keep serving with the old configuration
+                entry.extra_error = f"reconnect with the new configuration failed: {upstream.status().error}"
+                self._entries[upstream.spec.name] = _Entry(entry.previous, None, entry.extra_error)
+
+        async with anyio.create_task_group() as group:
+            for upstream in starting:
+                group.start_soon(one, upstream)
+
+    def statuses(self) -> list[ServerStatus]:
+        """One status per declared server, by name."""
+        out: list[ServerStatus] = []
+        for entry in self._entries.values():
+            status = entry.upstream.status()
+            if entry.extra_error and status.state in SERVING:
+                status = ServerStatus(
+                    status.name,
+                    status.state,
+                    status.transport,
+                    status.tools,
+                    entry.extra_error,
+                    warnings=status.warnings,
+                    approval=status.approval,
+                    changes=status.changes,
+                )
+            out.append(status)
+        for name, pending in self._pending.items():
+            launch = pending.launch
+            changed = "what it runs changed since you approved it; " if pending.since else ""
+            reason = (
+                f'not approved: {changed}approve "{name}" in the dashboard or run'
+                f" `{approve_command(self.work_dir, [launch])}`"
+            )
+            approval = approval_of(launch, self.settings.trust, "pending", NOTHING, pending.since)
+            out.append(ServerStatus(name, "pending", launch.spec.transport, error=reason, approval=approval))
+        return sorted(out, key=lambda s: s.name)
+
+    def resources(self) -> list[Resource]:
+        return [status.resource() for status in self.statuses()]
+
+    def listings(self) -> dict[str, tuple[Definition, ...]]:
+        """Each connected server's last tool listing, as the server sent it (before any cleaning)."""
+        return {name: e.upstream.listed for name, e in self._entries.items() if e.upstream.state == "connected"}
+
+    @property
+    def names(self) -> ToolNames:
+        return self._names
+
+    def tools(self) -> list[tuple[str, str, Tool]]:
+        """``(exposed name, server, tool)`` for every offered tool of every serving server."""
+        out = [
+            (self._names.exposed(s.name, t.name), s.name, t)
+            for s in self.statuses()
+            if s.state in SERVING
+            for t in s.tools
+        ]
+        return sorted(out, key=lambda item: item[0])
+
+    async def refresh(self) -> None:
+        """Re-list every connected server's tools and reconnect failed servers."""
+        failed = [e.upstream.launch for e in self._entries.values() if e.upstream.state == "failed"]
+        async with anyio.create_task_group() as group:
+            for entry in self._entries.values():
+                if entry.upstream.state == "connected":
+                    group.start_soon(entry.upstream.refresh_tools)
+        if failed:
+            async with self._lock:
+                starting = [self._start(launch) for launch in failed]
+                for upstream in starting:
+                    self._entries[upstream.spec.name] = _Entry(upstream)
+                await self._settle(starting)
+        self._changed()
+
+    async def approve(self, name: str, digest: str, tool_set: str = "") -> str:
+        """Approve a pending server (its entry ``digest``) or a changed one's listing (``tool_set``), as shown.
+
+        Raises:
+            NotFoundError: no such server.
+            ConflictError: the entry or the listing differs from what was shown (``digest``, ``tool_set``),
+                or there is nothing to approve.
+        """
+        pending = self._pending.get(name)
+        if pending is not None:
+            # resolved again now: a program or script edited since the page was shown is not approved
+            launch = await anyio.to_thread.run_sync(self.launch, pending.launch.spec)
+            if launch.digest != digest or pending.launch.digest != digest:
+                raise ConflictError(f'what "{name}" runs changed since it was shown: look at it again')
+            await anyio.to_thread.run_sync(self.store.approve, [launch])
+            await self.reload(self._wanted)
+            return f'approved "{name}" ({digest[:12]}): starting it'
+        entry = self._entries.get(name)
+        if entry is None:
+            raise NotFoundError(f'no MCP server named "{name}" in this workspace')
+        upstream = entry.upstream
+        if upstream.launch.digest != digest:
+            raise ConflictError(f'what "{name}" runs changed since it was shown: look at it again')
+        if not upstream.judged.changes:
+            raise ConflictError(f'"{name}" has nothing waiting for approval')
+        if upstream.judged.tool_set != tool_set:
+            raise ConflictError(f'the tools of "{name}" changed again since they were shown: look at them again')
+        pins = as_pins(upstream.listed)
+        await anyio.to_thread.run_sync(lambda: self.store.approve_tools(upstream.launch, pins, approve=True))
+        await upstream.recheck()
+        self._changed()
+        return f'approved the current tools of "{name}"'
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any]) -> CallOutcome:
+        """Call a tool by its exposed name.
+
+        Raises:
+            InvalidToolName, UnknownServer: the name does not route (400 / 404 over HTTP).
+            UpstreamError: the call itself failed, or the tool is withheld (502 over HTTP).
+        """
+        server, tool = self._names.route(name, self._entries.keys())
+        entry = self._entries.get(server)
+        if entry is None:
+            raise UnknownServer(f'unknown MCP server: "{server}"')
+        result = await entry.upstream.call(tool, arguments)
+        return convert_result(result, self.settings.max_output_bytes)
