@@ -89,12 +89,53 @@ def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_re
 
     ``markers_seen`` receives the root markers looked at (see ``find_project_root``).
     """
-    doc = config.project_doc
-    home = config.home
-    root = None if doc.discovery == "roots" else find_project_root(work_dir, doc.root_markers, markers_seen)
+    doc, skills, home = config.project_doc, config.skills, config.home
+    roots_mode = doc.discovery == "roots"
+    root = None if roots_mode else find_project_root(work_dir, doc.root_markers, markers_seen)
     dirs = chain(root, work_dir) if root else (work_dir,)
     project = root or work_dir
-    roots_mode = doc.discovery == "roots"
+    given = _declared(config, work_dir, project, roots_mode)
+    if roots_mode:
+        found = _roots_mode(work_dir, given, skills.containers)
+    else:
+        found = _chain_mode(dirs, project, given, skills.containers, skills.system_dir, doc.discovery == "claude")
+    # A project's .mcp.json sits at its root (Claude Code); Coder's roots mode reads the work dir.
+    mcp_base = work_dir if roots_mode else project
+    single_configs = tuple(
+        McpFile(r.path, r.scope, r.boundary, False, r.source)
+        for r in given.source_files
+        if os.path.basename(r.path) == ".mcp.json"
+    )
+    mcp_files = _mcp_files(config, mcp_base, project, home) + found.extra_mcp + single_configs
+    single_skills = tuple(r for r in given.source_files if os.path.basename(r.path) == skills.meta_file)
+    return Layout(
+        work_dir=work_dir,
+        project_root=root,
+        chain=dirs,
+        home_dirs=() if roots_mode else given.home_dirs,
+        source_roots=given.sources,
+        source_files=given.source_files,
+        instruction_roots=found.instruction_roots,
+        skill_containers=_dedupe(single_skills + found.containers) if skills.enabled else (),
+        plugin_cache=given.plugin_cache,
+        mcp_files=_dedupe_mcp(mcp_files),
+        allowed_roots=_allowed(project, work_dir, home, given, skills.system_dir),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Given:
+    """What the settings name besides the project: declared sources, home instruction and skill dirs, plugins."""
+
+    sources: tuple[Root, ...]
+    source_files: tuple[Root, ...]
+    home_dirs: tuple[Root, ...]
+    user_dirs: tuple[Root, ...]
+    plugin_cache: str | None
+
+
+def _declared(config: Config, work_dir: str, project: str, roots_mode: bool) -> _Given:
+    home, skills = config.home, config.skills
     declared = resolve_all(config.sources, home=home, work_dir=work_dir)
     sources = tuple(Root(path, Scope.SOURCE, path, source=path) for path in declared if not os.path.isfile(path))
     source_files = tuple(
@@ -103,7 +144,7 @@ def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_re
     # In Coder's roots mode every root is its own symlink boundary; elsewhere home is one.
     home_dirs = tuple(
         Root(path, Scope.HOME, path if roots_mode else boundary_for(path, (home,)))
-        for path in resolve_all(doc.instruction_dirs, home=home, work_dir=work_dir)
+        for path in resolve_all(config.project_doc.instruction_dirs, home=home, work_dir=work_dir)
     )
     user_dirs = tuple(
         Root(
@@ -111,68 +152,66 @@ def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_re
             Scope.REPO if is_within(path, project) else Scope.USER,
             path if roots_mode else boundary_for(path, (project, home)),
         )
-        for path in resolve_all(config.skills.dirs, home=home, work_dir=work_dir)
+        for path in resolve_all(skills.dirs, home=home, work_dir=work_dir)
     )
-    skills = config.skills
     plugin_cache = (
         resolve_all([skills.plugin_cache], home=home, work_dir=work_dir)[0]
         if skills.enabled and skills.include_plugins and skills.plugin_cache.strip()
         else None
     )
-    if roots_mode:
-        work_root = Root(work_dir, Scope.PROJECT, work_dir)
-        top_roots = (*sources, *source_files, *home_dirs, work_root)
-        containers = (
-            _containers_of(sources, skills.containers, shallow=True)
-            # skills under ~/.coder are the user's, whichever way they are reached
-            + _containers_of(home_dirs, skills.containers, shallow=True, scope=Scope.USER)
-            + user_dirs
-            + _containers_of((work_root,), skills.containers, shallow=True, scope=Scope.REPO)
-        )
-        extra_mcp = tuple(
-            McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source)
-            for r in (*sources, *home_dirs)
-        )
-        instruction_roots = top_roots
+    return _Given(sources, source_files, home_dirs, user_dirs, plugin_cache)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """Where a discovery mode looks: skill containers in precedence order, other MCP configs, instruction roots."""
+
+    containers: tuple[Root, ...]
+    extra_mcp: tuple[McpFile, ...]
+    instruction_roots: tuple[Root, ...]
+
+
+def _roots_mode(work_dir: str, given: _Given, names: tuple[str, ...]) -> _Found:
+    work_root = Root(work_dir, Scope.PROJECT, work_dir)
+    containers = (
+        _containers_of(given.sources, names, shallow=True)
+        # skills under ~/.coder are the user's, whichever way they are reached
+        + _containers_of(given.home_dirs, names, shallow=True, scope=Scope.USER)
+        + given.user_dirs
+        + _containers_of((work_root,), names, shallow=True, scope=Scope.REPO)
+    )
+    extra_mcp = tuple(
+        McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source)
+        for r in (*given.sources, *given.home_dirs)
+    )
+    return _Found(containers, extra_mcp, (*given.sources, *given.source_files, *given.home_dirs, work_root))
+
+
+def _chain_mode(
+    dirs: tuple[str, ...], project: str, given: _Given, names: tuple[str, ...], system_dir: str, claude: bool
+) -> _Found:
+    repo = _containers_of(tuple(Root(d, Scope.REPO, project) for d in dirs), names, shallow=False)
+    sources = _containers_of(given.sources, names, shallow=True)
+    system = (Root(system_dir, Scope.SYSTEM, system_dir),) if system_dir.strip() else ()
+    if claude:  # Claude Code: the user's skills first, then the work dir's upward
+        containers = given.user_dirs + tuple(reversed(repo)) + sources
     else:
-        repo_roots = tuple(Root(d, Scope.REPO, project) for d in dirs)
-        repo = _containers_of(repo_roots, skills.containers, shallow=False)
-        system = (Root(skills.system_dir, Scope.SYSTEM, skills.system_dir),) if skills.system_dir.strip() else ()
-        if doc.discovery == "claude":  # Claude Code: the user's skills first, then the work dir's upward
-            containers = user_dirs + tuple(reversed(repo)) + _containers_of(sources, skills.containers, shallow=True)
-        else:
-            containers = repo + _containers_of(sources, skills.containers, shallow=True) + user_dirs + system
-        extra_mcp = tuple(
-            McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source) for r in sources
-        )
-        instruction_roots = ()
-    # A project's .mcp.json sits at its root (Claude Code); Coder's roots mode reads the work dir.
-    mcp_base = work_dir if roots_mode else project
-    single_configs = tuple(
-        McpFile(r.path, r.scope, r.boundary, False, r.source)
-        for r in source_files
-        if os.path.basename(r.path) == ".mcp.json"
+        containers = repo + sources + given.user_dirs + system
+    extra_mcp = tuple(
+        McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source) for r in given.sources
     )
-    mcp_files = _mcp_files(config, mcp_base, project, home) + extra_mcp + single_configs
-    allowed = (project, work_dir, home, *(r.boundary for r in (*sources, *source_files, *home_dirs, *user_dirs)))
-    single_skills = tuple(r for r in source_files if os.path.basename(r.path) == skills.meta_file)
-    if plugin_cache:
-        allowed += (plugin_cache,)
-    if skills.system_dir.strip():
-        allowed += (absolute(skills.system_dir),)
-    return Layout(
-        work_dir=work_dir,
-        project_root=root,
-        chain=dirs,
-        home_dirs=() if roots_mode else home_dirs,
-        source_roots=sources,
-        source_files=source_files,
-        instruction_roots=instruction_roots,
-        skill_containers=_dedupe(single_skills + containers) if skills.enabled else (),
-        plugin_cache=plugin_cache,
-        mcp_files=_dedupe_mcp(mcp_files),
-        allowed_roots=tuple(dict.fromkeys(absolute(p) for p in allowed)),
-    )
+    return _Found(containers, extra_mcp, ())
+
+
+def _allowed(project: str, work_dir: str, home: str, given: _Given, system_dir: str) -> tuple[str, ...]:
+    """Every root a read may start from (the containment test holds the scan to them)."""
+    roots = (*given.sources, *given.source_files, *given.home_dirs, *given.user_dirs)
+    allowed = (project, work_dir, home, *(r.boundary for r in roots))
+    if given.plugin_cache:
+        allowed += (given.plugin_cache,)
+    if system_dir.strip():
+        allowed += (absolute(system_dir),)
+    return tuple(dict.fromkeys(absolute(p) for p in allowed))
 
 
 def _containers_of(

@@ -111,25 +111,27 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
             group.start_soon(_startup, agent, options.startup)
         elif not options.wait_ready:
             agent.set_ready()
-        if options.control_plane and options.token:
-            info = AgentInfo(
-                url=options.advertise_url or advertised_url(options.host, options.port),
-                api_token=peer_token,
-                run_id=uuid.uuid4().hex,
-                os=platform.system().lower(),
-                home=config.home,
-            )
-            pusher = Pusher(
-                options.control_plane,
-                options.token,
-                info=info,
-                heartbeat=options.heartbeat,
-                home_files=config.agent.push_home_files,
-            )
+        pusher = _pusher(options, config, peer_token)
+        if pusher is not None:
             group.start_soon(pusher.run, agent)
         await server.serve()
         group.cancel_scope.cancel()
     return agent
+
+
+def _pusher(options: AgentOptions, config: Config, peer_token: str | None) -> Pusher | None:
+    """What pushes each snapshot to the control plane, telling it where and how to reach us; None: no control plane."""
+    if not (options.control_plane and options.token):
+        return None
+    info = AgentInfo(
+        url=options.advertise_url or advertised_url(options.host, options.port),
+        api_token=peer_token,
+        run_id=uuid.uuid4().hex,
+        os=platform.system().lower(),
+        home=config.home,
+    )
+    heartbeat, home_files = options.heartbeat, config.agent.push_home_files
+    return Pusher(options.control_plane, options.token, info=info, heartbeat=heartbeat, home_files=home_files)
 
 
 def advertised_url(host: str, port: int) -> str:

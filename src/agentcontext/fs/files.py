@@ -111,6 +111,14 @@ def _os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def _read_or_error(dfd: int, name: str, key: StatKey, limit: int) -> bytes | OSError:
+    """:func:`_read_in`, its error as the value (a skill's build says why it could not be read)."""
+    try:
+        return _read_in(dfd, name, key, limit)
+    except OSError as exc:
+        return exc
+
+
 def _read_in(dfd: int, name: str, key: StatKey, limit: int) -> bytes:
     """At most ``limit`` bytes of the regular file ``name`` in ``dfd``, the inode ``key`` saw.
 
@@ -407,11 +415,7 @@ class Reader:
                     append((entry, hit[1]))
                     continue
                 misses += 1
-                raw: bytes | OSError
-                try:
-                    raw = _read_in(dfd, name, key, limit)
-                except OSError as exc:
-                    raw = exc
+                raw = _read_or_error(dfd, name, key, limit)
             finally:
                 close(dfd)
             value = build(entry, raw, leaf)

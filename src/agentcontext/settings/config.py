@@ -527,59 +527,24 @@ def _build(
     files: tuple[str | None, str | None],
     warnings: tuple[str, ...],
 ) -> Config:
+    # each section's settings are its dataclass's fields; only the paths under home are expanded here
+    project_doc = _section(v, "project_doc") | {
+        "instruction_dirs": _expand_homes(v["project_doc.instruction_dirs"], env, home)
+    }
+    skills = _section(v, "skills") | {
+        "dirs": _expand_homes(v["skills.dirs"], env, home),
+        "system_dir": _expand_homes((v["skills.system_dir"],), env, home)[0],
+    }
     return Config(
         profile=profile,
         home=home,
         sources=v["sources"],
-        project_doc=ProjectDocSettings(
-            discovery=v["project_doc.discovery"],
-            max_bytes=v["project_doc.max_bytes"],
-            filename=v["project_doc.filename"],
-            override_filename=v["project_doc.override_filename"],
-            fallback_filenames=v["project_doc.fallback_filenames"],
-            root_markers=v["project_doc.root_markers"],
-            instruction_dirs=_expand_homes(v["project_doc.instruction_dirs"], env, home),
-            sanitize=v["project_doc.sanitize"],
-            keep_bytes=v["project_doc.keep_bytes"],
-            import_depth=v["project_doc.import_depth"],
-            nested_max_dirs=v["project_doc.nested_max_dirs"],
-            child_projects=v["project_doc.child_projects"],
-        ),
-        skills=SkillSettings(
-            enabled=v["skills.enabled"],
-            dirs=_expand_homes(v["skills.dirs"], env, home),
-            include_plugins=v["skills.include_plugins"],
-            plugin_cache=v["skills.plugin_cache"],
-            containers=v["skills.containers"],
-            validation=v["skills.validation"],
-            max_depth=v["skills.max_depth"],
-            max_dirs_per_root=v["skills.max_dirs_per_root"],
-            meta_file=v["skills.meta_file"],
-            disabled=v["skills.disabled"],
-            precedence=v["skills.precedence"],
-            system_dir=_expand_homes((v["skills.system_dir"],), env, home)[0],
-        ),
-        snapshot=SnapshotSettings(
-            max_resource_bytes=v["snapshot.max_resource_bytes"],
-            max_snapshot_bytes=v["snapshot.max_snapshot_bytes"],
-            max_resources=v["snapshot.max_resources"],
-        ),
-        mcp=McpSettings(
-            config_files=v["mcp.config_files"],
-            unset_variables=v["mcp.unset_variables"],
-            connect_timeout=v["mcp.connect_timeout"],
-            call_timeout=v["mcp.call_timeout"],
-            max_output_bytes=v["mcp.max_output_bytes"],
-            trust=v["mcp.trust"],
-            max_concurrent_connects=v["mcp.max_concurrent_connects"],
-            inherit_env=v["mcp.inherit_env"],
-        ),
-        agent=AgentSettings(debounce_ms=v["agent.debounce_ms"], push_home_files=v["agent.push_home_files"]),
-        mcp_server=McpServerSettings(
-            catalog_chars=v["mcp_server.catalog_chars"],
-            max_file_lines=v["mcp_server.max_file_lines"],
-            max_file_bytes=v["mcp_server.max_file_bytes"],
-        ),
+        project_doc=ProjectDocSettings(**project_doc),
+        skills=SkillSettings(**skills),
+        snapshot=SnapshotSettings(**_section(v, "snapshot")),
+        mcp=McpSettings(**_section(v, "mcp")),
+        agent=AgentSettings(**_section(v, "agent")),
+        mcp_server=McpServerSettings(**_section(v, "mcp_server")),
         ondemand=OnDemandSettings(**_section(v, "ondemand")),
         origins=tuple(sorted(origins.items())),
         project_file=files[0],
