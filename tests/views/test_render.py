@@ -15,26 +15,28 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from skills_ref.prompt import to_prompt
 
-from agentcontext.resource import Scope
-from agentcontext.skills.frontmatter import parse_strict
-from agentcontext.skills.validation import find_skill_md
-from agentcontext.testing import make_workspace, skill_md
-from agentcontext.views.render import (
+from agentcontext.peers.codex.render import (
     SKILLS_HOW_TO_USE,
     SKILLS_INTRO,
     TRUNCATED_WARNING,
     TRUNCATED_WARNING_PERCENT,
     Budget,
+    RenderedSkills,
+    SkillLine,
+    codex_instructions,
+    codex_skills,
+)
+from agentcontext.resource import Scope
+from agentcontext.skills.frontmatter import parse_strict
+from agentcontext.skills.validation import find_skill_md
+from agentcontext.testing import make_workspace, skill_md
+from agentcontext.views.render import (
     CatalogEntry,
     ContextFile,
     IndexEntry,
-    RenderedSkills,
-    SkillLine,
     XmlSkill,
     agent_skills_xml,
     available_skills,
-    codex_instructions,
-    codex_skills,
     sanitize_skill_description,
     skill_catalog,
     workspace_context,

@@ -21,13 +21,13 @@ from agentcontext.cli.common import (
     shown_path,
     stdout,
 )
+from agentcontext.peers.claude.skills import claude_skill_lines
+from agentcontext.peers.codex.render import Budget, codex_skills_block
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skills.validation import Report, validate_path
 from agentcontext.terminal import plain, shown
-from agentcontext.views.prompts import claude_skill_lines, codex_skills_block
 from agentcontext.views.render import (
-    Budget,
     CatalogEntry,
     IndexEntry,
     XmlSkill,
