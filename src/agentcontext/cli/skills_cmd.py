@@ -22,19 +22,13 @@ from agentcontext.cli.common import (
     stdout,
 )
 from agentcontext.peers.claude.skills import claude_skill_lines
+from agentcontext.peers.coder.render import IndexEntry, available_skills
 from agentcontext.peers.codex.render import Budget, codex_skills_block
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skills.validation import Report, validate_path
 from agentcontext.terminal import plain, shown
-from agentcontext.views.render import (
-    CatalogEntry,
-    IndexEntry,
-    XmlSkill,
-    agent_skills_xml,
-    available_skills,
-    skill_catalog,
-)
+from agentcontext.views.render import CatalogEntry, XmlSkill, agent_skills_xml, skill_catalog
 
 app = typer.Typer(
     help="List the skills an agent is offered, lint skill folders, render the skills prompt.",

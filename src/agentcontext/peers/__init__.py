@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agentcontext.peers.base import Peer
 from agentcontext.peers.claude.peer import ClaudePeer
-from agentcontext.peers.coder import CoderPeer
+from agentcontext.peers.coder.peer import CoderPeer
 from agentcontext.peers.codex.peer import CodexPeer
 from agentcontext.settings.config import Config
 
