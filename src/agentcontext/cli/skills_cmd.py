@@ -41,6 +41,7 @@ class Mode(StrEnum):
     spec = "spec"
     lenient = "lenient"
     coder = "coder"
+    claude = "claude"
 
 
 class Format(StrEnum):
@@ -91,7 +92,7 @@ def list_skills(
 def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
     as_json: bool = JsonOption,
-    validation: Mode = typer.Option(Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient or coder."),
+    validation: Mode = typer.Option(Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder or claude (the `skills.validation` modes)."),
 ) -> None:
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
 
