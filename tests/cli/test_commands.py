@@ -193,6 +193,16 @@ def test_skills_validate_takes_every_validation_mode_the_setting_takes(tmp_path:
     assert {m.value for m in skills_cmd.Mode} == set(get_args(Validation))
 
 
+def test_skills_validate_prints_a_yaml_error_on_its_own_lines(tmp_path: Path, home: Path) -> None:
+    text = "---\nname: bad\ndescription: x\n  - y: [\n---\nbody\n"
+    folder = make_workspace(tmp_path, {"bad/SKILL.md": text}) / "bad"
+    result = run("skills", "validate", str(folder), home=home)
+    assert result.returncode == 1
+    assert "\\u000a" not in result.stderr
+    assert "  - Invalid YAML in frontmatter: mapping values are not allowed here\n" in result.stderr
+    assert "\n          - y: [\n             ^ (line: 4)\n" in result.stderr
+
+
 def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     listing = json.loads(run("skills", "list", str(root), "--json", home=home).stdout)
