@@ -81,13 +81,21 @@ def _open(db_url: str | None) -> Database:
     return db
 
 
-def _print_issued(kind: str, issued: identity.Issued, as_json: bool, extra: dict[str, str] | None = None) -> None:
+# how each kind of token is used, said once, where it is shown
+_USER_TOKEN_USE = "give it to `chats`/`status` as AGENTCONTEXT_TOKEN or --token-file FILE, or send it as a Bearer token"
+_AGENT_TOKEN_USE = "give it to `agentcontext agent` as AGENTCONTEXT_AGENT_TOKEN or --token-file FILE"
+
+
+def _print_issued(
+    kind: str, issued: identity.Issued, as_json: bool, use: str, extra: dict[str, str] | None = None
+) -> None:
     if as_json:
         typer.echo(json.dumps({"id": issued.id, "name": issued.name, "token": issued.token, **(extra or {})}))
         return
     out = stdout()
-    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}).")
-    out.print("Token (shown once, keep it safe):")
+    label = f", labelled {shown(extra['label'])}" if extra and extra.get("label") else ""
+    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}){label}.")
+    out.print(f"Token (shown once, keep it safe; {use}):")
     typer.echo(issued.token)
 
 
@@ -244,7 +252,7 @@ def users_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_user(s, name, admin=admin))
-    _print_issued("user", issued, as_json)
+    _print_issued("user", issued, as_json, _USER_TOKEN_USE)
 
 
 tokens_app = typer.Typer(help="API tokens of users.", no_args_is_help=True)
@@ -262,7 +270,7 @@ def tokens_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_token(s, user, label=label))
-    _print_issued("token for user", issued, as_json)
+    _print_issued("token for user", issued, as_json, _USER_TOKEN_USE, {"user": user, "label": label})
 
 
 agents_app = typer.Typer(
@@ -290,7 +298,7 @@ def agents_create(
 
     with _database_errors():
         issued = _open(db).write(work)
-    _print_issued("agent", issued, as_json, {"workspace": workspace})
+    _print_issued("agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})
 
 
 @agents_app.command("rotate")
@@ -305,4 +313,4 @@ def agents_rotate(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.rotate_agent_token(s, workspace, name))
-    _print_issued("token for agent", issued, as_json, {"workspace": workspace})
+    _print_issued("token for agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})
