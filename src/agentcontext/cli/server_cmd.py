@@ -289,7 +289,7 @@ def agents_create(
     db: str | None = DbOption,
     as_json: bool = JsonFlag,
 ) -> None:
-    """Create an agent and print its token: pass it to `agentcontext agent --token`."""
+    """Create an agent and print its token (shown once): give it to `agentcontext agent --token-file FILE`."""
     from agentcontext.control import identity
 
     def work(session: Session) -> identity.Issued:
