@@ -34,7 +34,7 @@ def agent(
         None,
         "--token",
         help="The agent's token: its HTTP API requires it, and it authenticates pushes to the control plane"
-        " (`agentcontext agents create` prints one). Shows in `ps`: prefer --token-file or"
+        " (`agentcontext workspace-agents create` prints one). Shows in `ps`: prefer --token-file or"
         " AGENTCONTEXT_AGENT_TOKEN. None given: one is made and kept in the data dir.",
         show_default=False,
     ),
