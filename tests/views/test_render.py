@@ -15,7 +15,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from skills_ref.prompt import to_prompt
 
-from agentcontext.resource import Scope
+from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.skills.frontmatter import parse_strict
 from agentcontext.skills.validation import find_skill_md
 from agentcontext.testing import make_workspace, skill_md
@@ -26,7 +26,6 @@ from agentcontext.views.render import (
     TRUNCATED_WARNING_PERCENT,
     Budget,
     CatalogEntry,
-    ContextFile,
     IndexEntry,
     RenderedSkills,
     SkillLine,
@@ -394,9 +393,13 @@ def test_agent_skills_xml_escapes_names_and_apostrophes() -> None:
 # --- Coder: <workspace-context> and Codex: AGENTS.md wrapper ---------------------------------
 
 
+def context_file(path: str, text: str, status: Status = Status.OK) -> Resource:
+    return Resource(Kind.INSTRUCTION_FILE, path, Scope.PROJECT, status, content=text)
+
+
 def test_workspace_context_block_format() -> None:
     block = workspace_context(
-        [ContextFile("/w/AGENTS.md", "Root rules"), ContextFile("/w/sub/AGENTS.md", "Sub rules", truncated=True)],
+        [context_file("/w/AGENTS.md", "Root rules"), context_file("/w/sub/AGENTS.md", "Sub rules", Status.TRUNCATED)],
         os_name="linux",
         directory="/w/sub",
     )
@@ -415,7 +418,7 @@ def test_workspace_context_block_format() -> None:
 
 
 def test_workspace_context_without_os_or_directory_has_no_header_lines() -> None:
-    assert workspace_context([ContextFile("/w/AGENTS.md", "Rules")]) == (
+    assert workspace_context([context_file("/w/AGENTS.md", "Rules")]) == (
         "<workspace-context>\n\nSource: /w/AGENTS.md\nRules\n</workspace-context>"
     )
 
@@ -423,8 +426,8 @@ def test_workspace_context_without_os_or_directory_has_no_header_lines() -> None
 def test_workspace_context_sanitizes_and_skips_files_left_empty() -> None:
     block = workspace_context(
         [
-            ContextFile("/w/AGENTS.md", "Keep\u200b this <!-- not this -->\r\n\r\n\r\n\r\nand this   "),
-            ContextFile("/w/CLAUDE.md", "<!-- only a comment -->\n\u200b"),
+            context_file("/w/AGENTS.md", "Keep\u200b this <!-- not this -->\r\n\r\n\r\n\r\nand this   "),
+            context_file("/w/CLAUDE.md", "<!-- only a comment -->\n\u200b"),
         ]
     )
     assert block == "<workspace-context>\n\nSource: /w/AGENTS.md\nKeep this\n\nand this\n</workspace-context>"
@@ -432,7 +435,7 @@ def test_workspace_context_sanitizes_and_skips_files_left_empty() -> None:
 
 def test_workspace_context_is_omitted_without_instruction_content() -> None:
     assert workspace_context([]) == ""
-    assert workspace_context([ContextFile("/w/AGENTS.md", "  \n\n ")], os_name="linux", directory="/w") == ""
+    assert workspace_context([context_file("/w/AGENTS.md", "  \n\n ")], os_name="linux", directory="/w") == ""
 
 
 def test_codex_instructions_wrap_the_text_for_the_working_directory() -> None:
