@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 from typer.testing import CliRunner
 
-from agentcontext.cli import app
+from agentcontext.cli import app, skills_cmd
+from agentcontext.settings.config import Validation
 from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, skill_md
 
@@ -180,6 +182,15 @@ def test_skills_validate_uses_spec_rules_and_exits_1_on_any_error(tmp_path: Path
     ]
     ok = run("skills", "validate", str(skills / "good"), home=home)
     assert (ok.returncode, ok.stdout) == (0, f"Valid skill: {skills / 'good'}\n")
+
+
+def test_skills_validate_takes_every_validation_mode_the_setting_takes(tmp_path: Path, home: Path) -> None:
+    folder = make_workspace(tmp_path, {"noname/SKILL.md": "---\ndescription: Does things\n---\nbody\n"}) / "noname"
+    claude = run("skills", "validate", str(folder), "--validation", "claude", home=home)
+    assert (claude.returncode, claude.stdout) == (0, f"Valid skill: {folder}\n")  # Claude Code names it by its folder
+    spec = run("skills", "validate", str(folder), "--validation", "spec", home=home)
+    assert spec.returncode == 1 and "Missing required field in frontmatter: name" in spec.stderr
+    assert {m.value for m in skills_cmd.Mode} == set(get_args(Validation))
 
 
 def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:

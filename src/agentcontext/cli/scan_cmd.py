@@ -29,13 +29,10 @@ from agentcontext.fs.files import is_within
 from agentcontext.fs.paths import absolute
 from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
-from agentcontext.instructions.project_doc import claude_reminder
-from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.resource import Status
 from agentcontext.scan import ScanResult
 from agentcontext.terminal import shown
 from agentcontext.views.agents import why
-from agentcontext.views.render import codex_instructions
 
 
 def register(app: typer.Typer) -> None:
@@ -207,18 +204,14 @@ def doc(
             data["for"] = answer.to_dict()
         print_json(data)
         return
-    claude = result.config.project_doc.discovery == "claude"
-    text_out = project_doc.content
-    if wrap and claude:
-        text_out = claude_reminder(project_doc)
-    elif wrap and not project_doc.empty:
-        text_out = codex_instructions(text_out, result.snapshot.work_dir, project=bool(project_doc.project_text))
+    text_out = result.peer.wrap(project_doc, result.snapshot.work_dir) if wrap else project_doc.content
     if project_doc.empty:
         typer.echo("No AGENTS.md found between the project root and the working directory.", err=True)
     parts = [text_out] if text_out else []
     if answer is not None:
-        if wrap and claude:
-            parts += claude_nested.render((f.resource, f.hook) for f in answer.files)
+        framed = result.peer.wrap_later(answer) if wrap else None
+        if framed is not None:
+            parts += framed
         else:
             added = text(answer, sanitized=result.config.project_doc.sanitize)
             parts.append(added or f"(nothing more applies to {', '.join(for_paths)})")

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentcontext import peers
 from agentcontext.instructions.ondemand import Resolver
-from agentcontext.instructions.project_doc import ProjectDoc, assemble, assemble_claude
+from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.resource import Kind, LoadType, Resource
 from agentcontext.scan import ScanResult
 from agentcontext.settings.config import Config, load_config
@@ -51,10 +52,8 @@ class AgentView:
         """The view of the profile a snapshot was taken under, from its resources (instruction files with content)."""
         kept = tuple(resources)
         defaults = profile_defaults(profile)
-        if defaults["project_doc.discovery"] == "claude":
-            doc = assemble_claude(kept)
-        else:
-            doc = assemble(kept, sanitized=bool(defaults["project_doc.sanitize"]))
+        peer = peers.named(str(defaults["project_doc.discovery"]))
+        doc = peer.project_doc(kept, bool(defaults["project_doc.sanitize"]))
         budget = int(defaults["project_doc.max_bytes"])
         return cls(profile, kept, doc, tuple(offered(kept)), None if budget < 0 else budget, stored=True)
 
@@ -131,7 +130,7 @@ def opened(result: ScanResult, path: str) -> list[Resource]:
     Claude Code's files sent after a read (:mod:`agentcontext.peers.claude.nested`); the other
     agents load nothing more (our MCP tool ``get_instructions_for`` fills that gap).
     """
-    if result.config.project_doc.discovery != "claude":
+    if not result.peer.sends_on_read:
         return []
     return [applied.resource for applied in Resolver().resolve(result, [path]).files]
 
