@@ -42,6 +42,28 @@ def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path,
         str(work / "src/pkg/CLAUDE.md"),
     }
     assert views["codex"]["when_opened"] == []
+    assert views["claude"]["when_started_there"] == []
+
+
+def test_agents_path_names_the_folder_file_a_session_started_there_loads_as_doc_for_does(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "r", {".git/": "", "AGENTS.md": "root\n", "sub/AGENTS.md": "sub\n", "sub/x.py": ""}
+    )
+    views = {
+        v["profile"]: v
+        for v in json.loads(run("agents", str(work), "--json", "--path", "sub/x.py", home=home).stdout)["agents"]
+    }
+    for profile in ("codex", "coder", "default"):
+        assert views[profile]["when_opened"] == []
+        assert [r["path"] for r in views[profile]["when_started_there"]] == [str(work / "sub" / "AGENTS.md")]
+    assert [r["path"] for r in views["claude"]["when_opened"]] == [str(work / "sub" / "AGENTS.md")]
+    assert (
+        "Contents of " + str(work / "sub" / "AGENTS.md") in run("doc", str(work), "--for", "sub/x.py", home=home).stdout
+    )
+    text = run("agents", str(work), "--path", "sub/x.py", home=home).stdout
+    assert "loads nothing more in the session; a session started in its folder also loads the 1 marked there" in text
 
 
 def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_and_once_as_not(
@@ -82,9 +104,30 @@ def test_a_file_that_loads_later_is_marked_later_not_as_never_loaded(tmp_path: P
     ]
 
 
-def test_agents_still_manages_control_plane_agents() -> None:
-    done = run("agents", "create", "--help")
-    assert done.returncode == 0 and "--workspace" in done.stdout
+def test_agents_help_shows_the_views_own_flags() -> None:
+    done = run("agents", "--help")
+    assert done.returncode == 0 and "--path" in done.stdout and "agents [OPTIONS]" in done.stdout
+    assert "--workspace" not in done.stdout
+
+
+def test_the_workspace_agents_old_spelling_still_works_with_a_deprecation_note(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'control.db'}"
+    old = run("agents", "create", "--workspace", "box", "--name", "dev", "--db", db, "--json")
+    assert old.returncode == 0, old.stderr
+    assert "`agents create` is now `workspace-agents create`" in old.stderr
+    assert json.loads(old.stdout)["workspace"] == "box"
+    new = run("workspace-agents", "rotate", "--workspace", "box", "--name", "dev", "--db", db, "--json")
+    assert new.returncode == 0 and new.stderr == ""
+    assert json.loads(new.stdout)["id"] == json.loads(old.stdout)["id"]
+    help_text = run("workspace-agents", "create", "--help").stdout
+    assert "--workspace" in help_text and "--path" not in help_text
+
+
+def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    shown = run("agents", "show", str(work), "--json", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == ["codex", "claude", "coder", "default"]
 
 
 def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, home: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from agentcontext.fs.files import is_within
 from agentcontext.fs.paths import absolute
 from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
-from agentcontext.resource import Status
+from agentcontext.resource import Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.terminal import shown
 from agentcontext.views.agents import why
@@ -46,7 +47,14 @@ def scan(
     as_json: bool = JsonOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
-    check: bool = typer.Option(False, "--check", help="Exit with 1 when any resource is not ok (for CI)."),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Exit with 1 when a resource needs fixing: truncated, oversize, invalid, unreadable or excluded (for CI).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="With --check, also fail on shadowed and disabled resources: anything not ok."
+    ),
 ) -> None:
     """List every file the engine looked at, with its status and the reason.
 
@@ -66,7 +74,17 @@ def scan(
         _print_table(result)
     for warning in result.config.warnings:
         stderr().print(f"[yellow]config:[/] {shown(warning)}")
-    if check and any(r.status is not Status.OK for r in snapshot.resources):
+    if check:
+        _check(snapshot.resources, strict=strict)
+
+
+def _check(resources: Sequence[Resource], *, strict: bool) -> None:
+    """Exit 1, naming each resource that fails and why, when one needs fixing (any not ok when ``strict``)."""
+    failing = [r for r in resources if (r.status is not Status.OK if strict else r.status.needs_fixing)]
+    for resource in failing:
+        why = f": {shown(resource.error)}" if resource.error else ""
+        stderr().print(f"check: {shown(resource.path)} is {resource.status}{why}")
+    if failing:
         raise typer.Exit(1)
 
 

@@ -1,6 +1,6 @@
 """``agentcontext server`` and the administrative commands that work on its database directly.
 
-``users create``, ``tokens create``, ``agents create`` and ``db upgrade`` open the database
+``users create``, ``tokens create``, ``workspace-agents create`` and ``db upgrade`` open the database
 named by ``--db`` (default: the server's default SQLite file, or ``AGENTCONTEXT_DB``),
 apply migrations if needed, and print the new token once (``--json`` for scripts).
 """
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentcontext.cli.agents_cmd import ViewByDefault
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
@@ -81,13 +80,21 @@ def _open(db_url: str | None) -> Database:
     return db
 
 
-def _print_issued(kind: str, issued: identity.Issued, as_json: bool, extra: dict[str, str] | None = None) -> None:
+# how each kind of token is used, said once, where it is shown
+_USER_TOKEN_USE = "give it to `chats`/`status` as AGENTCONTEXT_TOKEN or --token-file FILE, or send it as a Bearer token"
+_AGENT_TOKEN_USE = "give it to `agentcontext agent` as AGENTCONTEXT_AGENT_TOKEN or --token-file FILE"
+
+
+def _print_issued(
+    kind: str, issued: identity.Issued, as_json: bool, use: str, extra: dict[str, str] | None = None
+) -> None:
     if as_json:
         typer.echo(json.dumps({"id": issued.id, "name": issued.name, "token": issued.token, **(extra or {})}))
         return
     out = stdout()
-    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}).")
-    out.print("Token (shown once, keep it safe):")
+    label = f", labelled {shown(extra['label'])}" if extra and extra.get("label") else ""
+    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}){label}.")
+    out.print(f"Token (shown once, keep it safe; {use}):")
     typer.echo(issued.token)
 
 
@@ -156,7 +163,7 @@ def server(
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
 
     The first start on an empty database creates the user `admin` and prints its API token
-    once. Give agents tokens with `agentcontext agents create`, users with `agentcontext
+    once. Give agents tokens with `agentcontext workspace-agents create`, users with `agentcontext
     users create`. Several servers may share one PostgreSQL database (and its server key).
 
     It answers only to loopback names, its --listen address and --allow-host names: behind a
@@ -244,7 +251,7 @@ def users_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_user(s, name, admin=admin))
-    _print_issued("user", issued, as_json)
+    _print_issued("user", issued, as_json, _USER_TOKEN_USE)
 
 
 tokens_app = typer.Typer(help="API tokens of users.", no_args_is_help=True)
@@ -262,17 +269,15 @@ def tokens_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_token(s, user, label=label))
-    _print_issued("token for user", issued, as_json)
+    _print_issued("token for user", issued, as_json, _USER_TOKEN_USE, {"user": user, "label": label})
 
 
-agents_app = typer.Typer(
-    cls=ViewByDefault,
-    help="`agents [DIR]`: each coding agent's view of DIR side by side. "
-    "`agents create|rotate`: workspace agents and the tokens they push with.",
+workspace_agents_app = typer.Typer(
+    help="Workspace agents (`agentcontext agent`) and the tokens they push with.", no_args_is_help=True
 )
 
 
-@agents_app.command("create")
+@workspace_agents_app.command("create")
 def agents_create(
     workspace: str = typer.Option(..., "--workspace", help="The workspace (created if it does not exist)."),
     name: str = typer.Option(..., "--name", help="The agent's name, unique in its workspace."),
@@ -281,7 +286,7 @@ def agents_create(
     db: str | None = DbOption,
     as_json: bool = JsonFlag,
 ) -> None:
-    """Create an agent and print its token: pass it to `agentcontext agent --token`."""
+    """Create an agent and print its token (shown once): give it to `agentcontext agent --token-file FILE`."""
     from agentcontext.control import identity
 
     def work(session: Session) -> identity.Issued:
@@ -290,10 +295,10 @@ def agents_create(
 
     with _database_errors():
         issued = _open(db).write(work)
-    _print_issued("agent", issued, as_json, {"workspace": workspace})
+    _print_issued("agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})
 
 
-@agents_app.command("rotate")
+@workspace_agents_app.command("rotate")
 def agents_rotate(
     workspace: str = typer.Option(..., "--workspace", help="The agent's workspace."),
     name: str = typer.Option(..., "--name", help="The agent's name."),
@@ -305,4 +310,4 @@ def agents_rotate(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.rotate_agent_token(s, workspace, name))
-    _print_issued("token for agent", issued, as_json, {"workspace": workspace})
+    _print_issued("token for agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})

@@ -27,7 +27,7 @@ from agentcontext.peers.codex.render import Budget, codex_skills_block
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skills.validation import Report, validate_path
-from agentcontext.terminal import plain, shown
+from agentcontext.terminal import plain, plain_lines, shown
 from agentcontext.views.render import CatalogEntry, XmlSkill, agent_skills_xml, skill_catalog
 
 app = typer.Typer(
@@ -93,9 +93,7 @@ def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
     as_json: bool = JsonOption,
     validation: Mode = typer.Option(
-        Mode.spec,
-        "--validation",
-        help="Rules: spec (skills-ref), lenient, coder or claude (the `skills.validation` modes).",
+        Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder or claude."
     ),
 ) -> None:
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
@@ -120,9 +118,9 @@ def _print_report(report: Report) -> None:
     else:
         typer.echo(f"Validation failed for {plain(report.path)}:", err=True)
         for error in report.errors:
-            typer.echo(f"  - {plain(error)}", err=True)
+            typer.echo(f"  - {plain_lines(error, '    ')}", err=True)
     for warning in report.warnings:
-        typer.echo(f"  ! {plain(warning)}", err=True)
+        typer.echo(f"  ! {plain_lines(warning, '    ')}", err=True)
 
 
 @app.command("prompt")
