@@ -253,8 +253,8 @@ class ControlPlane:
         """Raises: UnavailableError (sync disabled), ContractError (a push that breaks the contract, refused whole)."""
         if not self.settings.sync_enabled:
             raise SyncDisabled(SYNC_DISABLED)
-        checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
-        self._check_reach(checked.agent)
+        checked = body if isinstance(body, PushRequest) else validated(PushRequest, body)
+        self._check_reach(checked.agent or AgentInfo())
         written = self._written.get(agent.agent_id, None)
 
         def work(connection: Connection) -> tuple[ingest.Outcome, list[Event]]:
@@ -267,7 +267,7 @@ class ControlPlane:
 
         # on PostgreSQL tens of statements, each a round trip: a worker thread's; on SQLite the library's own
         # work, on the loop unless the push is large (a run there stops at 50 ms and is done again in a thread)
-        near = self.db.is_sqlite and len(checked.resources) <= LOOP_PUSH_RESOURCES
+        near = self.db.is_sqlite and len(checked.checked_resources) <= LOOP_PUSH_RESOURCES
         outcome = await self._write_events(work, near=near)
         if outcome.written is not None:  # committed: the next push compares against these without reading them
             self._written.put(agent.agent_id, None, outcome.written)
