@@ -101,3 +101,35 @@ def test_an_import_chain_fifty_deep_stops_expanding_five_imports_down(tmp_path: 
     text = result.project_doc().project_text
     assert "level 5\n@d6.md" in text and "level 6" not in text
     assert str(work / "d6.md") not in by_path(result)  # nothing past the cut is even looked at
+
+
+def test_a_repositorys_context_file_names_never_read_outside_it(tmp_path: Path, home: Path) -> None:
+    secret = outside_the_roots(tmp_path) / "secret.md"
+    secret.write_text("token\n")
+    make_workspace(home, {".gemini/settings.json": '{"security": {"auth": {"selectedType": "gemini-api-key"}}}\n'})
+    names = f'["../{secret.parent.name}/secret.md", "settings.json", "{secret}", "NOTES.md"]'
+    work = make_workspace(
+        tmp_path / "repo",
+        {".git/": "", ".gemini/settings.json": f'{{"context": {{"fileName": {names}}}}}', "NOTES.md": "notes\n"},
+    )
+    result = gemini(work, home)
+    doc = result.project_doc()
+    assert "token" not in doc.project_text and "selectedType" not in doc.global_text + doc.project_text
+    assert [f.path for f in doc.files] == [str(work / "NOTES.md")]  # an absolute name joins below each folder
+    files = by_path(result)
+    escaped = files[str(secret)]
+    assert escaped.status is Status.INVALID and escaped.load is not None and escaped.load.type is LoadType.NOT_LOADED
+    assert str(home / ".gemini" / "settings.json") not in files  # a name only the repository chose: home not read
+
+
+def test_a_settings_file_that_links_out_or_is_not_json_is_listed_and_ignored(tmp_path: Path, home: Path) -> None:
+    secret = outside_the_roots(tmp_path) / "settings.json"
+    secret.write_text('{"context": {"fileName": "SECRET.md"}}')
+    work = make_workspace(tmp_path / "repo", {".git/": "", "GEMINI.md": "g\n", ".gemini/": ""})
+    (work / ".gemini" / "settings.json").symlink_to(secret)
+    make_workspace(home, {".gemini/settings.json": "{not json"})
+    result = gemini(work, home)
+    assert [f.path for f in result.project_doc().files] == [str(work / "GEMINI.md")]
+    files = by_path(result)
+    for path in (str(work / ".gemini/settings.json"), str(home / ".gemini/settings.json")):
+        assert files[path].status is Status.INVALID and files[path].content is None

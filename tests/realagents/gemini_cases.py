@@ -5,6 +5,8 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 
 from __future__ import annotations
 
+import json
+
 from tests.realagents.harness import Workspace, import_chain, skill
 
 GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
@@ -13,6 +15,10 @@ GEMINI = ("gemini",)
 
 def gemini(name: str, files: dict[str, str | bytes], cwd: str = "w/repo", **more: object) -> Workspace:
     return Workspace(name, files, cwd=cwd, agents=GEMINI, **more)  # type: ignore[arg-type]
+
+
+def settings(names: object) -> str:
+    return json.dumps({"context": {"fileName": names}})
 
 
 GEMINI_CASES: tuple[Workspace, ...] = (
@@ -164,6 +170,48 @@ GEMINI_CASES: tuple[Workspace, ...] = (
         "gemini_big_files",
         {**GIT, "w/repo/GEMINI.md": ("g" * 40958) + "\n", "w/repo/sub/GEMINI.md": ("h" * 40958) + "\n"},
         cwd="w/repo/sub",
+    ),
+    gemini(
+        "gemini_file_names_of_the_user",
+        {
+            **GIT,
+            "home/.gemini/settings.json": settings(["AGENTS.md", " docs/RULES.md ", "/abs.md", "AGENTS.md"]),
+            "home/.gemini/AGENTS.md": "global agents\n",
+            "home/.gemini/GEMINI.md": "global gemini\n",
+            "w/repo/AGENTS.md": "root agents\n",
+            "w/repo/GEMINI.md": "root gemini, still read\n",
+            "w/repo/docs/RULES.md": "root rules\n",
+            "w/repo/sub/AGENTS.md": "sub agents\n",
+            "w/repo/sub/abs.md": "an absolute name joins below the folder\n",
+            "w/repo/sub/CLAUDE.md": "not named\n",
+        },
+        cwd="w/repo/sub",
+    ),
+    gemini(
+        "gemini_file_names_of_the_project",
+        {
+            **GIT,
+            "home/.gemini/settings.json": settings("USER.md"),
+            "home/.gemini/USER.md": "the user's name, replaced by the project's\n",
+            "w/repo/USER.md": "not read\n",
+            "w/repo/CLAUDE.md": "root claude\n",
+            "w/repo/up.md": "read as sub/../up.md\n",
+            "w/repo/sub/CLAUDE.md": "sub claude\n",
+            "w/repo/sub/.gemini/settings.json": (
+                '{\n  // the project\'s own\n  "context": {"fileName": ["CLAUDE.md", "../up.md"] /* two */}\n}\n'
+            ),
+        },
+        cwd="w/repo/sub",
+    ),
+    gemini(
+        "gemini_file_names_blank",
+        {
+            **GIT,
+            "home/.gemini/settings.json": settings(["AGENTS.md"]),
+            "w/repo/.gemini/settings.json": settings(""),
+            "w/repo/AGENTS.md": "not read: the project's blank name list wins\n",
+            "w/repo/GEMINI.md": "gemini\n",
+        },
     ),
     gemini("gemini_nothing", {**GIT, "w/repo/README.md": "nothing for agents\n"}),
     gemini(

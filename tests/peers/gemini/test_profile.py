@@ -156,3 +156,27 @@ def test_doc_wrap_and_skills_prompt_print_what_gemini_cli_sends_and_nothing_when
     empty = make_workspace(tmp_path / "empty", {".git/": "", "AGENTS.md": "not gemini's\n"})
     assert run("doc", str(empty), "--wrap", "-p", "gemini", home=home).stdout == ""
     assert run("skills", "prompt", str(empty), "-f", "gemini", "-p", "gemini", home=home).stdout == ""
+
+
+def test_context_file_names_come_from_the_users_settings_replaced_by_the_projects_and_gemini_md_stays(
+    tmp_path: Path, home: Path
+) -> None:
+    make_workspace(home, {".gemini/settings.json": '{"context": {"fileName": ["USER.md"]}}', ".gemini/USER.md": "u\n"})
+    work = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "USER.md": "user's name\n",
+            "GEMINI.md": "gemini\n",
+            "sub/LOCAL.md": "project's name\n",
+            "sub/USER.md": "replaced\n",
+            "sub/.gemini/settings.json": (
+                '{\n  // comment "with quotes"\n  "context": {"fileName": " LOCAL.md "} /* end */\n}\n'
+            ),
+        },
+    )
+    assert sent(gemini(work, home)) == [str(home / ".gemini/USER.md"), str(work / "GEMINI.md"), str(work / "USER.md")]
+    result = gemini(work / "sub", home)
+    assert sent(result) == [str(work / "GEMINI.md"), str(work / "sub/LOCAL.md")]
+    local = by_path(result)[str(work / "sub/LOCAL.md")].load
+    assert local is not None and local.reason == f"named by context.fileName in {work}/sub/.gemini/settings.json"

@@ -30,6 +30,7 @@ from agentcontext.instructions.chain import Found, relabelled
 from agentcontext.layout import Layout, Root
 from agentcontext.peers.claude.text import js_trim
 from agentcontext.peers.gemini import text as gtext
+from agentcontext.peers.gemini.settings import ContextNames, context_names, joined
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
@@ -97,6 +98,7 @@ class Walk:
     layout: Layout
     config: Config
     reader: Reader
+    names: ContextNames
     _tag: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -107,12 +109,9 @@ class Walk:
         value: _Read = self.reader.cached(entry, self._tag, lambda: _read_file(entry, self.reader, cap))
         return value
 
-    def names(self) -> tuple[str, ...]:
-        return self.config.project_doc.candidates
-
     # --- one file and its imports
 
-    def load(self, entry: Entry, scope: Scope, allowed: str) -> list[Found]:
+    def load(self, entry: Entry, scope: Scope, allowed: str, startup: Load = _STARTUP) -> list[Found]:
         """A context file (its text with imports expanded) and the files it imports, listed after it."""
         problem = _entry_problem(entry)
         if problem is not None:
@@ -135,7 +134,7 @@ class Walk:
             read.size,
             read.content_hash,
             warnings=read.warnings,
-            load=_STARTUP,
+            load=startup,
         )
         if not js_trim(expanded):
             first = Found(relabelled(resource, None, _not_loaded(_EMPTY), None))
@@ -243,14 +242,25 @@ def _import_root(walk: Walk, directory: str, boundary: str) -> str:
     return directory
 
 
-def _global_candidates(walk: Walk) -> list[tuple[Entry, Root]]:
-    out: list[tuple[Entry, Root]] = []
+def _global_candidates(walk: Walk, out: list[Found]) -> list[tuple[Entry, Root]]:
+    found: list[tuple[Entry, Root]] = []
     for root in walk.layout.home_dirs:
-        for name in walk.names():
-            entry = walk.reader.probe(os.path.join(root.path, name), root.boundary)
-            if entry.kind is not EntryKind.MISSING:
-                out.append((entry, root))
-    return out
+        for name in walk.names.home:
+            entry = _probe(walk, joined(root.path, name), root.boundary, Scope.HOME, out)
+            if entry is not None:
+                found.append((entry, root))
+    return found
+
+
+def _probe(walk: Walk, path: str, boundary: str, scope: Scope, out: list[Found]) -> Entry | None:
+    """``path`` when it is there to look at; a name leading out of ``boundary`` is listed, never probed."""
+    if not is_within(path, boundary):
+        if not any(item.resource.path == path for item in out):
+            reason = f"outside {boundary}: a context file name leading out of its folder is not followed"
+            out.append(Found(_unread(path, scope, Status.INVALID, reason, _not_loaded(reason))))
+        return None
+    entry = walk.reader.probe(path, boundary)
+    return None if entry.kind is EntryKind.MISSING else entry
 
 
 def _project_dirs(layout: Layout, home_dirs: tuple[Root, ...]) -> tuple[str, ...]:
@@ -264,24 +274,29 @@ def _project_dirs(layout: Layout, home_dirs: tuple[Root, ...]) -> tuple[str, ...
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     """Every context file Gemini CLI looks at, in the order it sends them; the unused ones say why."""
-    walk = Walk(layout, config, reader)
-    out: list[Found] = []
+    walk = Walk(layout, config, reader, context_names(layout, config, reader))
+    out = [
+        Found(_unread(path, scope, Status.INVALID, why, _not_loaded(why))) for path, scope, why in walk.names.problems
+    ]
     seen: dict[str, str] = {}  # the real file -> the path it was first read by
-    for entry, root in _global_candidates(walk):
+    for entry, root in _global_candidates(walk, out):
         if _again(entry, seen, Scope.HOME, out):
             continue
         out += walk.load(entry, Scope.HOME, _import_root(walk, root.path, root.boundary))
     boundary = layout.doc_boundary
-    project: list[Entry] = []
+    project: list[tuple[Entry, str]] = []
     for directory in _project_dirs(layout, layout.home_dirs):
         reader.names(directory, boundary)
-        for name in walk.names():
-            entry = reader.probe(os.path.join(directory, name), boundary)
-            if entry.kind is not EntryKind.MISSING and not _again(entry, seen, Scope.PROJECT, out):
-                project.append(entry)
+        for name in walk.names.project:
+            probed = _probe(walk, joined(directory, name), boundary, Scope.PROJECT, out)
+            if probed is not None and not _again(probed, seen, Scope.PROJECT, out):
+                project.append((probed, name))
     allowed = layout.project_root or layout.work_dir
-    for entry in sorted(project, key=lambda e: gtext.sort_key(e.path)):
-        out += walk.load(entry, Scope.PROJECT, allowed)
+    for entry, name in sorted(project, key=lambda item: gtext.sort_key(item[0].path)):
+        named = walk.names.reason(name)
+        out += walk.load(
+            entry, Scope.PROJECT, allowed, _STARTUP if named is None else Load(LoadType.STARTUP, reason=named)
+        )
     return _number(out)
 
 
