@@ -133,3 +133,14 @@ def test_a_settings_file_that_links_out_or_is_not_json_is_listed_and_ignored(tmp
     files = by_path(result)
     for path in (str(work / ".gemini/settings.json"), str(home / ".gemini/settings.json")):
         assert files[path].status is Status.INVALID and files[path].content is None
+
+
+def test_a_skill_md_right_in_a_skills_folder_that_links_out_is_listed_not_read(tmp_path: Path, home: Path) -> None:
+    secret = outside_the_roots(tmp_path) / "SKILL.md"
+    secret.write_text("---\nname: stolen\ndescription: token\n---\n")
+    (home / ".gemini" / "skills").mkdir(parents=True)
+    (home / ".gemini" / "skills" / "SKILL.md").symlink_to(secret)
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    result = gemini(work, home)
+    linked = by_path(result)[str(home / ".gemini" / "skills" / "SKILL.md")]
+    assert linked.status is Status.INVALID and linked.description is None and result.skills == ()

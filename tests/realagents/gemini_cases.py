@@ -264,6 +264,8 @@ GEMINI_CASES: tuple[Workspace, ...] = (
             },
             **{f"w/repo/.gemini/skills/{n}/SKILL.md": skill(n, f"g {n}") for n in ("zeta", "Alpha", "beta")},
             **{f"home/.agents/skills/{n}/SKILL.md": skill(n, f"u {n}") for n in ("b", "a", "c3")},
+            "home/.agents/skills/SKILL.md": skill("top-user", "a SKILL.md right in the skills folder"),
+            "w/repo/.gemini/skills/SKILL.md": skill("top", "first of its folder"),
         },
     ),
 )

@@ -113,6 +113,10 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found) -
         _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         _walk(container, config, reader, found)
+    elif (
+        top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
+    ):
+        found.add(_bad_link(top, container))  # a SKILL.md looked for by name (Gemini CLI's, a declared source)
 
 
 def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:

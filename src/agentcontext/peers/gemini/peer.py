@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from agentcontext.fs.files import EntryKind, Reader
 from agentcontext.instructions.chain import Found, InstructionFiles
 from agentcontext.instructions.project_doc import ProjectDoc
-from agentcontext.layout import Layout, Markers, chain_layout
+from agentcontext.layout import Layout, Markers, Root, chain_layout
 from agentcontext.peers.codex.peer import CodexPeer
 from agentcontext.peers.gemini import discovery
 from agentcontext.peers.gemini.doc import assemble_gemini, gemini_context
@@ -51,7 +51,10 @@ class GeminiPeer(CodexPeer):
         by_path = {c.path: c for c in layout.skill_containers}
         others = tuple(c for c in layout.skill_containers if c.path not in in_chain)
         own = tuple(by_path[p] for p in at_work_dir if p in by_path)
-        return dataclasses.replace(layout, skill_containers=others + own)
+        meta = config.skills.meta_file
+        # Gemini CLI globs SKILL.md then */SKILL.md in each folder: a SKILL.md right in it comes first
+        containers = [(Root(os.path.join(c.path, meta), c.scope, c.boundary, c.source), c) for c in others + own]
+        return dataclasses.replace(layout, skill_containers=tuple(r for pair in containers for r in pair))
 
     def discover(self, layout: Layout, config: Config, reader: Reader) -> list[Found]:
         return discovery.discover(layout, config, reader)
