@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from agentcontext.cli.agents_cmd import ViewByDefault
-from agentcontext.cli.common import stderr, stdout
+from agentcontext.cli.common import ConfigOption, stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
-from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.settings.config import load_config
+from agentcontext.settings.declared import BY_KEY
 from agentcontext.terminal import log_to_stderr, shown
 
 if TYPE_CHECKING:
@@ -29,10 +30,11 @@ if TYPE_CHECKING:
 
     from agentcontext.control import identity
     from agentcontext.control.db import Database
+    from agentcontext.control.settings import ControlSettings
 
 # The database, migrations and the server's web stack are imported by the commands that use
 # them: every other command of the CLI (``scan``...) would otherwise pay for them at start-up.
-DEFAULT_LISTEN = "127.0.0.1:8765"  # agentcontext.control.service.DEFAULT_LISTEN (a test keeps them equal)
+DEFAULT_LISTEN = "127.0.0.1:8765"  # agentcontext.server.run.DEFAULT_LISTEN (a test keeps them equal)
 
 DbOption = typer.Option(
     None,
@@ -91,55 +93,35 @@ def _print_issued(kind: str, issued: identity.Issued, as_json: bool, extra: dict
     typer.echo(issued.token)
 
 
+def _help(name: str, *, shown: bool = True) -> str:
+    """A ``server`` setting's flag: its description and default (the flag's own default means "not given")."""
+    setting = BY_KEY[f"server.{name}"]
+    default = f" Default: {setting.default}." if shown else ""
+    return f"{setting.description}{default} Also `server.{name}` in your config file, or {setting.env}."
+
+
 def server(
     db: str | None = DbOption,
     listen: str = typer.Option(DEFAULT_LISTEN, "--listen", help="HOST:PORT to serve the API on."),
-    disable_sync: bool = typer.Option(
-        False,
-        "--disable-context-sync",
-        envvar="AGENTCONTEXT_DISABLE_CONTEXT_SYNC",
-        help="Answer agents' pushes with 501 so they stop (the deployment kill switch).",
-    ),
-    chat_suffix: str = typer.Option(
-        DEFAULT_SUFFIX, "--chat-suffix", help="Agents whose name ends with this serve the workspace's chats."
-    ),
-    offline_after: float = typer.Option(
-        45.0, "--offline-after", help="Seconds without a push or heartbeat before an agent counts as offline."
-    ),
-    recheck_every: float = typer.Option(
-        10.0,
-        "--recheck-every",
-        help="Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited"
-        " one marks its chats out of date.",
-    ),
-    store_in_threads: bool = typer.Option(
-        False,
-        "--store-in-threads",
-        help="Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets"
-        " short transactions run on the event loop itself (a SQLite file too), cut short and redone in a"
-        " thread when they would wait.",
-    ),
-    mcp_sessions_per_user: int = typer.Option(
-        32,
+    disable_sync: bool = typer.Option(False, "--disable-context-sync", help=_help("disable_context_sync", shown=False)),
+    chat_suffix: str | None = typer.Option(None, "--chat-suffix", help=_help("chat_suffix")),
+    offline_after: float | None = typer.Option(None, "--offline-after", help=_help("offline_after")),
+    recheck_every: float | None = typer.Option(None, "--recheck-every", help=_help("recheck_every")),
+    store_in_threads: bool = typer.Option(False, "--store-in-threads", help=_help("store_in_threads", shown=False)),
+    mcp_sessions_per_user: int | None = typer.Option(
+        None,
         "--mcp-sessions-per-user",
         min=1,
-        help="Handshake-era MCP sessions (chats over MCP) one user may hold at once; beyond, initialize gets 429.",
+        help=_help("mcp_sessions_per_user"),
     ),
-    mcp_session_idle: float = typer.Option(
-        300.0,
+    mcp_session_idle: float | None = typer.Option(
+        None,
         "--mcp-session-idle",
         min=1.0,
-        help="Seconds an MCP session may stay without a request or an open stream before it ends.",
+        help=_help("mcp_session_idle"),
     ),
     agent_networks: list[str] = typer.Option(
-        [],
-        "--agent-network",
-        envvar="AGENTCONTEXT_AGENT_NETWORKS",
-        help="Where workspace agents may be called: a network (10.1.0.0/16), an address or a host name, repeatable"
-        " (the variable: separated by spaces); `default` stands for the default list. Given, it replaces the"
-        " default: loopback, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7 and localhost. A push or"
-        " heartbeat advertising another host is refused. Host names are called only when listed.",
-        show_default=False,
+        [], "--agent-network", help=_help("agent_networks", shown=False) + " Repeatable.", show_default=False
     ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
@@ -151,6 +133,7 @@ def server(
         " in the data dir, made on first start). Replicas of one database need the same key.",
         show_default=False,
     ),
+    config_file: Path | None = ConfigOption,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the server does."),
 ) -> None:
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
@@ -162,17 +145,49 @@ def server(
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
     """
+    flags = {
+        "chat_suffix": chat_suffix,
+        "disable_context_sync": disable_sync or None,
+        "offline_after": offline_after,
+        "recheck_every": recheck_every,
+        "store_in_threads": store_in_threads or None,
+        "mcp_sessions_per_user": mcp_sessions_per_user,
+        "mcp_session_idle": mcp_session_idle,
+        "agent_networks": agent_networks or None,
+    }
+    settings = _control_settings(config_file, {f"server.{k}": v for k, v in flags.items() if v is not None})
+    _serve(db, listen, settings, allow_hosts, max_connections, key_file, verbose)
+
+
+def _control_settings(config_file: Path | None, flags: dict[str, object]) -> ControlSettings:
+    """The ``server`` settings from the user's config file, the variables and the flags given (no repository's).
+
+    Raises: ConfigError (a bad value in any of them).
+    """
+    from agentcontext.control.settings import ControlSettings
+
+    config = load_config(config_file=config_file, overrides=flags, repository=False)
+    return ControlSettings.of(config.server)
+
+
+def _serve(
+    db: str | None,
+    listen: str,
+    settings: ControlSettings,
+    allow_hosts: list[str],
+    max_connections: int | None,
+    key_file: Path | None,
+    verbose: bool,
+) -> None:
     from agentcontext.control import agent_secret
-    from agentcontext.control.agent_networks import AgentNetworks
     from agentcontext.control.api import MAX_BODY
     from agentcontext.control.db import default_url
-    from agentcontext.control.plane import ControlSettings
-    from agentcontext.control.service import ServerOptions, prepare, run
+    from agentcontext.control.service import prepare
+    from agentcontext.server.run import ServerOptions, run
 
     log_to_stderr(verbose)
     host, port = _address(listen)
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
-    networks = AgentNetworks.parse(agent_networks) if agent_networks else AgentNetworks.default()
     secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
     err = stderr()
@@ -182,16 +197,6 @@ def server(
     if admin is not None:
         err.print("First start: created the administrator [bold]admin[/bold]. Its API token (shown once):")
         typer.echo(admin.token, err=True)
-    settings = ControlSettings(
-        chat_suffix=chat_suffix,
-        sync_enabled=not disable_sync,
-        offline_after=offline_after,
-        recheck_every=recheck_every,
-        store_on_loop=not store_in_threads,
-        mcp_sessions_per_user=mcp_sessions_per_user,
-        mcp_session_idle=mcp_session_idle,
-        agent_networks=networks,
-    )
 
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")
