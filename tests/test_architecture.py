@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,17 @@ def test_the_agent_and_the_control_plane_share_the_sync_contract_and_nothing_els
     assert imported_by_module("agentcontext.agent.push", "control") == []
     assert "agentcontext.wire.sync" in imported_by_module("agentcontext.agent.push", "wire")
     assert "agentcontext.wire.sync" in imported_by_module("agentcontext.control.ingest", "wire")
+
+
+def test_only_the_peers_and_the_settings_tell_one_agent_from_another() -> None:
+    """Each agent's rules live in its peer: elsewhere no code compares a discovery mode or an agent's name."""
+    root = Path(agentcontext.__file__).parent
+    comparison = re.compile(r"""(discovery\s*(==|!=|\bin\b)|(==|!=)\s*["'](chain|roots|claude|codex|coder)["'])""")
+    found = [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in sorted(root.rglob("*.py"))
+        if path.relative_to(root).parts[0] not in ("peers", "settings")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if comparison.search(line)
+    ]
+    assert found == []

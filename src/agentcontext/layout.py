@@ -1,13 +1,15 @@
 """The plan of a scan: which directories and files it may look at, and in what order.
 
-Two discovery modes share one plan:
+Each agent's peer (:mod:`agentcontext.peers`) lays out its scan with one of two plans:
 
-``chain`` (profiles ``default`` and ``codex``)
+:func:`chain_layout` (Codex, the default profile, Claude Code)
     home instruction dirs, then declared sources, then every directory from the project
     root down to the work dir. Skills come from the containers of each chain directory
-    (scope ``repo``), of each source, then the user's skill dirs, then plugins.
+    (scope ``repo``), of each source, then the user's skill dirs, then the system dir, then
+    plugins; or, for an agent that reads the user's skills first (Claude Code), the user's
+    dirs, then the work dir's containers upward, then the sources.
 
-``roots`` (profile ``coder``)
+:func:`roots_layout` (Coder)
     shallow scan roots in Coder's order: declared sources, the home instruction dirs
     (``~/.coder``), the user's skill dirs (``~/.coder/skills``), the plugin cache, and the
     work dir last. Each root's top level is read; nothing below it, nothing above it.
@@ -84,23 +86,43 @@ class Layout:
         return best[1] if best else None
 
 
-def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_result | None]] | None = None) -> Layout:
-    """Lay out a scan of ``work_dir`` (absolute, an existing directory) under ``config``.
+Markers = list[tuple[str, os.stat_result | None]]
+
+
+def chain_layout(work_dir: str, config: Config, markers_seen: Markers | None, *, user_skills_first: bool) -> Layout:
+    """The chain plan of ``work_dir`` (absolute, an existing directory) under ``config``.
 
     ``markers_seen`` receives the root markers looked at (see ``find_project_root``).
     """
-    doc, skills, home = config.project_doc, config.skills, config.home
-    roots_mode = doc.discovery == "roots"
-    root = None if roots_mode else find_project_root(work_dir, doc.root_markers, markers_seen)
+    root = find_project_root(work_dir, config.project_doc.root_markers, markers_seen)
     dirs = chain(root, work_dir) if root else (work_dir,)
     project = root or work_dir
-    given = _declared(config, work_dir, project, roots_mode)
-    if roots_mode:
-        found = _roots_mode(work_dir, given, skills.containers)
-    else:
-        found = _chain_mode(dirs, project, given, skills.containers, skills.system_dir, doc.discovery == "claude")
-    # A project's .mcp.json sits at its root (Claude Code); Coder's roots mode reads the work dir.
-    mcp_base = work_dir if roots_mode else project
+    given = _declared(config, work_dir, project, roots_mode=False)
+    skills = config.skills
+    found = _chain_mode(dirs, project, given, skills.containers, skills.system_dir, user_skills_first)
+    # A project's .mcp.json sits at its root (Claude Code)
+    return _assemble(work_dir, root, dirs, config, given, found, mcp_base=project, home_dirs=given.home_dirs)
+
+
+def roots_layout(work_dir: str, config: Config) -> Layout:
+    """Coder's plan of ``work_dir``: shallow roots, no project root, no chain (Coder reads the work dir's configs)."""
+    given = _declared(config, work_dir, work_dir, roots_mode=True)
+    found = _roots_mode(work_dir, given, config.skills.containers)
+    return _assemble(work_dir, None, (work_dir,), config, given, found, mcp_base=work_dir, home_dirs=())
+
+
+def _assemble(
+    work_dir: str,
+    root: str | None,
+    dirs: tuple[str, ...],
+    config: Config,
+    given: _Given,
+    found: _Found,
+    *,
+    mcp_base: str,
+    home_dirs: tuple[Root, ...],
+) -> Layout:
+    skills, home, project = config.skills, config.home, root or work_dir
     single_configs = tuple(
         McpFile(r.path, r.scope, r.boundary, False, r.source)
         for r in given.source_files
@@ -112,7 +134,7 @@ def plan(work_dir: str, config: Config, markers_seen: list[tuple[str, os.stat_re
         work_dir=work_dir,
         project_root=root,
         chain=dirs,
-        home_dirs=() if roots_mode else given.home_dirs,
+        home_dirs=home_dirs,
         source_roots=given.sources,
         source_files=given.source_files,
         instruction_roots=found.instruction_roots,
@@ -188,12 +210,12 @@ def _roots_mode(work_dir: str, given: _Given, names: tuple[str, ...]) -> _Found:
 
 
 def _chain_mode(
-    dirs: tuple[str, ...], project: str, given: _Given, names: tuple[str, ...], system_dir: str, claude: bool
+    dirs: tuple[str, ...], project: str, given: _Given, names: tuple[str, ...], system_dir: str, user_first: bool
 ) -> _Found:
     repo = _containers_of(tuple(Root(d, Scope.REPO, project) for d in dirs), names, shallow=False)
     sources = _containers_of(given.sources, names, shallow=True)
     system = (Root(system_dir, Scope.SYSTEM, system_dir),) if system_dir.strip() else ()
-    if claude:  # Claude Code: the user's skills first, then the work dir's upward
+    if user_first:  # the user's skills first, then the work dir's upward
         containers = given.user_dirs + tuple(reversed(repo)) + sources
     else:
         containers = repo + sources + given.user_dirs + system

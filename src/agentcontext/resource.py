@@ -48,8 +48,15 @@ class Status(StrEnum):
     def carries_content(self) -> bool:
         return self in _CARRYING
 
+    @property
+    def needs_fixing(self) -> bool:
+        """Something a user must fix to get what they wrote (``scan --check``): not ``ok``, and not a file another
+        one wins over (``shadowed``) or one their own configuration or approval turned off (``disabled``)."""
+        return self not in _INFORMATION
+
 
 _CARRYING = frozenset({Status.OK, Status.TRUNCATED})
+_INFORMATION = frozenset({Status.OK, Status.SHADOWED, Status.DISABLED})
 
 
 class Scope(StrEnum):

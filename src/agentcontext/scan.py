@@ -13,18 +13,19 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from agentcontext import peers
 from agentcontext import snapshot as snapshots
 from agentcontext.errors import ScanError
 from agentcontext.fs.files import Reader, StatKey, is_within, stat_key
 from agentcontext.fs.paths import absolute
-from agentcontext.instructions import chain as instructions
 from agentcontext.instructions import children, project_doc
 from agentcontext.instructions.applied import Applicable
+from agentcontext.instructions.chain import Found
 from agentcontext.instructions.loading import labelled
 from agentcontext.instructions.ondemand import Resolver
 from agentcontext.instructions.project_doc import ProjectDoc
-from agentcontext.layout import Layout, plan
-from agentcontext.peers.claude import discovery as claude_md
+from agentcontext.layout import Layout
+from agentcontext.peers import Peer
 from agentcontext.resource import Resource, Scope
 from agentcontext.settings.config import Config, load_config
 from agentcontext.skills import discovery as skills
@@ -36,19 +37,18 @@ from agentcontext.workspace_mcp.config import ServerSpec
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    """A snapshot plus what produced it: the layout and the MCP servers to connect."""
+    """A snapshot plus what produced it: the agent's rules (its peer), the layout, the MCP servers to connect."""
 
     snapshot: Snapshot
     layout: Layout
     servers: tuple[ServerSpec, ...]
     config: Config
+    peer: Peer
     skills: tuple[Resource, ...] = ()  # the offered skills (ok, named), by name
 
     def project_doc(self) -> ProjectDoc:
-        doc = self.config.project_doc
-        if doc.discovery == "claude":
-            return project_doc.assemble_claude(self.snapshot.resources)
-        return project_doc.assemble(self.snapshot.resources, sanitized=doc.sanitize)
+        """The doc the agent sends, as its peer assembles it."""
+        return self.peer.project_doc(self.snapshot.resources, self.config.project_doc.sanitize)
 
 
 def resolve_work_dir(work_dir: str | os.PathLike[str]) -> str:
@@ -104,12 +104,12 @@ class Scanner:
         reader.begin()
         self.full_passes += 1
         markers: list[tuple[str, os.stat_result | None]] = []
-        layout = plan(self.work_dir, self.config, markers)
+        peer = peers.of(self.config)  # the agent's rules, chosen once
+        layout = peer.plan(self.work_dir, self.config, markers)
         reader.observed += [(path, None if st is None else stat_key(st), False) for path, st in markers]
-        discover = claude_md.discover if self.config.project_doc.discovery == "claude" else instructions.discover
         try:
-            found = discover(layout, self.config, reader)
-            child_found, child_others = children.discover(layout, self.config, reader)
+            found = peer.discover(layout, self.config, reader)
+            child_found, child_others = children.discover(layout, self.config, reader, peer.child_instructions)
             found = _merge(found, child_found)
             skill_resources = skills.discover(layout, self.config, reader)
             mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
@@ -129,7 +129,7 @@ class Scanner:
             mcp_servers=servers,
             error=error,
         )
-        result = ScanResult(snapshot, layout, mcp.servers, self.config, tuple(offered(snapshot.resources)))
+        result = ScanResult(snapshot, layout, mcp.servers, self.config, peer, tuple(offered(snapshot.resources)))
         self._last = _Pass(observed, inputs, result)
         return result
 
@@ -168,7 +168,7 @@ class Scanner:
         return sorted(d for d in found if any(is_within(d, root) for root in roots))
 
 
-def _merge(found: list[instructions.Found], child: list[instructions.Found]) -> list[instructions.Found]:
+def _merge(found: list[Found], child: list[Found]) -> list[Found]:
     """Child projects' files replace the same paths found otherwise (Claude Code's nested walk)."""
     if not child:
         return found

@@ -26,6 +26,12 @@ def plain(text: object) -> str:
     return printable(str(text))
 
 
+def plain_lines(text: object, indent: str = "") -> str:
+    """:func:`plain` line by line: its line breaks kept (a YAML error's caret under the line it points at),
+    each line after the first indented by ``indent``."""
+    return f"\n{indent}".join(printable(line) for line in str(text).split("\n"))
+
+
 def shown(text: object) -> str:
     """:func:`plain`, its Rich markup escaped: for a Rich console."""
     return escape(printable(str(text)))

@@ -119,7 +119,10 @@ def test_an_agent_without_a_token_makes_one_only_its_user_can_read(tmp_path: Pat
     with agent_process(work, home) as agent:
         port = int(agent.url.rpartition(":")[2])
         path = token_path(port, {"HOME": str(home)})
-        assert f"this run's API token is in {path} (mode 0600)" in agent.log.read_text(encoding="utf-8")
+        log = agent.log.read_text(encoding="utf-8")
+        assert f"no token given, so this run made one, kept in {path} (mode 0600)" in log
+        assert f"clients send it as: Authorization: Bearer $(cat {path})" in log
+        assert agent.token not in log  # stderr is not a terminal here: a log may be read by others
         assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
         assert len(agent.token) >= 40
         assert httpx.get(agent.url + "/api/v0/context", timeout=10).status_code == 401

@@ -42,6 +42,28 @@ def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path,
         str(work / "src/pkg/CLAUDE.md"),
     }
     assert views["codex"]["when_opened"] == []
+    assert views["claude"]["when_started_there"] == []
+
+
+def test_agents_path_names_the_folder_file_a_session_started_there_loads_as_doc_for_does(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "r", {".git/": "", "AGENTS.md": "root\n", "sub/AGENTS.md": "sub\n", "sub/x.py": ""}
+    )
+    views = {
+        v["profile"]: v
+        for v in json.loads(run("agents", str(work), "--json", "--path", "sub/x.py", home=home).stdout)["agents"]
+    }
+    for profile in ("codex", "coder", "default"):
+        assert views[profile]["when_opened"] == []
+        assert [r["path"] for r in views[profile]["when_started_there"]] == [str(work / "sub" / "AGENTS.md")]
+    assert [r["path"] for r in views["claude"]["when_opened"]] == [str(work / "sub" / "AGENTS.md")]
+    assert (
+        "Contents of " + str(work / "sub" / "AGENTS.md") in run("doc", str(work), "--for", "sub/x.py", home=home).stdout
+    )
+    text = run("agents", str(work), "--path", "sub/x.py", home=home).stdout
+    assert "loads nothing more in the session; a session started in its folder also loads the 1 marked there" in text
 
 
 def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_and_once_as_not(

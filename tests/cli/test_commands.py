@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 from typer.testing import CliRunner
 
-from agentcontext.cli import app
+from agentcontext.cli import app, skills_cmd
+from agentcontext.settings.config import Validation
 from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, skill_md
 
@@ -74,11 +76,27 @@ def test_scan_json_is_the_snapshot_contract(tmp_path: Path, home: Path) -> None:
     assert {r["name"] for r in skills if r["status"] == "ok"} == {"good"}
 
 
-def test_scan_check_exits_1_when_something_is_not_ok(tmp_path: Path, home: Path) -> None:
+def test_scan_check_exits_1_naming_each_resource_that_needs_fixing(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
-    assert run("scan", str(root), "--check", home=home).returncode == 1
+    failed = run("scan", str(root), "--check", home=home)
+    assert failed.returncode == 1
+    bad = root / ".agents" / "skills" / "bad" / "SKILL.md"
+    assert f"check: {bad} is invalid: " in failed.stderr
     clean = make_workspace(tmp_path / "clean", {".git/": "", "AGENTS.md": "fine"})
     assert run("scan", str(clean), "--check", home=home).returncode == 0
+
+
+def test_scan_check_passes_a_shadowed_file_unless_strict(tmp_path: Path, home: Path) -> None:
+    root = make_workspace(tmp_path / "r", {".git/": "", "AGENTS.md": "rules", "CLAUDE.md": "older rules"})
+    statuses = {
+        Path(r["path"]).name: r["status"]
+        for r in json.loads(run("scan", str(root), "--json", home=home).stdout)["resources"]
+    }
+    assert statuses["CLAUDE.md"] == "shadowed"
+    assert run("scan", str(root), "--check", home=home).returncode == 0
+    strict = run("scan", str(root), "--check", "--strict", home=home)
+    assert strict.returncode == 1
+    assert f"check: {root / 'CLAUDE.md'} is shadowed" in strict.stderr
 
 
 def test_a_missing_directory_or_bad_config_exits_2_with_one_line(tmp_path: Path, home: Path) -> None:
@@ -180,6 +198,25 @@ def test_skills_validate_uses_spec_rules_and_exits_1_on_any_error(tmp_path: Path
     ]
     ok = run("skills", "validate", str(skills / "good"), home=home)
     assert (ok.returncode, ok.stdout) == (0, f"Valid skill: {skills / 'good'}\n")
+
+
+def test_skills_validate_takes_every_validation_mode_the_setting_takes(tmp_path: Path, home: Path) -> None:
+    folder = make_workspace(tmp_path, {"noname/SKILL.md": "---\ndescription: Does things\n---\nbody\n"}) / "noname"
+    claude = run("skills", "validate", str(folder), "--validation", "claude", home=home)
+    assert (claude.returncode, claude.stdout) == (0, f"Valid skill: {folder}\n")  # Claude Code names it by its folder
+    spec = run("skills", "validate", str(folder), "--validation", "spec", home=home)
+    assert spec.returncode == 1 and "Missing required field in frontmatter: name" in spec.stderr
+    assert {m.value for m in skills_cmd.Mode} == set(get_args(Validation))
+
+
+def test_skills_validate_prints_a_yaml_error_on_its_own_lines(tmp_path: Path, home: Path) -> None:
+    text = "---\nname: bad\ndescription: x\n  - y: [\n---\nbody\n"
+    folder = make_workspace(tmp_path, {"bad/SKILL.md": text}) / "bad"
+    result = run("skills", "validate", str(folder), home=home)
+    assert result.returncode == 1
+    assert "\\u000a" not in result.stderr
+    assert "  - Invalid YAML in frontmatter: mapping values are not allowed here\n" in result.stderr
+    assert "\n          - y: [\n             ^ (line: 4)\n" in result.stderr
 
 
 def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:

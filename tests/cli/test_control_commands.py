@@ -194,6 +194,10 @@ def test_tokens_create_gives_a_user_another_working_token(db_url: str) -> None:
     user = run_json("users", "create", "alice", "--db", db_url)
     extra = run_json("tokens", "create", "alice", "--name", "laptop", "--db", db_url)
     assert (extra["id"], extra["name"]) == (user["id"], "alice")
+    assert (extra["user"], extra["label"]) == ("alice", "laptop")  # the token's own label, not only its user's name
+    shown = run("tokens", "create", "alice", "--name", "ci", "--db", db_url)
+    assert "Created token for user alice" in shown.stdout and "labelled ci." in shown.stdout
+    assert "AGENTCONTEXT_TOKEN" in shown.stdout  # how to use it, said where it is shown once
     assert extra["token"] != user["token"]
     for token in (user["token"], extra["token"]):
         found = principal(db_url, token)

@@ -6,7 +6,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from agentcontext.cli import app, server_cmd
 from agentcontext.control.agent_networks import AgentNetworks
 from agentcontext.control.settings import ControlSettings
 from agentcontext.errors import ConfigError
@@ -52,3 +54,15 @@ def test_a_bad_value_is_an_error_naming_its_source(home: Path) -> None:
     assert raised.value.source == "environment"
     with pytest.raises(ConfigError, match="--agent-network"):
         _settings(home, agent_networks=["not a/host"])
+
+
+def test_a_flag_given_wins_and_a_flag_left_out_leaves_the_variable_its_say(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list[ControlSettings] = []
+    monkeypatch.setattr(server_cmd, "_serve", lambda db, listen, settings, *rest: served.append(settings))
+    environ = {"HOME": str(home), "AGENTCONTEXT_SERVER_OFFLINE_AFTER": "9", "AGENTCONTEXT_SERVER_RECHECK_EVERY": "7"}
+    result = CliRunner().invoke(app, ["server", "--offline-after", "3", "--store-in-threads"], env=environ)
+    assert result.exit_code == 0, result.output
+    assert (served[0].offline_after, served[0].recheck_every, served[0].store_on_loop) == (3.0, 7.0, False)
+    assert served[0].mcp_session_idle == ControlSettings().mcp_session_idle  # the flag's default is no value given

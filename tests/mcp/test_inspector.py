@@ -104,6 +104,16 @@ def test_the_inspector_verifies_our_skills_extension_on_the_modern_era(tmp_path:
     }
 
 
+def test_the_inspector_sees_the_skills_extension_declared_in_both_eras(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path / "repo")
+    modern = inspect(stdio(work), "--method", "initialize", home=home, era="modern")["result"]
+    assert modern["protocolVersion"] == "2026-07-28"
+    assert modern["capabilities"]["extensions"] == {"io.modelcontextprotocol/skills": {}}
+    handshake = inspect(stdio(work), "--method", "initialize", home=home, era="legacy")["result"]
+    assert handshake["protocolVersion"] == "2025-11-25"  # its capabilities have no ``extensions``
+    assert handshake["capabilities"]["experimental"] == {"io.modelcontextprotocol/skills": {}}
+
+
 def test_the_inspector_reads_a_skill_file_as_a_resource(tmp_path: Path, home: Path) -> None:
     work = workspace(tmp_path / "repo")
     result = inspect(stdio(work), "--method", "resources/read", "--uri", "skill://release/scripts/tag.sh", home=home)

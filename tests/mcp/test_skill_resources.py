@@ -373,9 +373,14 @@ async def test_the_server_announces_the_skills_extension(tmp_path: Path, home: P
     deploy_project(tmp_path)
     server = serve(tmp_path, home)
     assert EXTENSION_ID in server.extensions
-    async with Client(server, mode="auto") as client:
+    async with Client(server, mode="auto") as client:  # server/discover, the 2026 era
         capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
     assert EXTENSION_ID in capabilities.get("extensions", {})
+    async with Client(server, mode="legacy") as client:  # initialize: no ``extensions`` in the 2025 schema
+        capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
+        listed = await skills_list(client)
+    assert EXTENSION_ID in capabilities.get("experimental", {})
+    assert listed.skills  # and what it declares is served
 
 
 async def test_with_skills_disabled_nothing_is_listed_anywhere(tmp_path: Path, home: Path) -> None:

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentcontext.instructions.project_doc import claude_reminder
 from agentcontext.peers.claude import nested as claude_nested
+from agentcontext.peers.claude.doc import claude_reminder
+from agentcontext.peers.claude.skills import claude_skill_lines
+from agentcontext.peers.codex.render import Budget, codex_instructions, codex_skills_block
 from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from agentcontext.settings.config import load_config
-from agentcontext.views.prompts import claude_skill_lines, codex_skills_block
-from agentcontext.views.render import Budget, codex_instructions
 from tests.realagents import harness
 from tests.realagents.cases import CASES
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,6 +99,15 @@ def agent(
     check_options(options)
     if secret is None:
         secret, path = token_file_of_run.issue(port)
-        typer.echo(f"agentcontext: no token given: this run's API token is in {path} (mode 0600)", err=True)
+        _say_token_made(secret, path)
         options = replace(options, token=secret)
     run(os.fspath(work_dir), config, options, dict(os.environ))
+
+
+def _say_token_made(token: str, path: Path) -> None:
+    """Where the token made for this run is and how a client uses it; the token itself only on a terminal
+    (a log that stderr goes to may be read by others; the file is the user's alone)."""
+    typer.echo(f"agentcontext: no token given, so this run made one, kept in {path} (mode 0600)", err=True)
+    typer.echo(f"  clients send it as: Authorization: Bearer $(cat {path})", err=True)
+    if sys.stderr.isatty():
+        typer.echo(f"  token (shown once here): {token}", err=True)

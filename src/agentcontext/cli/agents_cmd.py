@@ -14,7 +14,7 @@ from agentcontext.cli.common import stdout as console_out
 from agentcontext.fs.paths import absolute
 from agentcontext.resource import LoadType, Resource
 from agentcontext.terminal import shown
-from agentcontext.views.agents import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, opened, why
+from agentcontext.views.agents import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, why
 
 
 class ViewByDefault(TyperGroup):
@@ -44,7 +44,7 @@ def show(
     views: list[tuple[AgentView, str]] = []  # each view, and the folder its paths are shown relative to
     for profile in VIEW_PROFILES:
         result = run_scan(work_dir, profile, config_file)
-        view = AgentView.of_scan(profile, result, tuple(opened(result, target)) if target else None)
+        view = AgentView.of_scan(profile, result, target)
         views.append((view, result.snapshot.project_root or result.snapshot.work_dir))
     if as_json:
         print_json({"work_dir": result.snapshot.work_dir, "path": target, "agents": [v.to_dict() for v, _ in views]})
@@ -70,6 +70,8 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
     if view.opened is not None:
         for resource in view.opened:
             table.add_row("[cyan]opened[/]", *_cells(resource, base))
+        for resource in view.started_there:
+            table.add_row("[cyan]there[/]", *_cells(resource, base))
     if table.row_count:
         console.print(table)
     skills: list[Any] = [s.name for s in view.skills]
@@ -78,7 +80,12 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
         reason = why(resource) or resource.status
         console.print(f"  [yellow]not offered[/] {shown(shown_path(resource.path, base))}: {shown(reason)}")
     if target is not None and not view.opened:
-        console.print(f"opening {shown(target)} loads nothing more")
+        there = (
+            f"; a session started in its folder also loads the {len(view.started_there)} marked there"
+            if view.started_there
+            else ""
+        )
+        console.print(f"opening {shown(target)} loads nothing more in the session{there}")
 
 
 _LATER = (LoadType.ON_DEMAND, LoadType.PATH_SCOPED)

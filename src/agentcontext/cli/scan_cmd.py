@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,10 @@ from agentcontext.fs.files import is_within
 from agentcontext.fs.paths import absolute
 from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
-from agentcontext.instructions.project_doc import claude_reminder
-from agentcontext.peers.claude import nested as claude_nested
-from agentcontext.resource import Status
+from agentcontext.resource import Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.terminal import shown
 from agentcontext.views.agents import why
-from agentcontext.views.render import codex_instructions
 
 
 def register(app: typer.Typer) -> None:
@@ -49,7 +47,14 @@ def scan(
     as_json: bool = JsonOption,
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
-    check: bool = typer.Option(False, "--check", help="Exit with 1 when any resource is not ok (for CI)."),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Exit with 1 when a resource needs fixing: truncated, oversize, invalid, unreadable or excluded (for CI).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="With --check, also fail on shadowed and disabled resources: anything not ok."
+    ),
 ) -> None:
     """List every file the engine looked at, with its status and the reason.
 
@@ -69,7 +74,17 @@ def scan(
         _print_table(result)
     for warning in result.config.warnings:
         stderr().print(f"[yellow]config:[/] {shown(warning)}")
-    if check and any(r.status is not Status.OK for r in snapshot.resources):
+    if check:
+        _check(snapshot.resources, strict=strict)
+
+
+def _check(resources: Sequence[Resource], *, strict: bool) -> None:
+    """Exit 1, naming each resource that fails and why, when one needs fixing (any not ok when ``strict``)."""
+    failing = [r for r in resources if (r.status is not Status.OK if strict else r.status.needs_fixing)]
+    for resource in failing:
+        why = f": {shown(resource.error)}" if resource.error else ""
+        stderr().print(f"check: {shown(resource.path)} is {resource.status}{why}")
+    if failing:
         raise typer.Exit(1)
 
 
@@ -207,18 +222,14 @@ def doc(
             data["for"] = answer.to_dict()
         print_json(data)
         return
-    claude = result.config.project_doc.discovery == "claude"
-    text_out = project_doc.content
-    if wrap and claude:
-        text_out = claude_reminder(project_doc)
-    elif wrap and not project_doc.empty:
-        text_out = codex_instructions(text_out, result.snapshot.work_dir, project=bool(project_doc.project_text))
+    text_out = result.peer.wrap(project_doc, result.snapshot.work_dir) if wrap else project_doc.content
     if project_doc.empty:
         typer.echo("No AGENTS.md found between the project root and the working directory.", err=True)
     parts = [text_out] if text_out else []
     if answer is not None:
-        if wrap and claude:
-            parts += claude_nested.render((f.resource, f.hook) for f in answer.files)
+        framed = result.peer.wrap_later(answer) if wrap else None
+        if framed is not None:
+            parts += framed
         else:
             added = text(answer, sanitized=result.config.project_doc.sanitize)
             parts.append(added or f"(nothing more applies to {', '.join(for_paths)})")

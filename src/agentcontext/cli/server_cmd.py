@@ -12,12 +12,12 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from agentcontext.cli.agents_cmd import ViewByDefault
-from agentcontext.cli.common import ConfigOption, stderr, stdout
+from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
 from agentcontext.errors import ConfigError, UnavailableError
@@ -83,45 +83,67 @@ def _open(db_url: str | None) -> Database:
     return db
 
 
-def _print_issued(kind: str, issued: identity.Issued, as_json: bool, extra: dict[str, str] | None = None) -> None:
+# how each kind of token is used, said once, where it is shown
+_USER_TOKEN_USE = "give it to `chats`/`status` as AGENTCONTEXT_TOKEN or --token-file FILE, or send it as a Bearer token"
+_AGENT_TOKEN_USE = "give it to `agentcontext agent` as AGENTCONTEXT_AGENT_TOKEN or --token-file FILE"
+
+
+def _print_issued(
+    kind: str, issued: identity.Issued, as_json: bool, use: str, extra: dict[str, str] | None = None
+) -> None:
     if as_json:
         typer.echo(json.dumps({"id": issued.id, "name": issued.name, "token": issued.token, **(extra or {})}))
         return
     out = stdout()
-    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}).")
-    out.print("Token (shown once, keep it safe):")
+    label = f", labelled {shown(extra['label'])}" if extra and extra.get("label") else ""
+    out.print(f"Created {kind} [bold]{shown(issued.name)}[/bold] ({shown(issued.id)}){label}.")
+    out.print(f"Token (shown once, keep it safe; {use}):")
     typer.echo(issued.token)
 
 
-def _help(name: str, *, shown: bool = True) -> str:
-    """A ``server`` setting's flag: its description and default (the flag's own default means "not given")."""
+def _help(name: str) -> str:
     setting = BY_KEY[f"server.{name}"]
-    default = f" Default: {setting.default}." if shown else ""
-    return f"{setting.description}{default} Also `server.{name}` in your config file, or {setting.env}."
+    return f"{setting.description} Also `server.{name}` in your config file, or {setting.env}."
+
+
+def _default(name: str) -> Any:
+    return BY_KEY[f"server.{name}"].default
+
+
+# the flags that are settings of the ``server`` section, by their parameter's name (= the setting's)
+SETTING_FLAGS = (
+    "chat_suffix",
+    "disable_context_sync",
+    "offline_after",
+    "recheck_every",
+    "store_in_threads",
+    "mcp_sessions_per_user",
+    "mcp_session_idle",
+    "agent_networks",
+)
 
 
 def server(
+    ctx: typer.Context,
     db: str | None = DbOption,
     listen: str = typer.Option(DEFAULT_LISTEN, "--listen", help="HOST:PORT to serve the API on."),
-    disable_sync: bool = typer.Option(False, "--disable-context-sync", help=_help("disable_context_sync", shown=False)),
-    chat_suffix: str | None = typer.Option(None, "--chat-suffix", help=_help("chat_suffix")),
-    offline_after: float | None = typer.Option(None, "--offline-after", help=_help("offline_after")),
-    recheck_every: float | None = typer.Option(None, "--recheck-every", help=_help("recheck_every")),
-    store_in_threads: bool = typer.Option(False, "--store-in-threads", help=_help("store_in_threads", shown=False)),
-    mcp_sessions_per_user: int | None = typer.Option(
-        None,
-        "--mcp-sessions-per-user",
-        min=1,
-        help=_help("mcp_sessions_per_user"),
+    disable_context_sync: bool = typer.Option(
+        _default("disable_context_sync"), "--disable-context-sync", help=_help("disable_context_sync")
     ),
-    mcp_session_idle: float | None = typer.Option(
-        None,
-        "--mcp-session-idle",
-        min=1.0,
-        help=_help("mcp_session_idle"),
+    chat_suffix: str = typer.Option(_default("chat_suffix"), "--chat-suffix", help=_help("chat_suffix")),
+    offline_after: float = typer.Option(_default("offline_after"), "--offline-after", help=_help("offline_after")),
+    recheck_every: float = typer.Option(_default("recheck_every"), "--recheck-every", help=_help("recheck_every")),
+    store_in_threads: bool = typer.Option(
+        _default("store_in_threads"), "--store-in-threads", help=_help("store_in_threads")
+    ),
+    mcp_sessions_per_user: int = typer.Option(
+        _default("mcp_sessions_per_user"), "--mcp-sessions-per-user", min=1, help=_help("mcp_sessions_per_user")
+    ),
+    mcp_session_idle: float = typer.Option(
+        _default("mcp_session_idle"), "--mcp-session-idle", min=1.0, help=_help("mcp_session_idle")
     ),
     agent_networks: list[str] = typer.Option(
-        [], "--agent-network", help=_help("agent_networks", shown=False) + " Repeatable.", show_default=False
+        [], "--agent-network", help=_help("agent_networks") + " Repeatable.", show_default=False
     ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
@@ -133,7 +155,13 @@ def server(
         " in the data dir, made on first start). Replicas of one database need the same key.",
         show_default=False,
     ),
-    config_file: Path | None = ConfigOption,
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="Config file to read the [server] section from instead of the user config.",
+        dir_okay=False,
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the server does."),
 ) -> None:
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
@@ -145,18 +173,15 @@ def server(
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
     """
-    flags = {
-        "chat_suffix": chat_suffix,
-        "disable_context_sync": disable_sync or None,
-        "offline_after": offline_after,
-        "recheck_every": recheck_every,
-        "store_in_threads": store_in_threads or None,
-        "mcp_sessions_per_user": mcp_sessions_per_user,
-        "mcp_session_idle": mcp_session_idle,
-        "agent_networks": agent_networks or None,
-    }
-    settings = _control_settings(config_file, {f"server.{k}": v for k, v in flags.items() if v is not None})
+    given = [name for name in SETTING_FLAGS if _given(ctx, name)]
+    settings = _control_settings(config_file, {f"server.{name}": ctx.params[name] for name in given})
     _serve(db, listen, settings, allow_hosts, max_connections, key_file, verbose)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the flag was on the command line (else the file, the variable or the declared default decides)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"  # typer's own click: compared by name
 
 
 def _control_settings(config_file: Path | None, flags: dict[str, object]) -> ControlSettings:
@@ -249,7 +274,7 @@ def users_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_user(s, name, admin=admin))
-    _print_issued("user", issued, as_json)
+    _print_issued("user", issued, as_json, _USER_TOKEN_USE)
 
 
 tokens_app = typer.Typer(help="API tokens of users.", no_args_is_help=True)
@@ -267,7 +292,7 @@ def tokens_create(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.create_token(s, user, label=label))
-    _print_issued("token for user", issued, as_json)
+    _print_issued("token for user", issued, as_json, _USER_TOKEN_USE, {"user": user, "label": label})
 
 
 agents_app = typer.Typer(
@@ -286,7 +311,7 @@ def agents_create(
     db: str | None = DbOption,
     as_json: bool = JsonFlag,
 ) -> None:
-    """Create an agent and print its token: pass it to `agentcontext agent --token`."""
+    """Create an agent and print its token (shown once): give it to `agentcontext agent --token-file FILE`."""
     from agentcontext.control import identity
 
     def work(session: Session) -> identity.Issued:
@@ -295,7 +320,7 @@ def agents_create(
 
     with _database_errors():
         issued = _open(db).write(work)
-    _print_issued("agent", issued, as_json, {"workspace": workspace})
+    _print_issued("agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})
 
 
 @agents_app.command("rotate")
@@ -310,4 +335,4 @@ def agents_rotate(
 
     with _database_errors():
         issued = _open(db).write(lambda s: identity.rotate_agent_token(s, workspace, name))
-    _print_issued("token for agent", issued, as_json, {"workspace": workspace})
+    _print_issued("token for agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})

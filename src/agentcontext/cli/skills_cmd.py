@@ -21,20 +21,14 @@ from agentcontext.cli.common import (
     shown_path,
     stdout,
 )
+from agentcontext.peers.claude.skills import claude_skill_lines
+from agentcontext.peers.coder.render import IndexEntry, available_skills
+from agentcontext.peers.codex.render import Budget, codex_skills_block
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skills.validation import Report, validate_path
-from agentcontext.terminal import plain, shown
-from agentcontext.views.prompts import claude_skill_lines, codex_skills_block
-from agentcontext.views.render import (
-    Budget,
-    CatalogEntry,
-    IndexEntry,
-    XmlSkill,
-    agent_skills_xml,
-    available_skills,
-    skill_catalog,
-)
+from agentcontext.terminal import plain, plain_lines, shown
+from agentcontext.views.render import CatalogEntry, XmlSkill, agent_skills_xml, skill_catalog
 
 app = typer.Typer(
     help="List the skills an agent is offered, lint skill folders, render the skills prompt.",
@@ -47,6 +41,7 @@ class Mode(StrEnum):
     spec = "spec"
     lenient = "lenient"
     coder = "coder"
+    claude = "claude"
 
 
 class Format(StrEnum):
@@ -97,7 +92,9 @@ def list_skills(
 def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
     as_json: bool = JsonOption,
-    validation: Mode = typer.Option(Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient or coder."),
+    validation: Mode = typer.Option(
+        Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder or claude."
+    ),
 ) -> None:
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
 
@@ -121,9 +118,9 @@ def _print_report(report: Report) -> None:
     else:
         typer.echo(f"Validation failed for {plain(report.path)}:", err=True)
         for error in report.errors:
-            typer.echo(f"  - {plain(error)}", err=True)
+            typer.echo(f"  - {plain_lines(error, '    ')}", err=True)
     for warning in report.warnings:
-        typer.echo(f"  ! {plain(warning)}", err=True)
+        typer.echo(f"  ! {plain_lines(warning, '    ')}", err=True)
 
 
 @app.command("prompt")

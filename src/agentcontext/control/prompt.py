@@ -24,9 +24,9 @@ from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.fs.plans import PLAN_DIR
+from agentcontext.peers.coder.render import ContextFile, available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.sanitize import sanitize
-from agentcontext.views.render import ContextFile, available_skills, workspace_context
 from agentcontext.workspace_mcp.tool_names import assign
 from agentcontext.workspace_mcp.tool_text import for_prompt
 

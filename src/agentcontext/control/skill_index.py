@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentcontext.errors import AgentContextError, NotFoundError
-from agentcontext.views.render import IndexEntry
+from agentcontext.peers.coder.render import IndexEntry
 
 PERSONAL = "personal/"
 WORKSPACE = "workspace/"

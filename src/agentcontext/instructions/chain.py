@@ -1,6 +1,6 @@
 """Instruction files: AGENTS.md and its relatives, found by the rules of the profile.
 
-Chain discovery (Codex; ``default`` and ``codex`` profiles):
+Chain discovery (:func:`discover`: Codex; ``default`` and ``codex`` profiles):
 
 1. Home instruction dirs (``$CODEX_HOME``): ``AGENTS.override.md`` then ``AGENTS.md``;
    the first whose trimmed text is non-empty is used.
@@ -10,7 +10,7 @@ Chain discovery (Codex; ``default`` and ``codex`` profiles):
    Directories, FIFOs, escaping and broken symlinks named like a candidate are listed
    as ``invalid``/``unreadable`` and the next candidate is tried, as Codex skips them.
 
-Roots discovery (Coder; ``coder`` profile): every instruction name at each root's top
+Roots discovery (:func:`discover_roots`: Coder; ``coder`` profile): every instruction name at each root's top
 level, case-sensitively; symlinks collapse into one resource named by their target.
 
 This module only finds and reads; the byte budget of the project doc is applied by
@@ -73,10 +73,8 @@ def relabelled(r: Resource, content: str | None, load: Load | None, doc_order: i
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
-    """Every instruction candidate, in doc order; non-candidates (shadowed...) follow their winner."""
+    """Every instruction candidate of the chain, in doc order; non-candidates (shadowed...) follow their winner."""
     files = InstructionFiles(reader, config.snapshot.max_resource_bytes)
-    if config.project_doc.discovery == "roots":
-        return _discover_roots(layout, config, files)
     found: list[Found] = []
     doc = config.project_doc
     home_names = tuple(n for n in (doc.override_filename, doc.filename) if n.strip())
@@ -248,8 +246,9 @@ def _describe(text: str) -> str | None:
     return None
 
 
-def _discover_roots(layout: Layout, config: Config, files: InstructionFiles) -> list[Found]:
+def discover_roots(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     """Coder's shallow roots: every name at each root's top level; links collapse to targets."""
+    files = InstructionFiles(reader, config.snapshot.max_resource_bytes)
     names = config.project_doc.root_names
     by_path: dict[str, Found] = {}
     for root in layout.instruction_roots:

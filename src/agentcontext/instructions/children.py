@@ -15,15 +15,18 @@ most ``project_doc.child_projects``; one ``excluded`` entry names what is past t
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 
 from agentcontext.fs.files import EntryKind, Reader
-from agentcontext.instructions.chain import Found, InstructionFiles
+from agentcontext.instructions.chain import Found
 from agentcontext.instructions.project_doc import whole
-from agentcontext.layout import Layout, Root
-from agentcontext.peers.claude import discovery as claude_md
+from agentcontext.layout import Layout
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.settings.config import Config
+from agentcontext.settings.config import Config, ProjectDocSettings
+
+# the agent's reading of a child's root (its peer's ``child_instructions``)
+ChildInstructions = Callable[[str, Layout, Config, Reader], list[Found]]
 
 MARKER = ".git"
 
@@ -42,14 +45,17 @@ def find(work_dir: str, reader: Reader, limit: int) -> tuple[list[str], list[str
     return children[:limit], children[limit:]
 
 
-def discover(layout: Layout, config: Config, reader: Reader) -> tuple[list[Found], list[Resource]]:
-    """The children's instruction files (``on_demand``) and their skills and MCP configs (``disabled``)."""
+def discover(
+    layout: Layout, config: Config, reader: Reader, instructions: ChildInstructions
+) -> tuple[list[Found], list[Resource]]:
+    """The children's instruction files (``on_demand``, as ``instructions`` reads a child's root) and their
+    skills and MCP configs (``disabled``)."""
     limit = config.project_doc.child_projects
     children, more = find(layout.work_dir, reader, limit)
     found: list[Found] = []
     others: list[Resource] = []
     for child in children:
-        found += _instructions(child, layout, config, reader)
+        found += instructions(child, layout, config, reader)
         others += _skills(child, config, reader) + _mcp_configs(child, config, reader)
     if more:
         reason = f"{len(more)} more child projects past the first {limit} (project_doc.child_projects): not read"
@@ -58,18 +64,12 @@ def discover(layout: Layout, config: Config, reader: Reader) -> tuple[list[Found
     return found, others
 
 
-def _instructions(child: str, layout: Layout, config: Config, reader: Reader) -> list[Found]:
-    doc = config.project_doc
-    cap = config.snapshot.max_resource_bytes
-    reason = f"the root instruction file of child project {child}: loaded when the agent works in it"
-    if doc.discovery == "claude":
-        walk = claude_md.Walk(layout, config, reader)
-        items = claude_md.folder_files(walk, child)
-        return [_rooted(item, child, reason) for item in items]
-    if doc.discovery == "roots":
-        items = InstructionFiles(reader, cap).at_root(Root(child, Scope.PROJECT, child), doc.root_names)
-    else:
-        items = InstructionFiles(reader, cap).pick(child, doc.candidates, child, Scope.PROJECT)
+def reason_of(child: str) -> str:
+    return f"the root instruction file of child project {child}: loaded when the agent works in it"
+
+
+def picked(items: list[Found], child: str, doc: ProjectDocSettings) -> list[Found]:
+    """A child's root read as a folder of the chain: the winners ``on_demand``, the others ``not_loaded``."""
     out: list[Found] = []
     for item in items:
         resource = item.resource
@@ -80,11 +80,11 @@ def _instructions(child: str, layout: Layout, config: Config, reader: Reader) ->
             out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=why, root=child))))
             continue
         loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
-        out.append(_rooted(Found(loaded, item.data), child, reason))
+        out.append(rooted(Found(loaded, item.data), child, reason_of(child)))
     return out
 
 
-def _rooted(item: Found, child: str, reason: str) -> Found:
+def rooted(item: Found, child: str, reason: str) -> Found:
     load = item.resource.load
     if load is not None and load.type is not LoadType.ON_DEMAND:
         return Found(replace(item.resource, load=replace(load, root=child)), item.data)

@@ -107,8 +107,8 @@ def _from_rules(target: str, result: ScanResult) -> Explanation:
     directory = os.path.dirname(target)
     config = result.config
     layout = result.layout
-    doc = config.project_doc
-    known = doc.candidates if doc.discovery == "chain" else doc.root_names
+    peer = result.peer
+    known = peer.read_names(config.project_doc)
     if name == config.skills.meta_file:
         return _skill_rules(target, result)
     spelled = [n for n in known if n.lower() == name.lower()]
@@ -117,14 +117,9 @@ def _from_rules(target: str, result: ScanResult) -> Explanation:
             target, None, "is not read: instruction file names are case-sensitive", (f"read: {spelled[0]!r}",)
         )
     if name in known:
-        if doc.discovery == "roots":
-            roots = ", ".join(r.path for r in layout.instruction_roots)
-            return Explanation(
-                target,
-                None,
-                "is not read: the coder profile reads instruction files only at the top of its scan roots",
-                (f"scan roots: {roots}", f"declare {directory} as a source to read it"),
-            )
+        own = peer.unread_here(directory, layout)
+        if own is not None:
+            return Explanation(target, None, own[0], own[1])
         chain = layout.chain
         hint = f"run from inside {directory} or pass --work-dir {directory}"
         if not is_within(directory, layout.project_root or layout.work_dir):

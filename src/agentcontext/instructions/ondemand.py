@@ -4,14 +4,18 @@
 gets when it works on given paths *beyond* what it loaded at startup (those are listed
 apart, as ``startup``), each with its ``load`` type, the reason and the bytes it adds:
 
-* ``default`` and ``codex``: each folder strictly below the work dir (or the declared
-  source holding the path) down to the path's folder, outermost first, one file a folder
-  as in the startup chain (``AGENTS.override.md`` > ``AGENTS.md`` > fallbacks), the
-  others listed ``shadowed``: what Codex would load with its cwd there. A folder holding
+The rules are the agent's (its peer's :class:`Later`, :mod:`agentcontext.peers`):
+
+* ``default`` and ``codex`` (:class:`FolderChain`): each folder strictly below the work dir
+  (or the declared source holding the path) down to the path's folder, outermost first, one
+  file a folder as in the startup chain (``AGENTS.override.md`` > ``AGENTS.md`` > fallbacks),
+  the others listed ``shadowed``: what Codex would load with its cwd there. A folder holding
   a root marker (a nested checkout) starts the chain afresh, as Codex's would.
-* ``coder``: every instruction name at the top of each such folder, as at a scan root.
-* ``claude``: what Claude Code sends after it reads the file (:mod:`claude_nested`):
-  nested CLAUDE.md files, rules, and the rules whose ``paths:`` match.
+* ``coder`` (:class:`FolderChain` too): every instruction name at the top of each such
+  folder, as at a scan root.
+* ``claude``: what Claude Code sends after it reads the file
+  (:mod:`agentcontext.peers.claude.later`): nested CLAUDE.md files, rules, and the rules
+  whose ``paths:`` match.
 
 A path is a file (its folder's chain applies, and globs match the file) or a folder; where
 it lies is checked before anything is read (:mod:`agentcontext.instructions.ondemand_paths`), and a
@@ -33,9 +37,9 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.fs.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
@@ -44,10 +48,8 @@ from agentcontext.instructions.chain import Found, InstructionFiles
 from agentcontext.instructions.ondemand_paths import Place, Target, locate
 from agentcontext.instructions.ondemand_paths import place as lookup_place
 from agentcontext.instructions.project_doc import whole
-from agentcontext.layout import Root
-from agentcontext.peers.claude import discovery as claude_md
-from agentcontext.peers.claude import nested as claude_nested
-from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
+from agentcontext.resource import Kind, Load, LoadType, Resource, Status
+from agentcontext.settings.config import ProjectDocSettings
 
 if TYPE_CHECKING:
     from agentcontext.scan import ScanResult
@@ -57,30 +59,49 @@ MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files),
 
 
 @dataclass(frozen=True, slots=True)
-class _Held:
-    """What one folder holds: the names at its top, and its files as the profile reads them."""
+class Held:
+    """What one folder holds: the names at its top, and its files as the agent reads them (its :class:`Later`'s)."""
 
     present: frozenset[str]
-    value: Any = None  # chain profiles: tuple[Found, ...]; claude: claude_nested.Folder
+    value: Any = None
 
 
-_EMPTY = _Held(frozenset())
+_EMPTY = Held(frozenset())
 
 
 @dataclass(frozen=True)
-class _Startup:
+class Startup:
     """What a lookup needs from the startup scan, computed once per scan result."""
 
     result: ScanResult
     tops: tuple[str, ...]  # the first component of every name looked for in a folder
     startup: tuple[Resource, ...]
     seen: frozenset[str]  # loaded at startup: never sent again
-    fallback: bool = False  # claude: the AGENTS.md fallback is on
-    rules: claude_nested.StartupRules | None = None
+    state: Any = None  # what the agent's :class:`Later` prepared for this startup
+
+
+class Later(Protocol):
+    """One agent's rules for what loads when it works on paths below the work dir (a peer's ``later()``)."""
+
+    def names(self, doc: ProjectDocSettings) -> tuple[str, ...]:
+        """The names that make a folder worth reading."""
+        ...
+
+    def prepare(self, startup: Startup, reader: Reader) -> Any:
+        """Its state for lookups against this startup (None: it needs none)."""
+        ...
+
+    def folder(self, reader: Reader, directory: str, present: frozenset[str], startup: Startup) -> Any:
+        """One folder's files as it reads them (kept as :attr:`Held.value`)."""
+        ...
+
+    def collect(self, targets: list[Target], held: dict[str, Held], startup: Startup, lookup: Lookup) -> None:
+        """Add to ``lookup`` what applies to each target, from its folders' values."""
+        ...
 
 
 @dataclass
-class _Lookup:
+class Lookup:
     """One call's answer so far, each file once, with the paths that brought it in."""
 
     deadline: float | None
@@ -110,8 +131,8 @@ class Resolver:
     def __init__(self) -> None:
         self.reader = Reader()
         self._misses: dict[str, tuple[float, StatKey, tuple[str, ...]]] = {}
-        self._folders: dict[str, tuple[StatKey, list[Observed], _Startup, _Held]] = {}
-        self._startup: _Startup | None = None
+        self._folders: dict[str, tuple[StatKey, list[Observed], Startup, Held]] = {}
+        self._startup: Startup | None = None
         self._places: dict[str, Place | Refused] = {}
         self._lock = threading.Lock()
 
@@ -140,9 +161,9 @@ class Resolver:
 
     def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None) -> Applicable:
         config = result.config
-        lookup = _Lookup(deadline, config.ondemand.timeout)
+        lookup = Lookup(deadline, config.ondemand.timeout)
         startup = self._for(result)
-        held: dict[str, _Held] = {}
+        held: dict[str, Held] = {}
         targets: list[Target] = []
         refused: list[Refused] = []
         places = self._places
@@ -164,17 +185,14 @@ class Resolver:
                 refused.append(Refused(str(raw), target.reason))
             else:
                 targets.append(target)
-        if startup.rules is not None:
-            self._claude(targets, held, startup, lookup)
-        else:
-            self._chain(targets, held, result, lookup)
+        result.peer.later().collect(targets, held, startup, lookup)
         return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
 
-    def _for(self, result: ScanResult) -> _Startup:
+    def _for(self, result: ScanResult) -> Startup:
         cached = self._startup
         if cached is not None and cached.result is result:
             return cached
-        doc = result.config.project_doc
+        later = result.peer.later()
         resources = result.snapshot.resources
         loaded = [
             r
@@ -183,31 +201,18 @@ class Resolver:
         ]
         startup = tuple(sorted(loaded, key=lambda r: r.doc_order or 0))  # in the order the agent gets them
         seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)
-        if doc.discovery == "claude":
-            names: tuple[str, ...] = (*claude_md.CLAUDE_NAMES, *doc.fallback_filenames)
-        elif doc.discovery == "roots":
-            names = doc.root_names
-        else:
-            names = (*doc.candidates, *doc.root_markers)
+        names = later.names(result.config.project_doc)
         tops = tuple(dict.fromkeys(n.split("/", 1)[0] for n in names if n))
-        cached = _Startup(result, tops, startup, seen)
-        if doc.discovery == "claude":
-            rules = claude_nested.startup_rules(self._walk(cached), resources)
-            fallback = claude_md.agents_fallback(resources, result.layout.work_dir)
-            cached = replace(cached, rules=rules, fallback=fallback)
+        cached = Startup(result, tops, startup, seen)
+        cached = replace(cached, state=later.prepare(cached, self.reader))
         self._startup = cached
         self._folders.clear()  # folders are read against this startup
         self._places.clear()
         return cached
 
-    def _walk(self, startup: _Startup) -> claude_md.Walk:
-        walk = claude_md.Walk(startup.result.layout, startup.result.config, self.reader)
-        walk.processed.update(startup.seen)
-        return walk
-
     # --- folders -----------------------------------------------------------------------
 
-    def _walkable(self, target: Target, startup: _Startup, held: dict[str, _Held], lookup: _Lookup) -> Target | Refused:
+    def _walkable(self, target: Target, startup: Startup, held: dict[str, Held], lookup: Lookup) -> Target | Refused:
         """The target with the folders below its base that exist, each inside the base's real folder."""
         real_base = self.reader.real_root(target.base)
         dirs: list[str] = []
@@ -231,7 +236,7 @@ class Resolver:
             dirs.append(directory)
         return Target(target.path, target.base, target.is_dir, tuple(dirs))
 
-    def _folder(self, directory: str, key: StatKey, startup: _Startup, lookup: _Lookup) -> _Held:
+    def _folder(self, directory: str, key: StatKey, startup: Startup, lookup: Lookup) -> Held:
         """A folder's files; a remembered miss costs the folder's own stat, a remembered folder its files' stats."""
         now = time.monotonic()
         miss = self._misses.get(directory)
@@ -256,44 +261,40 @@ class Resolver:
             return _EMPTY
         self._misses.pop(directory, None)
         lookup.check_time()
-        if startup.rules is not None:
-            value: Any = claude_nested.folder(self._walk(startup), directory, present, startup.fallback)
-        else:
-            value = self._chain_files(directory, startup.result)
-        found = _Held(present, value)
+        found = Held(present, startup.result.peer.later().folder(reader, directory, present, startup))
         checks = _checks(directory, reader.observed[mark:])
         if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
             _bounded(self._folders)
             self._folders[directory] = (key, checks, startup, found)
         return found
 
-    # --- profiles ----------------------------------------------------------------------
 
-    def _chain(self, targets: list[Target], held: dict[str, _Held], result: ScanResult, lookup: _Lookup) -> None:
-        doc = result.config.project_doc
-        markers = frozenset(doc.root_markers) if doc.discovery == "chain" else frozenset()
-        for target in targets:
-            lookup.check_time()
-            dirs = target.dirs
-            for index in range(len(dirs) - 1, -1, -1):
-                if markers & held[dirs[index]].present:  # a nested checkout: its own chain, as Codex's
-                    dirs = dirs[index:]
-                    break
-            for directory in dirs:
-                for item in held[directory].value or ():
-                    lookup.add(item, target.path)
+ReadFolder = Callable[[InstructionFiles, str, str, ProjectDocSettings], list[Found]]
 
-    def _chain_files(self, directory: str, result: ScanResult) -> tuple[Found, ...]:
+
+@dataclass(frozen=True, slots=True)
+class FolderChain:
+    """Each folder's own files, read as the agent reads a folder of its chain; a folder holding one of the
+    ``markers`` (a nested checkout) starts the chain afresh. Codex's rules, and Coder's with its own reading."""
+
+    probe: Callable[[ProjectDocSettings], tuple[str, ...]]  # the names that make a folder worth reading
+    read: ReadFolder  # one folder's candidates, the winners marked as the chain marks them
+    markers: Callable[[ProjectDocSettings], frozenset[str]]
+
+    def names(self, doc: ProjectDocSettings) -> tuple[str, ...]:
+        return self.probe(doc)
+
+    def prepare(self, startup: Startup, reader: Reader) -> None:
+        return None
+
+    def folder(self, reader: Reader, directory: str, present: frozenset[str], startup: Startup) -> tuple[Found, ...]:
+        result = startup.result
         config = result.config
         doc = config.project_doc
-        cap = config.snapshot.max_resource_bytes
-        boundary = _boundary(directory, result)
-        if doc.discovery == "roots":
-            found = InstructionFiles(self.reader, cap).at_root(Root(directory, Scope.PROJECT, boundary), doc.root_names)
-            winners = [f for f in found if f.candidate]
-        else:
-            found = InstructionFiles(self.reader, cap).pick(directory, doc.candidates, boundary, Scope.PROJECT)
-            winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
+        found = self.read(
+            InstructionFiles(reader, config.snapshot.max_resource_bytes), directory, _boundary(directory, result), doc
+        )
+        winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
         out: list[Found] = []
         for item in found:
             resource = replace(item.resource, doc_order=None)
@@ -310,16 +311,18 @@ class Resolver:
             out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
         return tuple(out)
 
-    def _claude(self, targets: list[Target], held: dict[str, _Held], startup: _Startup, lookup: _Lookup) -> None:
-        assert startup.rules is not None
-        work_dir = startup.result.layout.work_dir
+    def collect(self, targets: list[Target], held: dict[str, Held], startup: Startup, lookup: Lookup) -> None:
+        markers = self.markers(startup.result.config.project_doc)
         for target in targets:
             lookup.check_time()
-            folders = [(d, held[d].value) for d in target.dirs if held[d].present and is_within(d, work_dir)]
-            for loaded in claude_nested.on_read(
-                target.path, target.is_dir, folders, startup.rules, fallback=startup.fallback
-            ):
-                lookup.add(loaded.found, target.path, hook=loaded.hook)
+            dirs = target.dirs
+            for index in range(len(dirs) - 1, -1, -1):
+                if markers & held[dirs[index]].present:  # a nested checkout: its own chain, as Codex's
+                    dirs = dirs[index:]
+                    break
+            for directory in dirs:
+                for item in held[directory].value or ():
+                    lookup.add(item, target.path)
 
 
 def _checks(directory: str, observed: list[Observed]) -> list[Observed]:
@@ -348,7 +351,7 @@ def _boundary(directory: str, result: ScanResult) -> str:
     return directory
 
 
-def _answer(lookup: _Lookup, startup: _Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
+def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
     """Apply the answer's caps in order: bytes of content, then the number of files."""
     config = startup.result.config
     max_bytes, max_files = config.ondemand.max_bytes, config.snapshot.max_resources

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio.to_thread
 import mcp.types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -65,6 +65,18 @@ class ContextServer(Server[Any]):
         self.add_request_handler("skills/list", SkillsListParams, self._skills_list)
         self.add_request_handler("skills/get", SkillsGetParams, self._skills_get)
         self.extensions[EXTENSION_ID] = {}
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The ``initialize`` result's options, the skills extension also under ``experimental``: the handshake
+        era's capabilities have no ``extensions`` (the SDK drops it from a 2025 answer), so a 2025 client learns
+        there that ``skills/list`` is served; ``server/discover`` (2026) declares it under ``extensions``."""
+        experimental = {EXTENSION_ID: {}, **(experimental_capabilities or {})}
+        return super().create_initialization_options(notification_options, experimental, extensions)
 
     # --- instructions, computed for each session ---------------------------------------
 

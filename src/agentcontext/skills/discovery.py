@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from hashlib import sha256
 
 import yaml
 
-from agentcontext.fs.files import Entry, EntryKind, Reader
+from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
 from agentcontext.layout import Layout
@@ -380,3 +380,9 @@ def roots_searched(layout: Layout, reader: Reader) -> list[tuple[str, Scope]]:
 
 def skill_dir(resource: Resource) -> str:
     return os.path.dirname(resource.path)
+
+
+def root_of(path: str, roots: Sequence[str]) -> str | None:
+    """The innermost of ``roots`` holding ``path`` (the container a skill was found in)."""
+    holding = [r for r in roots if is_within(path, r)]
+    return max(holding, key=len) if holding else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -77,12 +77,12 @@ def collapse(value: str) -> str:
 
 
 def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
-    """Validate SKILL.md ``text`` found in a folder named ``folder``."""
-    if mode == "spec":
-        return _check_spec(text, folder)
-    if mode == "claude":
-        return _check_claude(text, folder)
-    plain = plain_skill(text) if mode == "lenient" and namespace is None else None
+    """Validate SKILL.md ``text`` found in a folder named ``folder`` under the validation ``mode``."""
+    return _CHECKS[mode](text, folder, namespace)
+
+
+def _check_lenient_text(text: str, folder: str, namespace: str | None) -> SkillCheck:
+    plain = plain_skill(text) if namespace is None else None
     if plain is not None:
         # The usual skill in one step. Its values are printable ASCII starting with a letter and not
         # ending in a space (see frontmatter._PLAIN_SKILL), so _clean needs only the double-space test.
@@ -99,12 +99,20 @@ def check(text: str, folder: str, mode: Validation, *, namespace: str | None = N
     front = parse_plain(text)
     if front is None:
         try:
-            front = parse(text) if mode == "lenient" else parse_coder(text)
+            front = parse(text)
         except FrontmatterError as exc:
             return SkillCheck(None, None, errors=(str(exc),))
-    if mode == "coder":
-        return _check_coder(front.fields, folder, front.raw)
     return _check_lenient(front.fields, folder, namespace, front.raw, repaired=front.repaired)
+
+
+def _check_coder_text(text: str, folder: str, namespace: str | None) -> SkillCheck:
+    front = parse_plain(text)
+    if front is None:
+        try:
+            front = parse_coder(text)
+        except FrontmatterError as exc:
+            return SkillCheck(None, None, errors=(str(exc),))
+    return _check_coder(front.fields, folder, front.raw)
 
 
 def _check_claude(text: str, folder: str) -> SkillCheck:
@@ -368,3 +376,12 @@ def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int
             f"SKILL.md is {max(size, len(raw))} bytes, over the {max_bytes}-byte cap: most agents will not load it"
         )
     return Report(shown, result.valid, result.errors, tuple(warnings), result.name, result.description)
+
+
+# each validation mode's check (a mode is a setting's value: ``skills.validation``)
+_CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
+    "spec": lambda text, folder, _namespace: _check_spec(text, folder),
+    "claude": lambda text, folder, _namespace: _check_claude(text, folder),
+    "lenient": _check_lenient_text,
+    "coder": _check_coder_text,
+}

@@ -4,9 +4,10 @@ A view is built from one scan under that agent's profile (:meth:`AgentView.of_sc
 for the profile a snapshot was taken under, from the snapshot's stored resources
 (:meth:`AgentView.of_snapshot`: the budget is then the profile's default, since a snapshot
 does not carry its settings). ``config_for`` gives the settings another profile scans with:
-the same user file, environment, flags and declared sources. ``opened(result, path)``
-answers "what else loads when the agent opens this file": for Claude Code, what it sends
-after reading the file (:mod:`agentcontext.peers.claude.nested`). Codex and Coder load nothing more.
+the same user file, environment, flags and declared sources. Asked about a path, a view
+says what else loads when the agent works on it: for Claude Code, what it sends once it reads
+the file (:mod:`agentcontext.peers.claude.nested`); for the others, which send nothing more in
+the session, what a session started in its folder loads (what ``doc --for`` and ``explain`` show).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentcontext import peers
 from agentcontext.instructions.ondemand import Resolver
-from agentcontext.instructions.project_doc import ProjectDoc, assemble, assemble_claude
+from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.resource import Kind, LoadType, Resource
 from agentcontext.scan import ScanResult
 from agentcontext.settings.config import Config, load_config
@@ -37,24 +39,31 @@ class AgentView:
     doc: ProjectDoc
     skills: tuple[Resource, ...]  # the skills offered
     budget: int | None  # the doc budget in bytes; None: no budget
-    opened: tuple[Resource, ...] | None = None
+    opened: tuple[Resource, ...] | None = None  # sent once the agent reads the path (None: no path asked about)
+    # loaded by a session started in the path's folder, though reading the path sends nothing (Codex, Coder)
+    started_there: tuple[Resource, ...] = ()
     stored: bool = False  # from a stored snapshot: the budget is the profile's default
 
     @classmethod
-    def of_scan(cls, profile: str, result: ScanResult, opened: tuple[Resource, ...] | None = None) -> AgentView:
+    def of_scan(cls, profile: str, result: ScanResult, path: str | None = None) -> AgentView:
+        """The view of a scan; with ``path`` (absolute), also what loads when the agent works on it."""
         budget = result.config.project_doc.max_bytes
         doc = result.project_doc()
-        return cls(profile, result.snapshot.resources, doc, result.skills, None if budget < 0 else budget, opened)
+        later = None if path is None else Resolver().resolve(result, [path]).files
+        found = () if later is None else tuple(applied.resource for applied in later)
+        sent = result.peer.sends_on_read
+        opened = None if path is None else (found if sent else ())
+        started_there = () if sent else found
+        resources, skills = result.snapshot.resources, result.skills
+        return cls(profile, resources, doc, skills, None if budget < 0 else budget, opened, started_there)
 
     @classmethod
     def of_snapshot(cls, profile: str, resources: Iterable[Resource]) -> AgentView:
         """The view of the profile a snapshot was taken under, from its resources (instruction files with content)."""
         kept = tuple(resources)
         defaults = profile_defaults(profile)
-        if defaults["project_doc.discovery"] == "claude":
-            doc = assemble_claude(kept)
-        else:
-            doc = assemble(kept, sanitized=bool(defaults["project_doc.sanitize"]))
+        peer = peers.named(str(defaults["project_doc.discovery"]))
+        doc = peer.project_doc(kept, bool(defaults["project_doc.sanitize"]))
         budget = int(defaults["project_doc.max_bytes"])
         return cls(profile, kept, doc, tuple(offered(kept)), None if budget < 0 else budget, stored=True)
 
@@ -90,6 +99,7 @@ class AgentView:
         }
         if self.opened is not None:
             data["when_opened"] = [_row(r) for r in self.opened]
+            data["when_started_there"] = [_row(r) for r in self.started_there]
         return data
 
 
@@ -123,17 +133,6 @@ def why(resource: Resource) -> str | None:
     if load.type is LoadType.PATH_SCOPED:
         return f"when a file matching {', '.join(load.globs)} is read"
     return load.reason
-
-
-def opened(result: ScanResult, path: str) -> list[Resource]:
-    """What loads when the agent opens ``path`` (absolute), beyond what loaded at startup.
-
-    Claude Code's files sent after a read (:mod:`agentcontext.peers.claude.nested`); the other
-    agents load nothing more (our MCP tool ``get_instructions_for`` fills that gap).
-    """
-    if result.config.project_doc.discovery != "claude":
-        return []
-    return [applied.resource for applied in Resolver().resolve(result, [path]).files]
 
 
 def config_for(config: Config, profile: str, work_dir: str, environ: Mapping[str, str]) -> Config:

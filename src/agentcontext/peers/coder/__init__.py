@@ -1,0 +1,1 @@
+"""Coder: its shallow scan roots (:mod:`.peer`) and what its chats send (:mod:`.render`)."""
