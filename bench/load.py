@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import gc
 import hashlib
 import json
@@ -171,7 +170,7 @@ def _rotated(index: int, fixed: Sequence[Resource], version: int, salt: str) -> 
         text = edit + TEXT * 3 if i == 1 else _skill_body(index, i - 2, edit)
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
-        out.append(dataclasses.replace(resource, content=text, size_bytes=len(data), content_hash=digest))
+        out.append(resource._replace(content=text, size_bytes=len(data), content_hash=digest))
     return out
 
 

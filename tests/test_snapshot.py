@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +237,7 @@ def test_compute_aggregate_hash_deterministic_across_order() -> None:
 def test_compute_aggregate_hash_changes_on_content() -> None:
     base = [file_resource("/w/AGENTS.md", "a"), file_resource("/w/skills/x/SKILL.md", "x", Kind.SKILL)]
     edited = [file_resource("/w/AGENTS.md", "b"), base[1]]
-    status_changed = [replace(base[0], status=Status.EXCLUDED), base[1]]
+    status_changed = [base[0]._replace(status=Status.EXCLUDED), base[1]]
     hashes = {aggregate_hash(base), aggregate_hash(edited), aggregate_hash(status_changed)}
     assert len(hashes) == 3
 
@@ -279,9 +278,15 @@ def test_aggregate_hash_length_prefixes_count_utf8_bytes() -> None:
 _PATHS = st.text(alphabet="abc/é", min_size=1, max_size=6).map(lambda s: "/" + s)
 # A missing hash is hashed as 32 zero bytes (Coder's zero [32]byte), so no real hash may be all zeros.
 _HASHES = st.binary(min_size=32, max_size=32).map(bytes.hex).filter(lambda h: h != "0" * 64)
+
+
+def _hashed(kind: Kind, path: str, scope: Scope, status: Status, content_hash: str) -> Resource:
+    return Resource(kind, path, scope, status, content_hash=content_hash)
+
+
 _RESOURCES = st.lists(
     st.builds(
-        Resource,
+        _hashed,
         kind=st.sampled_from([Kind.INSTRUCTION_FILE, Kind.SKILL]),
         path=_PATHS,
         scope=st.just(Scope.PROJECT),
@@ -304,7 +309,7 @@ def test_aggregate_hash_is_order_independent_and_sensitive_to_each_resource(
     target = resources[index]
     new_hash = data.draw(_HASHES.filter(lambda h: h != target.content_hash))
     new_status = data.draw(st.sampled_from([s for s in Status if s is not target.status]))
-    for changed in (replace(target, content_hash=new_hash), replace(target, status=new_status)):
+    for changed in (target._replace(content_hash=new_hash), target._replace(status=new_status)):
         altered = [*resources[:index], changed, *resources[index + 1 :]]
         assert aggregate_hash(altered) != aggregate_hash(resources)
 
@@ -319,9 +324,9 @@ def test_diff_reports_added_removed_and_changed_paths() -> None:
     new = [
         keep,
         file_resource("/w/sub/AGENTS.md", "new"),
-        replace(flip, status=Status.SHADOWED, content=None),
+        flip._replace(status=Status.SHADOWED, content=None),
         file_resource("/w/new/AGENTS.md", "hi"),
-        replace(tools, tools=(Tool("a"), Tool("b"))),
+        tools._replace(tools=(Tool("a"), Tool("b"))),
     ]
     result = diff(old, new)
     assert result.added == ("/w/new/AGENTS.md",)
@@ -351,9 +356,9 @@ def test_diff_tells_kinds_apart_at_the_same_path() -> None:
 
 def test_snapshot_round_trips_through_to_dict_and_from_dict() -> None:
     resources = [
-        replace(file_resource("/w/AGENTS.md", "rules\n"), doc_order=0, description="rules"),
-        replace(file_resource("/w/skills/a/SKILL.md", "---\n", Kind.SKILL), name="a", description="does a"),
-        replace(file_resource("/w/skills/b/SKILL.md", "x", Kind.SKILL, Status.INVALID), error="bad", warnings=("w",)),
+        file_resource("/w/AGENTS.md", "rules\n")._replace(doc_order=0, description="rules"),
+        file_resource("/w/skills/a/SKILL.md", "---\n", Kind.SKILL)._replace(name="a", description="does a"),
+        file_resource("/w/skills/b/SKILL.md", "x", Kind.SKILL, Status.INVALID)._replace(error="bad", warnings=("w",)),
         Resource(
             Kind.MCP_CONFIG,
             "/src/.mcp.json",
@@ -365,7 +370,7 @@ def test_snapshot_round_trips_through_to_dict_and_from_dict() -> None:
             connect=False,
             source="/src",
         ),
-        replace(file_resource("/w/big/AGENTS.md", "x" * 50), doc_order=1),
+        file_resource("/w/big/AGENTS.md", "x" * 50)._replace(doc_order=1),
     ]
     server = Resource(
         Kind.MCP_SERVER,

@@ -8,9 +8,10 @@ dropped silently. Content travels only with the statuses that carry it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 
 class Kind(StrEnum):
@@ -116,14 +117,15 @@ class Load:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Load:
+    def from_dict(cls, data: Mapping[str, Any]) -> Load:
+        get = data.get
         return cls(
             LoadType(data["type"]),
-            tuple(str(g) for g in data.get("globs", ())),
-            data.get("importer"),
-            tuple(str(c) for c in data.get("chain", ())),
-            data.get("reason"),
-            data.get("root"),
+            tuple(map(str, get("globs", ()))),
+            get("importer"),
+            tuple(map(str, get("chain", ()))),
+            get("reason"),
+            get("root"),
         )
 
 
@@ -143,7 +145,7 @@ class Tool:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Tool:
+    def from_dict(cls, data: Mapping[str, Any]) -> Tool:
         annotations = data.get("annotations")
         return cls(
             str(data["name"]),
@@ -178,7 +180,7 @@ class RunsFile:
         return {"path": self.path, "role": self.role, "sha256": self.sha256, "size": self.size}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunsFile:
+    def from_dict(cls, data: Mapping[str, Any]) -> RunsFile:
         return cls(str(data["path"]), str(data["role"]), str(data["sha256"]), int(data["size"]))
 
 
@@ -220,7 +222,7 @@ class Runs:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Runs:
+    def from_dict(cls, data: Mapping[str, Any]) -> Runs:
         return cls(
             str(data["transport"]),
             str(data.get("command") or ""),
@@ -267,7 +269,7 @@ class McpApproval:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> McpApproval:
+    def from_dict(cls, data: Mapping[str, Any]) -> McpApproval:
         runs = data.get("runs")
         return cls(
             str(data["state"]),
@@ -283,13 +285,25 @@ class McpApproval:
         )
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Resource:
+class Resource(NamedTuple):
     """One file or server the scan looked at.
 
     ``path`` is absolute (for ``mcp_server`` it is the server's name). ``content_hash``
     is the sha256 of the original bytes (of the first ``max_resource_bytes`` bytes when
     the file is larger); empty when nothing could be read.
+
+    Its fields are declared here once; :meth:`to_dict` and :meth:`from_dict` are its one codec: the
+    snapshot's JSON, the push contract (``wire.sync``) and the control plane's rows (``control.rows``)
+    all write and read a resource through them.
+
+    A named tuple where the other values are frozen dataclasses, for the scan's cost: it builds one or
+    two per file, and a tuple is built in one call where a frozen dataclass's ``__init__`` sets each of
+    the 18 fields through ``object.__setattr__`` (0.6 us a resource against 2.5 to 5.5; a cold scan of
+    ``bench/workspace.py`` took 13% more CPU as a frozen slots dataclass, 7% more with an ``__init__``
+    that sets the slots directly). Change one with ``_replace``. It is a value, not a sequence: it equals
+    only a resource (never a plain tuple of the same fields), has no order, and is never written as a
+    JSON array (every encoder goes through :meth:`to_dict`); nothing reads it by position but the
+    named tuple's own ``_replace``, copy and pickle.
     """
 
     kind: Kind
@@ -311,54 +325,23 @@ class Resource:
     load: Load | None = None  # instruction files and skills: how the model gets it
     approval: McpApproval | None = None  # mcp_server
 
-    def __init__(
-        self,
-        kind: Kind,
-        path: str,
-        scope: Scope,
-        status: Status,
-        size_bytes: int = 0,
-        content_hash: str = "",
-        content: str | None = None,
-        error: str | None = None,
-        warnings: tuple[str, ...] = (),
-        name: str | None = None,
-        description: str | None = None,
-        doc_order: int | None = None,
-        source: str | None = None,
-        servers: tuple[str, ...] = (),
-        connect: bool = True,
-        tools: tuple[Tool, ...] = (),
-        load: Load | None = None,
-        approval: McpApproval | None = None,
-    ) -> None:
-        # A scan builds one or two of these per file, and a frozen dataclass's own __init__ sets each
-        # of the 18 fields through object.__setattr__ (about 2.5 us a resource, a third of a cold
-        # scan's floor per skill). The fields are stored instead while the object wears _Unfrozen, a
-        # class with the same slots and no __setattr__ (3x cheaper), then it becomes a Resource again.
-        # tests/test_resource.py checks this signature against the fields.
-        frozen = type(self)
-        _set_class(self, "__class__", _Unfrozen)
-        unfrozen: Any = self
-        unfrozen.kind = kind
-        unfrozen.path = path
-        unfrozen.scope = scope
-        unfrozen.status = status
-        unfrozen.size_bytes = size_bytes
-        unfrozen.content_hash = content_hash
-        unfrozen.content = content
-        unfrozen.error = error
-        unfrozen.warnings = warnings
-        unfrozen.name = name
-        unfrozen.description = description
-        unfrozen.doc_order = doc_order
-        unfrozen.source = source
-        unfrozen.servers = servers
-        unfrozen.connect = connect
-        unfrozen.tools = tools
-        unfrozen.load = load
-        unfrozen.approval = approval
-        unfrozen.__class__ = frozen
+    def __eq__(self, other: object) -> bool:  # (its hash stays the tuple's)
+        return type(other) is Resource and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __lt__(self, other: object) -> bool:
+        raise TypeError("resources have no order: sort them by a key")
+
+    def __le__(self, other: object) -> bool:
+        return self.__lt__(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.__lt__(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self.__lt__(other)
 
     @property
     def id(self) -> str:
@@ -372,11 +355,13 @@ class Resource:
         return len(content) if content.isascii() else len(content.encode("utf-8"))
 
     def with_status(self, status: Status, error: str | None, *, keep_content: bool = False) -> Resource:
-        """The same resource with another status and reason (a fast ``dataclasses.replace``); a load it had
-        becomes ``not_loaded`` for that reason when the new status carries no content (an excluded file)."""
+        """The same resource with another status and reason, its content and tools dropped unless ``keep_content``;
+        a load it had becomes ``not_loaded`` for that reason when the status carries no content (an excluded file)."""
         load = self.load
         if load is not None and not status.carries_content:
             load = _not_loaded(error, load.root)
+        content, tools = (self.content, self.tools) if keep_content else (None, ())
+        # positionally: the caps exclude hundreds of resources of a large workspace, and ``_replace`` costs 3x
         return make(
             self.kind,
             self.path,
@@ -384,7 +369,7 @@ class Resource:
             status,
             self.size_bytes,
             self.content_hash,
-            self.content if keep_content else None,
+            content,
             error,
             self.warnings,
             self.name,
@@ -393,12 +378,16 @@ class Resource:
             self.source,
             self.servers,
             self.connect,
-            self.tools if keep_content else (),
+            tools,
             load,
             self.approval,
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The resource as JSON values: the snapshot's form, what is pushed, and a stored row's columns and meta.
+
+        Each kind writes its own fields (and ``content`` only with a status that carries it), in this order.
+        """
         data: dict[str, Any] = {
             "id": self.id,
             "kind": str(self.kind),
@@ -431,27 +420,30 @@ class Resource:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Resource:
-        """Rebuild a resource from :meth:`to_dict` output (the wire and the database)."""
-        return cls(
-            kind=Kind(data["kind"]),
-            path=str(data["path"]),
-            scope=Scope(data["scope"]),
-            status=Status(data["status"]),
-            size_bytes=int(data.get("size_bytes", 0)),
-            content_hash=str(data.get("content_hash", "")),
-            content=data.get("content"),
-            error=data.get("error"),
-            warnings=tuple(data.get("warnings", ())),
-            name=data.get("name"),
-            description=data.get("description"),
-            doc_order=data.get("doc_order"),
-            source=data.get("source"),
-            servers=tuple(data.get("servers", ())),
-            connect=bool(data.get("connect", True)),
-            tools=tuple(Tool.from_dict(t) for t in data.get("tools", ())),
-            load=Load.from_dict(data["load"]) if data.get("load") else None,
-            approval=McpApproval.from_dict(data["approval"]) if data.get("approval") else None,
+    def from_dict(cls, data: Mapping[str, Any]) -> Resource:
+        """The resource of :meth:`to_dict`'s form (a snapshot's JSON, a validated push, a stored row): a key
+        it lacks takes the field's default, a key it does not know (a newer core's field) is left alone."""
+        get = data.get
+        load, approval = get("load"), get("approval")
+        return make(  # in the fields' order: a call by keyword costs 3x (a push or a read builds hundreds)
+            Kind(data["kind"]),
+            str(data["path"]),
+            Scope(data["scope"]),
+            Status(data["status"]),
+            int(get("size_bytes", 0)),
+            str(get("content_hash", "")),
+            get("content"),
+            get("error"),
+            tuple(get("warnings", ())),
+            get("name"),
+            get("description"),
+            get("doc_order"),
+            get("source"),
+            tuple(get("servers", ())),
+            bool(get("connect", True)),
+            tuple(map(Tool.from_dict, get("tools", ()))),
+            Load.from_dict(load) if load else None,
+            McpApproval.from_dict(approval) if approval else None,
         )
 
 
@@ -461,54 +453,9 @@ def _not_loaded(reason: str | None, root: str | None) -> Load:
     return Load(LoadType.NOT_LOADED, reason=reason, root=root)
 
 
-_set_class = object.__setattr__  # Resource's own __setattr__ refuses every name, __class__ included
-_Unfrozen = type("_Unfrozen", (), {"__slots__": Resource.__slots__, "__module__": __name__})
-
-
-def make(
-    kind: Kind,
-    path: str,
-    scope: Scope,
-    status: Status,
-    size_bytes: int = 0,
-    content_hash: str = "",
-    content: str | None = None,
-    error: str | None = None,
-    warnings: tuple[str, ...] = (),
-    name: str | None = None,
-    description: str | None = None,
-    doc_order: int | None = None,
-    source: str | None = None,
-    servers: tuple[str, ...] = (),
-    connect: bool = True,
-    tools: tuple[Tool, ...] = (),
-    load: Load | None = None,
-    approval: McpApproval | None = None,
-) -> Resource:
-    """``Resource(...)`` at two thirds of the cost, for the scan's per-file paths.
-
-    Built as an ``_Unfrozen`` from the start, so its class changes once, not twice, and no
-    ``type.__call__`` runs; tests/test_resource.py checks it against the constructor.
-    """
-    built: Any = _Unfrozen()
-    built.kind = kind
-    built.path = path
-    built.scope = scope
-    built.status = status
-    built.size_bytes = size_bytes
-    built.content_hash = content_hash
-    built.content = content
-    built.error = error
-    built.warnings = warnings
-    built.name = name
-    built.description = description
-    built.doc_order = doc_order
-    built.source = source
-    built.servers = servers
-    built.connect = connect
-    built.tools = tools
-    built.load = load
-    built.approval = approval
-    built.__class__ = Resource
-    resource: Resource = built
-    return resource
+if TYPE_CHECKING:
+    make = Resource
+else:
+    # ``Resource(...)`` without ``type.__call__``'s detour (which passes keyword arguments as a dict): 0.4 us
+    # where that takes 1, for the scan's per-file paths
+    make = functools.partial(Resource.__new__, Resource)

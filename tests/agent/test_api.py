@@ -388,7 +388,25 @@ async def test_mcp_tools_is_an_empty_list_without_servers(tmp_path: Path, home: 
     async with api(agent) as client:
         await ready(agent)
         response = await client.get("/api/v0/mcp/tools")
-    assert (response.status_code, response.json()) == (200, {"tools": []})
+    assert (response.status_code, response.json()) == (200, {"tools": [], "pending": []})
+
+
+async def test_a_server_waiting_for_approval_says_so_and_how_to_approve_it(tmp_path: Path, home: Path) -> None:
+    agent = make_agent(make_workspace(tmp_path / "work", {".mcp.json": time_server_config()}), home)
+    async with api(agent) as client:
+        agent.set_ready()
+        await wait_snapshot(agent, lambda s: any(r.path == "time" for r in s.resources), timeout=30)
+        listed = (await client.get("/api/v0/mcp/tools")).json()
+        called = await client.post("/api/v0/mcp/call-tool", json={"tool_name": "time__get_current_time"})
+    assert listed["tools"] == []
+    [pending] = listed["pending"]
+    assert pending["server_name"] == "time"
+    assert pending["reason"].startswith('pending approval: approve "time" in the dashboard or run ')
+    assert "`agentcontext mcp trust " in pending["reason"]
+    status, message, detail = error(called)
+    assert (status, message) == (409, "MCP server pending approval.")
+    assert detail is not None and detail.startswith('MCP server "time" is pending approval: ')
+    assert "--digest " in detail  # the command approves exactly what was shown
 
 
 # --- auth and the OpenAPI document ------------------------------------------------------------

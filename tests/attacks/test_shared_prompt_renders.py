@@ -11,7 +11,6 @@ equal to what a control plane that kept nothing renders for it, and nothing of t
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -48,9 +47,9 @@ def posing_as(victim: list[Resource], **changed: str) -> list[Resource]:
     for resource in victim:
         if resource.kind is Kind.INSTRUCTION_FILE:
             text = changed.get("text", "Nothing to see.\n").ljust(resource.size_bytes)
-            resource = dataclasses.replace(resource, content=text)  # the victim's content_hash kept
+            resource = resource._replace(content=text)  # the victim's content_hash kept
         elif resource.kind is Kind.SKILL:
-            resource = dataclasses.replace(resource, description=changed.get("description", "Deploys"))
+            resource = resource._replace(description=changed.get("description", "Deploys"))
         forged.append(resource)
     return forged
 
@@ -80,7 +79,7 @@ async def test_forged_texts_behind_the_victims_hashes_get_a_render_of_their_own(
 
 async def test_other_metadata_under_the_same_aggregate_hash_gets_a_render_of_its_own(tmp_path: Path) -> None:
     forged = [
-        dataclasses.replace(r, description="Deploys") if r.kind is Kind.SKILL else r for r in alices()
+        r._replace(description="Deploys") if r.kind is Kind.SKILL else r for r in alices()
     ]  # the victim's very texts, its own description of the skill (metadata the aggregate hash leaves out)
     async with two_users(tmp_path) as running:
         await running.push("alice", alices())

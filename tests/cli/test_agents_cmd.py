@@ -104,9 +104,30 @@ def test_a_file_that_loads_later_is_marked_later_not_as_never_loaded(tmp_path: P
     ]
 
 
-def test_agents_still_manages_control_plane_agents() -> None:
-    done = run("agents", "create", "--help")
-    assert done.returncode == 0 and "--workspace" in done.stdout
+def test_agents_help_shows_the_views_own_flags() -> None:
+    done = run("agents", "--help")
+    assert done.returncode == 0 and "--path" in done.stdout and "agents [OPTIONS]" in done.stdout
+    assert "--workspace" not in done.stdout
+
+
+def test_the_workspace_agents_old_spelling_still_works_with_a_deprecation_note(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'control.db'}"
+    old = run("agents", "create", "--workspace", "box", "--name", "dev", "--db", db, "--json")
+    assert old.returncode == 0, old.stderr
+    assert "`agents create` is now `workspace-agents create`" in old.stderr
+    assert json.loads(old.stdout)["workspace"] == "box"
+    new = run("workspace-agents", "rotate", "--workspace", "box", "--name", "dev", "--db", db, "--json")
+    assert new.returncode == 0 and new.stderr == ""
+    assert json.loads(new.stdout)["id"] == json.loads(old.stdout)["id"]
+    help_text = run("workspace-agents", "create", "--help").stdout
+    assert "--workspace" in help_text and "--path" not in help_text
+
+
+def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path, home: Path) -> None:
+    work = workspace(tmp_path)
+    shown = run("agents", "show", str(work), "--json", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == ["codex", "claude", "coder", "default"]
 
 
 def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, home: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -281,3 +282,20 @@ def test_scan_says_how_a_file_that_is_not_loaded_at_startup_loads(tmp_path: Path
     assert rows["notes.md"] == f"imported by {work / 'CLAUDE.md'}"
     assert rows[".claude/rules/py.md"] == "when a file matching src/**/*.py is read"
     assert rows["CLAUDE.md"] == ""
+
+
+def test_a_busy_port_is_one_line_and_exit_2_and_leaves_the_running_agents_token_alone(
+    tmp_path: Path, home: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        token_file = home / ".local" / "share" / "agentcontext" / "agent-tokens" / str(port)
+        token_file.parent.mkdir(parents=True)
+        token_file.write_text("the running agent's token\n")
+        for command, option in ((["agent", "--work-dir", str(tmp_path)], "--listen"), (["mcp"], "--http")):
+            result = run(*command, option, f"127.0.0.1:{port}", cwd=tmp_path, home=home)
+            said = f"127.0.0.1:{port} is already in use: stop what listens there or pass another {option}"
+            assert (result.returncode, result.stderr) == (2, f"agentcontext: error: {said}\n")
+        assert token_file.read_text() == "the running agent's token\n"

@@ -1,6 +1,6 @@
 """The control plane's commands as a user runs them: real ``agentcontext`` subprocesses.
 
-The administrative commands (``users create``, ``tokens create``, ``agents create|rotate``,
+The administrative commands (``users create``, ``tokens create``, ``workspace-agents create|rotate``,
 ``db upgrade|current``) work on the database named by ``--db``: a SQLite file, and a
 database in the PostgreSQL cluster the control tests start. ``agentcontext server`` runs as
 a subprocess on a loopback port, stopped by each test; the ``chats`` commands talk to it and
@@ -170,23 +170,23 @@ def test_users_create_prints_the_users_token_once_and_it_works(db_url: str) -> N
 
 
 def test_agents_create_makes_the_workspace_and_prints_the_agents_token(db_url: str) -> None:
-    first = run_json("agents", "create", "--workspace", "box", "--name", "dev-coderd-chat", "--db", db_url)
+    first = run_json("workspace-agents", "create", "--workspace", "box", "--name", "dev-coderd-chat", "--db", db_url)
     assert set(first) == {"id", "name", "token", "workspace"}
     assert (first["name"], first["workspace"]) == ("dev-coderd-chat", "box")
     found = principal(db_url, first["token"])
     assert isinstance(found, identity.AgentPrincipal)
     assert (found.agent_id, found.name) == (first["id"], "dev-coderd-chat")
 
-    second = run_json("agents", "create", "--workspace", "box", "--name", "sidecar", "--db", db_url)
+    second = run_json("workspace-agents", "create", "--workspace", "box", "--name", "sidecar", "--db", db_url)
     other = principal(db_url, second["token"])
     assert isinstance(other, identity.AgentPrincipal) and other.workspace_id == found.workspace_id
 
-    rotated = run_json("agents", "rotate", "--workspace", "box", "--name", "sidecar", "--db", db_url)
+    rotated = run_json("workspace-agents", "rotate", "--workspace", "box", "--name", "sidecar", "--db", db_url)
     assert rotated["id"] == second["id"] and rotated["token"] != second["token"]
     assert isinstance(principal(db_url, rotated["token"]), identity.AgentPrincipal)
     with pytest.raises(Exception, match="invalid token"):
         principal(db_url, second["token"])
-    missing = run("agents", "rotate", "--workspace", "box", "--name", "nobody", "--db", db_url)
+    missing = run("workspace-agents", "rotate", "--workspace", "box", "--name", "nobody", "--db", db_url)
     assert missing.returncode == 2 and 'has no agent named "nobody"' in missing.stderr
 
 
@@ -457,8 +457,8 @@ HELP = [
     (["db", "current"], "schema revision"),
     (["users", "create"], "print their API token"),
     (["tokens", "create"], "another API token"),
-    (["agents", "create"], "print its token"),
-    (["agents", "rotate"], "new token"),
+    (["workspace-agents", "create"], "print its token"),
+    (["workspace-agents", "rotate"], "new token"),
     (["chats", "create"], "Create a chat"),
     (["chats", "list"], "Your chats"),
     (["chats", "show"], "pinned context"),
@@ -485,6 +485,7 @@ def test_each_command_group_lists_its_commands(group: str) -> None:
     assert "create" in result.output or "upgrade" in result.output
 
 
-def test_agents_shows_each_agents_view_and_its_help_lists_the_control_plane_commands() -> None:
-    result = runner.invoke(app, ["agents", "--help"], env={"COLUMNS": "200"})
+def test_workspace_agents_help_lists_its_commands_and_agents_help_points_there() -> None:
+    result = runner.invoke(app, ["workspace-agents", "--help"], env={"COLUMNS": "200"})
     assert "create" in result.output and "rotate" in result.output
+    assert "workspace-agents create" in runner.invoke(app, ["agents", "--help"], env={"COLUMNS": "200"}).output

@@ -22,7 +22,7 @@ def test_the_cli_page_is_the_reference_generated_from_the_cli() -> None:
 
 def test_every_option_of_every_command_is_on_the_page() -> None:
     page = reference_markdown(app)
-    for path in (["scan"], ["agent"], ["server"], ["mcp"], ["skills", "prompt"], ["agents", "create"]):
+    for path in (["scan"], ["agent"], ["server"], ["mcp"], ["skills", "prompt"], ["workspace-agents", "create"]):
         help_text = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "300", "NO_COLOR": "1"}).stdout
         section = page.split(f"### `agentcontext {' '.join(path)}`", 1)[1].split("\n### ", 1)[0]
         flags = set(re.findall(r"^│\s+\*?\s*(--[a-z][a-z-]*)", help_text, re.MULTILINE)) - {"--help"}

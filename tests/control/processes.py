@@ -43,9 +43,9 @@ def cli(*args: str) -> str:
 
 
 def create_agent(db_url: str, workspace: str, name: str) -> str:
-    """A new agent's token, from ``agentcontext agents create --json``."""
+    """A new agent's token, from ``agentcontext workspace-agents create --json``."""
     token: str = json.loads(
-        cli("agents", "create", "--workspace", workspace, "--name", name, "--json", "--db", db_url)
+        cli("workspace-agents", "create", "--workspace", workspace, "--name", name, "--json", "--db", db_url)
     )["token"]
     return token
 

@@ -30,6 +30,7 @@ from agentcontext.errors import ConflictError, InvalidRequestError, NotFoundErro
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import skill_md
+from agentcontext.wire.sync import PushRequest, validated
 from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
@@ -91,7 +92,7 @@ class World:
         return self.db.write(lambda s: identity.create_agent(s, workspace, name, **options)).id
 
     def push(self, *resources: Resource, version: int, minutes: int = 0, agent: str | None = None, **kw: Any) -> None:
-        checked = ingest.check_push(body(*resources, version=version, **kw))
+        checked = validated(PushRequest, body(*resources, version=version, **kw))
         outcome = self.db.write(lambda s: ingest.ingest(s, agent or self.agent_id, checked, now=at(minutes), box=BOX))
         assert outcome.accepted
 

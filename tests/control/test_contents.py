@@ -24,6 +24,7 @@ from agentcontext.control.models import Agent, ChatFile, ChatResource, Content, 
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import skill_md
+from agentcontext.wire.sync import PushRequest, validated
 from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
@@ -58,7 +59,7 @@ def body(*resources: Resource, version: int = 1) -> dict[str, Any]:
 
 
 def push(db: Database, agent_id: str, raw: dict[str, Any]) -> None:
-    checked = ingest.check_push(raw)
+    checked = validated(PushRequest, raw)
     assert db.write(lambda s: ingest.ingest(s, agent_id, checked, now=T0, box=BOX)).accepted
 
 

@@ -31,6 +31,7 @@ from agentcontext.errors import InvalidRequestError
 from agentcontext.resource import Kind, Resource, Scope, Status, Tool
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.wire.sync import PushRequest, validated
 from tests.control.conftest import BOX
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.UTC)
@@ -119,7 +120,7 @@ VALID = body(AGENTS)
 
 def refused(raw: Any, message: str) -> None:
     with pytest.raises(InvalidRequestError) as caught:
-        ingest.check_push(raw)
+        validated(PushRequest, raw)
     assert message in str(caught.value)
 
 
@@ -164,15 +165,15 @@ def test_the_agents_own_push_of_a_scanned_workspace_passes(tmp_path: Path, home:
     )
     snapshot = scan_tree(work, home=home).snapshot
 
-    push = ingest.check_push({**snapshot.to_dict(), "initial": True})
+    push = validated(PushRequest, {**snapshot.to_dict(), "initial": True})
 
     assert push.aggregate_hash == snapshot.aggregate_hash
-    assert push.resources == snapshot.resources
+    assert push.checked_resources == snapshot.resources
     assert push.initial is True and push.version == snapshot.version
 
 
 def test_a_thousand_resources_pass() -> None:
-    assert len(ingest.check_push(many(1000)).resources) == 1000
+    assert len(validated(PushRequest, many(1000)).resources) == 1000
 
 
 def test_a_thousand_and_one_resources_are_refused() -> None:
@@ -181,7 +182,7 @@ def test_a_thousand_and_one_resources_are_refused() -> None:
 
 def test_a_resource_body_of_exactly_256_kib_passes() -> None:
     raw = rehash({**VALID, "resources": [sized("/w/AGENTS.md", 256 * KIB)]})
-    assert ingest.check_push(raw).resources[0].size_bytes > 255 * KIB
+    assert validated(PushRequest, raw).resources[0].size_bytes > 255 * KIB
 
 
 def test_a_resource_body_over_256_kib_is_refused() -> None:
@@ -191,7 +192,7 @@ def test_a_resource_body_over_256_kib_is_refused() -> None:
 
 def test_resource_bodies_of_exactly_4_mib_in_all_pass() -> None:
     raw = rehash({**VALID, "resources": [sized(f"/w/{i:02d}/AGENTS.md", 256 * KIB) for i in range(16)]})
-    assert len(ingest.check_push(raw).resources) == 16
+    assert len(validated(PushRequest, raw).resources) == 16
 
 
 def test_resource_bodies_over_4_mib_in_all_are_refused() -> None:
@@ -299,7 +300,7 @@ def test_duplicate_sources_are_refused() -> None:
 
 def test_the_same_path_under_two_kinds_is_two_sources() -> None:
     other = Resource(Kind.MCP_CONFIG, "/w/AGENTS.md", Scope.PROJECT, Status.INVALID, error="not JSON")
-    assert len(ingest.check_push(body(AGENTS, other)).resources) == 2
+    assert len(validated(PushRequest, body(AGENTS, other)).resources) == 2
 
 
 def test_an_aggregate_hash_that_does_not_match_the_resources_is_refused() -> None:
@@ -318,17 +319,23 @@ def test_the_aggregate_hash_is_recomputed_not_trusted_for_content_changes() -> N
     [
         pytest.param(top("version", MAX_INT64), lambda p: p.version == MAX_INT64, id="version-2^63-1"),
         pytest.param(top("version", 1), lambda p: p.version == 1, id="version-1"),
-        pytest.param(first("size_bytes", MAX_INT64), lambda p: p.resources[0].size_bytes == MAX_INT64, id="size"),
-        pytest.param(moved(path_of(1024)), lambda p: len(p.resources[0].path) == 1024, id="path-1024"),
-        pytest.param(first("source", path_of(1024)), lambda p: len(p.resources[0].source) == 1024, id="source-1024"),
-        pytest.param(first("error", "e" * 4096), lambda p: len(p.resources[0].error) == 4096, id="error-4096"),
+        pytest.param(
+            first("size_bytes", MAX_INT64), lambda p: p.checked_resources[0].size_bytes == MAX_INT64, id="size"
+        ),
+        pytest.param(moved(path_of(1024)), lambda p: len(p.checked_resources[0].path) == 1024, id="path-1024"),
+        pytest.param(
+            first("source", path_of(1024)), lambda p: len(p.checked_resources[0].source) == 1024, id="source-1024"
+        ),
+        pytest.param(first("error", "e" * 4096), lambda p: len(p.checked_resources[0].error) == 4096, id="error-4096"),
         pytest.param(top("error", "é" * 2048), lambda p: len(p.error) == 2048, id="snapshot-error-4096-bytes"),
-        pytest.param(first("content_hash", ""), lambda p: p.resources[0].content_hash == "", id="no-content-hash"),
-        pytest.param(top("resources", []), lambda p: p.resources == (), id="no-resources"),
+        pytest.param(
+            first("content_hash", ""), lambda p: p.checked_resources[0].content_hash == "", id="no-content-hash"
+        ),
+        pytest.param(top("resources", []), lambda p: p.checked_resources == (), id="no-resources"),
     ],
 )
 def test_values_at_the_limits_pass(edit: Callable[[dict[str, Any]], object], check: Callable[[Any], bool]) -> None:
-    assert check(ingest.check_push(edited(edit)))
+    assert check(validated(PushRequest, edited(edit)))
 
 
 # --- the version gate --------------------------------------------------------------
@@ -343,7 +350,7 @@ class World:
     agent_id: str
 
     def push(self, raw: dict[str, Any], *, minutes: int = 0, agent_id: str | None = None) -> ingest.Outcome:
-        checked = ingest.check_push(raw)
+        checked = validated(PushRequest, raw)
         return self.db.write(lambda s: ingest.ingest(s, agent_id or self.agent_id, checked, now=at(minutes), box=BOX))
 
     def chat(self, status: str = "pending", *, workspace: str = "ws", archived: bool = False) -> str:
@@ -792,7 +799,7 @@ def test_a_hydrated_chat_is_not_also_marked_out_of_date(world: World) -> None:
 def test_the_marks_are_written_with_the_snapshot_in_one_transaction(world: World) -> None:
     world.push(body(AGENTS, version=1))
     chat = world.chat()
-    checked = ingest.check_push(body(AGENTS_V2, version=2))
+    checked = validated(PushRequest, body(AGENTS_V2, version=2))
 
     def push_then_fail(session: sa.orm.Session) -> None:
         ingest.ingest(session, world.agent_id, checked, now=at(1), box=BOX)

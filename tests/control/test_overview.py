@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -28,7 +27,7 @@ def troubled_push() -> dict[str, Any]:
     invalid = Resource(
         Kind.SKILL, f"{WORK}/.agents/skills/Bad/SKILL.md", Scope.REPO, Status.INVALID, error="name must be lowercase"
     )
-    failed = replace(mcp_server("broken"), status=Status.UNREADABLE, error="connection closed")
+    failed = mcp_server("broken")._replace(status=Status.UNREADABLE, error="connection closed")
     resources = [
         text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Hi.\n"),
         invalid,

@@ -47,7 +47,7 @@ async def test_the_one_statement_read_agrees_with_the_key_and_inputs_read_in_a_t
         assert row == expected_row
         assert inputs.stored == expected.stored and len(inputs.stored) == 5  # 4 pinned rows and the latest server
         assert inputs.digest == expected.digest
-        assert "Root rules.\n" in [raw[-1] for raw in inputs.stored]  # the pinned text, not the newer push's
+        assert "Root rules.\n" in [raw.text for raw in inputs.stored]  # the pinned text, not the newer push's
 
 
 async def test_another_users_chat_is_not_found_by_the_one_statement_read(tmp_path: Path, db_url: str) -> None:

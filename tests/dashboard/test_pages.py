@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,7 @@ def workspace_push(version: int = 1, agents_md: str = "Use pytest.\n") -> dict[s
     invalid = Resource(
         Kind.SKILL, f"{WORK}/.agents/skills/Bad/SKILL.md", Scope.REPO, Status.INVALID, error="name must be lowercase"
     )
-    failed = replace(
-        mcp_server("broken"),
+    failed = mcp_server("broken")._replace(
         status=Status.UNREADABLE,
         error="connection closed",
         warnings=("stderr (last lines): Traceback: boom <img src=x>",),
@@ -95,8 +93,7 @@ async def test_the_inventory_lists_every_resource_with_its_status_and_reason(wor
 
 
 async def test_the_inventory_shows_hidden_character_warnings(world: World) -> None:
-    hidden = replace(
-        text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Use\u200b pytest.\n"),
+    hidden = text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/AGENTS.md", "Use\u200b pytest.\n")._replace(
         warnings=("hidden characters: 1 zero-width (U+200B) at line 1",),
     )
     assert (await world.push(push_body([hidden], work_dir=WORK, agent=AGENT_INFO))).json()["accepted"] is True

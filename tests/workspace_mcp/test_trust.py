@@ -17,6 +17,7 @@ from agentcontext.testing import isolated_environ, launched, test_config
 from agentcontext.workspace_mcp.client.upstream import UpstreamManager
 from agentcontext.workspace_mcp.config import parse
 from agentcontext.workspace_mcp.launch import Launch, resolve
+from agentcontext.workspace_mcp.tool_names import PendingApproval
 from agentcontext.workspace_mcp.trust import TrustStore, data_dir, write_private
 from tests.mcp_servers import misbehaving
 
@@ -119,9 +120,12 @@ async def test_an_unapproved_server_is_disabled_and_never_started(
         assert [name for name, _, _ in manager.tools()] == ["approved__echo", "approved__env", "approved__pid"], (
             statuses
         )
+        with pytest.raises(PendingApproval, match='MCP server "stranger" is pending approval: approve "stranger"'):
+            await manager.call_tool("stranger__anything", {})
+        assert [name for name, _ in manager.pending()] == ["stranger"]
     stranger = statuses["stranger"]
     assert stranger.state == "pending"
-    assert stranger.error and stranger.error.startswith('not approved: approve "stranger" in the dashboard or run')
+    assert stranger.error and stranger.error.startswith('pending approval: approve "stranger" in the dashboard or run')
     assert stranger.resource().status is Status.DISABLED
     assert statuses["approved"].state == "connected"
     assert not marker.exists()

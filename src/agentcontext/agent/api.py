@@ -37,7 +37,7 @@ from agentcontext.skills.folder import open_folder
 from agentcontext.snapshot import Snapshot
 from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
 from agentcontext.workspace_mcp.client.upstream import UpstreamError
-from agentcontext.workspace_mcp.tool_names import InvalidToolName, UnknownServer
+from agentcontext.workspace_mcp.tool_names import InvalidToolName, PendingApproval, UnknownServer
 
 
 class ApiError(Exception):
@@ -95,8 +95,14 @@ class ToolEntry(BaseModel):
     input_schema: dict[str, Any]
 
 
+class PendingServer(BaseModel):
+    server_name: str
+    reason: str  # "pending approval: ..." with the command that approves it
+
+
 class ToolsResponse(BaseModel):
     tools: list[ToolEntry]
+    pending: list[PendingServer] = []  # servers whose tools are not offered until the user approves them
 
 
 class SkillResponse(BaseModel):
@@ -373,7 +379,8 @@ async def tools(agent: Agent, refresh: bool = False) -> ToolsResponse:
         )
         for name, server, tool in agent.mcp.tools()
     ]
-    return ToolsResponse(tools=entries)
+    pending = [PendingServer(server_name=server, reason=reason) for server, reason in agent.mcp.pending()]
+    return ToolsResponse(tools=entries, pending=pending)
 
 
 @router.post("/mcp/call-tool", summary="Call a workspace MCP tool", response_model=CallToolResponse)
@@ -384,6 +391,8 @@ async def call_tool(agent: Agent, body: CallToolBody) -> Response:
         raise ApiError(400, "Invalid tool name.", str(exc)) from None
     except UnknownServer as exc:
         raise ApiError(404, "Unknown MCP server.", str(exc)) from None
+    except PendingApproval as exc:
+        raise ApiError(409, "MCP server pending approval.", str(exc)) from None
     except UpstreamError as exc:
         raise ApiError(502, "MCP tool call failed.", str(exc)) from None
     return JSONResponse(outcome.to_dict())  # already in the response's shape: skip a second validation

@@ -34,7 +34,7 @@ from agentcontext.errors import ConfigError
 from agentcontext.settings.config import Config
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import is_loopback
-from agentcontext.web.serving import GuardedConfig
+from agentcontext.web.serving import GuardedConfig, bind
 from agentcontext.wire.sync import AgentInfo, agent_url_problem
 from agentcontext.workspace_mcp.trust import TrustStore
 
@@ -53,6 +53,7 @@ class AgentOptions:
     advertise_url: str | None = None
     heartbeat: float = 15.0
     edge: Edge | None = None  # the names served and the limits (default: loopback only)
+    listening: socket.socket | None = None  # already bound by the caller (``agentcontext agent``); else bound here
 
 
 class _Server(uvicorn.Server):
@@ -80,6 +81,8 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
     check_options(options)
     if not options.token:
         raise ConfigError("the agent's API needs a token")
+    # before anything starts: a taken port is one line, exit 2
+    listening = options.listening or bind(options.host, options.port)
     agent = ContextAgent(work_dir, config, environ=environ, trust=TrustStore.default(environ))
     # the control plane keeps only a hash of our token, so it reaches our API with a per-run secret
     peer_token = secrets.token_urlsafe(32) if options.control_plane else None
@@ -114,7 +117,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         pusher = _pusher(options, config, peer_token)
         if pusher is not None:
             group.start_soon(pusher.run, agent)
-        await server.serve()
+        await server.serve(sockets=[listening])
         group.cancel_scope.cancel()
     return agent
 

@@ -34,7 +34,7 @@ def agent(
         None,
         "--token",
         help="The agent's token: its HTTP API requires it, and it authenticates pushes to the control plane"
-        " (`agentcontext agents create` prints one). Shows in `ps`: prefer --token-file or"
+        " (`agentcontext workspace-agents create` prints one). Shows in `ps`: prefer --token-file or"
         " AGENTCONTEXT_AGENT_TOKEN. None given: one is made and kept in the data dir.",
         show_default=False,
     ),
@@ -87,6 +87,7 @@ def agent(
     loopback names, its listen address, the --advertise-url host and --allow-host names.
     """
     from agentcontext.agent.service import AgentOptions, check_options, run  # the server, only to run it
+    from agentcontext.web.serving import bind
 
     log_to_stderr(verbose)
     host, port = _address(listen)
@@ -97,8 +98,10 @@ def agent(
         typer.echo(f"agentcontext agent: config: {printable(warning)}", err=True)
     options = AgentOptions(host, port, secret, startup, wait_ready, control_plane, advertise_url, heartbeat, served)
     check_options(options)
+    listening = bind(host, port)  # first: a taken port must not overwrite the token file of the agent that has it
+    options = replace(options, listening=listening)
     if secret is None:
-        secret, path = token_file_of_run.issue(port)
+        secret, path = token_file_of_run.issue(listening.getsockname()[1])
         _say_token_made(secret, path)
         options = replace(options, token=secret)
     run(os.fspath(work_dir), config, options, dict(os.environ))

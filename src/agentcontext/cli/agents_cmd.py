@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 from rich.table import Table
-from typer.core import TyperGroup
+from typer.core import TyperCommand
 
 from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
 from agentcontext.cli.common import stdout as console_out
@@ -16,14 +16,27 @@ from agentcontext.resource import LoadType, Resource
 from agentcontext.terminal import shown
 from agentcontext.views.agents import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, why
 
+# the workspace agents' commands once lived here; their old spelling works, with a note, for one release
+_MOVED = ("create", "rotate", "show")
+MOVED_TO = "workspace-agents"
 
-class ViewByDefault(TyperGroup):
-    """``agents DIR`` shows the views; ``agents create|rotate`` still manage control-plane agents."""
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
-            args = ["show", *args]
-        return super().parse_args(ctx, args)
+class AgentsView(TyperCommand):
+    """``agents [DIR]``: the AI agents' views, whose ``--help`` is its own; ``agents create|rotate`` (the
+    workspace agents' old spelling) is handed to ``workspace-agents`` with a deprecation note."""
+
+    def make_context(  # type: ignore[override]
+        self, info_name: str | None, args: list[str], parent: typer.Context | None = None, **extra: Any
+    ) -> typer.Context:
+        if args and args[0] in _MOVED[:2] and parent is not None:
+            moved = parent.command.get_command(parent, MOVED_TO)  # type: ignore[attr-defined]
+            note = f"`agents {args[0]}` is now `{MOVED_TO} {args[0]}`; the old spelling goes in the next release"
+            typer.echo(f"agentcontext: {note}", err=True)
+            context: typer.Context = moved.make_context(MOVED_TO, args, parent=parent, **extra)
+            return context
+        if args and args[0] == "show":  # ``agents show DIR``, the view's old spelling
+            args = args[1:]
+        return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[return-value]
 
 
 def show(
@@ -39,6 +52,8 @@ def show(
     One scan per profile: the instruction files loaded (in order, with bytes against the
     agent's doc budget), those not loaded with the reason, the skills offered and those
     not. `--json` prints `{"work_dir", "path", "agents": [...]}`.
+
+    The workspace agents (`agentcontext agent`) and their tokens are `workspace-agents create|rotate`.
     """
     target = None if path is None else absolute(path if path.is_absolute() else work_dir / path)
     views: list[tuple[AgentView, str]] = []  # each view, and the folder its paths are shown relative to

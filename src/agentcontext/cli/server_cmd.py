@@ -1,6 +1,6 @@
 """``agentcontext server`` and the administrative commands that work on its database directly.
 
-``users create``, ``tokens create``, ``agents create`` and ``db upgrade`` open the database
+``users create``, ``tokens create``, ``workspace-agents create`` and ``db upgrade`` open the database
 named by ``--db`` (default: the server's default SQLite file, or ``AGENTCONTEXT_DB``),
 apply migrations if needed, and print the new token once (``--json`` for scripts).
 """
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from agentcontext.cli.agents_cmd import ViewByDefault
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
@@ -167,7 +166,7 @@ def server(
     """Run the control plane: agents push snapshots to it; chats pin them, refresh, and run tools.
 
     The first start on an empty database creates the user `admin` and prints its API token
-    once. Give agents tokens with `agentcontext agents create`, users with `agentcontext
+    once. Give agents tokens with `agentcontext workspace-agents create`, users with `agentcontext
     users create`. Several servers may share one PostgreSQL database (and its server key).
 
     It answers only to loopback names, its --listen address and --allow-host names: behind a
@@ -295,14 +294,12 @@ def tokens_create(
     _print_issued("token for user", issued, as_json, _USER_TOKEN_USE, {"user": user, "label": label})
 
 
-agents_app = typer.Typer(
-    cls=ViewByDefault,
-    help="`agents [DIR]`: each coding agent's view of DIR side by side. "
-    "`agents create|rotate`: workspace agents and the tokens they push with.",
+workspace_agents_app = typer.Typer(
+    help="Workspace agents (`agentcontext agent`) and the tokens they push with.", no_args_is_help=True
 )
 
 
-@agents_app.command("create")
+@workspace_agents_app.command("create")
 def agents_create(
     workspace: str = typer.Option(..., "--workspace", help="The workspace (created if it does not exist)."),
     name: str = typer.Option(..., "--name", help="The agent's name, unique in its workspace."),
@@ -323,7 +320,7 @@ def agents_create(
     _print_issued("agent", issued, as_json, _AGENT_TOKEN_USE, {"workspace": workspace})
 
 
-@agents_app.command("rotate")
+@workspace_agents_app.command("rotate")
 def agents_rotate(
     workspace: str = typer.Option(..., "--workspace", help="The agent's workspace."),
     name: str = typer.Option(..., "--name", help="The agent's name."),

@@ -1,14 +1,14 @@
 """A chat as the API shows it (``wire.ChatResponse``), built from rows already in hand (no queries here).
 
-``rows`` are in ``rows.PIN_COLUMNS`` order (or ``rows.ROW_COLUMNS``: then copied from the snapshot);
-the listing follows Coder's (by source path, without ok-but-empty instruction files and skills
+Rows are read by column name: ``rows.PIN_COLUMNS`` (or ``rows.ROW_COLUMNS`` alone: then copied from the
+snapshot); the listing follows Coder's (by source path, without ok-but-empty instruction files and skills
 without a usable name). Each resource says where it came from: ``origin`` "snapshot", or
 "discovered" with ``caused_by``, the touched paths it was found for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agentcontext.control import rows
@@ -28,28 +28,27 @@ _SKILL, _MCP_SERVER, _INSTRUCTION, _OK = (
 )
 
 
-def listed(row: Sequence[Any]) -> bool:
+def listed(row: Any) -> bool:
     """Coder's pinned listing leaves out ok-but-empty instruction files and skills without a usable name.
 
     Empty as the prompt sees it: nothing left once sanitised (worked out at push time: ``rows.BLANK``).
-    ``row`` is in ``rows.ROW_COLUMNS`` order (or ``rows.PIN_COLUMNS``).
     """
-    kind, status, meta = row[1], row[4], row[9]
-    if status != _OK:
+    kind, meta = row.kind, row.meta
+    if row.status != _OK:
         return True
     if kind == _INSTRUCTION:
         return not (meta or {}).get(rows.BLANK)
     return not (kind == _SKILL and not usable_skill_name((meta or {}).get("name")))
 
 
-def resource_view(row: Sequence[Any]) -> dict[str, Any]:
-    """A pinned resource as the API lists it (``row`` in ``rows.PIN_COLUMNS`` or ``rows.ROW_COLUMNS`` order)."""
-    _, kind, path, _, status, size_bytes, _, error, _, meta = row[: len(rows.ROW_COLUMNS)]
-    origin = row[len(rows.ROW_COLUMNS)] if len(row) > len(rows.ROW_COLUMNS) else rows.SNAPSHOT
-    data: dict[str, Any] = {"path": path, "kind": kind, "status": status, "size_bytes": size_bytes, "error": error}
+def resource_view(row: Any) -> dict[str, Any]:
+    """A pinned resource as the API lists it (a row without ``origin`` was copied from the snapshot)."""
+    kind, meta, origin = row.kind, row.meta, getattr(row, "origin", rows.SNAPSHOT)
+    data: dict[str, Any] = {"path": row.path, "kind": kind, "status": row.status, "size_bytes": row.size_bytes}
+    data["error"] = row.error
     data["origin"] = origin
     if origin == rows.DISCOVERED:
-        data["caused_by"] = list(row[len(rows.ROW_COLUMNS) + 1] or ())
+        data["caused_by"] = list(row.caused_by or ())
     if kind == _SKILL:
         data["skill_name"] = (meta or {}).get("name")
         data["skill_description"] = (meta or {}).get("description")
@@ -60,7 +59,7 @@ def resource_view(row: Sequence[Any]) -> dict[str, Any]:
 
 
 def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None) -> ChatResponse:
-    """The chat's summary from its pinned rows (``rows.ROW_COLUMNS`` order, texts not needed)."""
+    """The chat's summary from its pinned rows (texts not needed)."""
     return ChatResponse.model_validate(_summary(chat, pinned, latest_hash))
 
 
@@ -73,7 +72,7 @@ def refreshed(
 
 
 def _summary(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None) -> dict[str, Any]:
-    listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r[2], r[1]))  # Coder: by source (path) ascending
+    listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r.path, r.kind))  # Coder: by source (path)
     return {
         "id": chat.id,
         "status": chat.status,

@@ -327,11 +327,11 @@ class Refreshed:
 
 @dataclass(frozen=True, slots=True)
 class Pinned:
-    """A chat's pinned rows (``rows.ROW_COLUMNS`` order, by source) as a replica last wrote them, and the pin they
-    belong to (its time and hash): the next refresh compares against them without reading them back."""
+    """A chat's pinned rows (``rows.Row``s, by source) as a replica last wrote them, and the pin they belong to (its
+    time and hash): the next refresh compares against them without reading them back."""
 
     tag: tuple[dt.datetime | None, str | None]
-    rows: list[tuple[Any, ...]]
+    rows: list[Any]
     discovered: bool = False  # the chat had discovered rows then: its next refresh asks the agent about them first
 
 
@@ -376,7 +376,7 @@ def refresh(
     if not asked and chat.discovered_at is not None:
         raise MustAsk(chat_id)
     if chat.agent_id is None or chat.pinned_hash is None:  # its first use: bind and pin it first (rare)
-        before = [rows.Positional(row) for row in rows.of_snapshot(rows.read(executor, chat.id, chat=True))]
+        before = rows.of_snapshot(rows.read(executor, chat.id, chat=True))
         chat, events = bind(executor, chat, suffix=suffix, now=now)
         source = pin_source(executor, chat.agent_id) if chat.agent_id else None
         chat = _set_pin(executor, chat.id, chat.agent_id, source, now)
@@ -397,14 +397,14 @@ def refresh(
         written = latest(chat.agent_id) if latest is not None and source is not None and chat.agent_id else None
         fresh = written is not None and source is not None and written.tag == (source.version, source.received_at)
         if known_before is not None and (source is None or fresh):
-            before = [rows.Positional(row) for row in known_before]
-            after = [rows.Positional(row) for row in written.sorted_rows()] if fresh and written is not None else []
+            before = list(known_before)
+            after = written.sorted_rows() if fresh and written is not None else []
         else:
             before, after = _pinned_and_latest(executor, chat.id, chat.agent_id if source is not None else None)
         _repin(executor, chat.id, before, after)
     again = rediscovery.Rediscovered([], [])
     if chat.discovered_at is not None:  # it has discovered rows: re-resolved (or kept, and said so)
-        sources = {row[0] for row in after}
+        sources = {row.source for row in after}
         again = rediscovery.rediscover(
             executor, chat.id, rediscovered, snapshot_sources=sources, now=now, kept_because=kept_because
         )
@@ -414,7 +414,7 @@ def refresh(
     data = {"chat_id": chat.id, "pinned_hash": chat.pinned_hash, "version": chat.pinned_version, **changes.to_dict()}
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest_hash = source.aggregate_hash if source is not None else None
-    kept = Pinned((chat.pinned_at, chat.pinned_hash), [tuple(row) for row in after], chat.discovered_at is not None)
+    kept = Pinned((chat.pinned_at, chat.pinned_hash), list(map(rows.row_of, after)), chat.discovered_at is not None)
     shown = refreshed(chat, [*after, *again.after], latest_hash, changes, again.kept_because)
     return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
@@ -486,7 +486,7 @@ def _pinned_and_latest(executor: Executor, chat_id: str, agent_id: str | None) -
     pinned: list[Any] = []
     latest: list[Any] = []
     for row in _PINNED_AND_LATEST.all(executor, {"chat_id": chat_id, "agent_id": agent_id or ""}):
-        (latest if row[0] else pinned).append(rows.Positional(row[1:]))
+        (latest if row.side else pinned).append(rows.row_of(row))
     return pinned, latest
 
 
@@ -508,13 +508,14 @@ _UPSERT_PINNED = {"postgresql": _upsert_pinned(postgresql.insert), "sqlite": _up
 
 def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequence[Any]) -> None:
     """Make the chat's pinned rows the snapshot's, writing only the rows that differ."""
-    old = {row[0]: tuple(row) for row in pinned}
-    gone = old.keys() - {row[0] for row in latest}
+    old = {row.source: rows.row_of(row) for row in pinned}
+    new = [rows.row_of(row) for row in latest]
+    gone = old.keys() - {row.source for row in new}
     if gone:
         _DROP_PINNED.execute(executor, [{"chat_id": chat_id, "gone": source} for source in gone])
-    changed = [row for row in latest if old.get(row[0]) != tuple(row)]
+    changed = [row for row in new if old.get(row.source) != row]
     if changed:
-        values = [{"chat_id": chat_id, **dict(zip(rows.ROW_COLUMNS, row, strict=True))} for row in changed]
+        values = [{"chat_id": chat_id, **row._asdict()} for row in changed]
         executor.execute(_UPSERT_PINNED[dialect_of(executor)], values)
 
 
@@ -606,7 +607,7 @@ def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatRespon
     pinned: dict[str, list[Any]] = {chat_id: [] for chat_id in ids}
     columns = [t.chat_resources.c.chat_id, *(t.chat_resources.c[name] for name in rows.PIN_COLUMNS)]
     for row in executor.execute(sa.select(*columns).where(t.chat_resources.c.chat_id.in_(ids))):
-        pinned[row.chat_id].append(row[1:])
+        pinned[row.chat_id].append(row)
     agents = {chat.agent_id for chat in listing if chat.agent_id}
     found = executor.execute(
         sa.select(t.snapshots.c.agent_id, t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent_id.in_(agents))

@@ -55,7 +55,7 @@ def get(executor: Executor, keys: Iterable[str]) -> dict[str, str]:
     wanted = list(set(keys))
     if not wanted:
         return {}
-    return {row[0]: row[1] for row in executor.execute(_GET, {"keys": wanted})}
+    return {row.hash: row.text for row in executor.execute(_GET, {"keys": wanted})}
 
 
 def unreferenced(executor: Executor) -> int:

@@ -41,36 +41,22 @@ from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
 from agentcontext.control.prepared import Prepared
 from agentcontext.resource import Kind, Resource
-from agentcontext.wire.sync import AgentInfo, PushRequest, validated
+from agentcontext.wire.sync import AgentInfo, PushRequest
 
 ACTIVE_STATUSES = ("waiting", "running", "paused", "pending", "requires_action")
 TOUCH_EVERY = dt.timedelta(seconds=5)  # how stale ``last_seen_at`` may get before a push writes it again
 
 
 @dataclass(frozen=True, slots=True)
-class Push:
-    version: int
-    aggregate_hash: str
-    initial: bool
-    error: str | None
-    work_dir: str
-    project_root: str | None
-    profile: str
-    payload_bytes: int
-    resources: tuple[Resource, ...]
-    agent: AgentInfo
-
-
-@dataclass(frozen=True, slots=True)
 class Written:
-    """The snapshot rows a replica wrote for an agent, as stored (``rows.ROW_COLUMNS`` order), and the snapshot
+    """The snapshot rows a replica wrote for an agent, as stored (``rows.ROW_COLUMNS``, by name), and the snapshot
     write they belong to (its version and time): the next push compares against them, and a refresh re-pins
     to them, without reading them back, when the snapshot row shows nobody wrote since."""
 
     tag: tuple[int, dt.datetime]
-    rows: dict[str, tuple[Any, ...]]  # source -> row
+    rows: dict[str, Any]  # source -> row
 
-    def sorted_rows(self) -> list[tuple[Any, ...]]:
+    def sorted_rows(self) -> list[Any]:
         return [self.rows[source] for source in sorted(self.rows)]
 
 
@@ -81,35 +67,6 @@ class Outcome:
     stored_version: int | None
     events: tuple[Event, ...] = ()
     written: Written | None = None  # to keep once the transaction has committed
-
-
-def from_request(request: PushRequest) -> Push:
-    return Push(
-        version=request.version,
-        aggregate_hash=request.aggregate_hash,
-        initial=request.initial,
-        error=request.error,
-        work_dir=request.work_dir,
-        project_root=request.project_root,
-        profile=request.profile,
-        payload_bytes=request.payload_bytes,
-        resources=request.checked_resources,
-        agent=request.agent or AgentInfo(),
-    )
-
-
-def check_push(raw: Any) -> Push:
-    """A push body (JSON-like values) checked against the contract.
-
-    Raises:
-        ContractError: naming each field that breaks it (``resources[3].status: ...``).
-    """
-    return from_request(validated(PushRequest, raw))
-
-
-def check_agent_info(raw: Any) -> AgentInfo:
-    """Raises: ContractError."""
-    return AgentInfo() if raw is None else validated(AgentInfo, raw)
 
 
 def mcp_hash(resources: Sequence[Resource]) -> str:
@@ -233,13 +190,14 @@ _UPSERT_ROWS = {
 def ingest(
     executor: Executor,
     agent_id: str,
-    push: Push,
+    push: PushRequest,
     *,
     now: dt.datetime,
     box: SecretBox,
     written: Written | None = None,
 ) -> Outcome:
-    """Store ``push`` for the agent unless the version gate refuses it (then only the agent's liveness is).
+    """Store ``push`` (validated: its resources are checked) for the agent unless the version gate refuses it
+    (then only the agent's liveness is).
 
     ``box`` seals the per-run secret the agent sends (``agent_secret``); ``written`` is what this replica
     wrote for the agent last (``Outcome.written``), if it kept it.
@@ -253,10 +211,11 @@ def ingest(
         found = _SNAPSHOT.first(executor, {"agent_id": agent_id})
         snapshot = (found.version, found.received_at) if found is not None else None
     stored = snapshot[0] if snapshot is not None else None
+    info = push.agent or AgentInfo()
     if stored is not None and not push.initial and push.version <= stored:
-        events = touch_agent(executor, agent_id, push.agent, now=now, box=box, current=agent)
+        events = touch_agent(executor, agent_id, info, now=now, box=box, current=agent)
         return Outcome(False, push.version, stored, tuple(events))
-    events = touch_agent(executor, agent_id, push.agent, now=now, box=box, work_dir=push.work_dir, current=agent)
+    events = touch_agent(executor, agent_id, info, now=now, box=box, work_dir=push.work_dir, current=agent)
     values = {
         "version": push.version,
         "aggregate_hash": push.aggregate_hash,
@@ -265,32 +224,32 @@ def ingest(
         "project_root": push.project_root,
         "profile": push.profile,
         "payload_bytes": push.payload_bytes,
-        "run_id": push.agent.run_id,
+        "run_id": info.run_id,
         "received_at": now,
-        "mcp_hash": mcp_hash(push.resources),
+        "mcp_hash": mcp_hash(push.checked_resources),
     }
     if stored is None:
         _INSERT_SNAPSHOT.execute(executor, {"agent_id": agent_id, **values})
     else:
         _UPDATE_SNAPSHOT.execute(executor, {"for_agent": agent_id, **{f"new_{k}": v for k, v in values.items()}})
     known = written.rows if written is not None and snapshot is not None and written.tag == snapshot else None
-    rows_now = _store_resources(executor, agent_id, push.resources, known)
+    rows_now = _store_resources(executor, agent_id, push.checked_resources, known)
     events += pin_and_mark(executor, agent_id, push, now=now)
     return Outcome(True, push.version, push.version, tuple(events), Written((push.version, now), rows_now))
 
 
 def _store_resources(
-    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, tuple[Any, ...]] | None
-) -> dict[str, tuple[Any, ...]]:
+    executor: Executor, agent_id: str, resources: Sequence[Resource], known: dict[str, Any] | None
+) -> dict[str, Any]:
     """Write the rows that changed (any column, the server-computed content key too), delete the ones gone.
 
     ``known``: the stored rows, when this replica knows them (else they are read). Returns the rows now stored.
     """
     if known is None:
-        known = {row[0]: tuple(row) for row in _EXISTING.all(executor, {"agent_id": agent_id})}
+        known = {row.source: row for row in _EXISTING.all(executor, {"agent_id": agent_id})}
     gone = set(known)
     texts: dict[str, str] = {}
-    now_stored: dict[str, tuple[Any, ...]] = {}
+    now_stored: dict[str, Any] = {}
     changed: list[dict[str, Any]] = []
     for resource in resources:
         row = rows.to_row(resource, rows.keyed(resource, texts), derived=False)
@@ -301,7 +260,7 @@ def _store_resources(
             now_stored[source] = stored
             continue
         rows.add_derived(resource, row)
-        now_stored[source] = tuple(row[name] for name in rows.ROW_COLUMNS)
+        now_stored[source] = rows.Row(**row)
         changed.append({**row, "agent_id": agent_id})
     if gone:  # no longer pushed
         _DELETE_ROWS.execute(executor, [{"agent_id": agent_id, "gone": source} for source in gone])
@@ -366,7 +325,7 @@ _COPY_PIN = Prepared(
 )
 
 
-def pin_and_mark(executor: Executor, agent_id: str, push: Push, *, now: dt.datetime) -> list[Event]:
+def pin_and_mark(executor: Executor, agent_id: str, push: PushRequest, *, now: dt.datetime) -> list[Event]:
     """Coder's hydration and ``MarkChatsContextDirtyByAgent`` (plus marking up to date what matches again)."""
     latest = push.aggregate_hash
     params = {"for_agent": agent_id, "latest": latest, "version": push.version, "error": push.error, "now": now}

@@ -19,12 +19,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
 from agentcontext.fs.plans import PLAN_DIR
-from agentcontext.peers.coder.render import ContextFile, available_skills, workspace_context
+from agentcontext.peers.coder.render import available_skills, workspace_context
 from agentcontext.resource import Kind, Resource, Status, Tool
 from agentcontext.sanitize import sanitize
 from agentcontext.workspace_mcp.tool_names import assign
@@ -147,7 +147,7 @@ class TurnContext:
         return {"system": self.system, "tools": [t.to_dict() for t in self.tools]}
 
 
-def instruction_files(pinned: Sequence[Resource]) -> list[ContextFile]:
+def instruction_files(pinned: Sequence[Resource]) -> list[Resource]:
     """The files of ``<workspace-context>``: those loaded from the first turn. A file the profile loads only
     when the agent works near it (``on_demand``, ``path_scoped``) waits for ``touched`` (``discovered``)."""
     usable = [
@@ -159,7 +159,7 @@ def instruction_files(pinned: Sequence[Resource]) -> list[ContextFile]:
         and (r.load is None or r.load.type.at_startup)
     ]
     usable.sort(key=lambda r: (r.doc_order if r.doc_order is not None else 1 << 30, r.path))
-    return [ContextFile(r.path, r.content or "", r.status is Status.TRUNCATED) for r in usable]
+    return usable
 
 
 DISCOVERED_INTRO = (
@@ -223,7 +223,7 @@ def _keep_changed_tools(before: Resource, after: Resource) -> Resource:
     changed = {c.tool for c in after.approval.changes if c.change == "changed"}
     offered = {t.name for t in after.tools}
     kept = [t for t in before.tools if t.name in changed and t.name not in offered]
-    return replace(after, tools=tuple(sorted((*after.tools, *kept), key=lambda t: t.name))) if kept else after
+    return after._replace(tools=tuple(sorted((*after.tools, *kept), key=lambda t: t.name))) if kept else after
 
 
 def skill_refs(context: ChatContext) -> list[SkillRef]:

@@ -41,8 +41,12 @@ _SET_DISCOVERED_AT = MOVED.values(discovered_at=sa.bindparam("at"))
 
 
 def pinned_rows(executor: Executor, chat_id: str) -> list[Any]:
-    """The chat's discovered rows, in ``rows.PIN_COLUMNS`` order, by source."""
+    """The chat's discovered rows (``rows.PIN_COLUMNS``), by source."""
     return list(executor.execute(_DISCOVERED_ROWS, {"chat_id": chat_id}))
+
+
+def _by_source(row: Any) -> str:
+    return str(row.source)
 
 
 def causes(found: Iterable[Any]) -> list[str]:
@@ -76,20 +80,20 @@ def rediscover(
         return Rediscovered(before, before, kept_because if before else None)
     asked = set(answer.asked)
     unasked = [row for row in before if not set(row.caused_by or ()) <= asked]  # added since, or past the cap
-    kept = [dict(zip(rows.PIN_COLUMNS, row, strict=True)) | {"chat_id": chat_id} for row in unasked]
+    kept = [{name: getattr(row, name) for name in rows.PIN_COLUMNS} | {"chat_id": chat_id} for row in unasked]
     skip = snapshot_sources | {row.source for row in unasked}
     texts: dict[str, str] = {}
     new = [new_row(chat_id, found, texts) for found in answer.files if found.resource.id not in skip]
     new = kept + new[: max(0, MAX_DISCOVERED - len(kept))]
-    after = [rows.Positional(tuple(row[name] for name in rows.PIN_COLUMNS)) for row in new]
-    if [tuple(row) for row in before] == [tuple(row) for row in sorted(after)]:
+    after = sorted((rows.PinRow(**{name: row[name] for name in rows.PIN_COLUMNS}) for row in new), key=_by_source)
+    if [tuple(row) for row in before] == after:
         return Rediscovered(before, before)
     executor.execute(_DROP_DISCOVERED, {"chat_id": chat_id})
     if new:
         contents.put_keyed(executor, texts)
         executor.execute(INSERT, new)
     executor.execute(_SET_DISCOVERED_AT, {"for_chat": chat_id, "at": now if new else None})
-    return Rediscovered(before, sorted(after))
+    return Rediscovered(before, after)
 
 
 # --- rechecks: a discovered file that changed on disk marks its chats out of date -------------------------

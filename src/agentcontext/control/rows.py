@@ -5,13 +5,17 @@ A snapshot row and a pinned chat row have the same columns; a row's text is in `
 a summary: none) and join just those. ``meta`` also keeps what the server works out once,
 at push time, for the summaries: ``blank`` marks an instruction file with nothing left once
 sanitised (Coder leaves those out of the listing).
+
+Both ways go through the resource's one codec: ``to_row`` splits ``Resource.to_dict`` into
+the columns and ``meta``, ``to_resource`` joins them again for ``Resource.from_dict``. A row
+is read by column name: as the database gives it, or as a ``Row`` (``PinRow``) in hand.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -19,13 +23,16 @@ import sqlalchemy as sa
 
 from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor, key_of
-from agentcontext.resource import Kind, Resource, Scope, Status, Tool
+from agentcontext.resource import Kind, Resource
 from agentcontext.sanitize import sanitize
 
 _COLUMNS = ("kind", "path", "scope", "status", "size_bytes", "content_hash", "error")
 _NOT_META = {*_COLUMNS, "id", "content"}
 ROW_COLUMNS = ("source", *_COLUMNS, "content_key", "meta")
+SCALAR_COLUMNS = tuple(name for name in ROW_COLUMNS if name != "meta")  # each but the JSON one
 PIN_COLUMNS = (*ROW_COLUMNS, "origin", "caused_by")  # a chat's pinned row: where it came from, and why
+Row: Any = namedtuple("Row", ROW_COLUMNS)  # type: ignore[misc]  # a snapshot row in hand (or a pinned one's columns)
+PinRow: Any = namedtuple("PinRow", PIN_COLUMNS)  # type: ignore[misc]  # a chat's pinned row in hand
 BLANK = "blank"
 SNAPSHOT, DISCOVERED = "snapshot", "discovered"  # a pinned row's origin
 
@@ -66,34 +73,22 @@ def keyed(resource: Resource, texts: dict[str, str]) -> str | None:
     return key
 
 
-_KNOWN_META = frozenset(
-    {"warnings", "name", "description", "doc_order", "source", "servers", "connect", "tools", BLANK}
-)
-
-
 def to_resource(row: Any, text: str | None) -> Resource:
-    """The row's resource: built here from what this version stores; by ``Resource.from_dict`` when ``meta``
-    holds more (a field of a newer core), so nothing it knows is lost."""
-    meta: dict[str, Any] = row.meta or {}
-    if not meta.keys() <= _KNOWN_META:
-        data = {**meta, **{name: getattr(row, name) for name in _COLUMNS}}
-        if text is not None:
-            data["content"] = text
-        return Resource.from_dict(data)
-    tools = tuple(
-        Tool(
-            str(t["name"]),
-            str(t.get("description") or ""),
-            dict(t.get("input_schema") or {}),
-            dict(t.get("annotations") or {}),
-        )
-        for t in meta.get("tools", ())
-    )
-    return Resource(
-        Kind(row.kind), row.path, Scope(row.scope), Status(row.status), row.size_bytes, row.content_hash, text,
-        row.error, tuple(meta.get("warnings", ())), meta.get("name"), meta.get("description"), meta.get("doc_order"),
-        meta.get("source"), tuple(meta.get("servers", ())), bool(meta.get("connect", True)), tools,
-    )  # fmt: skip
+    """The resource of a row (its columns by name; ``meta`` decoded, or its JSON text as read raw) and its text.
+
+    Fields of a newer core that ``meta`` holds are read by ``Resource.from_dict`` as it reads any of them."""
+    meta = row.meta
+    data = dict((json.loads(meta) if isinstance(meta, str) else meta) or {})
+    for name in _COLUMNS:
+        data[name] = getattr(row, name)
+    if text is not None:
+        data["content"] = text
+    return Resource.from_dict(data)
+
+
+def row_of(found: Any) -> Any:
+    """A row as read (or in hand, with these columns or more) as a ``Row``: its ``ROW_COLUMNS``, by name."""
+    return Row._make([getattr(found, name) for name in ROW_COLUMNS])
 
 
 def _select(table: sa.Table, owner: sa.Column[Any], texts: str | None) -> sa.Select[Any]:
@@ -143,26 +138,10 @@ def read(executor: Executor, owner: str, *, chat: bool, with_content: Contents =
     return list(executor.execute(_STATEMENTS[chat, _texts_of(with_content)], {"owner": owner}))
 
 
-class Positional(tuple[Any, ...]):
-    """A row of ``ROW_COLUMNS`` (or ``PIN_COLUMNS``) held by position, with the names readers use."""
-
-    __slots__ = ()
-    source = property(lambda self: self[0])
-    kind = property(lambda self: self[1])
-    path = property(lambda self: self[2])
-    scope = property(lambda self: self[3])
-    status = property(lambda self: self[4])
-    size_bytes = property(lambda self: self[5])
-    content_hash = property(lambda self: self[6])
-    error = property(lambda self: self[7])
-    content_key = property(lambda self: self[8])
-    meta = property(lambda self: self[9])
-
-
-def of_snapshot(pinned: Iterable[Any]) -> list[tuple[Any, ...]]:
-    """The pinned rows (``PIN_COLUMNS``) copied from a snapshot, in ``ROW_COLUMNS`` order: what a refresh
-    compares with the snapshot's (discovered rows are re-resolved apart, ``discovered``)."""
-    return [tuple(row[: len(ROW_COLUMNS)]) for row in pinned if row[len(ROW_COLUMNS)] == SNAPSHOT]
+def of_snapshot(pinned: Iterable[Any]) -> list[Any]:
+    """The pinned rows (``PIN_COLUMNS``) copied from a snapshot, as ``Row``s: what a refresh compares with the
+    snapshot's (discovered rows are re-resolved apart, ``discovered``)."""
+    return [row_of(row) for row in pinned if row.origin == SNAPSHOT]
 
 
 def load(rows: Iterable[Any]) -> list[Resource]:
@@ -174,7 +153,7 @@ def load(rows: Iterable[Any]) -> list[Resource]:
 _RAW_META = sa.cast(t.chat_resources.c.meta, sa.Text).label("meta")  # its JSON text: a row is hashable
 _PIN_RAW = {
     texts: sa.select(
-        *(t.chat_resources.c[name] for name in ROW_COLUMNS[:-1]),
+        *(t.chat_resources.c[name] for name in SCALAR_COLUMNS),
         _RAW_META,
         *([t.contents.c.text] if texts else []),
     )
@@ -195,7 +174,7 @@ _PIN_RAW = {
 def _snapshot_raw_mcp(owner: str) -> sa.Select[Any]:
     return (
         sa.select(
-            *(t.snapshot_resources.c[name] for name in ROW_COLUMNS[:-1]),
+            *(t.snapshot_resources.c[name] for name in SCALAR_COLUMNS),
             sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
         )
         .where(
@@ -216,7 +195,7 @@ _PIN_AND_MCP_RAW = {
     ).order_by(sa.literal_column("side"), sa.literal_column("source"))
     for texts, pinned in _PIN_RAW.items()
 }
-_LOADED: OrderedDict[tuple[Any, ...], Resource] = OrderedDict()
+_LOADED: OrderedDict[tuple[Any, bool], Resource] = OrderedDict()
 _LOADED_KEPT = 8192
 _LOADED_LOCK = threading.Lock()
 
@@ -228,12 +207,12 @@ def pinned_resources(executor: Executor, chat_id: str, *, instruction_texts: boo
     before (the same columns, the same text) gives the resource built then.
     """
     statement = _PIN_RAW[str(Kind.INSTRUCTION_FILE) if instruction_texts else None]
-    return [_resource_of(tuple(row)) for row in executor.execute(statement, {"owner": chat_id})]
+    return [_resource_of(row) for row in executor.execute(statement, {"owner": chat_id})]
 
 
 def latest_mcp_servers(executor: Executor, agent_id: str) -> list[Resource]:
     """The MCP servers of the agent's latest snapshot (no texts), built once each like ``pinned_resources``."""
-    return [_resource_of(tuple(row)) for row in executor.execute(_SNAPSHOT_RAW_MCP, {"owner": agent_id})]
+    return [_resource_of(row) for row in executor.execute(_SNAPSHOT_RAW_MCP, {"owner": agent_id})]
 
 
 def pinned_and_mcp_servers(
@@ -243,35 +222,26 @@ def pinned_and_mcp_servers(
     statement = _PIN_AND_MCP_RAW[str(Kind.INSTRUCTION_FILE) if instruction_texts else None]
     found: tuple[list[Resource], list[Resource]] = ([], [])
     for row in executor.execute(statement, {"owner": chat_id, "agent": agent_id}):
-        found[row[-1]].append(_resource_of(tuple(row)[:-1]))
+        found[row.side].append(_resource_of(row))
     return found
 
 
-def _resource_of(raw: tuple[Any, ...]) -> Resource:
-    """``raw``: the row's columns, ``meta`` as text, then the text when read (its content key stands for it)."""
-    with_text = len(raw) > len(ROW_COLUMNS)
-    key = (*raw[: len(ROW_COLUMNS)], with_text and raw[-1] is not None)
+def _resource_of(found: Any) -> Resource:
+    """A row read raw (``meta`` as its JSON text; ``text`` when read), built once: the same columns and a text
+    for the same content key give the resource built before."""
+    text = getattr(found, "text", None)
+    key = (row_of(found), text is not None)
     with _LOADED_LOCK:
-        found = _LOADED.get(key)
-        if found is not None:
+        resource = _LOADED.get(key)
+        if resource is not None:
             _LOADED.move_to_end(key)
-            return found
-    resource = to_resource(_Raw(raw), raw[-1] if with_text else None)
+            return resource
+    resource = to_resource(key[0], text)
     with _LOADED_LOCK:
         _LOADED[key] = resource
         while len(_LOADED) > _LOADED_KEPT:
             _LOADED.popitem(last=False)
     return resource
-
-
-class _Raw:
-    """A raw row read by name, its ``meta`` decoded."""
-
-    __slots__ = ("kind", "path", "scope", "status", "size_bytes", "content_hash", "error", "meta")
-
-    def __init__(self, raw: tuple[Any, ...]) -> None:
-        _, self.kind, self.path, self.scope, self.status, self.size_bytes, self.content_hash, self.error, _ = raw[:9]
-        self.meta = json.loads(raw[9]) if raw[9] else {}
 
 
 def snapshot_resources(executor: Executor, agent_id: str, *, with_content: Contents = True) -> list[Resource]:
@@ -286,15 +256,10 @@ def chat_resources(
     return load(row for row in found if origin is None or row.origin == origin)
 
 
-def same_rows(before: Iterable[Any], after: Iterable[Any]) -> bool:
-    """Whether two lists of rows (as read here) hold the same resources, column for column."""
-    return [tuple(row) for row in before] == [tuple(row) for row in after]
-
-
 def pushed_form(stored: Any) -> dict[str, Any]:
     """A stored row (as ``rows.read`` gives it) as ``to_row(..., derived=False)`` makes it: without what the server
     works out itself, to compare with a pushed resource's."""
-    data = dict(zip(ROW_COLUMNS, stored, strict=True))
+    data = {name: getattr(stored, name) for name in ROW_COLUMNS}
     meta = data["meta"] or {}
     data["meta"] = {k: v for k, v in meta.items() if k != BLANK} if BLANK in meta else meta
     return data

@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import sys
+from collections import namedtuple
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -197,7 +198,9 @@ def load_context(
 # --- the render's inputs, read in one statement, and their digest -----------------------------------------
 
 LATEST = "latest"  # the origin given to the MCP servers of the agent's latest snapshot among a turn's rows
-_RAW = [*rows.ROW_COLUMNS[:-1], "meta", "origin", "caused_by", "text"]
+_RAW = (*rows.ROW_COLUMNS, "origin", "caused_by", "text")  # ``meta`` and ``caused_by`` as their JSON text
+_DIGESTED = tuple(name for name in _RAW if name != "text")  # the text stands as its content key
+Input: Any = namedtuple("Input", _RAW)  # type: ignore[misc]  # one row a turn's render reads, as read, by name
 _SHOWN = sa.or_(t.chat_resources.c.origin == rows.DISCOVERED, t.chat_resources.c.kind == PROMPT_TEXTS[0])
 
 
@@ -206,7 +209,7 @@ def _inputs(agent_id: Any) -> sa.CompoundSelect[Any]:
     and the MCP servers of the latest snapshot of ``agent_id`` (a parameter, or the chat's agent)."""
     return sa.union_all(
         sa.select(
-            *(t.chat_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+            *(t.chat_resources.c[name] for name in rows.SCALAR_COLUMNS),
             sa.cast(t.chat_resources.c.meta, sa.Text).label("meta"),  # as stored: the digest takes it as it is
             t.chat_resources.c.origin,
             sa.cast(t.chat_resources.c.caused_by, sa.Text).label("caused_by"),
@@ -217,7 +220,7 @@ def _inputs(agent_id: Any) -> sa.CompoundSelect[Any]:
         )
         .where(t.chat_resources.c.chat_id == sa.bindparam("chat_id")),
         sa.select(
-            *(t.snapshot_resources.c[name] for name in rows.ROW_COLUMNS[:-1]),
+            *(t.snapshot_resources.c[name] for name in rows.SCALAR_COLUMNS),
             sa.cast(t.snapshot_resources.c.meta, sa.Text).label("meta"),
             sa.literal(LATEST).label("origin"),
             sa.null().label("caused_by"),
@@ -232,30 +235,28 @@ _INPUTS = Prepared(_inputs(sa.bindparam("agent_id")).order_by(sa.literal_column(
 _CHAT_AGENT = sa.select(t.chats.c.agent_id).where(t.chats.c.id == sa.bindparam("chat_id")).scalar_subquery()
 _KEY_PART = _KEY.subquery("turn_key")
 _INPUT_PART = _inputs(_CHAT_AGENT).subquery("turn_inputs")
-_KEY_WIDTH = len(_KEY_PART.c)
 _KEY_AND_INPUTS = (
     sa.select(*_KEY_PART.c, *_INPUT_PART.c)
     .select_from(_KEY_PART.outerjoin(_INPUT_PART, sa.true()))
     .order_by(_INPUT_PART.c.origin, _INPUT_PART.c.source)
 )
 _RUN_KEY, _RUN_KEY_AND_TEXT, _RUN_KEY_AND_INPUTS = Prepared(_KEY), Prepared(_KEY_AND_TEXT), Prepared(_KEY_AND_INPUTS)
-_KIND, _SIZE, _CONTENT_HASH, _CONTENT_KEY, _META, _ORIGIN, _CAUSED_BY, _TEXT = (
-    _RAW.index(name)
-    for name in ("kind", "size_bytes", "content_hash", "content_key", "meta", "origin", "caused_by", "text")
-)
 _DIGEST_FORM = 2  # bumped whenever what the shared render reads, or how, changes
 _SKILL = str(Kind.SKILL)
 
 
-def as_rendered(raw: tuple[Any, ...]) -> tuple[Any, ...]:
-    """An input row as the render may see it: a pinned skill without what only its body decides (size, content
+def input_of(found: Any) -> Any:
+    """A row as read (with the turn key's columns too, or not) as an ``Input``: its columns by name."""
+    return Input._make([getattr(found, name) for name in _RAW])
+
+
+def as_rendered(raw: Any) -> Any:
+    """An ``Input`` as the render may see it: a pinned skill without what only its body decides (size, content
     hash and key). The prompt shows a skill's name and description, and a call reads its body from the pin by
     source, so a push that edits a skill's body alone leaves the digest, and the render, where they were."""
-    if raw[_KIND] != _SKILL or raw[_ORIGIN] != rows.SNAPSHOT:
+    if raw.kind != _SKILL or raw.origin != rows.SNAPSHOT:
         return raw
-    row = list(raw)
-    row[_SIZE], row[_CONTENT_HASH], row[_CONTENT_KEY] = 0, "", None
-    return tuple(row)
+    return raw._replace(size_bytes=0, content_hash="", content_key=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,13 +264,13 @@ class Inputs:
     """Everything a turn's shared render is made of, as read in one statement."""
 
     row: TurnRow
-    stored: tuple[tuple[Any, ...], ...]  # pinned, discovered and latest MCP rows, ``_RAW``'s columns
+    stored: tuple[Any, ...]  # pinned, discovered and latest MCP rows, as ``Input``s
     personal: tuple[tuple[str, str], ...]
     digest: str
 
     def complete(self) -> bool:
         """Every text the prompt shows was found (a text gone meanwhile leaves it out of this render)."""
-        return all(raw[_TEXT] is not None for raw in self.stored if _needs_text(raw))
+        return all(raw.text is not None for raw in self.stored if _needs_text(raw))
 
     def context(self) -> ChatContext:
         """The context these inputs make; it holds no chat id: nothing built from it can name the chat."""
@@ -277,11 +278,11 @@ class Inputs:
         latest: list[Resource] = []
         found: list[DiscoveredFile] = []
         for raw in self.stored:
-            resource = _resource(raw[: _META + 1], raw[_TEXT])
-            if raw[_ORIGIN] == rows.DISCOVERED:
-                found.append(DiscoveredFile(resource, tuple(json.loads(raw[_CAUSED_BY] or "null") or ())))
+            resource = _resource(rows.row_of(raw), raw.text)
+            if raw.origin == rows.DISCOVERED:
+                found.append(DiscoveredFile(resource, tuple(json.loads(raw.caused_by or "null") or ())))
             else:
-                (latest if raw[_ORIGIN] == LATEST else pinned).append(resource)
+                (latest if raw.origin == LATEST else pinned).append(resource)
         row = self.row
         return ChatContext(
             chat_id="", root=row.parent_id is None, pinned=tuple(pinned), latest_mcp=tuple(latest),
@@ -290,32 +291,28 @@ class Inputs:
         )  # fmt: skip
 
 
-def _resource(columns: tuple[Any, ...], text: str | None) -> Resource:
-    """The resource of a row's columns (``meta`` as its JSON text) and its text."""
-    return _textless(columns) if text is None else _resource_from(columns, text)
-
-
-def _resource_from(columns: tuple[Any, ...], text: str | None) -> Resource:
-    return rows.to_resource(rows.Positional((*columns[:-1], json.loads(columns[-1]) if columns[-1] else {})), text)
+def _resource(row: Any, text: str | None) -> Resource:
+    """The resource of a ``rows.Row`` (``meta`` as its JSON text) and its text."""
+    return _textless(row) if text is None else rows.to_resource(row, text)
 
 
 @functools.lru_cache(maxsize=2048)
-def _textless(columns: tuple[Any, ...]) -> Resource:
+def _textless(row: Any) -> Resource:
     """A row without text (a skill, an MCP server and its tools): built once, as most rows were read before; rows
     with texts are not kept here, so what this holds stays small."""
-    return _resource_from(columns, None)
+    return rows.to_resource(row, None)
 
 
-def _needs_text(raw: tuple[Any, ...]) -> bool:
-    shown = raw[_ORIGIN] == rows.DISCOVERED or (raw[_ORIGIN] == rows.SNAPSHOT and raw[_KIND] == PROMPT_TEXTS[0])
-    return shown and raw[_CONTENT_KEY] is not None
+def _needs_text(raw: Any) -> bool:
+    shown = raw.origin == rows.DISCOVERED or (raw.origin == rows.SNAPSHOT and raw.kind == PROMPT_TEXTS[0])
+    return shown and raw.content_key is not None
 
 
 def read_inputs(executor: Executor, user: UserPrincipal, row: TurnRow) -> Inputs:
     """The turn's inputs, in one statement (and the personal skills' names in a second, when the user has any), and
     their digest: taken over every row as read but its text, which its content key (hashed here) stands for."""
     found = _INPUTS.all(executor, {"chat_id": row.chat_id, "agent_id": row.agent_id})
-    stored = tuple(tuple(raw) for raw in found)
+    stored = tuple(input_of(raw) for raw in found)
     personal = tuple(
         (r.name, r.description) for r in _PERSONAL.all(executor, {"user_id": user.user_id})
     ) if row.personal_count else ()  # fmt: skip
@@ -335,15 +332,15 @@ def turn_and_inputs(executor: Executor, user: UserPrincipal, chat_id: str) -> tu
     row = _turn_row_of(found[0])
     if not row.ready or row.personal_count:
         return row, None
-    stored = tuple(tuple(raw)[_KEY_WIDTH:] for raw in found if raw[_KEY_WIDTH] is not None)  # a source: an input
+    stored = tuple(input_of(raw) for raw in found if raw.source is not None)  # a source: an input
     return row, _digested(row, stored, ())
 
 
-def _digested(row: TurnRow, stored: tuple[tuple[Any, ...], ...], personal: tuple[tuple[str, str], ...]) -> Inputs:
+def _digested(row: TurnRow, stored: tuple[Any, ...], personal: tuple[tuple[str, str], ...]) -> Inputs:
     stored = tuple([as_rendered(raw) for raw in stored])  # what the digest covers is all the render is made of
     form = [
         _DIGEST_FORM, row.parent_id is None, row.plan_mode, row.os, row.work_dir, row.home,
-        [raw[:_TEXT] for raw in stored], [list(p) for p in personal],
+        [[getattr(raw, name) for name in _DIGESTED] for raw in stored], [list(p) for p in personal],
     ]  # fmt: skip
     encoded = json.dumps(form, ensure_ascii=False, separators=(",", ":"))
     digest = hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()

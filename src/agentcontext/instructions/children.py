@@ -60,7 +60,7 @@ def discover(
     if more:
         reason = f"{len(more)} more child projects past the first {limit} (project_doc.child_projects): not read"
         stopped = Resource(Kind.INSTRUCTION_FILE, more[0], Scope.PROJECT, Status.EXCLUDED, error=reason)
-        found.append(Found(replace(stopped, load=Load(LoadType.NOT_LOADED, reason=reason))))
+        found.append(Found(stopped._replace(load=Load(LoadType.NOT_LOADED, reason=reason))))
     return found, others
 
 
@@ -74,10 +74,10 @@ def picked(items: list[Found], child: str, doc: ProjectDocSettings) -> list[Foun
     for item in items:
         resource = item.resource
         candidate = item.candidate and resource.status is not Status.SHADOWED and item.data is not None
-        resource = replace(resource, doc_order=None)
+        resource = resource._replace(doc_order=None)
         if not candidate:
             why = resource.error or "not used"
-            out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=why, root=child))))
+            out.append(Found(resource._replace(load=Load(LoadType.NOT_LOADED, reason=why, root=child))))
             continue
         loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
         out.append(rooted(Found(loaded, item.data), child, reason_of(child)))
@@ -87,9 +87,9 @@ def picked(items: list[Found], child: str, doc: ProjectDocSettings) -> list[Foun
 def rooted(item: Found, child: str, reason: str) -> Found:
     load = item.resource.load
     if load is not None and load.type is not LoadType.ON_DEMAND:
-        return Found(replace(item.resource, load=replace(load, root=child)), item.data)
+        return Found(item.resource._replace(load=replace(load, root=child)), item.data)
     on_demand = Load(LoadType.ON_DEMAND, globs=load.globs if load else (), reason=reason, root=child)
-    return Found(replace(item.resource, load=on_demand), item.data)
+    return Found(item.resource._replace(load=on_demand), item.data)
 
 
 def _refusal(child: str, what: str) -> str:
@@ -114,7 +114,7 @@ def _skills(child: str, config: Config, reader: Reader) -> list[Resource]:
             if entry.kind is EntryKind.MISSING:
                 continue
             skill = Resource(Kind.SKILL, meta, Scope.REPO, Status.DISABLED, size_bytes=entry.size, error=reason)
-            out.append(replace(skill, name=item.name, load=Load(LoadType.NOT_LOADED, reason=reason, root=child)))
+            out.append(skill._replace(name=item.name, load=Load(LoadType.NOT_LOADED, reason=reason, root=child)))
     return out
 
 

@@ -297,18 +297,18 @@ class FolderChain:
         winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
         out: list[Found] = []
         for item in found:
-            resource = replace(item.resource, doc_order=None)
+            resource = item.resource._replace(doc_order=None)
             if not any(item is w for w in winners) or item.data is None:
                 reason = resource.error or "not an instruction file the profile uses here"
-                out.append(Found(replace(resource, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                out.append(Found(resource._replace(load=Load(LoadType.NOT_LOADED, reason=reason))))
                 continue
             loaded = whole(Found(resource, item.data), keep_bytes=doc.keep_bytes)
             if not (loaded.content or "").strip():
                 reason = "empty or whitespace only: nothing to load"
-                out.append(Found(replace(loaded, content=None, load=Load(LoadType.NOT_LOADED, reason=reason))))
+                out.append(Found(loaded._replace(content=None, load=Load(LoadType.NOT_LOADED, reason=reason))))
                 continue
             reason = f"the instruction file of {directory}, loaded when the agent works there"
-            out.append(Found(replace(loaded, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
+            out.append(Found(loaded._replace(load=Load(LoadType.ON_DEMAND, reason=reason)), item.data))
         return tuple(out)
 
     def collect(self, targets: list[Target], held: dict[str, Held], startup: Startup, lookup: Lookup) -> None:

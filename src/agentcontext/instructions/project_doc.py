@@ -19,7 +19,7 @@ many bytes were kept, and every file left out by the budget is ``truncated`` too
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from agentcontext.fs.textdecode import UTF8_BOM, decode
@@ -107,9 +107,8 @@ def _whole(item: Found, *, keep_line_ends: bool = False) -> Resource:
 
 
 def _disabled(resource: Resource) -> Resource:
-    return replace(
-        resource, status=Status.DISABLED, content=None, error="project docs are disabled (project_doc.max_bytes = 0)"
-    )
+    error = "project docs are disabled (project_doc.max_bytes = 0)"
+    return resource._replace(status=Status.DISABLED, content=None, error=error)
 
 
 def _cut(item: Found, remaining: int, max_bytes: int, *, keep_line_ends: bool = False) -> tuple[Resource, int]:
@@ -119,19 +118,19 @@ def _cut(item: Found, remaining: int, max_bytes: int, *, keep_line_ends: bool = 
         return resource, remaining  # the per-resource cap is the tighter limit: no content
     if not decode(data)[0].strip(" \t\n\r\ufeff"):  # nothing to lose: skipped without spending budget
         warning = "empty or whitespace only; skipped without spending the doc budget"
-        return replace(resource, content="", warnings=(*resource.warnings, warning)), remaining
+        return resource._replace(content="", warnings=(*resource.warnings, warning)), remaining
     if remaining == 0:
         error = f"left out: the project doc budget of {max_bytes} bytes was used up by earlier files"
-        return replace(resource, status=Status.TRUNCATED, content="", error=error), 0
+        return resource._replace(status=Status.TRUNCATED, content="", error=error), 0
     kept = data[:remaining]
     text, _ = decode(kept, cut=len(kept) < len(data), keep_line_ends=keep_line_ends)
     if not text.strip():  # Codex skips a cut that is only whitespace, so the rest is lost
         error = f"left out: the {len(kept)} bytes that fit the project doc budget are whitespace only"
-        return replace(resource, status=Status.TRUNCATED, content="", error=error), remaining
+        return resource._replace(status=Status.TRUNCATED, content="", error=error), remaining
     if len(kept) < len(data) or resource.status is Status.OVERSIZE:
         error = f"cut to {len(kept)} of {resource.size_bytes} bytes by the project doc budget of {max_bytes} bytes"
-        return replace(resource, status=Status.TRUNCATED, content=text, error=error), remaining - len(kept)
-    return replace(resource, content=text), remaining - len(kept)
+        return resource._replace(status=Status.TRUNCATED, content=text, error=error), remaining - len(kept)
+    return resource._replace(content=text), remaining - len(kept)
 
 
 def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: bool = False) -> ProjectDoc:

@@ -89,7 +89,7 @@ def serve_http(server: ContextServer, host: str, port: int, token: str | None, e
     config = serving.GuardedConfig(
         app, mcp_edge(edge), host=host, port=port, log_level="info", access_log=False, lifespan="on"
     )
-    serving.run(config)
+    serving.run(config, "--http")
 
 
 def run_stdio(server: ContextServer) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from hashlib import sha256
 
 import yaml
@@ -101,7 +101,7 @@ class _Found:
     def again(self, at: int, resource: Resource) -> None:
         """``resource`` is the SKILL.md already found at index ``at``, reached by another path."""
         first = self.resources[at]
-        self.resources[at] = replace(first, warnings=(*first.warnings, f"also reached via {resource.path}"))
+        self.resources[at] = first._replace(warnings=(*first.warnings, f"also reached via {resource.path}"))
 
 
 def _scan(container: Container, config: Config, reader: Reader, found: _Found) -> None:
@@ -210,9 +210,9 @@ def _skills_in(
             continue
         resource = cached
         if resource.path != meta.path or resource.scope is not scope or resource.source != source:
-            resource = replace(resource, path=meta.path, scope=scope, source=source)
+            resource = resource._replace(path=meta.path, scope=scope, source=source)
         if note:
-            resource = replace(resource, warnings=(*resource.warnings, note))
+            resource = resource._replace(warnings=(*resource.warnings, note))
         # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
         # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
         hidden = scope is _SYSTEM and resource.status is _OK
@@ -367,7 +367,7 @@ def _every_copy(found: list[Resource], off: set[str]) -> list[Resource]:
         elif name in copies:
             others = ", ".join(p for p in copies[name] if p != resource.path)
             warning = f"also offered from {others} (every copy is listed: no de-duplication across scopes)"
-            out.append(replace(resource, warnings=(*resource.warnings, warning)))
+            out.append(resource._replace(warnings=(*resource.warnings, warning)))
         else:
             out.append(resource)
     return out

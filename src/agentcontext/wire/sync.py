@@ -9,16 +9,18 @@ a refusal names the field (``resources[3].status: ...``). The checks are Coder's
 strings, known kinds, statuses and scopes, unique sources, and an aggregate hash that
 matches the resources. Text no database can store (NUL, a lone surrogate) is refused too.
 
-One exception: a resource (and an MCP tool) may carry fields this version does not know;
-they are handed to :meth:`Resource.from_dict`, the core's own definition of a resource, so an
-agent that knows more (a new field of the core) is not refused by an older server.
+A resource's parts (a tool, a load, an approval) are validated as the dicts ``Resource.to_dict``
+writes, and every resource is then read by :meth:`Resource.from_dict`, the core's own codec. One
+exception to the strictness: a resource (and an MCP tool) may carry fields this version does not
+know, which that codec leaves alone, so an agent that knows more (a new field of the core) is not
+refused by an older server.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -31,20 +33,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from typing_extensions import TypedDict  # pydantic reads a TypedDict's config from this one alone before 3.12
 
 from agentcontext.errors import InvalidRequestError
-from agentcontext.resource import (
-    Kind,
-    Load,
-    LoadType,
-    McpApproval,
-    Resource,
-    Runs,
-    Scope,
-    Status,
-    Tool,
-    ToolChange,
-)
+from agentcontext.resource import Kind, LoadType, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 
 M = TypeVar("M", bound=BaseModel)
@@ -169,46 +161,40 @@ Sha256Text = Annotated[str, AfterValidator(_sha256_or_empty)]
 DiffText = Annotated[str, _at_most(MAX_DIFF_BYTES)]
 
 
-class PushedTool(BaseModel):
-    """One tool of an MCP server resource."""
+class PushedTool(TypedDict):
+    """One tool of an MCP server resource (``Tool.to_dict()``)."""
 
-    model_config = _OPEN
+    __pydantic_config__ = _OPEN  # type: ignore[misc]
 
     name: PathText
-    description: BodyText | None = ""
-    input_schema: dict[str, Any] = Field(default_factory=dict)
-    annotations: dict[str, Any] | None = None
-
-    def to_tool(self) -> Tool:
-        return Tool(self.name, self.description or "", self.input_schema, self.annotations or {})
+    description: NotRequired[BodyText | None]
+    input_schema: NotRequired[dict[str, Any]]
+    annotations: NotRequired[dict[str, Any] | None]
 
 
-class PushedLoad(BaseModel):
+class PushedLoad(TypedDict):
     """How a resource reaches the model (``Load.to_dict()``)."""
 
-    model_config = _STRICT
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
 
     type: Annotated[LoadType, Field(strict=False)]
-    globs: list[PathText] = Field(default_factory=list, max_length=MAX_LOAD_ITEMS)
-    importer: PathText | None = None
-    chain: list[PathText] = Field(default_factory=list, max_length=MAX_LOAD_ITEMS)
-    reason: ErrorText | None = None
-    root: PathText | None = None
-
-    def to_load(self) -> Load:
-        return Load(self.type, tuple(self.globs), self.importer, tuple(self.chain), self.reason, self.root)
+    globs: NotRequired[Annotated[list[PathText], Field(max_length=MAX_LOAD_ITEMS)]]
+    importer: NotRequired[PathText | None]
+    chain: NotRequired[Annotated[list[PathText], Field(max_length=MAX_LOAD_ITEMS)]]
+    reason: NotRequired[ErrorText | None]
+    root: NotRequired[PathText | None]
 
 
-class PushedToolChange(BaseModel):
-    model_config = _STRICT
+class PushedToolChange(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
 
     tool: PathText
     change: Literal["added", "changed", "removed"]
-    diff: DiffText = ""
+    diff: NotRequired[DiffText]
 
 
-class PushedRunsFile(BaseModel):
-    model_config = _STRICT
+class PushedRunsFile(TypedDict):
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
 
     path: PathText
     role: ShortText
@@ -217,49 +203,41 @@ class PushedRunsFile(BaseModel):
 
 
 Pair = Annotated[list[ErrorText], Field(min_length=2, max_length=2)]
+Items = Field(max_length=MAX_RUNS_ITEMS)
 
 
-class PushedRuns(BaseModel):
+class PushedRuns(TypedDict):
     """What an MCP server runs or reaches, whole (``Runs.to_dict()``), each part bounded."""
 
-    model_config = _STRICT
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
 
     transport: Literal["stdio", "http", "sse"]
-    command: ErrorText = ""
-    executable: PathText = ""
-    target: PathText = ""
-    args: list[ErrorText] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
-    cwd: PathText = ""
-    env: list[Pair] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
-    url: ErrorText = ""
-    headers: list[Pair] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
-    files: list[PushedRunsFile] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
-    notes: list[ErrorText] = Field(default_factory=list, max_length=MAX_RUNS_ITEMS)
-
-    def to_runs(self) -> Runs:
-        return Runs.from_dict(self.model_dump())
+    command: NotRequired[ErrorText]
+    executable: NotRequired[PathText]
+    target: NotRequired[PathText]
+    args: NotRequired[Annotated[list[ErrorText], Items]]
+    cwd: NotRequired[PathText]
+    env: NotRequired[Annotated[list[Pair], Items]]
+    url: NotRequired[ErrorText]
+    headers: NotRequired[Annotated[list[Pair], Items]]
+    files: NotRequired[Annotated[list[PushedRunsFile], Items]]
+    notes: NotRequired[Annotated[list[ErrorText], Items]]
 
 
-class PushedApproval(BaseModel):
-    """An MCP server's approval: its state, what it runs, and what changed (each diff bounded)."""
+class PushedApproval(TypedDict):
+    """An MCP server's approval (``McpApproval.to_dict()``): its state, what it runs, and what changed (each diff
+    bounded)."""
 
-    model_config = _STRICT
+    __pydantic_config__ = _STRICT  # type: ignore[misc]
 
     state: Literal["pending", "approved", "auto", "changed"]
-    config_path: PathText = ""
-    digest: Sha256Text = ""
-    command: ErrorText = ""
-    changes: list[PushedToolChange] = Field(default_factory=list, max_length=MAX_CHANGES)
-    tool_set: Sha256Text = ""
-    runs: PushedRuns | None = None
-    since: DiffText = ""
-
-    def to_approval(self) -> McpApproval:
-        changes = tuple(ToolChange(c.tool, c.change, c.diff) for c in self.changes)
-        runs = self.runs.to_runs() if self.runs is not None else None
-        return McpApproval(
-            self.state, self.config_path, self.digest, self.command, changes, self.tool_set, runs, self.since
-        )
+    config_path: NotRequired[PathText]
+    digest: NotRequired[Sha256Text]
+    command: NotRequired[ErrorText]
+    changes: NotRequired[Annotated[list[PushedToolChange], Field(max_length=MAX_CHANGES)]]
+    tool_set: NotRequired[Sha256Text]
+    runs: NotRequired[PushedRuns | None]
+    since: NotRequired[DiffText]
 
 
 class PushedResource(BaseModel):
@@ -323,20 +301,14 @@ class PushedResource(BaseModel):
         return 6 * chars + 512 + 8 * (len(self.warnings) + len(self.servers))
 
     def to_resource(self) -> Resource:
-        """Raises ValueError: a field the core reads and this version does not check is malformed."""
-        if self.model_extra:  # fields this version does not know: the core's own reading of the whole
-            try:
-                return Resource.from_dict(self.model_dump(exclude={"id"}))
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise ValueError(f"malformed: {exc}") from None
-        tools = tuple(t.to_tool() for t in self.tools)
-        load = self.load.to_load() if self.load is not None else None
-        approval = self.approval.to_approval() if self.approval is not None else None
-        return Resource(
-            self.kind, self.path, self.scope, self.status, self.size_bytes, self.content_hash, self.content,
-            self.error, tuple(self.warnings), self.name, self.description, self.doc_order, self.source,
-            tuple(self.servers), self.connect, tools, load, approval,
-        )  # fmt: skip
+        """The core's resource: its fields as validated (the parts of it in ``to_dict``'s form), read by the
+        core's own codec (a field this version does not know is left alone).
+
+        Raises ValueError: a field the core reads and this version does not check is malformed."""
+        try:
+            return Resource.from_dict(self.__dict__)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed: {exc}") from None
 
 
 class PushRequest(BaseModel):

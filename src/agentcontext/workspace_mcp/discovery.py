@@ -52,7 +52,7 @@ def discover(layout: Layout, config: Config, reader: Reader, environ: Mapping[st
                 names.append(spec.name)
                 if item.connect:  # a project's server binds the files of its repository it runs (mcp_launch)
                     servers.append(replace(spec, repository=item.boundary) if item.scope is Scope.PROJECT else spec)
-            resource = replace(resource, servers=tuple(names), warnings=tuple(warnings))
+            resource = resource._replace(servers=tuple(names), warnings=tuple(warnings))
         resources.append(resource)
     return McpDiscovery(tuple(resources), tuple(servers))
 
@@ -66,24 +66,24 @@ def _read(
     base = Resource(ResourceKind.MCP_CONFIG, item.path, item.scope, Status.OK, connect=item.connect, source=item.source)
     if entry.kind is EntryKind.DIRECTORY or entry.kind is EntryKind.SPECIAL:
         what = "a directory" if entry.kind is EntryKind.DIRECTORY else entry.special
-        return replace(base, status=Status.INVALID, error=f"{what}, not a regular file"), None
+        return base._replace(status=Status.INVALID, error=f"{what}, not a regular file"), None
     if entry.kind is not EntryKind.FILE:
         status = Status.INVALID if entry.kind is EntryKind.ESCAPE else Status.UNREADABLE
-        return replace(base, status=status, error=entry.error), None
+        return base._replace(status=status, error=entry.error), None
 
     def compute() -> tuple[Resource, ParsedConfig | None]:
         try:
             raw = reader.read(entry, cap + 1)
         except OSError as exc:
-            return replace(base, status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)), None
-        done = replace(base, size_bytes=max(entry.size, len(raw)), content_hash=hashlib.sha256(raw[:cap]).hexdigest())
+            return base._replace(status=Status.UNREADABLE, size_bytes=entry.size, error=exc.strerror or str(exc)), None
+        done = base._replace(size_bytes=max(entry.size, len(raw)), content_hash=hashlib.sha256(raw[:cap]).hexdigest())
         if len(raw) > cap:
             error = f"file size {done.size_bytes} exceeds per-resource cap of {cap} bytes"
-            return replace(done, status=Status.OVERSIZE, error=error), None
+            return done._replace(status=Status.OVERSIZE, error=error), None
         try:
             parsed = parse(raw, item.path, environ, strict=strict)
         except McpConfigError as exc:
-            return replace(done, status=Status.INVALID, error=str(exc)), None
+            return done._replace(status=Status.INVALID, error=str(exc)), None
         excluded = parsed.excluded_warning()
         warnings = (
             tuple(
@@ -93,7 +93,7 @@ def _read(
             + parsed.warnings
             + ((excluded,) if excluded else ())
         )
-        return replace(done, warnings=warnings), parsed
+        return done._replace(warnings=warnings), parsed
 
     result: tuple[Resource, ParsedConfig | None] = reader.cached(entry, f"mcp:{cap}:{strict}:{env_tag}", compute)
     return result

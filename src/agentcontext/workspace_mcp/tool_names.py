@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agentcontext.errors import AgentContextError
+from agentcontext.errors import AgentContextError, UnavailableError
 
 SEPARATOR = "__"
 MAX_NAME = 64
@@ -25,6 +25,10 @@ class InvalidToolName(AgentContextError):
 
 class UnknownServer(AgentContextError):
     """No connected server has that name."""
+
+
+class PendingApproval(UnavailableError):
+    """The server exists but waits for the user's approval; the message says how to give it."""
 
 
 def split_tool_name(name: str) -> tuple[str, str]:

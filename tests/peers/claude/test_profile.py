@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
@@ -66,7 +65,7 @@ def test_the_load_travels_in_the_snapshot_json(tmp_path: Path, home: Path) -> No
 
 def test_the_load_never_enters_the_aggregate_hash() -> None:
     plain = Resource(Kind.INSTRUCTION_FILE, "/w/AGENTS.md", Scope.PROJECT, Status.OK, 3, "ab" * 32)
-    loaded = replace(plain, load=Load(LoadType.STARTUP))
+    loaded = plain._replace(load=Load(LoadType.STARTUP))
     assert aggregate_hash([plain]) == aggregate_hash([loaded])
     assert "load" not in plain.to_dict()
 

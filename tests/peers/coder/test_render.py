@@ -4,12 +4,17 @@ coder.md 2.6, 8.6) and its ``<workspace-context>`` block (coder.md 4.6)."""
 from __future__ import annotations
 
 from agentcontext.peers.coder.render import (
-    ContextFile,
     IndexEntry,
     available_skills,
     sanitize_skill_description,
     workspace_context,
 )
+from agentcontext.resource import Kind, Resource, Scope, Status
+
+
+def context_file(path: str, text: str, status: Status = Status.OK) -> Resource:
+    return Resource(Kind.INSTRUCTION_FILE, path, Scope.PROJECT, status, content=text)
+
 
 # --- Coder: TestFormatResolvedSkillIndex ---------------------------------------------------
 
@@ -118,7 +123,7 @@ def test_sanitize_skill_description_removes_html_comments() -> None:
 
 def test_workspace_context_block_format() -> None:
     block = workspace_context(
-        [ContextFile("/w/AGENTS.md", "Root rules"), ContextFile("/w/sub/AGENTS.md", "Sub rules", truncated=True)],
+        [context_file("/w/AGENTS.md", "Root rules"), context_file("/w/sub/AGENTS.md", "Sub rules", Status.TRUNCATED)],
         os_name="linux",
         directory="/w/sub",
     )
@@ -137,7 +142,7 @@ def test_workspace_context_block_format() -> None:
 
 
 def test_workspace_context_without_os_or_directory_has_no_header_lines() -> None:
-    assert workspace_context([ContextFile("/w/AGENTS.md", "Rules")]) == (
+    assert workspace_context([context_file("/w/AGENTS.md", "Rules")]) == (
         "<workspace-context>\n\nSource: /w/AGENTS.md\nRules\n</workspace-context>"
     )
 
@@ -145,8 +150,8 @@ def test_workspace_context_without_os_or_directory_has_no_header_lines() -> None
 def test_workspace_context_sanitizes_and_skips_files_left_empty() -> None:
     block = workspace_context(
         [
-            ContextFile("/w/AGENTS.md", "Keep\u200b this <!-- not this -->\r\n\r\n\r\n\r\nand this   "),
-            ContextFile("/w/CLAUDE.md", "<!-- only a comment -->\n\u200b"),
+            context_file("/w/AGENTS.md", "Keep\u200b this <!-- not this -->\r\n\r\n\r\n\r\nand this   "),
+            context_file("/w/CLAUDE.md", "<!-- only a comment -->\n\u200b"),
         ]
     )
     assert block == "<workspace-context>\n\nSource: /w/AGENTS.md\nKeep this\n\nand this\n</workspace-context>"
@@ -154,4 +159,4 @@ def test_workspace_context_sanitizes_and_skips_files_left_empty() -> None:
 
 def test_workspace_context_is_omitted_without_instruction_content() -> None:
     assert workspace_context([]) == ""
-    assert workspace_context([ContextFile("/w/AGENTS.md", "  \n\n ")], os_name="linux", directory="/w") == ""
+    assert workspace_context([context_file("/w/AGENTS.md", "  \n\n ")], os_name="linux", directory="/w") == ""

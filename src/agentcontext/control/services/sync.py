@@ -56,8 +56,8 @@ class SyncService:
     async def push(self, agent: identity.AgentPrincipal, body: PushRequest | Mapping[str, Any]) -> PushResponse:
         """Raises: UnavailableError (sync disabled), ContractError (a push that breaks the contract, refused whole)."""
         self.check_enabled()
-        checked = ingest.from_request(body if isinstance(body, PushRequest) else validated(PushRequest, body))
-        self._reach.check(checked.agent)
+        checked = body if isinstance(body, PushRequest) else validated(PushRequest, body)
+        self._reach.check(checked.agent or AgentInfo())
         written = self._written.get(agent.agent_id, None)
 
         def work(connection: Connection) -> tuple[ingest.Outcome, list[Event]]:
@@ -72,7 +72,7 @@ class SyncService:
 
         # on PostgreSQL tens of statements, each a round trip: a worker thread's; on SQLite the library's own
         # work, on the loop unless the push is large (a run there stops at 50 ms and is done again in a thread)
-        near = self._store.db.is_sqlite and len(checked.resources) <= LOOP_PUSH_RESOURCES
+        near = self._store.db.is_sqlite and len(checked.checked_resources) <= LOOP_PUSH_RESOURCES
         outcome = await self._store.write_events(work, near=near)
         if outcome.written is not None:  # committed: the next push compares against these without reading them
             self._written.put(agent.agent_id, None, outcome.written)

@@ -25,7 +25,7 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from agentcontext.fs.beneath import EscapeError
@@ -66,7 +66,7 @@ class _Read(NamedTuple):
         error: str | None = None,
         doc_order: int | None = None,
     ) -> Resource:
-        """The file's resource, built once (a scan builds one per file: no ``dataclasses.replace``)."""
+        """The file's resource, built once (a scan builds one per file: no ``_replace``)."""
         return Resource(
             _INSTRUCTION_FILE,
             path,
@@ -270,7 +270,7 @@ def _noting_repeats(resource: Resource, targets: list[str]) -> Resource:
     """``resource`` with a warning naming the imports it repeats (Claude Code loads each file once)."""
     named = ", ".join(dict.fromkeys(targets))
     warning = f"imports {named} again: already loaded, so not again (a file is loaded once; a cycle stops here)"
-    return replace(resource, warnings=(*resource.warnings, warning))
+    return resource._replace(warnings=(*resource.warnings, warning))
 
 
 def _not_loaded(reason: str, importer: str | None, chain: tuple[str, ...]) -> Load:

@@ -172,7 +172,7 @@ def _loads(item: Found) -> bool:
 
 
 def _unmatched(item: Found, reason: str) -> Found:
-    return Found(replace(item.resource, content=None, load=Load(LoadType.NOT_LOADED, reason=reason)))
+    return Found(item.resource._replace(content=None, load=Load(LoadType.NOT_LOADED, reason=reason)))
 
 
 def _sent(found: Iterable[Found]) -> tuple[Found, ...]:
@@ -180,7 +180,7 @@ def _sent(found: Iterable[Found]) -> tuple[Found, ...]:
     out: list[Found] = []
     for item in found:
         if item.data is not None and item.resource.status is Status.OK:
-            item = Found(replace(item.resource, content=item.data.decode("utf-8")), item.data)
+            item = Found(item.resource._replace(content=item.data.decode("utf-8")), item.data)
         out.append(item)
     return tuple(out)
 
@@ -191,7 +191,7 @@ def _on_demand(found: list[Found], reason: str) -> list[Found]:
     for item in found:
         load = item.resource.load
         if load is not None and load.type is LoadType.STARTUP:
-            item = Found(replace(item.resource, load=Load(LoadType.ON_DEMAND, reason=reason)), item.data)
+            item = Found(item.resource._replace(load=Load(LoadType.ON_DEMAND, reason=reason)), item.data)
         out.append(item)
     return out
 
@@ -202,7 +202,7 @@ def _scoped(found: list[Found]) -> list[Found]:
         load = item.resource.load
         if load is not None and load.type is LoadType.PATH_SCOPED:
             reason = f"its paths: ({', '.join(load.globs)}) match the file read"
-            item = Found(replace(item.resource, load=replace(load, reason=reason)), item.data)
+            item = Found(item.resource._replace(load=replace(load, reason=reason)), item.data)
         out.append(item)
     return out
 

@@ -7,6 +7,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentcontext.resource import Resource, Status
 from agentcontext.sanitize import sanitize
 from agentcontext.views.render import plain_description
 
@@ -50,21 +51,14 @@ def available_skills(entries: Sequence[IndexEntry]) -> str:
     return "\n".join(lines) + "\n</available-skills>"
 
 
-@dataclass(frozen=True, slots=True)
-class ContextFile:
-    path: str
-    content: str
-    truncated: bool = False
-
-
 @functools.lru_cache(maxsize=256)  # files of up to 64 KiB: at most 16 MiB held
 def _sanitized(content: str) -> str:
     return sanitize(content)
 
 
-def workspace_context(files: Sequence[ContextFile], *, os_name: str = "", directory: str = "") -> str:
-    """Coder's ``<workspace-context>`` block from sanitised instruction files ("" when empty)."""
-    parts = [(f, _sanitized(f.content)) for f in files]
+def workspace_context(files: Sequence[Resource], *, os_name: str = "", directory: str = "") -> str:
+    """Coder's ``<workspace-context>`` block from instruction files, their texts sanitised ("" when none is left)."""
+    parts = [(f, _sanitized(f.content or "")) for f in files]
     parts = [(f, text) for f, text in parts if text]
     if not parts:
         return ""
@@ -75,6 +69,6 @@ def workspace_context(files: Sequence[ContextFile], *, os_name: str = "", direct
         lines.append(f"Working Directory: {directory}")
     for file, text in parts:
         lines.append("")
-        lines.append(f"Source: {file.path}" + (" (truncated to 64KiB)" if file.truncated else ""))
+        lines.append(f"Source: {file.path}" + (" (truncated to 64KiB)" if file.status is Status.TRUNCATED else ""))
         lines.append(text)
     return "\n".join(lines) + "\n</workspace-context>"

@@ -66,7 +66,7 @@ from agentcontext.workspace_mcp.client.pinning import NOTHING
 from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result, input_schema
 from agentcontext.workspace_mcp.config import ServerSpec
 from agentcontext.workspace_mcp.launch import FileHashes, Launch, approve_command, child_environment, resolve
-from agentcontext.workspace_mcp.tool_names import ToolNames, UnknownServer, assign
+from agentcontext.workspace_mcp.tool_names import PendingApproval, ToolNames, UnknownServer, assign
 from agentcontext.workspace_mcp.tool_pins import Definition, as_pins
 from agentcontext.workspace_mcp.trust import TrustStore
 
@@ -248,14 +248,21 @@ class UpstreamManager:
             out.append(status)
         for name, pending in self._pending.items():
             launch = pending.launch
-            changed = "what it runs changed since you approved it; " if pending.since else ""
-            reason = (
-                f'not approved: {changed}approve "{name}" in the dashboard or run'
-                f" `{approve_command(self.work_dir, [launch])}`"
-            )
             approval = approval_of(launch, self.settings.trust, "pending", NOTHING, pending.since)
+            reason = self._pending_reason(name, pending)
             out.append(ServerStatus(name, "pending", launch.spec.transport, error=reason, approval=approval))
         return sorted(out, key=lambda s: s.name)
+
+    def pending(self) -> list[tuple[str, str]]:
+        """``(server, reason)`` for each server waiting for approval: the reason names the command that gives it."""
+        return [(name, self._pending_reason(name, pending)) for name, pending in sorted(self._pending.items())]
+
+    def _pending_reason(self, name: str, pending: Standing) -> str:
+        changed = "what it runs changed since you approved it; " if pending.since else ""
+        return (
+            f'pending approval: {changed}approve "{name}" in the dashboard or run'
+            f" `{approve_command(self.work_dir, [pending.launch])}`"
+        )
 
     def resources(self) -> list[Resource]:
         return [status.resource() for status in self.statuses()]
@@ -331,9 +338,13 @@ class UpstreamManager:
 
         Raises:
             InvalidToolName, UnknownServer: the name does not route (400 / 404 over HTTP).
+            PendingApproval: its server waits for the user's approval (409 over HTTP).
             UpstreamError: the call itself failed, or the tool is withheld (502 over HTTP).
         """
-        server, tool = self._names.route(name, self._entries.keys())
+        server, tool = self._names.route(name, [*self._entries, *self._pending])
+        pending = self._pending.get(server)
+        if pending is not None:
+            raise PendingApproval(f'MCP server "{server}" is {self._pending_reason(server, pending)}')
         entry = self._entries.get(server)
         if entry is None:
             raise UnknownServer(f'unknown MCP server: "{server}"')
