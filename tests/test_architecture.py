@@ -146,7 +146,9 @@ def test_the_agent_and_the_control_plane_share_the_sync_contract_and_nothing_els
 def test_only_the_peers_and_the_settings_tell_one_agent_from_another() -> None:
     """Each agent's rules live in its peer: elsewhere no code compares a discovery mode or an agent's name."""
     root = Path(agentcontext.__file__).parent
-    comparison = re.compile(r"""(discovery\s*(==|!=|\bin\b)|(==|!=)\s*["'](chain|roots|claude|codex|coder)["'])""")
+    comparison = re.compile(
+        r"""(discovery\s*(==|!=|\bin\b)|(==|!=)\s*["'](chain|roots|claude|codex|coder|gemini)["'])"""
+    )
     found = [
         f"{path.relative_to(root)}:{number}: {line.strip()}"
         for path in sorted(root.rglob("*.py"))

@@ -256,6 +256,15 @@ def test_a_file_near_the_doc_budget_is_info_and_a_cut_one_a_warning(tmp_path: Pa
     }
 
 
+@pytest.mark.parametrize("profile", ["claude", "gemini"])
+def test_a_profile_without_a_doc_budget_finds_no_file_over_it(tmp_path: Path, home: Path, profile: str) -> None:
+    make_workspace(home, {".claude/CLAUDE.md": "user\n", ".gemini/GEMINI.md": "user\n"})
+    root = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "c\n", "GEMINI.md": "g\n"})
+    config = test_config(root, home=home, profile=profile)
+    assert config.project_doc.max_bytes == -1
+    assert [f for f in audit_dir(root, config).findings if f.code == "large-instruction"] == []
+
+
 def test_a_file_over_the_cap_is_a_scan_oversize_error(tmp_path: Path, home: Path) -> None:
     root = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "x" * 3000})
     [finding] = run_audit(root, home, **{"snapshot.max_resource_bytes": 2048}).findings

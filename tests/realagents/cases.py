@@ -5,26 +5,14 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 
 from __future__ import annotations
 
-from tests.realagents.harness import Workspace
+from tests.realagents.gemini_cases import GEMINI_CASES
+from tests.realagents.harness import Workspace, import_chain, skill
 from tests.realagents.on_read_cases import ON_READ
 
 GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
 BOTH = ("claude", "codex")
 CLAUDE = ("claude",)
 CODEX = ("codex",)
-
-
-def skill(name: str | None = None, description: str | None = None, body: str = "Body line\n", extra: str = "") -> str:
-    fields = (f"name: {name}\n" if name is not None else "") + (
-        f"description: {description}\n" if description is not None else ""
-    )
-    return f"---\n{fields}{extra}---\n{body}"
-
-
-def _chain(depth: int) -> dict[str, str | bytes]:
-    files: dict[str, str | bytes] = {f"w/repo/imp{i}.md": f"level {i}\n@imp{i + 1}.md\n" for i in range(1, depth)}
-    files[f"w/repo/imp{depth}.md"] = f"level {depth}\n"
-    return files
 
 
 CASES: tuple[Workspace, ...] = (
@@ -158,7 +146,7 @@ CASES: tuple[Workspace, ...] = (
         },
         agents=CLAUDE,
     ),
-    Workspace("import_depth", {**GIT, "w/repo/CLAUDE.md": "top\n@imp1.md\n", **_chain(7)}, agents=CLAUDE),
+    Workspace("import_depth", {**GIT, "w/repo/CLAUDE.md": "top\n@imp1.md\n", **import_chain(7)}, agents=CLAUDE),
     Workspace(
         "import_cycles",
         {
@@ -373,4 +361,5 @@ CASES: tuple[Workspace, ...] = (
     ),
     Workspace("no_instructions", {**GIT, "w/repo/README.md": "nothing for agents\n"}),
     *ON_READ,
+    *GEMINI_CASES,
 )

@@ -6,7 +6,10 @@ checks that ``/proc/net/dev`` lists nothing but ``lo`` (no route can leave the m
 then runs every job concurrently: each gets its own fake API server on a loopback port
 that records every request and answers with a minimal streaming reply, and one agent
 process (Codex ``exec`` against a Responses API, Claude Code ``-p`` against a Messages
-API) with a throwaway HOME and a minimal environment. It prints one JSON object per job:
+API, Gemini CLI ``-p`` against the Gemini API) with a throwaway HOME and a minimal environment.
+Gemini CLI first asks a router model (``:generateContent``) for JSON shaped by its
+``responseJsonSchema`` (anything else and it retries), then streams the turn
+(``:streamGenerateContent?alt=sse``). It prints one JSON object per job:
 the requests the agent sent, its exit code and the tail of its stderr. A job may add
 ``args`` to the agent's command line, ``env`` to its environment, and ``setup`` commands (the
 agent's own configuration commands, such as ``claude mcp add``) run first with the same
@@ -28,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-RUN_TIMEOUT = 60.0
+RUN_TIMEOUT = 120.0
 
 _RESPONSES_EVENTS: list[dict[str, Any]] = [
     {
@@ -118,6 +121,31 @@ def _answered(body: Any) -> bool:
     )
 
 
+def _schema_value(schema: Any) -> Any:
+    """A value of the JSON schema Gemini CLI's router asks for (its types are upper case: OBJECT, INTEGER)."""
+    if not isinstance(schema, dict):
+        return "ok"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = str(schema.get("type") or ("object" if "properties" in schema else "string")).lower()
+    if kind == "object":
+        return {key: _schema_value(value) for key, value in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 50
+    if kind == "boolean":
+        return False
+    return "ok"
+
+
+def _gemini_reply(text: str) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    }
+
+
 def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
@@ -146,7 +174,13 @@ class _Recorder(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._record()
         path = self.path.split("?", 1)[0]
-        if path.endswith("/responses"):
+        if path.endswith(":generateContent"):  # Gemini CLI's router: JSON by the schema it gives
+            config = body.get("generationConfig", {}) if isinstance(body, dict) else {}
+            text = json.dumps(_schema_value(config.get("responseJsonSchema") or config.get("responseSchema")))
+            self._reply(200, json.dumps(_gemini_reply(text)).encode(), "application/json")
+        elif path.endswith(":streamGenerateContent"):
+            self._reply(200, f"data: {json.dumps(_gemini_reply('ok'))}\r\n\r\n".encode(), "text/event-stream")
+        elif path.endswith("/responses"):
             self._reply(200, _sse(_RESPONSES_EVENTS), "text/event-stream")
         elif path.endswith("/messages") and isinstance(body, dict) and body.get("stream"):
             read = self.server.read
@@ -203,6 +237,16 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
         env["CAPTURE_API_KEY"] = "dummy"
         command = [job["binary"], "exec", "--skip-git-repo-check", "-c", 'model_provider="capture"', "-c", provider]
         return [*command, *job.get("args", ()), "hi"], env
+    if job["agent"] == "gemini":
+        env.update(
+            {
+                "GEMINI_API_KEY": "dummy",
+                "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{port}",
+                "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            }
+        )
+        _gemini_settings(job["home"])
+        return [job["binary"], *job.get("args", ()), "-p", "hi"], env
     env.update(
         {
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
@@ -214,6 +258,20 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
         }
     )
     return [job["binary"], *job.get("args", ()), "-p", "hi"], env
+
+
+def _gemini_settings(home: str) -> None:
+    """``~/.gemini/settings.json`` choosing the API key (a base URL alone makes it a gateway, which -p refuses);
+    a workspace's own settings are kept, the auth added to them."""
+    path = os.path.join(home, ".gemini", "settings.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    settings: dict[str, Any] = {}
+    if os.path.exists(path):
+        with open(path) as fh:
+            settings = json.load(fh)
+    settings.setdefault("security", {}).setdefault("auth", {})["selectedType"] = "gemini-api-key"
+    with open(path, "w") as fh:
+        json.dump(settings, fh)
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,9 @@ FACTS = Path(__file__).with_name("facts.json")
 
 CLAUDE_SKILLS_HEADER = "The following skills are available for use with the Skill tool:\n\n"
 CODEX_DOC_PREFIX = "# AGENTS.md instructions"
+GEMINI_BUILTIN_DIR = ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle" / "builtin"
+_LOADED_CONTEXT = re.compile(r"<loaded_context>\n[\s\S]*?\n</loaded_context>")
+_GEMINI_SKILL = re.compile(r"  <skill>\n[\s\S]*?\n  </skill>")
 
 
 def facts() -> dict[str, Any]:
@@ -68,6 +71,21 @@ class Workspace:
         return root
 
 
+def skill(name: str | None = None, description: str | None = None, body: str = "Body line\n", extra: str = "") -> str:
+    """A SKILL.md with these frontmatter fields (None leaves one out)."""
+    fields = (f"name: {name}\n" if name is not None else "") + (
+        f"description: {description}\n" if description is not None else ""
+    )
+    return f"---\n{fields}{extra}---\n{body}"
+
+
+def import_chain(depth: int) -> dict[str, str | bytes]:
+    """``w/repo/imp1.md`` importing ``imp2.md`` ... down to ``imp<depth>.md``."""
+    files: dict[str, str | bytes] = {f"w/repo/imp{i}.md": f"level {i}\n@imp{i + 1}.md\n" for i in range(1, depth)}
+    files[f"w/repo/imp{depth}.md"] = f"level {depth}\n"
+    return files
+
+
 @dataclass(frozen=True)
 class Run:
     """What one agent sent for one workspace."""
@@ -82,6 +100,11 @@ class Run:
     read: str | None = None  # the file the model read (absolute), in a two-turn run
 
     def model_request(self) -> dict[str, Any]:
+        if self.agent == "gemini":  # the turn, after the router's generateContent
+            for request in self.requests:
+                if request["method"] == "POST" and ":streamGenerateContent" in request["path"]:
+                    return dict(request["body"])
+            raise AssertionError(f"gemini sent no model request for {self.workspace}: {self.stderr[-800:]}")
         wanted = "/responses" if self.agent == "codex" else "/messages"
         for request in self.requests:
             if request["method"] == "POST" and request["path"].split("?")[0].endswith(wanted):
@@ -112,7 +135,7 @@ def skip_unless_available() -> None:
 
 def unavailable() -> str | None:
     """Why the real agents cannot run here, or None when they can."""
-    for name in ("codex", "claude"):
+    for name in AGENTS:
         if not (BIN / name).exists():
             return (
                 f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
@@ -123,6 +146,9 @@ def unavailable() -> str | None:
     if probe.returncode != 0:
         return f"unshare -n is not permitted here ({probe.stderr.decode(errors='replace').strip()})"
     return None
+
+
+AGENTS = ("codex", "claude", "gemini")
 
 
 def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[tuple[str, str], Run]:
@@ -247,6 +273,33 @@ def claude_skill_lines(body: Mapping[str, Any], builtin: Sequence[str]) -> list[
 
 def _claude_name(entry: str) -> str:
     return entry[2:].split(":", 1)[0]
+
+
+def gemini_context(body: Mapping[str, Any]) -> str:
+    """Every ``<loaded_context>`` block Gemini CLI sent, in request order (the system instruction's, then the
+    first user message's), joined by one blank line; "" when it sent none."""
+    system = "".join(str(part.get("text", "")) for part in body["systemInstruction"]["parts"])
+    first = "".join(str(part.get("text", "")) for part in body["contents"][0]["parts"])
+    return "\n\n".join([*_LOADED_CONTEXT.findall(system), *_LOADED_CONTEXT.findall(first)])
+
+
+def gemini_skills(body: Mapping[str, Any]) -> str:
+    """The ``<available_skills>`` block Gemini CLI sent, its built-in skills (those inside its bundle) left out."""
+    system = "".join(str(part.get("text", "")) for part in body["systemInstruction"]["parts"])
+    start = system.find("<available_skills>\n")
+    if start == -1:
+        return ""
+    block = system[start : system.index("\n</available_skills>", start)]
+    builtin = f"<location>{GEMINI_BUILTIN_DIR}/"
+    kept = [entry for entry in _GEMINI_SKILL.findall(block) if builtin not in entry]
+    return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
+
+
+def gemini_skill_names(body: Mapping[str, Any]) -> list[str]:
+    """The names of every skill Gemini CLI listed, its built-ins included."""
+    system = "".join(str(part.get("text", "")) for part in body["systemInstruction"]["parts"])
+    names = re.compile(r"<name>(.*?)</name>")
+    return [names.findall(entry)[0] for entry in _GEMINI_SKILL.findall(system)]
 
 
 def codex_doc(body: Mapping[str, Any]) -> str | None:

@@ -1,6 +1,6 @@
-"""Our ``codex`` and ``claude`` profiles against the real binaries, byte for byte.
+"""Our ``codex``, ``claude`` and ``gemini`` profiles against the real binaries, byte for byte.
 
-Every workspace of ``cases.py`` is run through the real Codex and Claude Code (pinned in
+Every workspace of ``cases.py`` is run through the real Codex, Claude Code or Gemini CLI (pinned in
 package.json), inside a network namespace with loopback alone, against a fake model API
 that records what they send. Our renderers must produce the same bytes for the same
 work dir and HOME. ``facts.json`` names the versions the expectations come from: a failure
@@ -18,6 +18,8 @@ from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.peers.claude.doc import claude_reminder
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.codex.render import Budget, codex_instructions, codex_skills_block
+from agentcontext.peers.gemini.skills import gemini_skills_xml
+from agentcontext.resource import Kind
 from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from agentcontext.settings.config import load_config
 from tests.realagents import harness
@@ -49,7 +51,7 @@ def _moved(agent: str, what: str) -> str:
 def test_the_pinned_binaries_are_the_recorded_versions() -> None:
     harness.skip_unless_available()
     facts = harness.facts()
-    for agent in ("codex", "claude"):
+    for agent in harness.AGENTS:
         argv = ["unshare", "-n", str(harness.BIN / agent), "--version"]
         line = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
         assert line == facts[agent]["version_line"], f"{agent} is {line!r}; re-record facts.json and the cases"
@@ -89,6 +91,22 @@ def test_codex_profile_renders_what_codex_sent(
     assert block == (harness.codex_skills_block(body) or ""), _moved("codex", "skills block")
     names = harness.codex_skill_names(harness.codex_skills_block(body))
     assert set(harness.facts()["codex"]["system_skills"]) <= set(names), _moved("codex", "set of system skills")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "gemini" in c.agents], ids=lambda c: c.name)
+def test_gemini_profile_renders_what_gemini_cli_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "gemini")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    assert ours.peer.wrap(ours.project_doc(), run.cwd) == harness.gemini_context(body), _moved("gemini", "context")
+    found = ours.snapshot.of_kind(Kind.SKILL)
+    listing = gemini_skills_xml(found, [path for path, _ in skill_roots(ours)])
+    assert listing == harness.gemini_skills(body), _moved("gemini", "skills list")
+    builtin = harness.facts()["gemini"]["builtin_skills"]
+    assert set(builtin) <= set(harness.gemini_skill_names(body)), _moved("gemini", "set of built-in skills")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.read], ids=lambda c: c.name)

@@ -169,18 +169,18 @@ def test_unknown_keys_and_bad_values_are_rejected_with_their_source(tmp_path: Pa
     with pytest.raises(ConfigError, match="skills.validation must be one of lenient, spec, coder"):
         overrides = {"skills.validation": "strict"}
         load_config(tmp_path, environ={"HOME": str(home)}, overrides=overrides, config_file="/dev/null")
-    with pytest.raises(ConfigError, match="unknown profile 'gemini'"):
-        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "gemini"}, config_file="/dev/null")
+    with pytest.raises(ConfigError, match="unknown profile 'nonesuch'"):
+        load_config(tmp_path, environ={"HOME": str(home), "AGENTCONTEXT_PROFILE": "nonesuch"}, config_file="/dev/null")
 
 
 def test_the_repositorys_unknown_keys_and_bad_values_are_ignored_with_warnings(tmp_path: Path, home: Path) -> None:
-    toml = 'profile = "gemini"\n[skills]\nmax_depht = 3\nmax_depth = "deep"\nvalidation = "spec"\n'
+    toml = 'profile = "nonesuch"\n[skills]\nmax_depht = 3\nmax_depth = "deep"\nvalidation = "spec"\n'
     make_workspace(tmp_path, {".git/": "", "agentcontext.toml": toml})
     config = load_config(tmp_path, environ={"HOME": str(home)})
     file = tmp_path / "agentcontext.toml"
     assert (config.profile, config.skills.max_depth, config.skills.validation) == ("default", 1, "spec")
     assert config.warnings == (
-        f"{file}: profile ignored: unknown profile 'gemini'",
+        f"{file}: profile ignored: unknown profile 'nonesuch'",
         f"{file}: 'skills.max_depht' ignored: unknown setting",
         f"{file}: skills.max_depth ignored: skills.max_depth must be an integer from 1 to 6, not 'deep'",
     )

@@ -276,14 +276,14 @@ def _size(resource: Resource, config: Config) -> list[Finding]:
     if resource.kind is Kind.SKILL:
         message = f"SKILL.md is {_kib(size)}, {cap_note}"
         return [Finding("large-instruction", Severity.WARNING, resource.path, message)] if near_cap else []
-    if budget and size > budget:
+    if budget > 0 and size > budget:
         message = f"{_kib(size)}, over the {_kib(budget)} project doc budget: agents that apply it cut the rest"
         if near_cap:
             message += f"; {cap_note}"
         return [Finding("large-instruction", Severity.WARNING, resource.path, message)]
     if near_cap:
         return [Finding("large-instruction", Severity.WARNING, resource.path, f"{_kib(size)}, {cap_note}")]
-    if budget and size >= budget * 3 // 4:
+    if budget > 0 and size >= budget * 3 // 4:
         message = f"{_kib(size)}, close to the {_kib(budget)} project doc budget: more text and agents cut it"
         return [Finding("large-instruction", Severity.INFO, resource.path, message)]
     return []

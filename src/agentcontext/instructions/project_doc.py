@@ -19,6 +19,7 @@ many bytes were kept, and every file left out by the budget is ``truncated`` too
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,12 +134,17 @@ def _cut(item: Found, remaining: int, max_bytes: int, *, keep_line_ends: bool = 
     return resource._replace(content=text), remaining - len(kept)
 
 
-def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: bool = False) -> ProjectDoc:
-    """The doc from a snapshot's instruction resources (works on a pinned copy too)."""
-    ordered = sorted(
+def in_doc_order(resources: Sequence[Resource]) -> list[Resource]:
+    """The instruction files that have a place in the doc, in its order."""
+    return sorted(
         (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
         key=lambda r: r.doc_order or 0,
     )
+
+
+def assemble(resources: tuple[Resource, ...] | list[Resource], *, sanitized: bool = False) -> ProjectDoc:
+    """The doc from a snapshot's instruction resources (works on a pinned copy too)."""
+    ordered = in_doc_order(resources)
     files: list[DocFile] = []
     global_parts: list[str] = []
     project_parts: list[str] = []

@@ -35,7 +35,7 @@ from agentcontext.settings.profiles import KEYS, PROFILES, profile_defaults
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a huge one is not read whole
 
-Validation = Literal["lenient", "spec", "coder", "claude"]
+Validation = Literal["lenient", "spec", "coder", "claude", "gemini"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {
@@ -54,7 +54,7 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots", "claude"]
+    discovery: Literal["chain", "roots", "claude", "gemini"]
     max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str
@@ -92,7 +92,7 @@ class SkillSettings:
     max_dirs_per_root: int
     meta_file: str
     disabled: tuple[str, ...]
-    precedence: Literal["first", "user", "none"] = "first"  # who wins a name: first root, user, nobody
+    precedence: Literal["first", "user", "last", "none"] = "first"  # who wins a name: first root, user, last, nobody
     system_dir: str = ""  # skills the agent ships itself (scope system)
 
 

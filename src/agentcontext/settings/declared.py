@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder", "claude"),
+        choices=("default", "codex", "coder", "claude", "gemini"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
     _s(
@@ -89,8 +89,9 @@ SETTINGS: tuple[Setting, ...] = (
         "chain",
         NEVER,
         "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
-        " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code).",
-        choices=("chain", "roots", "claude"),
+        " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code);"
+        " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI).",
+        choices=("chain", "roots", "claude", "gemini"),
     ),
     _s(
         "project_doc.max_bytes",
@@ -242,8 +243,9 @@ SETTINGS: tuple[Setting, ...] = (
         "lenient",
         FREE,
         "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
-        " or `claude` (named by folder, first body line as a fallback description).",
-        choices=("lenient", "spec", "coder", "claude"),
+        " `claude` (named by folder, first body line as a fallback description)"
+        " or `gemini` (frontmatter name and description both required, taken as written).",
+        choices=("lenient", "spec", "coder", "claude", "gemini"),
     ),
     _s(
         "skills.max_depth",
@@ -268,8 +270,9 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "first",
         NEVER,
-        "Who wins a skill name: `first` root in order, the `user`'s copy (claude), or `none` (codex: every copy).",
-        choices=("first", "user", "none"),
+        "Who wins a skill name: `first` root in order, the `user`'s copy (claude), the `last` root's copy"
+        " (gemini: the work dir's), or `none` (codex: every copy).",
+        choices=("first", "user", "last", "none"),
     ),
     _s(
         "skills.system_dir",

@@ -8,6 +8,10 @@
 ``claude``   Claude Code's rules (2.1.328 as observed): the CLAUDE.md family walked up to
              ``/``, ``.claude/rules``, ``@`` imports, AGENTS.md only as a whole-walk
              fallback, no doc budget, ``.claude/skills`` named by folder, user beats project.
+``gemini``   Gemini CLI's rules (0.61.0 as observed): ``GEMINI.md`` in every folder from the
+             project root down to the work dir and ``~/.gemini``, sorted by path, ``@`` imports
+             inline, no doc budget; skills in ``~/.gemini/skills``, ``~/.agents/skills`` and the
+             work dir's ``.gemini/skills`` and ``.agents/skills``, the work dir's copy winning.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -55,6 +59,20 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.include_plugins": False,
         "skills.validation": "claude",
         "skills.precedence": "user",
+    },
+    "gemini": {
+        "project_doc.discovery": "gemini",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "GEMINI.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": [],
+        "project_doc.instruction_dirs": ["~/.gemini"],
+        "project_doc.sanitize": False,
+        "skills.dirs": ["~/.gemini/skills", "~/.agents/skills"],
+        "skills.containers": [".gemini/skills", ".agents/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "gemini",
+        "skills.precedence": "last",
     },
     "coder": {
         "project_doc.discovery": "roots",

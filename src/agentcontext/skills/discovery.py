@@ -12,7 +12,8 @@ skill, with a warning naming the second path.
 
 Precedence (``skills.precedence``): ``first``, the first container to offer a name wins it
 (names compared without case) and later skills of that name are ``shadowed``; ``user``
-(Claude Code), the same with names compared exactly, user folders coming first; ``none``
+(Claude Code), the same with names compared exactly, user folders coming first; ``last``
+(Gemini CLI), the last container's copy wins, names compared exactly; ``none``
 (Codex), every copy is offered and says where the others are. Skills named in
 ``skills.disabled`` are ``disabled``, every copy of them.
 """
@@ -36,7 +37,7 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
-from agentcontext.skills.validation import check
+from agentcontext.skills.validation import READS_AS_WRITTEN, check
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
@@ -112,6 +113,10 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found) -
         _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         _walk(container, config, reader, found)
+    elif (
+        top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
+    ):
+        found.add(_bad_link(top, container))  # a SKILL.md looked for by name (Gemini CLI's, a declared source)
 
 
 def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:
@@ -250,6 +255,7 @@ def _builder(container: Container, config: Config) -> _Build:
     """What turns one SKILL.md's bytes into its resource, with the container's and config's values bound once."""
     cap = config.snapshot.max_resource_bytes
     scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
+    as_written = mode in READS_AS_WRITTEN  # the agent reads the bytes as they are: a BOM or CRLF is its to judge
 
     def build(meta: Entry, raw: bytes | OSError, folder: str) -> Resource:
         """One SKILL.md (in a folder named ``folder``) into one resource, in a single step (once per skill)."""
@@ -273,7 +279,8 @@ def _builder(container: Container, config: Config) -> _Build:
                 error = "binary file (contains NUL bytes)"
                 return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
             text = decoded
-        name, description, errors, warnings, _ = check(text, folder, mode, namespace=namespace)
+        checked = raw.decode("utf-8", errors="replace") if as_written else text
+        name, description, errors, warnings, _ = check(checked, folder, mode, namespace=namespace)
         # hidden_text_warnings' fast test first: ordinary text needs no call
         hidden = () if text.isascii() and ("<" not in text or "<!--" not in text) else hidden_text_warnings(text)
         if decode_warnings or hidden:
@@ -323,6 +330,8 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
     off = {name.casefold() for name in disabled}
     if precedence == "none":
         return _every_copy(found, off)
+    if precedence == "last":
+        return _last_wins(found, off)
     winners: dict[str, Resource] = {}
     out: list[Resource] = []
     append, by_folded = out.append, precedence == "first"
@@ -341,6 +350,27 @@ def _apply_precedence(found: list[Resource], disabled: tuple[str, ...], preceden
             continue
         error = f"shadowed by the {winner.scope} skill at {winner.path}"
         append(resource.with_status(Status.SHADOWED, error))
+    return out
+
+
+def _last_wins(found: list[Resource], off: set[str]) -> list[Resource]:
+    """The last container to offer a name wins it (names compared exactly); the earlier copies are shadowed."""
+    last: dict[str, Resource] = {}
+    for resource in found:
+        if resource.status is _OK and resource.name is not None and resource.name.casefold() not in off:
+            last[resource.name] = resource
+    out: list[Resource] = []
+    for resource in found:
+        name = resource.name
+        if resource.status is not _OK or name is None:
+            out.append(resource)
+        elif off and name.casefold() in off:
+            out.append(resource.with_status(Status.DISABLED, "disabled by skills.disabled"))
+        elif last[name] is not resource:
+            winner = last[name]
+            out.append(resource.with_status(Status.SHADOWED, f"shadowed by the {winner.scope} skill at {winner.path}"))
+        else:
+            out.append(resource)
     return out
 
 

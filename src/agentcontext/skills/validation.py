@@ -16,6 +16,12 @@
     No frontmatter is fine. A missing description falls back to the body's first non-empty
     line (``#`` marks dropped, over 100 characters cut to 97 and ``...``); ``when_to_use``
     is appended after `` - ``. ``disable-model-invocation: true`` keeps it out of the list.
+``gemini`` (Gemini CLI 0.61.0)
+    The file as written must start with ``---`` and a line break (a BOM first: no frontmatter); the
+    block's YAML must give ``name`` and ``description`` as strings, else a line reader takes
+    ``name:`` and ``description:`` lines (with the indented lines after a description); both are
+    required (an empty one is fine). The name has ``:\\/<>*?"|`` made ``-``; the description is
+    kept as written (a ``|`` block keeps its line breaks). The name need not match the folder.
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import yaml
+
 from agentcontext.errors import FrontmatterError, UnsafePathError
 from agentcontext.fs.textdecode import decode_file
+from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
 from agentcontext.skills.folder import open_folder
@@ -42,6 +51,8 @@ READ_CAP = 4 * 1024 * 1024  # what validate reads of a SKILL.md at most (its siz
 ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# the validation modes whose agent reads a SKILL.md's bytes as they are (a BOM is no frontmatter to Gemini CLI)
+READS_AS_WRITTEN = frozenset({"gemini"})
 
 
 class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
@@ -146,6 +157,64 @@ def claude_check(text: str, folder: str) -> SkillCheck:
             name, description, errors=("disable-model-invocation: true (Claude Code lists it for the user only)",)
         )
     return SkillCheck(name, description)
+
+
+_GEMINI_FRONTMATTER = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?")
+_GEMINI_NAME = re.compile(r"\s*name:\s*([^\r\u2028\u2029]*)")
+_GEMINI_DESCRIPTION = re.compile(r"\s*description:\s*([^\r\u2028\u2029]*)")
+_GEMINI_MORE = re.compile(r"[ \t]+\S")
+_GEMINI_UNSAFE = re.compile(r'[:\\/<>*?"|]')
+
+
+def _check_gemini(text: str, folder: str) -> SkillCheck:
+    """Gemini CLI's ``loadSkillFromFile``: its frontmatter pattern, YAML, then its line reader."""
+    match = _GEMINI_FRONTMATTER.match(text)
+    if match is None:
+        return SkillCheck(None, None, errors=("no frontmatter at the file's start: Gemini CLI drops the skill",))
+    block = match.group(1)
+    fields = _gemini_yaml(block) or _gemini_lines(block)
+    if fields is None:
+        error = "frontmatter without a name or a description: Gemini CLI drops the skill"
+        return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    name, description = fields
+    return SkillCheck(_GEMINI_UNSAFE.sub("-", name), description, frontmatter=block)
+
+
+def _gemini_yaml(block: str) -> tuple[str, str] | None:
+    try:  # js-yaml ends a block scalar at the input's end with its line break: the block's own is cut off
+        fields = yaml.safe_load(block + "\n")
+    except yaml.YAMLError:
+        return None
+    if isinstance(fields, dict):
+        name, description = fields.get("name"), fields.get("description")
+        if isinstance(name, str) and isinstance(description, str):
+            return name, description
+    return None
+
+
+def _gemini_lines(block: str) -> tuple[str, str] | None:
+    """Gemini CLI's ``parseSimpleFrontmatter``: the last ``name:`` and ``description:`` lines, trimmed."""
+    lines = re.split(r"\r?\n", block)
+    name: str | None = None
+    description: str | None = None
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        found = _GEMINI_NAME.fullmatch(line)
+        if found:
+            name = js_trim(found.group(1))
+        else:
+            found = _GEMINI_DESCRIPTION.fullmatch(line)
+            if found:
+                parts = [js_trim(found.group(1))]
+                while at + 1 < len(lines) and _GEMINI_MORE.match(lines[at + 1]):
+                    parts.append(js_trim(lines[at + 1]))
+                    at += 1
+                description = " ".join(part for part in parts if part)
+        at += 1
+    if name is None or description is None:
+        return None
+    return name, description
 
 
 def _first_line(body: str) -> str:
@@ -382,6 +451,7 @@ def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int
 _CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
     "spec": lambda text, folder, _namespace: _check_spec(text, folder),
     "claude": lambda text, folder, _namespace: _check_claude(text, folder),
+    "gemini": lambda text, folder, _namespace: _check_gemini(text, folder),
     "lenient": _check_lenient_text,
     "coder": _check_coder_text,
 }

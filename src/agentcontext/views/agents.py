@@ -27,8 +27,14 @@ from agentcontext.settings.config import Config, load_config
 from agentcontext.settings.profiles import profile_defaults
 from agentcontext.skills.files import offered
 
-AGENTS = {"codex": "Codex", "claude": "Claude Code", "coder": "Coder", "default": "agentcontext default"}
-VERIFIED = {"codex": "0.169.0", "claude": "2.1.328"}
+AGENTS = {
+    "codex": "Codex",
+    "claude": "Claude Code",
+    "gemini": "Gemini CLI",
+    "coder": "Coder",
+    "default": "agentcontext default",
+}
+VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
 VIEW_PROFILES = ("codex", "claude", "coder", "default")  # the order views are shown in
 
 

@@ -3,9 +3,9 @@ inside a ``<system-reminder>``, with no byte budget and nothing sanitized."""
 
 from __future__ import annotations
 
-from agentcontext.instructions.project_doc import DocFile, ProjectDoc
+from agentcontext.instructions.project_doc import DocFile, ProjectDoc, in_doc_order
 from agentcontext.peers.claude.text import js_trim
-from agentcontext.resource import Kind, Resource, Scope, Status
+from agentcontext.resource import Resource, Scope, Status
 
 CLAUDE_PREAMBLE = (
     "Codebase and user instructions are shown below. Be sure to adhere to these instructions. IMPORTANT: These "
@@ -20,10 +20,7 @@ CLAUDE_KINDS = {
 
 def assemble_claude(resources: tuple[Resource, ...] | list[Resource]) -> ProjectDoc:
     """Claude Code's instruction text: one trimmed ``Contents of`` section per loaded file."""
-    ordered = sorted(
-        (r for r in resources if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None),
-        key=lambda r: r.doc_order or 0,
-    )
+    ordered = in_doc_order(resources)
     files: list[DocFile] = []
     sections: list[str] = []
     for resource in ordered:
