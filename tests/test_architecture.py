@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import re
@@ -13,7 +14,7 @@ import agentcontext
 
 # ``terminal`` is a module, not a package: the text of the CLI and ``up`` for a terminal (Rich markup escaped);
 # ``workspace_mcp.client`` is the MCP SDK's client of the workspace's servers, beside the core that judges them
-ADAPTERS = {"cli", "mcp", "agent", "control", "dashboard", "local", "web", "terminal", "workspace_mcp.client"}
+ADAPTERS = {"cli", "mcp", "agent", "control", "dashboard", "server", "local", "web", "terminal", "workspace_mcp.client"}
 FORBIDDEN = ["typer", "rich", "click", "starlette", "uvicorn", "mcp", "sqlalchemy", "alembic", "psycopg", "httpx"]
 
 
@@ -90,11 +91,48 @@ def _loaded(imports: str, others: tuple[str, ...]) -> list[str]:
     return found
 
 
-def test_the_api_does_not_import_the_dashboard_the_server_adds_it() -> None:
-    """The dashboard imports the control plane; the API importing the dashboard back would be a cycle."""
-    assert imported_by_module("agentcontext.control.api", "dashboard") == []
-    assert imported_by_module("agentcontext.control.plane", "dashboard") == []
-    assert "agentcontext.dashboard" in imported_by_module("agentcontext.control.service", "dashboard")
+def test_the_control_plane_and_the_dashboard_import_neither_the_other_nor_the_server_that_composes_them() -> None:
+    """The dashboard is a client of the control plane's services; the API importing the dashboard back would be
+    a cycle. ``agentcontext.server`` composes the two."""
+    assert imported_by("control", "dashboard", "server") == []
+    assert imported_by("dashboard", "server") == []
+    assert "agentcontext.dashboard" in imported_by_module("agentcontext.server.app", "dashboard")
+
+
+# what the dashboard may take from the control plane besides its services, the plane that holds them and the wire
+DASHBOARD_MAY_USE = {
+    ("identity", "UserPrincipal"),  # who is looking
+    ("sessions", "PENDING_TTL"),  # how long its cookies live
+    ("sessions", "SESSION_TTL"),
+    ("edge", "SESSION_COOKIE"),  # the guard counts a session's event streams by it
+    ("agent_link", "AgentReplyError"),  # an approval the agent refused, shown on the page
+}
+
+
+def test_the_dashboard_reaches_the_control_plane_through_its_services_only() -> None:
+    """No SQL, no tables or rows, no sealed secrets in the dashboard: it calls services, which return values."""
+    found = []
+    for path in sorted((Path(agentcontext.__file__).parent / "dashboard").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found += [(path.name, alias.name, "") for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found += [(path.name, node.module, alias.name) for alias in node.names]
+    assert [name for name in found if name[1].split(".")[0] == "sqlalchemy"] == []
+    control = [
+        (file, module.removeprefix("agentcontext.control."), name)
+        for file, module, name in found
+        if module.startswith("agentcontext.control.")
+    ]
+    assert control, "the dashboard shows the control plane's services"
+    outside = [
+        (file, module, name)
+        for file, module, name in control
+        if module not in ("plane", "wire")
+        and not module.startswith("services.")
+        and (module, name) not in DASHBOARD_MAY_USE
+    ]
+    assert outside == []
 
 
 def test_the_agent_and_the_control_plane_share_the_sync_contract_and_nothing_else_of_each_other() -> None:

@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message
 
 from agentcontext.agent.api import create_app as agent_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.control.service import build_app as control_app
+from agentcontext.server.app import build_app as control_app
 from agentcontext.testing import make_workspace
 from agentcontext.web.guard import Edge
 from agentcontext.web.serving import GuardedConfig

@@ -27,7 +27,7 @@ from agentcontext.agent.service import AgentOptions, check_options
 from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.agent_networks import AgentNetworks
-from agentcontext.control.plane import ControlSettings
+from agentcontext.control.settings import ControlSettings
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.testing import skill_md
 from agentcontext.wire.sync import ContractError
@@ -85,7 +85,7 @@ async def test_an_advertised_url_with_a_path_query_or_fragment_is_refused_and_ne
             with pytest.raises(ContractError, match="agent.url must be"):
                 await control.push(live.agent.snapshot, url=url, home=home)
             with pytest.raises(ContractError, match="agent.url must be"):
-                await control.plane.heartbeat(control.principal, {"agent": {"url": url}})
+                await control.plane.sync.heartbeat(control.principal, {"agent": {"url": url}})
             with pytest.raises(ConfigError, match="--advertise-url"):  # the agent refuses it at its start
                 check_options(AgentOptions(token="t", control_plane="http://127.0.0.1:1", advertise_url=url))
         content = await read_reference(control)  # the agent's own URL is the one kept
@@ -95,7 +95,7 @@ async def test_an_advertised_url_with_a_path_query_or_fragment_is_refused_and_ne
 
 async def advertise(control: Control, url: str) -> None:
     """The agent's heartbeat saying it is at ``url``."""
-    await control.plane.heartbeat(control.principal, {"agent": {"url": url}})
+    await control.plane.sync.heartbeat(control.principal, {"agent": {"url": url}})
 
 
 async def refused_everywhere(control: Control, live: Workspace, url: str) -> None:

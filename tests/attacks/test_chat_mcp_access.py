@@ -11,6 +11,7 @@ opened 10,000 and every user's ``initialize`` got 503).
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -38,7 +39,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def new_user(running: Stack, name: str) -> str:
     with running.client() as admin:
-        return str(admin._call("POST", "/api/v1/users", json_body={"name": name})["token"])
+        return str(json.loads(admin._call("POST", "/api/v1/users", json_body={"name": name}))["token"])
 
 
 def modern(method: str, token: str, params: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from agentcontext.agent.api import create_app as agent_app
-from agentcontext.control.service import build_app as control_app
+from agentcontext.server.app import build_app as control_app
 from agentcontext.web.guard import Edge
 from tests.attacks.http_surfaces import AGENT_TOKEN, agent_surface, control_surface, guarded_serving
 
@@ -57,8 +57,8 @@ async def test_a_token_holds_at_most_its_share_of_chat_and_dashboard_streams(tmp
                         "message": "Too many event streams.",
                         "detail": "at most 2 event streams may be open at once with one token; close one first",
                     }
-                login = await world.plane.begin_login(world.tokens["alice"])
-                session = await world.plane.confirm_login(login.secret)
+                login = await world.plane.access.begin_login(world.tokens["alice"])
+                session = await world.plane.access.confirm_login(login.secret)
                 cookie = {"Cookie": f"agentcontext_session={session.secret}"}
                 async with stream(client, "/ui/events", cookie) as dashboard:
                     assert dashboard.status_code == 429  # a session counts as the token it was made with

@@ -319,6 +319,6 @@ async def test_propose_plan_never_stores_a_swapped_in_file(tmp_path: Path, home:
             result = await control.call(chat, "propose_plan", {"path": str(path)})
             if result.is_error:
                 return result.content
-            return (await control.plane.chat_file(control.user, chat, json.loads(result.content)["file_id"]))[1]
+            return (await control.plane.chats.file(control.user, chat, json.loads(result.content)["file_id"])).text
 
         await race_async(pair, END_TO_END_READS, read, secret=SECRET, legit=LEGIT)

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 
 from agentcontext.audit.report import audit
 from agentcontext.cli import app
+from agentcontext.cli.server_cmd import _control_settings
+from agentcontext.control.settings import ControlSettings
 from agentcontext.mcp.server import ContextServer
 from agentcontext.mcp.workspace import Workspace
 from agentcontext.scan import scan_full
@@ -124,3 +126,17 @@ def test_a_repository_config_linked_out_of_the_repository_is_not_read(tmp_path: 
     assert config.snapshot.max_resources == 500
     assert config.project_file is None
     assert len(config.warnings) == 1 and "escapes" in config.warnings[0], config.warnings
+
+
+def test_a_repository_config_cannot_loosen_the_control_plane_started_in_it(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[server]`` in a repository's file would keep a revoked token working for an hour and let the control plane
+    call agents anywhere: the server reads the ``[server]`` section from the user's file, the variables and its flags,
+    never from the repository it is started in."""
+    hostile = '[server]\nauth_ttl = 3600\nagent_networks = ["0.0.0.0/0"]\noffline_after = 86400\n'
+    make_workspace(tmp_path, {".git/": "", "agentcontext.toml": hostile})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    settings = _control_settings(None, {"server.recheck_every": 0.25})
+    assert settings == ControlSettings(recheck_every=0.25)

@@ -65,12 +65,12 @@ async def setup(db: Database, box: SecretBox, agent: Agent) -> tuple[ControlPlan
     user = db.write(lambda s: identity.create_user(s, "alice"))
     issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
     plane = ControlPlane(db, LocalBroker(), link=AgentLink(transport=httpx.MockTransport(agent)), secrets=box)
-    principal = await plane.authenticate(issued.token)
-    person = await plane.authenticate(user.token)
+    principal = await plane.access.authenticate(issued.token)
+    person = await plane.access.authenticate(user.token)
     assert isinstance(principal, AgentPrincipal) and isinstance(person, UserPrincipal)
-    assert (await plane.push(principal, {**first_push(initial=True), "agent": INFO})).accepted
-    chat = await plane.create_chat(person, NewChat("ws"))
-    return plane, person, chat["id"]
+    assert (await plane.sync.push(principal, {**first_push(initial=True), "agent": INFO})).accepted
+    chat = await plane.chats.create(person, NewChat("ws"))
+    return plane, person, chat.id
 
 
 def every_cell(db: Database) -> Iterator[Any]:
@@ -83,7 +83,7 @@ def every_cell(db: Database) -> Iterator[Any]:
 async def test_no_file_or_row_of_the_database_holds_the_agents_secret(db: Database, tmp_path: Path) -> None:
     agent = Agent()
     plane, user, chat = await setup(db, SecretBox.ephemeral(), agent)
-    called = await plane.call_tool(user, chat, "docs__search", {"q": "x"})
+    called = await plane.chats.call_tool(user, chat, "docs__search", {"q": "x"})
     assert called.content == "called" and agent.seen == [SECRET]  # the plane itself reaches the agent
     await plane.aclose()
 
@@ -105,7 +105,7 @@ async def test_a_control_plane_without_the_key_cannot_call_the_agent_with_what_t
     plane, user, chat = await setup(db, SecretBox.ephemeral(), agent)
     await plane.aclose()
     thief = ControlPlane(db, LocalBroker(), link=AgentLink(transport=httpx.MockTransport(agent)))  # another key
-    result = await thief.call_tool(user, chat, "docs__search", {"q": "x"})
+    result = await thief.chats.call_tool(user, chat, "docs__search", {"q": "x"})
     await thief.aclose()
     assert result.is_error and "another server key" in result.content
     assert SECRET not in agent.seen  # it never got the secret to present
@@ -119,7 +119,7 @@ async def test_replicas_sharing_the_key_all_reach_the_agent(db: Database) -> Non
     second = ControlPlane(
         db, LocalBroker(), link=AgentLink(transport=httpx.MockTransport(agent)), secrets=SecretBox(key)
     )
-    result = await second.call_tool(user, chat, "docs__search", {"q": "x"})
+    result = await second.chats.call_tool(user, chat, "docs__search", {"q": "x"})
     await second.aclose()
     assert (result.is_error, result.content) == (False, "called")
     assert agent.seen == [SECRET]

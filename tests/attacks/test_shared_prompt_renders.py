@@ -97,8 +97,8 @@ async def test_personal_skills_alike_in_count_and_time_do_not_share(tmp_path: Pa
     async with two_users(tmp_path) as running:
         await running.push("alice", harmless)
         await running.push("bob", harmless)
-        await running.plane.create_personal_skill(running.people["alice"].user, skill_md("notes", f"Has {SECRET}"))
-        await running.plane.create_personal_skill(running.people["bob"].user, skill_md("notes", "Takes notes"))
+        await running.plane.skills.create(running.people["alice"].user, skill_md("notes", f"Has {SECRET}"))
+        await running.plane.skills.create(running.people["bob"].user, skill_md("notes", "Takes notes"))
         moment = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
         running.db.write_rows(lambda c: c.execute(sa.update(t.personal_skills).values(updated_at=moment)))
         victim, chat = await running.chat("alice"), await running.chat("bob")
@@ -134,7 +134,9 @@ async def test_a_skill_body_behind_a_shared_render_is_read_from_each_chats_own_p
         answer, said = await running.prompt("bob", chat)
         assert said == "hit" and answer == await running.fresh("bob", chat)
         for who, chat_id, body in (("bob", chat, "Ship it."), ("alice", victim, f"Use {SECRET}.")):
-            result = await running.plane.call_tool(running.people[who].user, chat_id, "read_skill", {"name": "deploy"})
+            result = await running.plane.chats.call_tool(
+                running.people[who].user, chat_id, "read_skill", {"name": "deploy"}
+            )
             assert not result.is_error and body in result.content
-        bobs = await running.plane.call_tool(running.people["bob"].user, chat, "read_skill", {"name": "deploy"})
+        bobs = await running.plane.chats.call_tool(running.people["bob"].user, chat, "read_skill", {"name": "deploy"})
         assert SECRET not in bobs.content

@@ -64,19 +64,19 @@ async def test_touched_paths_never_make_the_agent_read_outside_its_roots(tmp_pat
     async with control_plane(tmp_path) as control, workspace(control, tmp_path / "w", FILES, home=home) as live:
         chat = await control.chat()
         paths = escapes(live.work, tmp_path)
-        answers = []
+        answers: list[Any] = []  # what each touched call answered, or the error it raised
         for path in paths:
             try:
-                answers.append(await control.plane.touched(control.user, chat, [path]))
+                answers.append(await control.plane.chats.touched(control.user, chat, [path]))
             except InvalidRequestError as exc:
                 answers.append({"error": str(exc)})
-        together = await control.plane.touched(control.user, chat, [*paths, "pkg/x.py"])
+        together = await control.plane.chats.touched(control.user, chat, [*paths, "pkg/x.py"])
         system = await control.system(chat)
-        pinned = await control.plane.get_chat(control.user, chat)
+        pinned = await control.plane.chats.get(control.user, chat)
 
-    assert all(not answer.get("added") for answer in answers), answers
-    assert [a["path"] for a in together["added"]] == [str(live.work / "pkg" / "AGENTS.md")]
-    assert SECRET not in system and SECRET not in json.dumps(pinned)
+    assert all(isinstance(answer, dict) or not answer.added for answer in answers), answers
+    assert [a.path for a in together.added] == [str(live.work / "pkg" / "AGENTS.md")]
+    assert SECRET not in system and SECRET not in pinned.model_dump_json()
     assert "# Pkg rules" in system
 
 
@@ -86,7 +86,7 @@ async def test_touching_a_folder_with_skills_and_mcp_configs_pins_only_its_instr
     async with control_plane(tmp_path) as control, workspace(control, tmp_path / "w", FILES, home=home) as live:
         chat = await control.chat()
         tools_before = await control.tool_names(chat)
-        done = await control.plane.touched(
+        done = await control.plane.chats.touched(
             control.user, chat, ["pkg/x.py", "pkg/.agents/skills/evil/SKILL.md", "pkg/.mcp.json", "pkg/.claude"]
         )
         tools_after = await control.tool_names(chat)
@@ -95,7 +95,7 @@ async def test_touching_a_folder_with_skills_and_mcp_configs_pins_only_its_instr
             lambda c: [(row.kind, row.origin) for row in rows.read(c, chat, chat=True) if row.origin != "snapshot"]
         )
 
-    assert [a["path"] for a in done["added"]] == [str(live.work / "pkg" / "AGENTS.md")]
+    assert [a.path for a in done.added] == [str(live.work / "pkg" / "AGENTS.md")]
     assert kinds == [(str(Kind.INSTRUCTION_FILE), rows.DISCOVERED)]
     assert tools_after == tools_before and not any("evil" in name for name in tools_after)
     assert "Run curl" not in system and "Runs anything" not in system  # (its path may show, as a cause)
@@ -119,15 +119,15 @@ def hostile_agent(request: httpx.Request) -> httpx.Response:
 async def test_no_agent_answer_can_add_a_skill_or_an_mcp_server_to_a_pin(tmp_path: Path) -> None:
     link = AgentLink(transport=httpx.MockTransport(hostile_agent))
     async with control_plane(tmp_path) as control:
-        control.plane.link = link
+        control.plane.reach.link = link
         body = {"version": 1, "aggregate_hash": aggregate_hash([]), "work_dir": "/w", "resources": []}
-        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
-        chat = str((await control.plane.create_chat(control.user, NewChat(workspace=WORKSPACE)))["id"])
-        done = await control.plane.touched(control.user, chat, ["pkg/x.py"])
+        await control.plane.sync.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
+        chat = str((await control.plane.chats.create(control.user, NewChat(workspace=WORKSPACE))).id)
+        done = await control.plane.chats.touched(control.user, chat, ["pkg/x.py"])
         tools = await control.tool_names(chat)
         kinds = control.db.read_rows(lambda c: sorted({row.kind for row in rows.read(c, chat, chat=True)}))
 
-    added = sorted(a["path"] for a in done["added"])
+    added = sorted(a.path for a in done.added)
     assert added == ["/w/.agents/skills/evil/SKILL.md", "/w/.mcp.json", "/w/pkg/AGENTS.md"]
     assert kinds == [str(Kind.INSTRUCTION_FILE)]  # the relative path was dropped; nothing else but instruction files
     assert not any("evil" in name for name in tools) and "read_skill" not in tools
@@ -147,15 +147,13 @@ def flooding_agent(request: httpx.Request) -> httpx.Response:
 
 async def test_an_agent_flooding_its_answers_cannot_grow_a_chats_pin_past_its_cap(tmp_path: Path) -> None:
     async with control_plane(tmp_path) as control:
-        control.plane.link = AgentLink(transport=httpx.MockTransport(flooding_agent))
+        control.plane.reach.link = AgentLink(transport=httpx.MockTransport(flooding_agent))
         body = {"version": 1, "aggregate_hash": aggregate_hash([]), "work_dir": "/w", "resources": []}
-        await control.plane.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
-        chat = str((await control.plane.create_chat(control.user, NewChat(workspace=WORKSPACE)))["id"])
-        first = await control.plane.touched(control.user, chat, ["a.py"])
-        second = await control.plane.touched(control.user, chat, ["b.py"])
+        await control.plane.sync.push(control.principal, {**body, "initial": True, "agent": {"url": "http://10.0.0.7"}})
+        chat = str((await control.plane.chats.create(control.user, NewChat(workspace=WORKSPACE))).id)
+        first = await control.plane.chats.touched(control.user, chat, ["a.py"])
+        second = await control.plane.chats.touched(control.user, chat, ["b.py"])
 
-    assert len(first["added"]) == 5 and first["bytes_added"] == 1_000_000
-    assert [entry["reason"] for entry in first["excluded"]] == [
-        "the chat's discovered files would pass 1048576 bytes"
-    ] * 5
-    assert second["added"] == [] and len(second["already_pinned"]) == 5 and len(second["excluded"]) == 5
+    assert len(first.added) == 5 and first.bytes_added == 1_000_000
+    assert [entry.reason for entry in first.excluded] == ["the chat's discovered files would pass 1048576 bytes"] * 5
+    assert second.added == [] and len(second.already_pinned) == 5 and len(second.excluded) == 5

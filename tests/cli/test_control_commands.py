@@ -236,9 +236,9 @@ def test_database_commands_refuse_an_unusable_database_in_one_line_with_exit_2()
 
 def test_the_servers_default_listen_address_is_the_services() -> None:
     from agentcontext.cli import server_cmd
-    from agentcontext.control import service
+    from agentcontext.server import run
 
-    assert server_cmd.DEFAULT_LISTEN == service.DEFAULT_LISTEN
+    assert server_cmd.DEFAULT_LISTEN == run.DEFAULT_LISTEN
 
 
 def test_the_agents_default_listen_address_is_the_services() -> None:

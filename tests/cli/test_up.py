@@ -38,10 +38,10 @@ def test_up_serves_the_control_plane_and_the_agent_pushes_the_repository(repo: P
         with ControlClient(url, token) as client:
             overview = client.overview()
             chat = client.create_chat("app")
-        (workspace,) = overview["workspaces"]
-        assert workspace["name"] == "app"
-        assert workspace["agents"][0]["online"] is True
-        assert str(repo / "AGENTS.md") in [r["path"] for r in chat["context"]["resources"]]
+        (workspace,) = overview.workspaces
+        assert workspace.name == "app"
+        assert workspace.agents[0].online is True
+        assert str(repo / "AGENTS.md") in [r.path for r in chat.context.resources]
         assert f"Dashboard: {url}/" in up.stdout()
         assert httpx.get(f"{url}/login").status_code == 200  # the page the login link opens
 
@@ -57,7 +57,7 @@ def test_the_state_file_is_private_and_a_second_run_reuses_its_tokens(repo: Path
         url, token = second.login()
         assert token == first_login[1]
         with ControlClient(url, token) as client:
-            assert [w["name"] for w in client.overview()["workspaces"]] == ["app"]
+            assert [w.name for w in client.overview().workspaces] == ["app"]
     assert json.loads(state_file.read_text())["workspaces"] == saved["workspaces"]
 
 
@@ -70,7 +70,7 @@ def test_a_second_directory_gets_a_workspace_of_its_own(tmp_path: Path, home: Pa
         up.wait_for(lambda text: "agent online" in text, "agent online")
         url, token = up.login()
         with ControlClient(url, token) as client:
-            assert [w["name"] for w in client.overview()["workspaces"]] == ["app", "app-2"]
+            assert [w.name for w in client.overview().workspaces] == ["app", "app-2"]
     finally:
         assert up.stop() == 0
 
@@ -170,9 +170,9 @@ def test_up_in_a_second_folder_joins_the_running_control_plane(tmp_path: Path, h
             assert second.login() == (url, token)
             assert "already running" in second.stderr()
             with ControlClient(url, token) as client:
-                names = [w["name"] for w in client.overview()["workspaces"]]
+                names = [w.name for w in client.overview().workspaces]
             assert names == ["app", "lib"]
         finally:
             assert second.stop(signal.SIGINT) == 0
         with ControlClient(url, token) as client:
-            assert client.overview()["server"]["database"] == "sqlite"  # the first stack still serves
+            assert client.overview().server.database == "sqlite"  # the first stack still serves

@@ -25,12 +25,13 @@ from agentcontext.control.agent_link import AgentLink
 from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
-from agentcontext.control.ingest import Outcome
-from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.control.plane import ControlPlane
+from agentcontext.control.settings import ControlSettings
 from agentcontext.control.tools import ToolResult
 from agentcontext.scan import scan_full
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import make_workspace
+from agentcontext.wire.sync import PushResponse
 from tests.agent.conftest import make_agent, ready, running, serving, wait_snapshot
 
 AGENT_TOKEN = "agent-main-token-0123456789"
@@ -73,21 +74,21 @@ class Control:
     peer_token: str = PEER_TOKEN  # what pushes say the agent's API accepts
     user_token: str = ""  # alice's API token
 
-    async def push(self, snapshot: Snapshot, *, url: str, home: Path | str) -> Outcome:
+    async def push(self, snapshot: Snapshot, *, url: str, home: Path | str) -> PushResponse:
         """``snapshot`` pushed as the agent's pusher does (the first push of the run is ``initial``)."""
         info = {"url": url, "api_token": self.peer_token, "home": str(home), "os": OS_NAME}
         body = {**snapshot.to_dict(), "initial": self.pushed == 0, "agent": info}
-        outcome = await self.plane.push(self.principal, body)
+        outcome = await self.plane.sync.push(self.principal, body)
         self.pushed += 1
         assert outcome.accepted, outcome
         return outcome
 
     async def chat(self, *, plan_mode: bool = False, parent_id: str | None = None) -> str:
         new = NewChat(workspace=None if parent_id else WORKSPACE, parent_id=parent_id, plan_mode=plan_mode)
-        return str((await self.plane.create_chat(self.user, new))["id"])
+        return str((await self.plane.chats.create(self.user, new)).id)
 
     async def prompt(self, chat_id: str) -> dict[str, Any]:
-        return (await self.plane.prompt(self.user, chat_id)).to_dict()
+        return (await self.plane.chats.prompt(self.user, chat_id)).to_dict()
 
     async def system(self, chat_id: str) -> str:
         return str((await self.prompt(chat_id))["system"])
@@ -96,7 +97,7 @@ class Control:
         return [tool["name"] for tool in (await self.prompt(chat_id))["tools"]]
 
     async def call(self, chat_id: str, name: str, arguments: Any = None) -> ToolResult:
-        return await self.plane.call_tool(self.user, chat_id, name, {} if arguments is None else arguments)
+        return await self.plane.chats.call_tool(self.user, chat_id, name, {} if arguments is None else arguments)
 
     async def call_json(self, chat_id: str, name: str, arguments: Any = None) -> dict[str, Any]:
         """A call that must succeed, its JSON content decoded."""
@@ -106,7 +107,7 @@ class Control:
         return decoded
 
     async def add_personal_skill(self, text: str) -> None:
-        await self.plane.create_personal_skill(self.user, text)
+        await self.plane.skills.create(self.user, text)
 
 
 @contextlib.contextmanager
@@ -138,8 +139,8 @@ async def control_plane(
         user = db.write(lambda s: identity.create_user(s, "alice"))
         owner = db.write(lambda s: identity.user_id(s, "alice")) if owned else None
         agent = db.write(lambda s: identity.create_agent(s, WORKSPACE, "dev", owner_id=owner))
-        principal = await plane.authenticate(agent.token)
-        person = await plane.authenticate(user.token)
+        principal = await plane.access.authenticate(agent.token)
+        person = await plane.access.authenticate(user.token)
         assert isinstance(principal, identity.AgentPrincipal) and isinstance(person, identity.UserPrincipal)
         yield Control(plane, db, person, principal, user_token=user.token)
     finally:
@@ -158,7 +159,7 @@ class Workspace:
     url: str
     served: bool = field(default=True)
 
-    async def push(self) -> Outcome:
+    async def push(self) -> PushResponse:
         return await self.control.push(self.agent.snapshot, url=self.url, home=self.home)
 
     async def rescan(self, accept: Callable[[Snapshot], bool] | None = None) -> Snapshot:

@@ -24,8 +24,8 @@ from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.plane import ControlPlane
-from agentcontext.control.service import build_app
 from agentcontext.resource import Resource
+from agentcontext.server.app import build_app
 from tests.control.conftest import AGENT_INFO, CONTROL_EDGE, WORK, push_body
 
 
@@ -57,13 +57,13 @@ class Plane:
         body = push_body(
             resources, version=person.pushed, initial=person.pushed == 1, work_dir=WORK, agent={**AGENT_INFO, **agent}
         )
-        outcome = await self.plane.push(person.agent, body)
+        outcome = await self.plane.sync.push(person.agent, body)
         assert outcome.accepted, outcome
 
     async def chat(self, who: str, *, plan_mode: bool = False) -> str:
         person = self.people[who]
         new = NewChat(workspace=person.workspace, plan_mode=plan_mode)
-        return str((await self.plane.create_chat(person.user, new))["id"])
+        return str((await self.plane.chats.create(person.user, new)).id)
 
     async def prompt(self, who: str, chat: str) -> tuple[dict[str, Any], str]:
         """The chat's prompt as its user's client gets it, and its ``X-Prompt-Cache``."""
@@ -72,13 +72,13 @@ class Plane:
         return response.json(), response.headers["X-Prompt-Cache"]
 
     async def refresh(self, who: str, chat: str) -> None:
-        await self.plane.refresh(self.people[who].user, chat)
+        await self.plane.chats.refresh(self.people[who].user, chat)
 
     async def fresh(self, who: str, chat: str) -> dict[str, Any]:
         """The chat's prompt as a control plane that has kept nothing renders it."""
         other = ControlPlane(self.db, LocalBroker(), link=AgentLink())
         try:
-            answer = await other.prompt_json(self.people[who].user, chat)
+            answer = await other.chats.prompt_json(self.people[who].user, chat)
             assert not answer.cached
             found: dict[str, Any] = json.loads(answer.body)
             return found
@@ -103,8 +103,8 @@ async def two_users(
                 owner = db.write(partial(identity.user_id, name=name))
                 made = partial(identity.create_agent, workspace_name=f"ws-{name}", name="dev", owner_id=owner)
                 agent = db.write(made)
-                person = await plane.authenticate(user.token)
-                principal = await plane.authenticate(agent.token)
+                person = await plane.access.authenticate(user.token)
+                principal = await plane.access.authenticate(agent.token)
                 assert isinstance(person, identity.UserPrincipal) and isinstance(principal, identity.AgentPrincipal)
                 headers = {"Authorization": f"Bearer {user.token}"}
                 transport = httpx.ASGITransport(app=app)

@@ -15,7 +15,7 @@ from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
 from agentcontext.control import migrate
 from agentcontext.control.db import Database
-from agentcontext.control.plane import OFFLINE_VIEWS
+from agentcontext.control.services.views import OFFLINE_VIEWS
 from agentcontext.testing import make_workspace
 from tests.agent.conftest import make_agent, ready, running
 from tests.agent.test_api import AGENT_URL

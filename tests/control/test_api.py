@@ -30,9 +30,10 @@ from agentcontext.control.api import MAX_BODY, create_app
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.models import Base
-from agentcontext.control.plane import ControlPlane, ControlSettings
-from agentcontext.control.service import build_app
+from agentcontext.control.plane import ControlPlane
+from agentcontext.control.settings import ControlSettings
 from agentcontext.resource import Kind, Resource
+from agentcontext.server.app import build_app
 from agentcontext.testing import skill_md
 from tests.agent.conftest import serving
 from tests.control.conftest import (

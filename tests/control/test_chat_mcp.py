@@ -27,6 +27,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcontext.control.client import ControlClient
+from agentcontext.control.wire import PromptResponse
 from agentcontext.testing import make_workspace, skill_md
 from tests.control.processes import Process, admin_token, agent, server, write_atomic
 from tests.helpers import poll
@@ -114,11 +115,11 @@ def pinned_chat(running: Stack, token: str | None = None) -> str:
     with running.client(token) as client:
         chat = client.create_chat("ws")
         poll(
-            lambda: client.prompt(chat["id"]),
-            lambda p: "Use pytest." in p["system"] and any(t["name"].startswith("time__") for t in p["tools"]),
+            lambda: client.prompt(chat.id),
+            lambda p: "Use pytest." in p.system and any(t.name.startswith("time__") for t in p.tools),
             "the chat pinned to the agent's snapshot with its MCP tools",
         )
-        return str(chat["id"])
+        return str(chat.id)
 
 
 @contextlib.asynccontextmanager
@@ -160,10 +161,10 @@ async def test_a_session_gets_the_chats_pinned_prompt_as_instructions_and_its_to
     with shared.client() as client:
         prompt = client.prompt(chat_id)
     async with session(shared.url(f"chats/{chat_id}"), shared.admin, mode=mode) as mcp:
-        assert mcp.instructions == prompt["system"]
+        assert mcp.instructions == prompt.system
         tools = (await mcp.list_tools()).tools
     listed = [(t.name, t.description, t.input_schema) for t in tools]
-    expected = [(t["name"], t["description"], t["input_schema"]) for t in prompt["tools"]]
+    expected = [(t.name, t.description, t.input_schema) for t in prompt.tools]
     assert listed[:-1] == expected
     assert listed[-1][0] == "refresh_context"
     assert {"read_skill", "read_skill_file", "propose_plan"} <= {name for name, _, _ in listed}
@@ -172,12 +173,12 @@ async def test_a_session_gets_the_chats_pinned_prompt_as_instructions_and_its_to
 async def test_a_workspace_tool_call_runs_through_the_agent_to_the_real_time_server(shared: Stack) -> None:
     chat_id = pinned_chat(shared)
     with shared.client() as client:
-        name = next(t["name"] for t in client.prompt(chat_id)["tools"] if t["name"].endswith("get_current_time"))
+        name = next(t.name for t in client.prompt(chat_id).tools if t.name.endswith("get_current_time"))
         over_rest = client.call_tool(chat_id, name, {"timezone": "UTC"})
     async with session(shared.url(f"chats/{chat_id}"), shared.admin) as mcp:
         result = await mcp.call_tool(name, {"timezone": "UTC"})
-    assert result.is_error is False and over_rest["is_error"] is False
-    assert json.loads(text_of(result))["timezone"] == json.loads(over_rest["content"])["timezone"] == "UTC"
+    assert result.is_error is False and over_rest.is_error is False
+    assert json.loads(text_of(result))["timezone"] == json.loads(over_rest.content)["timezone"] == "UTC"
 
 
 async def test_read_skill_and_the_skill_prompt_and_resources_come_from_the_pin(shared: Stack) -> None:
@@ -207,14 +208,14 @@ async def test_files_discovered_for_touched_paths_are_in_the_sessions_instructio
     chat_id = pinned_chat(shared)
     nested = shared.work / "services" / "billing" / "AGENTS.md"
     with shared.client() as client:
-        added = client.touched(chat_id, ["services/billing/api.py"])["added"]
-        listed = client.chat(chat_id)["context"]["resources"]
+        added = client.touched(chat_id, ["services/billing/api.py"]).added
+        listed = client.chat(chat_id).context.resources
     async with session(shared.url(f"chats/{chat_id}"), shared.admin) as mcp:
         resources = {r.uri: r for r in (await mcp.list_resources()).resources}
         text = await mcp.read_resource(f"agentcontext://instructions{nested}")
         instructions = mcp.instructions or ""
-    assert [a["path"] for a in added] == [str(nested)]
-    assert [(r["origin"], r["caused_by"]) for r in listed if r["path"] == str(nested)] == [
+    assert [a.path for a in added] == [str(nested)]
+    assert [(r.origin, r.caused_by) for r in listed if r.path == str(nested)] == [
         ("discovered", [str(shared.work / "services" / "billing" / "api.py")])
     ]
     assert f"agentcontext://instructions{nested}" in resources
@@ -264,9 +265,9 @@ async def test_the_workspace_endpoint_creates_the_callers_chat_once_and_resumes_
     async with session(shared.url("workspaces/ws"), shared.admin) as second:
         instructions = second.instructions
     with shared.client() as client:
-        mine = [c for c in client.chats() if c["title"] == "MCP session"]
+        mine = [c for c in client.chats() if c.title == "MCP session"]
     assert len(mine) == 1
-    assert instructions == client_prompt(shared, mine[0]["id"])["system"]
+    assert instructions == client_prompt(shared, mine[0].id).system
     missing = httpx.post(
         shared.url("workspaces/nowhere"),
         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": _init_params()},
@@ -325,7 +326,7 @@ async def _initialize(http: httpx.AsyncClient, running: Stack, chat_id: str, ope
     opened.append(await http.post(**opening(running, chat_id, running.admin)))
 
 
-def client_prompt(running: Stack, chat_id: str) -> dict[str, Any]:
+def client_prompt(running: Stack, chat_id: str) -> PromptResponse:
     with running.client() as client:
         return client.prompt(chat_id)
 
@@ -352,8 +353,8 @@ async def test_an_edit_is_announced_to_the_session_and_refresh_context_repins_wi
             await _wait_for(other, _notification("notifications/resources/list_changed"))
             await _wait_for(other, _notification("notifications/prompts/list_changed"))
         with running.client() as client:
-            assert "Also run ruff." in client.prompt(chat_id)["system"]
-            assert client.chat(chat_id)["context"]["dirty"] is False
+            assert "Also run ruff." in client.prompt(chat_id).system
+            assert client.chat(chat_id).context.dirty is False
 
 
 async def test_a_modern_session_hears_list_changed_through_subscriptions_listen(tmp_path: Path) -> None:
@@ -363,7 +364,7 @@ async def test_a_modern_session_hears_list_changed_through_subscriptions_listen(
             async with mcp.listen(tools_list_changed=True, resources_list_changed=True) as events:
                 with running.client() as client:
                     write_atomic(running.work / "AGENTS.md", RULES + "\nNew rule.\n")
-                    poll(lambda: client.chat(chat_id), lambda c: c["context"]["dirty"], "the chat out of date")
+                    poll(lambda: client.chat(chat_id), lambda c: c.context.dirty, "the chat out of date")
                     with anyio.fail_after(10):
                         first = await events.__anext__()
                     client.refresh(chat_id)

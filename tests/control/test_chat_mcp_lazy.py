@@ -18,7 +18,7 @@ from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.plane import ControlPlane
-from agentcontext.control.service import build_app
+from agentcontext.server.app import build_app
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import ServedHosts
 

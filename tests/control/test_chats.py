@@ -118,8 +118,10 @@ class World:
             return chat
 
     def summary(self, chat_id: str) -> dict[str, Any]:
+        """The chat as the API answers it, as JSON."""
         with self.db.read() as session:
-            return chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
+            chat = chats.summary(session, chats.owned_chat(session, self.alice, chat_id))
+        return chat.model_dump(mode="json", exclude_unset=True)
 
     def pinned(self, chat_id: str) -> dict[str, str | None]:
         with self.db.read() as session:

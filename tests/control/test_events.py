@@ -37,8 +37,9 @@ from agentcontext.control.events import (
     agent_topic,
     chat_topic,
 )
-from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.control.plane import ControlPlane
 from agentcontext.control.service import broker_for
+from agentcontext.control.settings import ControlSettings
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from tests.helpers import free_port
@@ -672,7 +673,7 @@ async def test_an_event_between_the_state_read_and_the_subscription_is_not_lost(
     await push(served, 1, "Use pytest.", initial=True)
     chat = await new_chat(served)
     plane = served.plane
-    read = plane.event_topics
+    read = plane.chats.event_start
     reads = 0
 
     async def read_then_go_offline(*args: Any) -> Any:
@@ -687,11 +688,11 @@ async def test_an_event_between_the_state_read_and_the_subscription_is_not_lost(
                     await anyio.sleep(0.01)
         return found
 
-    monkeypatch.setattr(plane, "event_topics", read_then_go_offline)
+    monkeypatch.setattr(plane.chats, "event_start", read_then_go_offline)
     async with events(served, chat["id"]) as stream:
         kind, state = await stream.next()
     assert (kind, state["agent_online"], reads) == ("state", False, 2)
-    monkeypatch.setattr(plane, "event_topics", read)
+    monkeypatch.setattr(plane.chats, "event_start", read)
     reads = 0
     async with events(served, chat["id"]) as stream:
         kind, state = await stream.next()
@@ -705,13 +706,13 @@ async def test_the_sweeper_marks_a_silent_agent_offline_and_a_heartbeat_brings_i
         chat = await new_chat(env)
         async with events(env, chat["id"]) as stream:
             assert (await stream.next())[1]["agent_online"] is True
-            assert await env.plane.sweep() == []  # just heard from: stays online
+            assert await env.plane.sync.sweep() == []  # just heard from: stays online
             with anyio.fail_after(WAIT):
-                while await env.plane.sweep() == []:  # polls: silence has no event of its own
+                while await env.plane.sync.sweep() == []:  # polls: silence has no event of its own
                     await anyio.sleep(0.05)
             kind, data = await stream.next()
             assert (kind, data["agent_id"]) == ("agent_offline", env.agent_id)
-            assert await env.plane.sweep() == []  # once
+            assert await env.plane.sync.sweep() == []  # once
 
             await heartbeat(env, online=True)
             assert (await stream.next())[0] == "agent_online"

@@ -34,7 +34,9 @@ from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.identity import AgentPrincipal, UserPrincipal
 from agentcontext.control.models import Agent, Chat, ChatResource, Content, Snapshot, SnapshotResource, Workspace
-from agentcontext.control.plane import ControlPlane, ControlSettings
+from agentcontext.control.plane import ControlPlane
+from agentcontext.control.settings import ControlSettings
+from agentcontext.control.wire import ChatResponse
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import make_workspace
@@ -76,16 +78,16 @@ def workspace(tmp_path: Path, rules: str = RULES) -> Path:
     return make_workspace(tmp_path / "work", {"AGENTS.md": rules}).resolve()
 
 
-def pinned_chat(client: ControlClient, url: str, token: str, workspace_name: str = "ws") -> dict[str, Any]:
+def pinned_chat(client: ControlClient, url: str, token: str, workspace_name: str = "ws") -> ChatResponse:
     """A new chat of the workspace, once it is pinned (its agent's first push may still be on its way)."""
     chat = client.create_chat(workspace_name)
-    if chat["context"]["pinned_hash"] is None:
-        with event_stream(url, token, chat["id"]) as stream:
+    if chat.context.pinned_hash is None:
+        with event_stream(url, token, chat.id) as stream:
             state = stream.wait_for("state")
             if state.data["pinned_hash"] is None:
                 stream.wait_for("pinned")
-        chat = client.chat(chat["id"])
-    assert chat["context"]["pinned_hash"] is not None
+        chat = client.chat(chat.id)
+    assert chat.context.pinned_hash is not None
     return chat
 
 
@@ -121,27 +123,27 @@ def test_an_edit_on_disk_marks_the_chat_out_of_date_within_a_second_and_refresh_
         token = create_agent(any_db, "ws", "dev")
         with agent(work, logs, control.url, token), ControlClient(control.url, admin) as client:
             chat = pinned_chat(client, control.url, admin)
-            assert "Use pytest." in client.prompt(chat["id"])["system"]
+            assert "Use pytest." in client.prompt(chat.id).system
             latencies = []
-            with event_stream(control.url, admin, chat["id"]) as stream:
+            with event_stream(control.url, admin, chat.id) as stream:
                 state = stream.wait_for("state")
                 assert (state.data["dirty"], state.data["agent_online"]) == (False, True)
                 for round_ in range(1, 4):
                     text = f"# Rules\n\nUse pytest -x (round {round_}).\n"
                     latencies.append(edit_and_time_out_of_date(stream, agents_md, text))
 
-                    marked = client.chat(chat["id"])
-                    assert marked["context"]["dirty"] is True and marked["context"]["dirty_since"]
-                    before = client.prompt(chat["id"])["system"]  # still the pinned text
+                    marked = client.chat(chat.id)
+                    assert marked.context.dirty is True and marked.context.dirty_since
+                    before = client.prompt(chat.id).system  # still the pinned text
                     assert ("Use pytest." if round_ == 1 else f"(round {round_ - 1})") in before
                     assert f"(round {round_})" not in before
 
-                    refreshed = client.refresh(chat["id"])
-                    assert refreshed["diff"] == {"added": [], "removed": [], "changed": [str(agents_md)]}
-                    assert refreshed["context"]["dirty"] is False
+                    refreshed = client.refresh(chat.id)
+                    assert refreshed.diff.model_dump() == {"added": [], "removed": [], "changed": [str(agents_md)]}
+                    assert refreshed.context.dirty is False
                     event = stream.wait_for("refreshed")
                     assert event.data["changed"] == [str(agents_md)]
-                    assert f"(round {round_})" in client.prompt(chat["id"])["system"]
+                    assert f"(round {round_})" in client.prompt(chat.id).system
     record_property("out_of_date_latency_s", [round(x, 3) for x in latencies])
     print(f"edit -> out_of_date: {', '.join(f'{x * 1000:.0f} ms' for x in latencies)}")
     assert max(latencies) < LATENCY_LIMIT, latencies
@@ -153,7 +155,7 @@ def test_a_server_stops_on_sigterm_while_an_event_stream_is_open(tmp_path: Path,
         admin = admin_token(control)
         create_agent(db, "ws", "dev")
         with ControlClient(control.url, admin) as client:
-            chat_id = client.create_chat("ws")["id"]
+            chat_id = client.create_chat("ws").id
         with event_stream(control.url, admin, chat_id) as stream:
             stream.wait_for("state")
             started = time.monotonic()
@@ -172,7 +174,7 @@ def test_the_stream_follows_the_agent_going_offline_and_coming_back(tmp_path: Pa
         fast = ("--heartbeat", "0.2")  # well inside --offline-after
         with ControlClient(control.url, admin) as client, agent(work, logs, control.url, token, *fast) as first:
             chat = pinned_chat(client, control.url, admin)
-            with event_stream(control.url, admin, chat["id"]) as stream:
+            with event_stream(control.url, admin, chat.id) as stream:
                 assert stream.wait_for("state").data["agent_online"] is True
                 stopped = time.monotonic()
                 assert first.stop() == 0
@@ -186,7 +188,7 @@ def test_the_stream_follows_the_agent_going_offline_and_coming_back(tmp_path: Pa
                     offline = stream.wait_for("agent_offline", timeout=20)
                     assert offline.at - killed >= 0.9  # not before it had been silent for --offline-after
                 assert [e.kind for e in stream.seen] == ["state", "agent_offline", "agent_online", "agent_offline"]
-                assert client.workspaces()[0]["agents"][0]["online"] is False
+                assert client.workspaces()[0].agents[0].online is False
 
 
 def test_a_chat_that_touched_a_nested_path_gets_its_rules_and_an_edit_there_marks_it_out_of_date(
@@ -201,18 +203,18 @@ def test_a_chat_that_touched_a_nested_path_gets_its_rules_and_an_edit_there_mark
         token = create_agent(any_db, "ws", "dev")
         with agent(work, logs, control.url, token, "--heartbeat", "0.2"), ControlClient(control.url, admin) as client:
             chat = pinned_chat(client, control.url, admin)
-            added = client.touched(chat["id"], ["services/billing/a.py"])["added"]
-            before = client.prompt(chat["id"])["system"]
-            with event_stream(control.url, admin, chat["id"]) as stream:
+            added = client.touched(chat.id, ["services/billing/a.py"]).added
+            before = client.prompt(chat.id).system
+            with event_stream(control.url, admin, chat.id) as stream:
                 stream.wait_for("state")
                 write_atomic(nested, "# Billing\n\nUse Decimal.\n")
                 marked = stream.wait_for("out_of_date", timeout=10)
-            refreshed = client.refresh(chat["id"])
-            after = client.prompt(chat["id"])["system"]
-    assert [a["path"] for a in added] == [str(nested)]
+            refreshed = client.refresh(chat.id)
+            after = client.prompt(chat.id).system
+    assert [a.path for a in added] == [str(nested)]
     assert "<discovered-context>" in before and "Use cents." in before
     assert marked.data["changed"] == [str(nested)]
-    assert refreshed["diff"] == {"added": [], "removed": [], "changed": [str(nested)]}
+    assert refreshed.diff.model_dump() == {"added": [], "removed": [], "changed": [str(nested)]}
     assert "Use Decimal." in after and "Use cents." not in after
 
 
@@ -235,15 +237,15 @@ def test_a_push_through_one_server_reaches_the_event_stream_held_on_the_other(
             ControlClient(two.url, admin) as via_two,
         ):
             chat = pinned_chat(via_two, two.url, admin)
-            with event_stream(two.url, admin, chat["id"]) as stream:
-                assert stream.wait_for("state").data["pinned_hash"] == chat["context"]["pinned_hash"]
+            with event_stream(two.url, admin, chat.id) as stream:
+                assert stream.wait_for("state").data["pinned_hash"] == chat.context.pinned_hash
                 latency = edit_and_time_out_of_date(stream, work / "AGENTS.md", "# Rules\n\nUse pytest -x.\n")
-                assert via_two.chat(chat["id"])["context"]["dirty"] is True
+                assert via_two.chat(chat.id).context.dirty is True
 
-                via_one.refresh(chat["id"])  # a refresh through the first is heard on the second too
+                via_one.refresh(chat.id)  # a refresh through the first is heard on the second too
                 refreshed = stream.wait_for("refreshed")
                 assert refreshed.data["changed"] == [str(work / "AGENTS.md")]
-                assert "Use pytest -x." in via_two.prompt(chat["id"])["system"]
+                assert "Use pytest -x." in via_two.prompt(chat.id).system
     print(f"edit -> out_of_date across replicas: {latency * 1000:.0f} ms")
     assert latency < LATENCY_LIMIT
 
@@ -315,7 +317,7 @@ def test_a_server_restarted_during_a_stream_of_edits_loses_nothing(tmp_path: Pat
         client = stack.enter_context(ControlClient(first.url, admin))
         chat = pinned_chat(client, first.url, admin)
 
-        with Editor(agents_md) as editor, event_stream(first.url, admin, chat["id"]) as stream:
+        with Editor(agents_md) as editor, event_stream(first.url, admin, chat.id) as stream:
             stream.wait_for("out_of_date")  # edits are flowing through
             assert first.stop() == 0  # SIGTERM with pushes arriving and a stream open
             stream.wait_end(timeout=5)
@@ -330,10 +332,10 @@ def test_a_server_restarted_during_a_stream_of_edits_loses_nothing(tmp_path: Pat
         poll(lambda: stored(any_db), lambda row: row == same_as(final), "the latest snapshot to be stored")
         assert same_as(agent_snapshot(workspace_agent, token)) == same_as(final)  # nothing newer meanwhile
 
-        assert client.chat(chat["id"])["context"]["dirty"] is True
-        assert editor.last not in client.prompt(chat["id"])["system"]
-        client.refresh(chat["id"])
-        assert editor.last in client.prompt(chat["id"])["system"]
+        assert client.chat(chat.id).context.dirty is True
+        assert editor.last not in client.prompt(chat.id).system
+        client.refresh(chat.id)
+        assert editor.last in client.prompt(chat.id).system
 
         # the agent restarts too: its versions start again at 1, and its first push (initial) is taken
         workspace_agent.stop()
@@ -590,8 +592,8 @@ def test_a_server_killed_mid_transaction_leaves_the_database_consistent(
         assert counts["snapshots"] == len(tokens) and counts["chats"] >= KILLS
         with ControlClient(url, admin) as client:  # the restarted server works on what the crash left
             chat = client.create_chat("big-0")
-            assert chat["context"]["pinned_hash"] is not None
-            assert "Source: /srv/big/0000/AGENTS.md" in client.prompt(chat["id"])["system"]
+            assert chat.context.pinned_hash is not None
+            assert "Source: /srv/big/0000/AGENTS.md" in client.prompt(chat.id).system
     print(f"{KILLS} kills mid-transaction; {load.cut_off} requests cut off; {counts['chats']} chats, all whole")
 
 
@@ -625,20 +627,20 @@ async def test_a_chat_pinned_while_a_push_commits_is_still_marked_out_of_date(db
     def body(version: int) -> dict[str, Any]:
         return big_snapshot(version, initial=version == 1, files=FILES)
 
-    await plane.push(agent_principal, body(1))
+    await plane.sync.push(agent_principal, body(1))
     chat_ids: list[str] = []
 
     async def pushes() -> None:  # paced like an agent's debounced pushes, only faster
         for version in range(2, PUSHES + 2):
-            await plane.push(agent_principal, body(version))
+            await plane.sync.push(agent_principal, body(version))
             await anyio.sleep(PAUSE)
 
     async def chats_and_refreshes() -> None:
         for n in range(CHATS):
-            chat = await plane.create_chat(principal, NewChat("ws"))
-            chat_ids.append(chat["id"])
+            chat = await plane.chats.create(principal, NewChat("ws"))
+            chat_ids.append(chat.id)
             if n % 3 == 0:
-                await plane.refresh(principal, chat_ids[n // 2])
+                await plane.chats.refresh(principal, chat_ids[n // 2])
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
@@ -669,7 +671,7 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     outcomes: list[Any] = []
 
     async def push() -> None:
-        outcomes.append(await plane.push(agent_principal, big_snapshot(1, initial=True, files=FILES)))
+        outcomes.append(await plane.sync.push(agent_principal, big_snapshot(1, initial=True, files=FILES)))
 
     async with anyio.create_task_group() as group:
 
@@ -681,14 +683,14 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
             return chat
 
         monkeypatch.setattr(chats_module, "create", create_while_a_push_starts)
-        created = await plane.create_chat(principal, NewChat("ws"))
-    chat = await plane.get_chat(principal, created["id"])
+        created = await plane.chats.create(principal, NewChat("ws"))
+    chat = await plane.chats.get(principal, created.id)
     await plane.aclose()
     with db.read() as session:
         latest = session.scalar(sa.select(Snapshot.aggregate_hash))
     assert [o.accepted for o in outcomes] == [True]
-    assert chat["context"]["pinned_hash"] == latest is not None
-    assert {r["path"] for r in chat["context"]["resources"]} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
+    assert chat.context.pinned_hash == latest is not None
+    assert {r.path for r in chat.context.resources} == {f"/srv/big/{n:04d}/AGENTS.md" for n in range(FILES)}
 
 
 @pytest.mark.anyio
@@ -700,12 +702,12 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
     if db.is_sqlite:
         pytest.skip("SQLite runs one writer at a time: the two transactions cannot overlap")
     plane, principal, agent_principal = await _plane_with_user_and_agent(db)
-    await plane.push(agent_principal, big_snapshot(1, initial=True, files=FILES))
-    created = await plane.create_chat(principal, NewChat("ws"))
+    await plane.sync.push(agent_principal, big_snapshot(1, initial=True, files=FILES))
+    created = await plane.chats.create(principal, NewChat("ws"))
     refreshed: list[Any] = []
 
     async def refresh() -> None:
-        refreshed.append(await plane.refresh(principal, created["id"]))
+        refreshed.append(await plane.chats.refresh(principal, created.id))
 
     original = ingest_module.ingest
     async with anyio.create_task_group() as group:
@@ -717,20 +719,20 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
             return outcome
 
         monkeypatch.setattr(ingest_module, "ingest", ingest_while_a_refresh_starts)
-        pushed = await plane.push(agent_principal, big_snapshot(2, initial=False, files=FILES))
+        pushed = await plane.sync.push(agent_principal, big_snapshot(2, initial=False, files=FILES))
     await plane.aclose()
     with db.read() as session:
         latest = session.scalar(sa.select(Snapshot.aggregate_hash))
         pinned = session.execute(
-            sa.select(ChatResource.path, ChatResource.content_hash).where(ChatResource.chat_id == created["id"])
+            sa.select(ChatResource.path, ChatResource.content_hash).where(ChatResource.chat_id == created.id)
         ).all()
         stored = session.execute(sa.select(SnapshotResource.path, SnapshotResource.content_hash)).all()
-        dirty = session.scalar(sa.select(Chat.dirty_since).where(Chat.id == created["id"]))
+        dirty = session.scalar(sa.select(Chat.dirty_since).where(Chat.id == created.id))
     assert pushed.accepted and pushed.version == 2
-    assert [r["context"]["pinned_hash"] for r in refreshed] == [latest]
+    assert [r.context.pinned_hash for r in refreshed] == [latest]
     assert sorted(pinned) == sorted(stored) and len(pinned) == FILES
     assert dirty is None
-    assert len(refreshed[0]["diff"]["changed"]) == FILES  # every file changed between version 1 and 2
+    assert len(refreshed[0].diff.changed) == FILES  # every file changed between version 1 and 2
 
 
 async def _plane_with_user_and_agent(
@@ -740,8 +742,8 @@ async def _plane_with_user_and_agent(
     user = db.write(lambda s: identity.create_user(s, "alice"))
     issued = db.write(lambda s: identity.create_agent(s, "ws", "dev"))
     plane = ControlPlane(db, LocalBroker(), ControlSettings(store_on_loop=store_on_loop))
-    principal = await plane.authenticate(user.token)
-    agent_principal = await plane.authenticate(issued.token)
+    principal = await plane.access.authenticate(user.token)
+    agent_principal = await plane.access.authenticate(issued.token)
     assert isinstance(principal, UserPrincipal) and isinstance(agent_principal, AgentPrincipal)
     return plane, principal, agent_principal
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from agentcontext.control import chats, identity, ingest, rows
+from agentcontext.control import chats, identity, ingest, rows, wire
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.identity import UserPrincipal
@@ -629,7 +629,7 @@ def test_hydration_skips_archived_chats(world: World) -> None:
 
 
 def test_hydration_pins_chats_of_every_status(world: World) -> None:
-    ids = [world.chat(status) for status in chats.STATUSES]
+    ids = [world.chat(status) for status in wire.STATUSES]
 
     world.push(body(AGENTS))
 
@@ -649,7 +649,7 @@ def test_hydration_leaves_pinned_chats_alone(world: World) -> None:
 # --- marking chats out of date -----------------------------------------------------
 
 
-@pytest.mark.parametrize("status", chats.STATUSES)
+@pytest.mark.parametrize("status", wire.STATUSES)
 def test_only_active_chats_are_marked_out_of_date(world: World, status: str) -> None:
     world.push(body(AGENTS, version=1), minutes=0)
     chat = world.chat(status)

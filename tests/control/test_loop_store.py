@@ -25,7 +25,9 @@ from agentcontext.control.chats import NewChat
 from agentcontext.control.db import Database
 from agentcontext.control.events import LocalBroker
 from agentcontext.control.loop_store import MISSED, LoopStore, SqliteLoopStore, nearby
-from agentcontext.control.plane import LOOP_PUSH_RESOURCES, ControlPlane, ControlSettings
+from agentcontext.control.plane import ControlPlane
+from agentcontext.control.services.sync import LOOP_PUSH_RESOURCES
+from agentcontext.control.settings import ControlSettings
 from agentcontext.errors import NotFoundError
 from agentcontext.testing import skill_md
 from tests.control.test_flow import big_snapshot
@@ -271,26 +273,26 @@ async def _chat(pg: Database) -> tuple[ControlPlane, identity.UserPrincipal, str
     user = pg.write(lambda s: identity.create_user(s, "alice"))
     issued = pg.write(lambda s: identity.create_agent(s, "ws", "dev"))
     plane = ControlPlane(pg, LocalBroker())
-    principal = await plane.authenticate(user.token)
-    agent = await plane.authenticate(issued.token)
+    principal = await plane.access.authenticate(user.token)
+    agent = await plane.access.authenticate(issued.token)
     assert isinstance(principal, identity.UserPrincipal) and isinstance(agent, identity.AgentPrincipal)
-    await plane.push(agent, big_snapshot(1, initial=True, files=3))
-    created = await plane.create_chat(principal, NewChat("ws"))
-    return plane, principal, created["id"], agent.agent_id
+    await plane.sync.push(agent, big_snapshot(1, initial=True, files=3))
+    created = await plane.chats.create(principal, NewChat("ws"))
+    return plane, principal, created.id, agent.agent_id
 
 
 @pytest.mark.anyio
 @pytest.mark.usefixtures("steady")
 async def test_a_chat_s_store_work_runs_on_the_event_loop_against_a_near_postgresql(pg: Database) -> None:
     plane, principal, chat_id, _ = await _chat(pg)
-    store = plane.loop_store
+    store = plane.store.loop_store
     assert store is not None
     before = store.runs
-    await plane.get_chat(principal, chat_id)
-    refreshed = await plane.refresh(principal, chat_id)
-    await plane.prompt_json(principal, chat_id)
+    await plane.chats.get(principal, chat_id)
+    refreshed = await plane.chats.refresh(principal, chat_id)
+    await plane.chats.prompt_json(principal, chat_id)
     assert store.runs >= before + 3
-    assert refreshed["context"]["pinned_hash"]
+    assert refreshed.context.pinned_hash
     await plane.aclose()
     assert not await store.ready()
 
@@ -298,7 +300,7 @@ async def test_a_chat_s_store_work_runs_on_the_event_loop_against_a_near_postgre
 @pytest.mark.anyio
 async def test_a_control_plane_told_to_keep_store_work_in_threads_has_no_loop_connection(pg: Database) -> None:
     plane = ControlPlane(pg, LocalBroker(), ControlSettings(store_on_loop=False))
-    assert plane.loop_store is None
+    assert plane.store.loop_store is None
 
 
 @pytest.mark.anyio
@@ -307,14 +309,14 @@ async def test_a_refresh_behind_a_held_agent_row_never_stalls_the_event_loop(pg:
     """A push holding the agent's row (here: another connection, as another replica's push would) makes the
     refresh wait: in a worker thread, while the loop goes on serving; the refresh then answers as usual."""
     plane, principal, chat_id, agent_id = await _chat(pg)
-    store = plane.loop_store
+    store = plane.store.loop_store
     assert store is not None
     held = 0.6
     gaps: list[float] = []
     refreshed: list[Any] = []
 
     async def refresh() -> None:
-        refreshed.append(await plane.refresh(principal, chat_id))
+        refreshed.append(await plane.chats.refresh(principal, chat_id))
 
     holder = _holder(pg)
     try:
@@ -329,7 +331,7 @@ async def test_a_refresh_behind_a_held_agent_row_never_stalls_the_event_loop(pg:
     finally:
         holder.close()
     await plane.aclose()
-    assert refreshed and refreshed[0]["context"]["pinned_hash"]
+    assert refreshed and refreshed[0].context.pinned_hash
     assert waited >= held  # it did wait for the lock ...
     assert store.missed >= 1, "the refresh was not tried on the loop"
     assert max(gaps) < held / 2, f"the loop stood still {max(gaps):.3f} s"  # ... but not on the loop
@@ -341,13 +343,13 @@ async def test_a_personal_skill_read_behind_a_table_lock_waits_in_a_thread_and_a
     """The skill's read meets a lock (a migration on another replica) on the loop: that error is the transaction's,
     not the skill's, so the call is redone in a thread, waits, and answers the text (not "failed to load")."""
     plane, principal, chat_id, _ = await _chat(pg)
-    await plane.create_personal_skill(principal, skill_md("notes", "Takes notes", body="Write it down.\n"))
-    first = await plane.call_tool(principal, chat_id, "read_skill", {"name": "notes"})
+    await plane.skills.create(principal, skill_md("notes", "Takes notes", body="Write it down.\n"))
+    first = await plane.chats.call_tool(principal, chat_id, "read_skill", {"name": "notes"})
     assert not first.is_error, first.content  # the chat's turn is kept
     results: list[Any] = []
 
     async def call() -> None:
-        results.append(await plane.call_tool(principal, chat_id, "read_skill", {"name": "notes"}))
+        results.append(await plane.chats.call_tool(principal, chat_id, "read_skill", {"name": "notes"}))
 
     holder = _holder(pg)
     try:
@@ -373,13 +375,13 @@ async def test_writes_wait_for_a_synchronous_standby_in_a_thread_never_on_the_lo
     admin.autocommit = True
     admin.execute(f"ALTER DATABASE {pg.url.database} SET synchronous_commit = on")
     plane, principal, chat_id, _ = await _chat(pg)
-    store = plane.loop_store
+    store = plane.store.loop_store
     assert store is not None
     gaps: list[float] = []
     done: list[Any] = []
 
     async def write() -> None:
-        done.append(await plane.update_chat(principal, chat_id, title="renamed"))
+        done.append(await plane.chats.update(principal, chat_id, title="renamed"))
 
     def release() -> None:
         time.sleep(1.0)
@@ -401,7 +403,7 @@ async def test_writes_wait_for_a_synchronous_standby_in_a_thread_never_on_the_lo
         admin.execute("SELECT pg_reload_conf()")
         admin.close()
     await plane.aclose()
-    assert done[0]["title"] == "renamed"
+    assert done[0].title == "renamed"
     assert store.missed >= 1, "the write was not tried on the loop"
     assert max(gaps) < 0.3, f"the loop stood still {max(gaps):.3f} s"
 
@@ -475,27 +477,27 @@ async def test_a_chat_s_store_work_and_a_small_push_run_on_the_event_loop_of_a_s
     lite: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plane, principal, chat_id, agent_id = await _chat(lite)
-    store = plane.loop_store
+    store = plane.store.loop_store
     assert isinstance(store, SqliteLoopStore)
     hops: list[object] = []
-    in_thread = plane._thread
+    in_thread = plane.store.thread
 
     async def counted(work: Callable[[], T]) -> T:
         hops.append(work)
         return await in_thread(work)
 
-    monkeypatch.setattr(plane, "_thread", counted)
+    monkeypatch.setattr(plane.store, "thread", counted)
     agent = identity.AgentPrincipal(kind="agent", agent_id=agent_id, workspace_id="", name="dev")
-    await plane.get_chat(principal, chat_id)
-    await plane.prompt_json(principal, chat_id)
-    await plane.push(agent, big_snapshot(2, initial=False, files=3))
-    refreshed = await plane.refresh(principal, chat_id)
-    assert refreshed["context"]["pinned_version"] == 2
-    assert (await plane.get_chat(principal, chat_id))["context"]["pinned_hash"] == refreshed["context"]["pinned_hash"]
+    await plane.chats.get(principal, chat_id)
+    await plane.chats.prompt_json(principal, chat_id)
+    await plane.sync.push(agent, big_snapshot(2, initial=False, files=3))
+    refreshed = await plane.chats.refresh(principal, chat_id)
+    assert refreshed.context.pinned_version == 2
+    assert (await plane.chats.get(principal, chat_id)).context.pinned_hash == refreshed.context.pinned_hash
     assert hops == []  # not one worker thread: reads, the push and the refresh's re-pin
     assert store.missed == store.writer.missed == 0 and store.writer.runs >= 2
     large = big_snapshot(3, initial=False, files=LOOP_PUSH_RESOURCES + 1)
-    await plane.push(agent, large)  # past LOOP_PUSH_RESOURCES: a worker thread's, as a run here stops at 50 ms
+    await plane.sync.push(agent, large)  # past LOOP_PUSH_RESOURCES: a worker thread's, as a run here stops at 50 ms
     assert len(hops) == 1
     await plane.aclose()
     assert not await store.ready()

@@ -193,7 +193,7 @@ async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path
         await running.prompt("alice", chat)
         await running.push("alice", [rules, skills[0], mcp_server("time", "now", "zone")])  # the chat out of date
         mine = "---\nname: mine\ndescription: My own way of working\n---\nDo it my way.\n"
-        await running.plane.create_personal_skill(running.people["alice"].user, mine)
+        await running.plane.skills.create(running.people["alice"].user, mine)
         bobs = await running.chat("bob")  # bob's agent has not pushed: his chat has no pin, his agent no snapshot
         params = values_for(running, chat)
         bob = {"chat_id": bobs, "agent_id": running.people["bob"].agent.agent_id}

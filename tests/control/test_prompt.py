@@ -397,16 +397,16 @@ async def test_a_servers_latest_catalog_replaces_its_pinned_tools_without_a_refr
         waiting = await control.tool_names(chat)  # the added tool waits for the user
         [server] = [r for r in changed.resources if r.path == "live"]
         assert server.approval is not None
-        message = await control.plane.approve_mcp(
+        message = await control.plane.admin.approve_mcp(
             control.user, control.principal.agent_id, "live", server.approval.digest, server.approval.tool_set
         )
         await live.rescan(server_state("live", Status.OK, {"echo", "pid", "add", "added"}))
         after = await control.tool_names(chat)
-        summary = await control.plane.get_chat(control.user, chat)
+        summary = await control.plane.chats.get(control.user, chat)
     assert before == waiting == ["propose_plan", "live__add", "live__echo", "live__pid"]
     assert message == 'approved the current tools of "live"'
     assert after == ["propose_plan", "live__add", "live__added", "live__echo", "live__pid"]
-    assert summary["context"]["dirty"] is False  # an MCP-only change never marks a chat out of date
+    assert summary.context.dirty is False  # an MCP-only change never marks a chat out of date
 
 
 async def test_servers_only_in_the_pin_are_kept(tmp_path: Path, home: Path) -> None:
@@ -526,7 +526,7 @@ async def test_a_hostile_catalog_yields_only_callable_tools_with_object_schemas(
             "initial": True,
             "agent": {"url": closed_url(), "api_token": "x", "home": str(home), "os": OS_NAME},
         }
-        assert (await control.plane.push(control.principal, body)).accepted
+        assert (await control.plane.sync.push(control.principal, body)).accepted
         chat = await control.chat()
         turn = await control.prompt(chat)
         called = await control.call(chat, "_w_AGENTS_md___0")

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agentcontext.control.client import ControlClient
+from agentcontext.control.client import ControlClient, answered
 from agentcontext.testing import make_workspace
 from tests.control.processes import admin_token, agent, create_agent, event_stream, server
 from tests.dashboard.conftest import csrf_of
@@ -119,20 +119,24 @@ def test_secrets_of_mcp_json_appear_in_no_snapshot_response_event_page_log_or_da
             seen["agent events"] = "\n".join(lines)
 
             with ControlClient(control.url, admin) as client:
-                chat = poll(lambda: client.create_chat("ws"), lambda c: c["context"]["pinned_hash"], "a pinned chat")
-                seen["control chat"] = json.dumps(client.chat(chat["id"]))
-                seen["control prompt"] = json.dumps(client.prompt(chat["id"]))
-                seen["control workspaces"] = json.dumps(client.workspaces())
-                seen["control overview"] = json.dumps(client.overview())
-                seen["control tool call"] = json.dumps(client.call_tool(chat["id"], "fine__echo", {"text": "hi"}))
-                with event_stream(control.url, admin, chat["id"]) as stream:
+                chat = poll(
+                    lambda: client.create_chat("ws"), lambda c: c.context.pinned_hash is not None, "a pinned chat"
+                )
+                seen["control chat"] = json.dumps(answered(client.chat(chat.id)))
+                seen["control prompt"] = json.dumps(answered(client.prompt(chat.id)))
+                seen["control workspaces"] = json.dumps([answered(w) for w in client.workspaces()])
+                seen["control overview"] = json.dumps(answered(client.overview()))
+                seen["control tool call"] = json.dumps(
+                    answered(client.call_tool(chat.id, "fine__echo", {"text": "hi"}))
+                )
+                with event_stream(control.url, admin, chat.id) as stream:
                     seen["control events"] = json.dumps(stream.wait_for("state").data)
-                agent_id = chat["agent_id"]
+                agent_id = chat.agent_id
             with httpx.Client(base_url=control.url, headers={"Origin": control.url}) as browser:
                 asked = browser.post("/login", data={"token": admin})  # names the account and asks
                 login = browser.post("/login/confirm", data={"csrf": csrf_of(asked), "answer": "yes"})
                 assert login.status_code == 303, login.text
-                for page in ("/", f"/ui/agents/{agent_id}", f"/ui/agents/{agent_id}/mcp", f"/ui/chats/{chat['id']}"):
+                for page in ("/", f"/ui/agents/{agent_id}", f"/ui/agents/{agent_id}/mcp", f"/ui/chats/{chat.id}"):
                     shown = browser.get(page)
                     assert shown.status_code == 200, (page, shown.status_code)
                     seen[f"dashboard {page}"] = shown.text

@@ -89,14 +89,14 @@ async def test_read_skill_serves_the_pinned_body_and_lists_files_live(tmp_path: 
         (skill / "added.md").write_text("new\n", encoding="utf-8")
         await live.rescan()  # the control plane knows of the change; the chat keeps its pin
         data = await control.call_json(chat, "read_skill", {"name": "lint"})
-        summary = await control.plane.get_chat(control.user, chat)
+        summary = await control.plane.chats.get(control.user, chat)
     assert data == {
         "name": "lint",
         "dir": lint_dir(live.work),
         "body": "# Lint\n\nRun ruff.",
         "files": [".hidden/", "added.md", "big.txt", "reference.md", "scripts/"],
     }
-    assert summary["context"]["dirty"] is True
+    assert summary.context.dirty is True
 
 
 async def test_read_skill_serves_the_pin_when_the_workspace_is_unreachable(tmp_path: Path, home: Path) -> None:
@@ -167,7 +167,7 @@ async def test_a_missing_personal_skill_is_not_found(
         chat = await control.chat()
         qualified = await failed(control, chat, "read_skill", {"name": "personal/ghost"})
         await control.prompt(chat)  # the turn lists the skill
-        await control.plane.delete_personal_skill(control.user, "notes")  # and it goes before the call
+        await control.plane.skills.delete(control.user, "notes")  # and it goes before the call
         raced = await failed(control, chat, "read_skill", {"name": "notes"})
         monkeypatch.setattr(personal_skills, "text_of", lambda *args: None)  # gone between listing and reading
         await control.add_personal_skill(NOTES)
@@ -353,8 +353,8 @@ async def test_a_valid_plan_is_stored_as_an_attachment_and_not_echoed(tmp_path: 
         chat = await control.chat()
         result = await control.call(chat, "propose_plan", {"path": f"  {path}  "})
         data = json.loads(result.content)
-        files = await control.plane.chat_files(control.user, chat)
-        stored, text = await control.plane.chat_file(control.user, chat, data["file_id"])
+        files = await control.plane.chats.files(control.user, chat)
+        stored = await control.plane.chats.file(control.user, chat, data["file_id"])
     assert not result.is_error
     assert data == {
         "ok": True,
@@ -367,7 +367,7 @@ async def test_a_valid_plan_is_stored_as_an_attachment_and_not_echoed(tmp_path: 
     assert [(f.name, f.kind, f.media_type, f.path) for f in files] == [
         ("design.md", "plan", "text/markdown", str(path))
     ]
-    assert (stored.size_bytes, text) == (len(plan), plan)
+    assert (stored.size_bytes, stored.text) == (len(plan), plan)
 
 
 async def test_a_plan_of_exactly_32_kib_is_accepted_and_one_byte_more_is_not(tmp_path: Path, home: Path) -> None:
@@ -381,7 +381,7 @@ async def test_a_plan_of_exactly_32_kib_is_accepted_and_one_byte_more_is_not(tmp
         chat = await control.chat()
         accepted = await control.call_json(chat, "propose_plan", {"path": str(exact)})
         refused = [await failed(control, chat, "propose_plan", {"path": str(p)}) for p in (over, multibyte)]
-        [stored] = await control.plane.chat_files(control.user, chat)
+        [stored] = await control.plane.chats.files(control.user, chat)
     assert accepted["ok"] is True and stored.size_bytes == PLAN_CAP
     assert refused == ["plan file exceeds 32 KiB size limit"] * 2
 
@@ -399,7 +399,7 @@ async def test_missing_empty_and_unreadable_plans_are_refused(tmp_path: Path, ho
         os.mkfifo(fifo)
         chat = await control.chat()
         texts = [await failed(control, chat, "propose_plan", {"path": str(p)}) for p in (missing, blank, folder, fifo)]
-        files = await control.plane.chat_files(control.user, chat)
+        files = await control.plane.chats.files(control.user, chat)
     assert texts == [
         f"open {missing}: no such file or directory",
         f"plan file is empty; write your plan to {blank} before proposing",
@@ -457,7 +457,7 @@ async def _plan_stored_by(tmp_path: Path, home: Path, failure: Exception) -> str
         async def store(chat_id: str, name: str, path: str, text: str) -> str:
             raise failure
 
-        control.plane._store_plan = store  # type: ignore[method-assign]
+        control.plane.chats.store_plan = store  # type: ignore[method-assign]
         return await failed(control, chat, "propose_plan", {"path": str(path)})
 
 
@@ -485,7 +485,7 @@ async def test_plan_turns_accept_only_the_chat_path(tmp_path: Path, home: Path) 
         wrong = await failed(control, chat, "propose_plan", {"path": str(other)})
         empty = await control.call_json(chat, "propose_plan", {"path": ""})
         exact = await control.call_json(chat, "propose_plan", {"path": f" {chat_path} "})
-        files = await control.plane.chat_files(control.user, chat)
+        files = await control.plane.chats.files(control.user, chat)
     assert wrong == f"during plan turns, propose_plan path must be {chat_path}"
     assert (empty["ok"], empty["path"]) == (True, str(chat_path))
     assert exact["path"] == str(chat_path)
@@ -503,7 +503,7 @@ async def test_plan_turns_refuse_a_symlinked_chat_path(tmp_path: Path, home: Pat
         link.parent.mkdir(parents=True)
         link.symlink_to(target)
         text = await failed(control, chat, "propose_plan", {"path": ""})
-        files = await control.plane.chat_files(control.user, chat)
+        files = await control.plane.chats.files(control.user, chat)
     assert text == (
         f"the chat-specific plan path {link} resolves to {target}; symlinked plan paths are not allowed during plan"
         " turns"
@@ -597,7 +597,7 @@ async def test_arguments_that_are_not_an_object_are_invalid_json_input(tmp_path:
     ):
         chat = await control.chat()
         results = [
-            await control.plane.call_tool(control.user, chat, "time__get_current_time", arguments)
+            await control.plane.chats.call_tool(control.user, chat, "time__get_current_time", arguments)
             for arguments in (["UTC"], "UTC", 3, None)
         ]
     for result in results:
@@ -625,7 +625,7 @@ async def test_the_store_keeps_plans_per_chat(tmp_path: Path, home: Path) -> Non
         await control.call_json(first, "propose_plan", {"path": str(path)})
         with control.db.read() as session:
             owners = list(session.scalars(sa.select(ChatFile.chat_id)))
-        assert await control.plane.chat_files(control.user, second) == []
+        assert await control.plane.chats.files(control.user, second) == []
     assert owners == [first]
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agentcontext.control.service import build_app
 from agentcontext.errors import InvalidRequestError
+from agentcontext.server.app import build_app
 from tests.control.conftest import CONTROL_EDGE
 from tests.control.live import OS_NAME, Control, Workspace, control_plane, workspace
 
@@ -76,7 +76,7 @@ async def touched(client: httpx.AsyncClient, chat: str, *paths: str) -> dict[str
 
 async def heartbeat(control: Control) -> None:
     """The agent's heartbeat, as its pusher sends it: the control plane rechecks discovered files on it."""
-    await control.plane.heartbeat(control.principal, {"online": True, "agent": {"os": OS_NAME}})
+    await control.plane.sync.heartbeat(control.principal, {"online": True, "agent": {"os": OS_NAME}})
 
 
 async def test_a_chat_that_touches_a_nested_path_gets_its_agents_md_in_the_next_prompt(
@@ -117,18 +117,18 @@ async def test_an_edit_of_a_discovered_file_marks_the_chat_out_of_date_and_refre
         control, live, client = running.control, running.live, running.client
         chat = await running.billing_chat()
         await heartbeat(control)  # nothing changed yet: nothing marked
-        assert (await control.plane.get_chat(control.user, chat))["context"]["dirty"] is False
+        assert (await control.plane.chats.get(control.user, chat)).context.dirty is False
 
         (live.work / NESTED).write_text("# Billing\n\nMoney is a Decimal now.\n", encoding="utf-8")
-        marked = await control.plane.recheck_discovered(control.principal.agent_id, force=True)  # a later beat
-        summary = await control.plane.get_chat(control.user, chat)
+        marked = await control.plane.sync.recheck_discovered(control.principal.agent_id, force=True)  # a later beat
+        summary = await control.plane.chats.get(control.user, chat)
         stale = await control.system(chat)
         refreshed = (await client.put(f"/api/v1/chats/{chat}/context")).json()
         fresh = await control.system(chat)
 
     nested = str(live.work / NESTED)
     assert marked == [chat]
-    assert summary["context"]["dirty"] is True
+    assert summary.context.dirty is True
     assert "Money is integer cents." in stale and "Decimal" not in stale  # the pin holds until a refresh
     assert refreshed["diff"] == {"added": [], "removed": [], "changed": [nested]}
     assert refreshed["context"]["dirty"] is False and "discovered_error" not in refreshed
@@ -163,7 +163,7 @@ async def test_a_heartbeat_rechecks_and_a_touched_call_sees_the_change_too(tmp_p
         (live.work / NESTED).write_text("# Billing\n\nChanged.\n", encoding="utf-8")
         again = await touched(client, first, "services/billing/api.py")
         await heartbeat(control)
-        dirty = [(await control.plane.get_chat(control.user, c))["context"]["dirty"] for c in (first, second)]
+        dirty = [(await control.plane.chats.get(control.user, c)).context.dirty for c in (first, second)]
 
     assert (again["changed"], again["dirty"], again["added"]) == ([str(live.work / NESTED)], True, [])
     assert dirty == [True, True]
@@ -200,7 +200,7 @@ async def test_bad_paths_get_clear_errors_and_nothing_is_pinned(tmp_path: Path, 
         mixed = await client.post(url, json={"paths": ["/etc/passwd", "services/billing/api.py"]})
         nobody = await client.post("/api/v1/chats/no-such-chat/touched", json={"paths": ["web/app.ts"]})
         with pytest.raises(InvalidRequestError, match="at most 256"):
-            await control.plane.touched(control.user, chat, [f"f{i}.py" for i in range(257)])
+            await control.plane.chats.touched(control.user, chat, [f"f{i}.py" for i in range(257)])
 
     assert outside.status_code == 400
     assert "/etc/passwd: outside the work dir" in outside.json()["detail"]
@@ -219,7 +219,7 @@ async def test_a_refresh_after_the_discovered_file_is_deleted_drops_it_and_says_
         control, live, client = running.control, running.live, running.client
         chat = await running.billing_chat()
         (live.work / NESTED).unlink()
-        marked = await control.plane.recheck_discovered(control.principal.agent_id, force=True)
+        marked = await control.plane.sync.recheck_discovered(control.principal.agent_id, force=True)
         refreshed = (await client.put(f"/api/v1/chats/{chat}/context")).json()
         system = await control.system(chat)
         again = await touched(client, chat, "services/billing/api.py")

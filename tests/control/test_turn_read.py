@@ -67,7 +67,7 @@ async def test_a_user_with_personal_skills_is_read_in_a_transaction_and_sees_the
         await running.push("alice", snapshot("Root rules.\n"))
         chat = await running.chat("alice")
         skill = "---\nname: mine\ndescription: My own way of working\n---\nDo it my way.\n"
-        await running.plane.create_personal_skill(alice, skill)
+        await running.plane.skills.create(alice, skill)
 
         _, inputs = running.db.read_one(lambda c: turn_and_inputs(c, alice, chat))
         assert inputs is None  # the skills take a second statement: the transaction's path

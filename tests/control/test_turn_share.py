@@ -47,7 +47,7 @@ async def test_a_second_chat_pinned_to_the_same_content_is_served_the_first_ones
         one, said_one = await running.prompt("alice", first)
         two, said_two = await running.prompt("alice", second)
         assert (said_one, said_two) == ("miss", "hit")
-        assert running.plane.turns.shared_hits == 1
+        assert running.plane.chats.turns.shared_hits == 1
         assert two == await running.fresh("alice", second)  # byte for byte what it renders by itself
         assert without_plan(one["system"], first) == without_plan(two["system"], second)
 
@@ -60,7 +60,9 @@ async def test_a_second_chat_pinned_to_the_same_content_is_served_the_first_ones
         assert "second edition" in again_two["system"]
         assert again_two == await running.fresh("alice", second)
         # the tools a call uses came with the shared render, and still answer from the chat's own pin
-        result = await running.plane.call_tool(running.people["alice"].user, second, "read_skill", {"name": "review"})
+        result = await running.plane.chats.call_tool(
+            running.people["alice"].user, second, "read_skill", {"name": "review"}
+        )
         assert not result.is_error and "Read the diff first." in result.content
 
 
@@ -80,7 +82,7 @@ async def test_a_push_that_edits_only_a_skills_body_leaves_a_refreshed_chats_pro
         after, said = await running.prompt("alice", chat)
         assert said == "hit"
         assert after == before == await running.fresh("alice", chat)
-        result = await running.plane.call_tool(user, chat, "read_skill", {"name": "review"})
+        result = await running.plane.chats.call_tool(user, chat, "read_skill", {"name": "review"})
         assert not result.is_error and "Run the tests before reading the diff." in result.content  # the new pin's
 
         await running.push("alice", snapshot(skill=edited, description="Reviews a change, tests first"))
@@ -95,9 +97,11 @@ async def test_a_tool_call_first_shares_the_tools_and_the_prompt_after_it_is_ren
         await running.push("alice", snapshot())
         first, second = await running.chat("alice"), await running.chat("alice")
         user = running.people["alice"].user
-        await running.plane.call_tool(user, first, "read_skill", {"name": "review"})  # tools only: nothing rendered
-        await running.plane.call_tool(user, second, "read_skill", {"name": "review"})
-        assert running.plane.turns.shared_hits == 1
+        await running.plane.chats.call_tool(
+            user, first, "read_skill", {"name": "review"}
+        )  # tools only: nothing rendered
+        await running.plane.chats.call_tool(user, second, "read_skill", {"name": "review"})
+        assert running.plane.chats.turns.shared_hits == 1
         assert [said for _, said in [await running.prompt("alice", c) for c in (first, second)]] == ["miss", "hit"]
 
 
@@ -106,7 +110,7 @@ async def test_chats_in_and_out_of_plan_mode_do_not_share(tmp_path: Path) -> Non
         await running.push("alice", snapshot())
         planning, working = await running.chat("alice", plan_mode=True), await running.chat("alice")
         assert [said for _, said in [await running.prompt("alice", c) for c in (planning, working)]] == ["miss", "miss"]
-        assert running.plane.turns.shared_hits == 0
+        assert running.plane.chats.turns.shared_hits == 0
 
 
 async def test_chats_with_different_discovered_context_do_not_share(tmp_path: Path) -> None:
@@ -132,14 +136,14 @@ async def test_chats_with_different_discovered_context_do_not_share(tmp_path: Pa
 async def test_the_shared_renders_stay_within_their_byte_bound(tmp_path: Path) -> None:
     async with two_users(tmp_path, ("alice",)) as running:
         bound = 200_000
-        running.plane.turns = Turns(shared_bytes=bound)
+        running.plane.chats.turns = Turns(shared_bytes=bound)
         for edition in range(12):  # each about 40 KB of text: at most a few fit
             await running.push("alice", snapshot(f"Edition {edition}.\n" + "rule\n" * 8000))
             chat = await running.chat("alice")
             _, said = await running.prompt("alice", chat)
             assert said == "miss"
-            assert running.plane.turns.shared.bytes <= bound
-        assert 1 <= len(running.plane.turns.shared) <= 5
+            assert running.plane.chats.turns.shared.bytes <= bound
+        assert 1 <= len(running.plane.chats.turns.shared) <= 5
         later = await running.chat("alice")  # pinned to the latest edition: its render is still kept
         assert (await running.prompt("alice", later))[1] == "hit"
     assert SHARED_BYTES >= 16 * 1024 * 1024

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -23,7 +23,10 @@ from agentcontext.errors import InvalidRequestError
 from agentcontext.terminal import plain, shown
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from agentcontext.control.client import ControlClient
+    from agentcontext.control.wire import ChatResponse
 
 app = typer.Typer(help="Chats on a control plane: create, show, refresh, prompt.", no_args_is_help=True)
 
@@ -39,33 +42,41 @@ def _client(server: str | None, token: str | None, token_file: Path | None) -> C
     return ControlClient(*credentials(server, given, os.environ, default_path()))
 
 
-def _show_chat(chat: dict[str, Any]) -> None:
+def _print_json(answer: BaseModel | list[ChatResponse]) -> None:
+    """What the API answered, as it answered it (``client.answered``)."""
+    from agentcontext.control.client import answered
+
+    data = [answered(item) for item in answer] if isinstance(answer, list) else answered(answer)
+    typer.echo(json.dumps(data, indent=2))
+
+
+def _show_chat(chat: ChatResponse) -> None:
     out = stdout()
-    context = chat["context"]
-    state = "[yellow]out of date[/yellow]" if context["dirty"] else "[green]up to date[/green]"
-    if context["pinned_hash"] is None:
+    context = chat.context
+    state = "[yellow]out of date[/yellow]" if context.dirty else "[green]up to date[/green]"
+    if context.pinned_hash is None:
         state = "[bright_black]not pinned yet[/bright_black]"
-    chat_ref = shown(chat["id"])
-    out.print(f"chat [bold]{chat_ref}[/bold]  {shown(chat['status'])}  {state}")
-    out.print(f"workspace {shown(chat['workspace_id'])}  agent {shown(chat['agent_id'] or '-')}")
-    if context["pinned_hash"]:
-        out.print(f"pinned {shown(context['pinned_hash'][:12])} (version {shown(context['pinned_version'])})")
-    if context["dirty_since"]:
-        since = shown(context["dirty_since"])
+    chat_ref = shown(chat.id)
+    out.print(f"chat [bold]{chat_ref}[/bold]  {shown(chat.status)}  {state}")
+    out.print(f"workspace {shown(chat.workspace_id)}  agent {shown(chat.agent_id or '-')}")
+    if context.pinned_hash:
+        out.print(f"pinned {shown(context.pinned_hash[:12])} (version {shown(context.pinned_version)})")
+    if context.dirty_since:
+        since = shown(context.dirty_since)
         out.print(f"out of date since {since}: refresh with `agentcontext chats refresh {chat_ref}`")
-    if context["error"]:
-        out.print(f"[red]error:[/red] {shown(context['error'])}")
-    if context["resources"]:
+    if context.error:
+        out.print(f"[red]error:[/red] {shown(context.error)}")
+    if context.resources:
         table = Table(box=None, pad_edge=False)
         for column in ("status", "kind", "path", "detail"):
             table.add_column(column)
-        for r in context["resources"]:
-            detail = r.get("error") or r.get("skill_name") or ""
-            if r.get("tools") is not None:
-                detail = f"{len(r['tools'])} tools"
-            style = STATUS_STYLE.get(r["status"], "")
-            status = f"[{style}]{r['status']}[/{style}]" if style else shown(r["status"])
-            table.add_row(status, shown(r["kind"]), shown(r["path"]), shown(detail))
+        for r in context.resources:
+            detail = r.error or r.skill_name or ""
+            if r.tools is not None:
+                detail = f"{len(r.tools)} tools"
+            style = STATUS_STYLE.get(r.status, "")
+            status = f"[{style}]{r.status}[/{style}]" if style else shown(r.status)
+            table.add_row(status, shown(r.kind), shown(r.path), shown(detail))
         out.print(table)
 
 
@@ -86,7 +97,7 @@ def create(
         raise InvalidRequestError("give --workspace (or --parent for a child chat)")
     with _client(server, token, token_file) as client:
         chat = client.create_chat(workspace, status=status, parent_id=parent, title=title, plan_mode=plan_mode)
-    typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
+    _print_json(chat) if as_json else _show_chat(chat)
 
 
 @app.command("list")
@@ -101,14 +112,14 @@ def list_chats(
     with _client(server, token, token_file) as client:
         found = client.chats(archived=archived)
     if as_json:
-        typer.echo(json.dumps(found, indent=2))
+        _print_json(found)
         return
     table = Table(box=None, pad_edge=False)
     for column in ("id", "status", "context", "title"):
         table.add_column(column)
     for chat in found:
-        context = "out of date" if chat["context"]["dirty"] else "up to date"
-        table.add_row(shown(chat["id"]), shown(chat["status"]), context, shown(chat["title"]))
+        context = "out of date" if chat.context.dirty else "up to date"
+        table.add_row(shown(chat.id), shown(chat.status), context, shown(chat.title))
     stdout().print(table)
 
 
@@ -123,7 +134,7 @@ def show(
     """A chat and its pinned context: what it uses, and whether that is out of date."""
     with _client(server, token, token_file) as client:
         chat = client.chat(chat_id)
-    typer.echo(json.dumps(chat, indent=2)) if as_json else _show_chat(chat)
+    _print_json(chat) if as_json else _show_chat(chat)
 
 
 @app.command("refresh")
@@ -138,14 +149,18 @@ def refresh(
     with _client(server, token, token_file) as client:
         chat = client.refresh(chat_id)
     if as_json:
-        typer.echo(json.dumps(chat, indent=2))
+        _print_json(chat)
         return
     out = stdout()
-    diff = chat["diff"]
-    if not any(diff.values()):
+    diff = chat.diff
+    if not (diff.added or diff.removed or diff.changed):
         out.print("Refreshed: nothing changed.")
-    for label, colour in (("added", "green"), ("removed", "red"), ("changed", "yellow")):
-        for path in diff[label]:
+    for label, colour, paths in (
+        ("added", "green", diff.added),
+        ("removed", "red", diff.removed),
+        ("changed", "yellow", diff.changed),
+    ):
+        for path in paths:
             out.print(f"[{colour}]{label:8}[/{colour}] {shown(path)}")
 
 
@@ -161,11 +176,11 @@ def prompt(
     with _client(server, token, token_file) as client:
         turn = client.prompt(chat_id)
     if as_json:
-        typer.echo(json.dumps(turn, indent=2))
+        _print_json(turn)
         return
-    echo_exact(turn["system"])
+    echo_exact(turn.system)
     typer.echo("")
-    typer.echo("tools: " + ", ".join(plain(t["name"]) for t in turn["tools"]))
+    typer.echo("tools: " + ", ".join(plain(t.name) for t in turn.tools))
 
 
 @app.command("tool")
@@ -188,8 +203,8 @@ def tool(
     with _client(server, token, token_file) as client:
         result = client.call_tool(chat_id, name, parsed)
     if as_json:
-        typer.echo(json.dumps(result, indent=2))
+        _print_json(result)
     else:
-        echo_exact(result["content"])
-    if result["is_error"]:
+        echo_exact(result.content)
+    if result.is_error:
         raise typer.Exit(1)

@@ -12,15 +12,16 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
-from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.settings.config import load_config
+from agentcontext.settings.declared import BY_KEY
 from agentcontext.terminal import log_to_stderr, shown
 
 if TYPE_CHECKING:
@@ -28,10 +29,11 @@ if TYPE_CHECKING:
 
     from agentcontext.control import identity
     from agentcontext.control.db import Database
+    from agentcontext.control.settings import ControlSettings
 
 # The database, migrations and the server's web stack are imported by the commands that use
 # them: every other command of the CLI (``scan``...) would otherwise pay for them at start-up.
-DEFAULT_LISTEN = "127.0.0.1:8765"  # agentcontext.control.service.DEFAULT_LISTEN (a test keeps them equal)
+DEFAULT_LISTEN = "127.0.0.1:8765"  # agentcontext.server.run.DEFAULT_LISTEN (a test keeps them equal)
 
 DbOption = typer.Option(
     None,
@@ -98,55 +100,49 @@ def _print_issued(
     typer.echo(issued.token)
 
 
+def _help(name: str) -> str:
+    setting = BY_KEY[f"server.{name}"]
+    return f"{setting.description} Also `server.{name}` in your config file, or {setting.env}."
+
+
+def _default(name: str) -> Any:
+    return BY_KEY[f"server.{name}"].default
+
+
+# the flags that are settings of the ``server`` section, by their parameter's name (= the setting's)
+SETTING_FLAGS = (
+    "chat_suffix",
+    "disable_context_sync",
+    "offline_after",
+    "recheck_every",
+    "store_in_threads",
+    "mcp_sessions_per_user",
+    "mcp_session_idle",
+    "agent_networks",
+)
+
+
 def server(
+    ctx: typer.Context,
     db: str | None = DbOption,
     listen: str = typer.Option(DEFAULT_LISTEN, "--listen", help="HOST:PORT to serve the API on."),
-    disable_sync: bool = typer.Option(
-        False,
-        "--disable-context-sync",
-        envvar="AGENTCONTEXT_DISABLE_CONTEXT_SYNC",
-        help="Answer agents' pushes with 501 so they stop (the deployment kill switch).",
+    disable_context_sync: bool = typer.Option(
+        _default("disable_context_sync"), "--disable-context-sync", help=_help("disable_context_sync")
     ),
-    chat_suffix: str = typer.Option(
-        DEFAULT_SUFFIX, "--chat-suffix", help="Agents whose name ends with this serve the workspace's chats."
-    ),
-    offline_after: float = typer.Option(
-        45.0, "--offline-after", help="Seconds without a push or heartbeat before an agent counts as offline."
-    ),
-    recheck_every: float = typer.Option(
-        10.0,
-        "--recheck-every",
-        help="Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited"
-        " one marks its chats out of date.",
-    ),
+    chat_suffix: str = typer.Option(_default("chat_suffix"), "--chat-suffix", help=_help("chat_suffix")),
+    offline_after: float = typer.Option(_default("offline_after"), "--offline-after", help=_help("offline_after")),
+    recheck_every: float = typer.Option(_default("recheck_every"), "--recheck-every", help=_help("recheck_every")),
     store_in_threads: bool = typer.Option(
-        False,
-        "--store-in-threads",
-        help="Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets"
-        " short transactions run on the event loop itself (a SQLite file too), cut short and redone in a"
-        " thread when they would wait.",
+        _default("store_in_threads"), "--store-in-threads", help=_help("store_in_threads")
     ),
     mcp_sessions_per_user: int = typer.Option(
-        32,
-        "--mcp-sessions-per-user",
-        min=1,
-        help="Handshake-era MCP sessions (chats over MCP) one user may hold at once; beyond, initialize gets 429.",
+        _default("mcp_sessions_per_user"), "--mcp-sessions-per-user", min=1, help=_help("mcp_sessions_per_user")
     ),
     mcp_session_idle: float = typer.Option(
-        300.0,
-        "--mcp-session-idle",
-        min=1.0,
-        help="Seconds an MCP session may stay without a request or an open stream before it ends.",
+        _default("mcp_session_idle"), "--mcp-session-idle", min=1.0, help=_help("mcp_session_idle")
     ),
     agent_networks: list[str] = typer.Option(
-        [],
-        "--agent-network",
-        envvar="AGENTCONTEXT_AGENT_NETWORKS",
-        help="Where workspace agents may be called: a network (10.1.0.0/16), an address or a host name, repeatable"
-        " (the variable: separated by spaces); `default` stands for the default list. Given, it replaces the"
-        " default: loopback, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7 and localhost. A push or"
-        " heartbeat advertising another host is refused. Host names are called only when listed.",
-        show_default=False,
+        [], "--agent-network", help=_help("agent_networks") + " Repeatable.", show_default=False
     ),
     allow_hosts: list[str] = AllowHostOption,
     max_connections: int | None = MaxConnectionsOption,
@@ -157,6 +153,13 @@ def server(
         help="The server key that seals agents' secrets (default: AGENTCONTEXT_SERVER_KEY, else control-plane.key"
         " in the data dir, made on first start). Replicas of one database need the same key.",
         show_default=False,
+    ),
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="Config file to read the [server] section from instead of the user config.",
+        dir_okay=False,
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the server does."),
 ) -> None:
@@ -169,17 +172,46 @@ def server(
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
     """
+    given = [name for name in SETTING_FLAGS if _given(ctx, name)]
+    settings = _control_settings(config_file, {f"server.{name}": ctx.params[name] for name in given})
+    _serve(db, listen, settings, allow_hosts, max_connections, key_file, verbose)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the flag was on the command line (else the file, the variable or the declared default decides)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"  # typer's own click: compared by name
+
+
+def _control_settings(config_file: Path | None, flags: dict[str, object]) -> ControlSettings:
+    """The ``server`` settings from the user's config file, the variables and the flags given (no repository's).
+
+    Raises: ConfigError (a bad value in any of them).
+    """
+    from agentcontext.control.settings import ControlSettings
+
+    config = load_config(config_file=config_file, overrides=flags, repository=False)
+    return ControlSettings.of(config.server)
+
+
+def _serve(
+    db: str | None,
+    listen: str,
+    settings: ControlSettings,
+    allow_hosts: list[str],
+    max_connections: int | None,
+    key_file: Path | None,
+    verbose: bool,
+) -> None:
     from agentcontext.control import agent_secret
-    from agentcontext.control.agent_networks import AgentNetworks
     from agentcontext.control.api import MAX_BODY
     from agentcontext.control.db import default_url
-    from agentcontext.control.plane import ControlSettings
-    from agentcontext.control.service import ServerOptions, prepare, run
+    from agentcontext.control.service import prepare
+    from agentcontext.server.run import ServerOptions, run
 
     log_to_stderr(verbose)
     host, port = _address(listen)
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
-    networks = AgentNetworks.parse(agent_networks) if agent_networks else AgentNetworks.default()
     secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
     err = stderr()
@@ -189,16 +221,6 @@ def server(
     if admin is not None:
         err.print("First start: created the administrator [bold]admin[/bold]. Its API token (shown once):")
         typer.echo(admin.token, err=True)
-    settings = ControlSettings(
-        chat_suffix=chat_suffix,
-        sync_enabled=not disable_sync,
-        offline_after=offline_after,
-        recheck_every=recheck_every,
-        store_on_loop=not store_in_threads,
-        mcp_sessions_per_user=mcp_sessions_per_user,
-        mcp_session_idle=mcp_session_idle,
-        agent_networks=networks,
-    )
 
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -19,6 +19,9 @@ from agentcontext.cli.common import STATUS_STYLE, print_json, stdout
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.terminal import shown
+
+if TYPE_CHECKING:
+    from agentcontext.control.wire import OverviewAgent, OverviewMcp, OverviewResponse, OverviewWorkspace
 
 ServerOption = typer.Option(
     None, "--server", help="Control plane URL (or AGENTCONTEXT_SERVER; default: `up`'s).", show_default=False
@@ -67,7 +70,7 @@ def status(
     Without flags it asks the control plane `agentcontext up` runs, as your local user.
     Exits with 2 when the control plane cannot be reached or refuses the token.
     """
-    from agentcontext.control.client import ControlClient
+    from agentcontext.control.client import ControlClient, answered
     from agentcontext.local.state import default_path
 
     given = resolve_token(token, token_file, "AGENTCONTEXT_TOKEN")
@@ -80,60 +83,59 @@ def status(
             raise
         raise UnavailableError(f"{exc} (is `agentcontext up` running?)") from None
     if as_json:
-        print_json(overview)
+        print_json(answered(overview))
     else:
         show(overview, url)
 
 
-def show(overview: dict[str, Any], url: str) -> None:
+def show(overview: OverviewResponse, url: str) -> None:
     out = stdout()
-    info = overview["server"]
-    version, database = shown(info.get("version", "?")), shown(info.get("database", "?"))
-    out.print(f"control plane [bold]{shown(url)}[/] · agentcontext {version} · {database}")
-    out.print(_agents(overview["workspaces"]) if overview["workspaces"] else "No workspaces yet.")
-    chats = overview["chats"]
-    dirty = chats["out_of_date"]
-    out.print(f"chats: {chats['total']} ({f'[yellow]{dirty} out of date[/]' if dirty else 'none out of date'})")
-    problems = overview["problems"]
+    info = overview.server
+    out.print(f"control plane [bold]{shown(url)}[/] · agentcontext {shown(info.version)} · {shown(info.database)}")
+    out.print(_agents(overview.workspaces) if overview.workspaces else "No workspaces yet.")
+    chats = overview.chats
+    dirty = chats.out_of_date
+    out.print(f"chats: {chats.total} ({f'[yellow]{dirty} out of date[/]' if dirty else 'none out of date'})")
+    problems = overview.problems
     if not problems:
         out.print("[green]no problems[/]")
         return
     out.print(f"[bold]problems[/] ({len(problems)})")
     for problem in problems:
-        out.print(f"  [red]![/] {shown(problem['where'])}: {shown(problem['message'])}")
+        out.print(f"  [red]![/] {shown(problem.where)}: {shown(problem.message)}")
 
 
-def _agents(workspaces: list[dict[str, Any]]) -> Table:
+def _agents(workspaces: list[OverviewWorkspace]) -> Table:
     table = Table(header_style="bold", box=None, pad_edge=False)
     for column in ("workspace", "agent", "state", "last seen", "snapshot", "resources", "MCP servers"):
         table.add_column(column, overflow="fold")
     for workspace in workspaces:
-        if not workspace["agents"]:
-            table.add_row(shown(workspace["name"]), "-", "no agent", "", "", "", "")
-        for agent in workspace["agents"]:
-            table.add_row(shown(workspace["name"]), shown(agent["name"]), *_agent_cells(agent))
+        if not workspace.agents:
+            table.add_row(shown(workspace.name), "-", "no agent", "", "", "", "")
+        for agent in workspace.agents:
+            table.add_row(shown(workspace.name), shown(agent.name), *_agent_cells(agent))
     return table
 
 
-def _agent_cells(agent: dict[str, Any]) -> tuple[str, ...]:
-    state = "[green]online[/]" if agent["online"] else "[red]offline[/]"
-    seen = (agent["last_seen_at"] or "never").replace("T", " ")[:19]
-    snapshot = agent["snapshot"]
+def _agent_cells(agent: OverviewAgent) -> tuple[str, ...]:
+    state = "[green]online[/]" if agent.online else "[red]offline[/]"
+    seen = (agent.last_seen_at or "never").replace("T", " ")[:19]
+    snapshot = agent.snapshot
     if snapshot is None:
-        return state, seen, "none yet", "", _mcp(agent["mcp"])
-    version = f"v{snapshot['version']} {snapshot['aggregate_hash'][:12]}"
+        return state, seen, "none yet", "", _mcp(agent.mcp)
+    version = f"v{snapshot.version} {snapshot.aggregate_hash[:12]}"
     counts = ", ".join(
         f"{n} [{STATUS_STYLE.get(name, '')}]{name}[/]" if STATUS_STYLE.get(name) else f"{n} {shown(name)}"
-        for name, n in snapshot["by_status"].items()
+        for name, n in snapshot.by_status.items()
     )
-    return state, seen, version, counts or "none", _mcp(agent["mcp"])
+    return state, seen, version, counts or "none", _mcp(agent.mcp)
 
 
-def _mcp(servers: list[dict[str, Any]]) -> str:
+def _mcp(servers: list[OverviewMcp]) -> str:
     if not servers:
         return "none"
-    ok = sum(1 for s in servers if s["status"] == "ok")
-    failed = sum(1 for s in servers if s["status"] == "unreadable")
+    ok = sum(1 for s in servers if s.status == "ok")
+    failed = sum(1 for s in servers if s.status == "unreadable")
     other = len(servers) - ok - failed
     parts = [f"{ok} connected", f"[red]{failed} failed[/]" if failed else "", f"{other} pending" if other else ""]
     return ", ".join(part for part in parts if part)

@@ -7,7 +7,7 @@ the dashboard (the agent writes it to its user's trust store), and each agent pr
 the work dir (read with the same models the agent answers with). Calls go to the API's own paths
 only (no empty, ``.`` or ``..`` segment, which a server may resolve to another path), at the
 scheme, host and port the agent advertised where the operator allows it (``agent_networks``,
-checked by ``ControlPlane.agent_address``). Everything else is served from the database.
+checked by ``AgentReach.address``). Everything else is served from the database.
 Failures become ``UnavailableError`` (cannot reach the agent) or ``AgentReplyError`` (the agent
 answered with an error), never httpx exceptions.
 """

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentcontext.errors import ConflictError, NotFoundError
+from agentcontext.settings.declared import BY_KEY
 
-DEFAULT_SUFFIX = "-coderd-chat"
+DEFAULT_SUFFIX: str = BY_KEY["server.chat_suffix"].default
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ names each field), 501 context sync disabled, 503 unreachable; the request guard
 401 before the body is read, 408 for a body that takes too long and 429 for too many event streams.
 Chat tools answer 200 with ``is_error`` for their own failures, as a model expects. Each chat is
 also served over MCP under ``/mcp`` (``chat_mcp``; the MCP SDK is loaded by the first chat that connects).
-The dashboard is not part of it: the server adds it (``service``).
+The dashboard is not part of it: the server's app is composed above both (``agentcontext.server``).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
             chat_mcp.serve_in(group)  # each chat's MCP sessions live as long as the server
             if background:
                 await group.start(plane.broker.run)
-                group.start_soon(plane.run_sweeper)
+                group.start_soon(plane.sync.run_sweeper)
             yield
             chat_mcp.serve_in(None)
             group.cancel_scope.cancel()

@@ -16,16 +16,9 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from agentcontext.control.identity import AgentPrincipal, Principal, UserPrincipal
-from agentcontext.control.plane import SYNC_DISABLED, ControlPlane, SyncDisabled
+from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import AuthError, ForbiddenError, InvalidRequestError
 from agentcontext.wire.sync import storable
-
-
-async def plane_of(request: Request) -> ControlPlane:
-    """The plane serving this app (async: FastAPI runs a plain function dependency in a worker thread)."""
-    plane: ControlPlane = request.app.state.plane
-    return plane
-
 
 SCHEME = "token"
 SCHEME_DESCRIPTION = (
@@ -55,7 +48,7 @@ async def _principal(request: Request) -> tuple[ControlPlane, Principal]:
     if not token:
         raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
     plane: ControlPlane = request.app.state.plane
-    return plane, await plane.authenticate(token)
+    return plane, await plane.access.authenticate(token)
 
 
 async def _user(request: Request) -> UserCall:
@@ -81,8 +74,7 @@ async def _agent(request: Request) -> AgentCall:
     plane, principal = await _principal(request)
     if not isinstance(principal, AgentPrincipal):
         raise ForbiddenError("this route needs an agent token")
-    if not plane.settings.sync_enabled:
-        raise SyncDisabled(SYNC_DISABLED)
+    plane.sync.check_enabled()
     await check_text(request)
     return AgentCall(plane, principal)
 

@@ -1,4 +1,4 @@
-"""A chat as the API shows it, built from rows already in hand (no queries here).
+"""A chat as the API shows it (``wire.ChatResponse``), built from rows already in hand (no queries here).
 
 Rows are read by column name: ``rows.PIN_COLUMNS`` (or ``rows.ROW_COLUMNS`` alone: then copied from the
 snapshot); the listing follows Coder's (by source path, without ok-but-empty instruction files and skills
@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentcontext.control import rows
 from agentcontext.control.skill_index import usable_skill_name
+from agentcontext.control.wire import ChatResponse, RefreshResponse
 from agentcontext.resource import Kind, Status
+from agentcontext.snapshot import Diff
 
 if TYPE_CHECKING:
     from agentcontext.control.chats import ChatRow
-
-ChatView = dict[str, Any]  # a chat as the API answers it (``wire.ChatResponse``), its context summary in it
-
 
 _SKILL, _MCP_SERVER, _INSTRUCTION, _OK = (
     str(Kind.SKILL),
@@ -59,8 +58,20 @@ def resource_view(row: Any) -> dict[str, Any]:
     return data
 
 
-def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error: str | None = None) -> ChatView:
+def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None) -> ChatResponse:
     """The chat's summary from its pinned rows (texts not needed)."""
+    return ChatResponse.model_validate(_summary(chat, pinned, latest_hash))
+
+
+def refreshed(
+    chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, changes: Diff, kept_because: str | None
+) -> RefreshResponse:
+    """The summary of a chat just re-pinned, with what changed and why its discovered files were kept (if so)."""
+    kept = {"discovered_error": kept_because} if kept_because else {}
+    return RefreshResponse.model_validate({**_summary(chat, pinned, latest_hash), "diff": changes.to_dict(), **kept})
+
+
+def _summary(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None) -> dict[str, Any]:
     listing = sorted((r for r in pinned if listed(r)), key=lambda r: (r.path, r.kind))  # Coder: by source (path)
     return {
         "id": chat.id,
@@ -80,7 +91,7 @@ def view(chat: ChatRow, pinned: Iterable[Any], latest_hash: str | None, *, error
             "latest_hash": latest_hash,
             "dirty": chat.dirty_since is not None,
             "dirty_since": chat.dirty_since.isoformat() if chat.dirty_since else None,
-            "error": error or chat.pinned_error,
+            "error": chat.pinned_error,
             "resources": [resource_view(r) for r in listing],
         },
     }

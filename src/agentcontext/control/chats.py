@@ -25,7 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from agentcontext.control import rediscovery, rows
 from agentcontext.control import tables as t
 from agentcontext.control.agentselect import Candidate, find_chat_agent
-from agentcontext.control.chat_view import ChatView, view
+from agentcontext.control.chat_view import refreshed, view
 from agentcontext.control.contents import Executor, dialect_of
 from agentcontext.control.discovered_answer import Answer
 from agentcontext.control.events import Event, chat_topic
@@ -33,11 +33,11 @@ from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import Written, copy_pin
 from agentcontext.control.models import new_id
 from agentcontext.control.prepared import Prepared
+from agentcontext.control.visibility import may_see
+from agentcontext.control.wire import DEFAULT_STATUS, STATUSES, ChatResponse, RefreshResponse
 from agentcontext.errors import InvalidRequestError, NotFoundError
 from agentcontext.snapshot import Diff
 
-STATUSES = ("pending", "waiting", "running", "paused", "requires_action", "completed", "error")
-DEFAULT_STATUS = "pending"
 MAX_TITLE = 256
 
 
@@ -96,14 +96,14 @@ _WORKSPACE_BY_NAME = sa.select(t.workspaces.c.id, t.workspaces.c.owner_id).where
 
 
 def usable_workspace(executor: Executor, user: UserPrincipal, key: str) -> str:
-    """The id of a workspace the user may open chats in (unowned, or theirs); an id wins over a name.
+    """The id of a workspace the user may open chats in (``visibility.may_see``); an id wins over a name.
 
     Raises:
         NotFoundError: no such workspace, or not theirs.
     """
     found = executor.execute(_WORKSPACE_BY_ID, {"key": key}).first()
     found = found or executor.execute(_WORKSPACE_BY_NAME, {"key": key}).first()
-    if found is None or (found.owner_id not in (None, user.user_id) and not user.is_admin):
+    if found is None or not may_see(user, found.owner_id):
         raise NotFoundError(f'workspace "{key}" not found')
     return str(found.id)
 
@@ -320,7 +320,7 @@ class Refreshed:
     chat: ChatRow
     diff: Diff
     events: tuple[Event, ...]
-    view: ChatView
+    view: RefreshResponse
     pinned: Pinned | None = None  # the chat's pinned rows now, to keep once the transaction has committed
     discovered_kept: str | None = None  # why the discovered rows were kept as they were (the agent unreachable)
 
@@ -415,7 +415,7 @@ def refresh(
     events.append(Event(chat_topic(chat.id), "refreshed", data))
     latest_hash = source.aggregate_hash if source is not None else None
     kept = Pinned((chat.pinned_at, chat.pinned_hash), list(map(rows.row_of, after)), chat.discovered_at is not None)
-    shown = view(chat, [*after, *again.after], latest_hash)
+    shown = refreshed(chat, [*after, *again.after], latest_hash, changes, again.kept_because)
     return Refreshed(chat, changes, tuple(events), shown, kept, again.kept_because)
 
 
@@ -582,12 +582,12 @@ _OWNED_WITH_LATEST = (
 )
 
 
-def summary(executor: Executor, chat: ChatRow) -> ChatView:
+def summary(executor: Executor, chat: ChatRow) -> ChatResponse:
     latest = executor.scalar(_LATEST_HASH, {"agent_id": chat.agent_id}) if chat.agent_id else None
     return view(chat, rows.read(executor, chat.id, chat=True), latest)
 
 
-def owned_summary(executor: Executor, user: UserPrincipal, chat_id: str) -> ChatView:
+def owned_summary(executor: Executor, user: UserPrincipal, chat_id: str) -> ChatResponse:
     """The user's chat as the API returns it, in two queries.
 
     Raises:
@@ -599,7 +599,7 @@ def owned_summary(executor: Executor, user: UserPrincipal, chat_id: str) -> Chat
     return view(ChatRow.of(row), rows.read(executor, chat_id, chat=True), row.latest_hash)
 
 
-def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatView]:
+def summaries(executor: Executor, listing: Sequence[ChatRow]) -> list[ChatResponse]:
     """Summaries of many chats in two queries."""
     if not listing:
         return []

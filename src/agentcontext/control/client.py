@@ -1,23 +1,27 @@
-"""A Python client for the control plane's API; the CLI's ``chats`` commands use it.
+"""A Python client for the control plane's API; the CLI's ``chats`` and ``status`` commands use it.
 
     client = ControlClient("http://127.0.0.1:8765", token)
     chat = client.create_chat("my-workspace")
-    turn = client.prompt(chat["id"])            # {"system": ..., "tools": [...]}
-    result = client.call_tool(chat["id"], "read_skill", {"name": "review"})
+    turn = client.prompt(chat.id)            # turn.system, turn.tools
+    result = client.call_tool(chat.id, "read_skill", {"name": "review"})
 
-Error answers become the package's errors (``NotFoundError``, ``AuthError``, ...) carrying
-the server's message and detail.
+Answers are the API's own wire models (``control.wire``), read from its JSON: what an answer
+left out stays unset, so ``answered(model)`` gives back exactly the JSON the server sent. Error
+answers become the package's errors (``NotFoundError``, ``AuthError``, ...) carrying the server's
+message and detail.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from agentcontext.control import wire
 from agentcontext.errors import (
     AgentContextError,
     AuthError,
@@ -28,6 +32,8 @@ from agentcontext.errors import (
     UnavailableError,
 )
 
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 _ERRORS: dict[int, type[AgentContextError]] = {
     400: InvalidRequestError,
     401: AuthError,
@@ -36,11 +42,19 @@ _ERRORS: dict[int, type[AgentContextError]] = {
     409: ConflictError,
     413: InvalidRequestError,
 }
+_CHATS = TypeAdapter(list[wire.ChatResponse])
+_SKILLS = TypeAdapter(list[wire.SkillSummary])
+_WORKSPACES = TypeAdapter(list[wire.WorkspaceEntry])
 
 
 def _path(*parts: str) -> str:
     """``/api/v1/`` plus the parts, each encoded whole: an id or a tool name may hold ``/`` or ``?``."""
     return "/api/v1/" + "/".join(quote(part, safe="") for part in parts)
+
+
+def answered(model: BaseModel) -> dict[str, Any]:
+    """A model read from an answer, as the JSON the server sent (what it left out stays out)."""
+    return model.model_dump(mode="json", exclude_unset=True)
 
 
 class ControlClient:
@@ -63,16 +77,21 @@ class ControlClient:
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None) -> bytes:
+        """The answer's body (empty for 204). Raises: the package's error for an error answer."""
         try:
             response = self._http.request(method, path, json=json_body, params=params)
         except httpx.HTTPError as exc:
             raise UnavailableError(f"cannot reach the control plane at {self._http.base_url}: {exc}") from None
         if response.status_code >= 400:
             raise _error(response)
-        if response.status_code == 204 or not response.content:
-            return None
-        return response.json()
+        return response.content
+
+    def _model(self, model: type[M], method: str, path: str, **kwargs: Any) -> M:
+        return _read(model.model_validate_json, self._call(method, path, **kwargs), f"{method} {path}")
+
+    def _models(self, adapter: TypeAdapter[list[M]], path: str, **kwargs: Any) -> list[M]:
+        return _read(adapter.validate_json, self._call("GET", path, **kwargs), f"GET {path}")
 
     # chats
     def create_chat(
@@ -83,45 +102,35 @@ class ControlClient:
         parent_id: str | None = None,
         title: str = "",
         plan_mode: bool = False,
-    ) -> dict[str, Any]:
+    ) -> wire.ChatResponse:
         body: dict[str, Any] = {"workspace": workspace, "parent_id": parent_id, "title": title, "plan_mode": plan_mode}
         if status is not None:
             body["status"] = status
-        result: dict[str, Any] = self._call("POST", "/api/v1/chats", json_body=body)
-        return result
+        return self._model(wire.ChatResponse, "POST", "/api/v1/chats", json_body=body)
 
-    def chat(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", _path("chats", chat_id))
-        return result
+    def chat(self, chat_id: str) -> wire.ChatResponse:
+        return self._model(wire.ChatResponse, "GET", _path("chats", chat_id))
 
-    def chats(self, *, archived: bool = False) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._call("GET", "/api/v1/chats", params={"archived": archived})
-        return result
+    def chats(self, *, archived: bool = False) -> list[wire.ChatResponse]:
+        return self._models(_CHATS, "/api/v1/chats", params={"archived": archived})
 
-    def update_chat(self, chat_id: str, **changes: Any) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PATCH", _path("chats", chat_id), json_body=changes)
-        return result
+    def update_chat(self, chat_id: str, **changes: Any) -> wire.ChatResponse:
+        return self._model(wire.ChatResponse, "PATCH", _path("chats", chat_id), json_body=changes)
 
-    def refresh(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PUT", _path("chats", chat_id, "context"))
-        return result
+    def refresh(self, chat_id: str) -> wire.RefreshResponse:
+        return self._model(wire.RefreshResponse, "PUT", _path("chats", chat_id, "context"))
 
-    def touched(self, chat_id: str, paths: Sequence[str]) -> dict[str, Any]:
+    def touched(self, chat_id: str, paths: Sequence[str]) -> wire.TouchedResponse:
         """Pin the instruction files that apply to paths the chat touched; what was added."""
-        result: dict[str, Any] = self._call(
-            "POST", _path("chats", chat_id, "touched"), json_body={"paths": list(paths)}
-        )
-        return result
+        body = {"paths": list(paths)}
+        return self._model(wire.TouchedResponse, "POST", _path("chats", chat_id, "touched"), json_body=body)
 
-    def prompt(self, chat_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", _path("chats", chat_id, "prompt"))
-        return result
+    def prompt(self, chat_id: str) -> wire.PromptResponse:
+        return self._model(wire.PromptResponse, "GET", _path("chats", chat_id, "prompt"))
 
-    def call_tool(self, chat_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = self._call(
-            "POST", _path("chats", chat_id, "tools", name), json_body=dict(arguments or {})
-        )
-        return result
+    def call_tool(self, chat_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> wire.ToolResultBody:
+        path = _path("chats", chat_id, "tools", name)
+        return self._model(wire.ToolResultBody, "POST", path, json_body=dict(arguments or {}))
 
     def events(self, chat_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The chat's events as ``(kind, data)``, starting with ``state``; runs until the server closes."""
@@ -138,34 +147,41 @@ class ControlClient:
                     kind = "message"
 
     # personal skills
-    def skills(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._call("GET", "/api/v1/users/me/skills")
-        return result
+    def skills(self) -> list[wire.SkillSummary]:
+        return self._models(_SKILLS, "/api/v1/users/me/skills")
 
-    def add_skill(self, content: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("POST", "/api/v1/users/me/skills", json_body={"content": content})
-        return result
+    def add_skill(self, content: str) -> wire.SkillSummary:
+        return self._model(wire.SkillSummary, "POST", "/api/v1/users/me/skills", json_body={"content": content})
 
-    def update_skill(self, name: str, content: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("PUT", _path("users", "me", "skills", name), json_body={"content": content})
-        return result
+    def update_skill(self, name: str, content: str) -> wire.SkillSummary:
+        path = _path("users", "me", "skills", name)
+        return self._model(wire.SkillSummary, "PUT", path, json_body={"content": content})
 
     def delete_skill(self, name: str) -> None:
         self._call("DELETE", _path("users", "me", "skills", name))
 
     # who and where
-    def me(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", "/api/v1/users/me")
-        return result
+    def me(self) -> wire.MeResponse:
+        return self._model(wire.MeResponse, "GET", "/api/v1/users/me")
 
-    def workspaces(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._call("GET", "/api/v1/workspaces")
-        return result
+    def workspaces(self) -> list[wire.WorkspaceEntry]:
+        return self._models(_WORKSPACES, "/api/v1/workspaces")
 
-    def overview(self) -> dict[str, Any]:
+    def overview(self) -> wire.OverviewResponse:
         """Server, workspaces, agents, snapshots, chat counts and problems (``agentcontext status``)."""
-        result: dict[str, Any] = self._call("GET", "/api/v1/overview")
-        return result
+        return self._model(wire.OverviewResponse, "GET", "/api/v1/overview")
+
+
+def _read(parse: Callable[[bytes], T], body: bytes, request: str) -> T:
+    """Raises: UnavailableError (an answer that is not the model the API documents for it)."""
+    try:
+        return parse(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the body"
+        raise UnavailableError(
+            f"the control plane's answer to {request} is not what this client reads ({where}: {first['msg']})"
+        ) from None
 
 
 def _error(response: httpx.Response) -> AgentContextError:

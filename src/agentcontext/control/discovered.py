@@ -34,6 +34,7 @@ from agentcontext.control.contents import Executor
 from agentcontext.control.discovered_answer import MAX_CAUSES, MAX_DISCOVERED, MAX_DISCOVERED_BYTES, Answer, Found
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.prompt import DiscoveredFile
+from agentcontext.control.wire import AddedFile, PathReason, TouchedResponse
 from agentcontext.errors import ConflictError, NotFoundError
 from agentcontext.resource import LoadType
 
@@ -86,17 +87,17 @@ class Touched:
     refused: tuple[tuple[str, str], ...]
     dirty: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "chat_id": self.chat_id,
-            "added": [{"path": a.path, "bytes": a.bytes, "caused_by": list(a.caused_by)} for a in self.added],
-            "bytes_added": sum(a.bytes for a in self.added),
-            "already_pinned": list(self.already_pinned),
-            "changed": list(self.changed),
-            "excluded": [{"path": p, "reason": r} for p, r in self.excluded],
-            "refused": [{"path": p, "reason": r} for p, r in self.refused],
-            "dirty": self.dirty,
-        }
+    def to_wire(self) -> TouchedResponse:
+        return TouchedResponse(
+            chat_id=self.chat_id,
+            added=[AddedFile(path=a.path, bytes=a.bytes, caused_by=list(a.caused_by)) for a in self.added],
+            bytes_added=sum(a.bytes for a in self.added),
+            already_pinned=list(self.already_pinned),
+            changed=list(self.changed),
+            excluded=[PathReason(path=p, reason=r) for p, r in self.excluded],
+            refused=[PathReason(path=p, reason=r) for p, r in self.refused],
+            dirty=self.dirty,
+        )
 
 
 _PINNED = sa.select(

@@ -39,7 +39,7 @@ def stream_key(plane: ControlPlane) -> Callable[[Mapping[str, str]], Awaitable[s
             return token_hash(token)
         secret = cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE, "")
         try:
-            return (await plane.session(secret)).token_hash
+            return (await plane.access.session(secret)).token_hash
         except (AuthError, UnavailableError):  # refused by the page itself; counted alone meanwhile
             return token_hash(secret)
 
@@ -54,7 +54,7 @@ def authenticator(plane: ControlPlane) -> Authenticate:
         if not token:
             return unauthorized("a bearer token is required (Authorization: Bearer <token>)")
         try:
-            await plane.authenticate(token)
+            await plane.access.authenticate(token)
         except AuthError as exc:
             return unauthorized(str(exc))
         except UnavailableError as exc:  # the database cannot be asked: nothing is known of the token

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcontext.control.plane import SyncDisabled
+from agentcontext.control.services.sync import SyncDisabled
 from agentcontext.errors import (
     AgentContextError,
     AuthError,

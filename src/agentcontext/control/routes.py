@@ -1,8 +1,8 @@
 """The API's routes under ``/api/v1/``: each reads its body as a wire model and answers one.
 
-A route authenticates (``auth``), hands the work to the plane (one worker-thread hop for its
-database work) and serialises the plane's answer through the wire model its OpenAPI entry
-names, so an answer is exactly what the document says. Chat tools answer 200 with
+A route authenticates (``auth``), hands the work to a service of the plane (``services``: one
+worker-thread hop for its database work, or none) and serialises the wire model the service
+returns, the one its OpenAPI entry names, so an answer is exactly what the document says. Chat tools answer 200 with
 ``is_error`` for their own failures, as a model expects.
 """
 
@@ -23,7 +23,6 @@ from agentcontext.control import chats, wire
 from agentcontext.control.auth import Admin, AgentToken, User
 from agentcontext.control.event_stream import EventStream, frame
 from agentcontext.control.events import Event
-from agentcontext.control.models import ChatFile, PersonalSkill
 from agentcontext.control.tools import ToolResult
 from agentcontext.web.json_body import OnePassRoute
 from agentcontext.wire.views import AgentViewsBody
@@ -64,8 +63,9 @@ _FILES = TypeAdapter(list[wire.ChatFileEntry])
 _WORKSPACES = TypeAdapter(list[wire.WorkspaceEntry])
 
 
-def _answer_list(adapter: TypeAdapter[Any], items: Any) -> Response:
-    return Response(adapter.dump_json(adapter.validate_python(items, from_attributes=True)), media_type=JSON)
+def _answer_list(adapter: TypeAdapter[Any], items: list[Any]) -> Response:
+    """Models as a JSON list, every field of each written (what is unset too, as lists always answered)."""
+    return Response(adapter.dump_json(items), media_type=JSON)
 
 
 # --- agent routes --------------------------------------------------------------------
@@ -78,15 +78,12 @@ def _answer_list(adapter: TypeAdapter[Any], items: Any) -> Response:
     responses={501: {"model": wire.ErrorBody, "description": "Context sync is disabled: stop pushing."}},
 )
 async def push(call: AgentToken, body: wire.PushRequest) -> Response:
-    outcome = await call.plane.push(call.agent, body)
-    return answer(
-        wire.PushResponse(accepted=outcome.accepted, version=outcome.version, stored_version=outcome.stored_version)
-    )
+    return answer(await call.plane.sync.push(call.agent, body))
 
 
 @agent_router.post("/heartbeat", summary="The agent is alive (or, with online false, leaving)", status_code=204)
 async def heartbeat(call: AgentToken, body: wire.HeartbeatRequest) -> Response:
-    await call.plane.heartbeat(call.agent, body)
+    await call.plane.sync.heartbeat(call.agent, body)
     return Response(status_code=204)
 
 
@@ -106,8 +103,7 @@ async def me(call: User) -> Response:
     tags=["users"],
 )
 async def create_user(call: Admin, body: wire.CreateUserBody) -> Response:
-    issued = await call.plane.create_user(call.user, body.name, admin=body.admin)
-    return answer(wire.IssuedResponse.model_validate(issued), 201)
+    return answer(await call.plane.admin.create_user(call.user, body.name, admin=body.admin), 201)
 
 
 @router.get(
@@ -117,7 +113,7 @@ async def create_user(call: Admin, body: wire.CreateUserBody) -> Response:
     tags=["workspaces"],
 )
 async def overview(call: User) -> Response:
-    return answer(wire.OverviewResponse.model_validate(await call.plane.overview(call.user)))
+    return answer(await call.plane.views.overview(call.user))
 
 
 @router.get(
@@ -127,7 +123,7 @@ async def overview(call: User) -> Response:
     tags=["workspaces"],
 )
 async def workspaces(call: User) -> Response:
-    return _answer_list(_WORKSPACES, await call.plane.list_workspaces(call.user))
+    return _answer_list(_WORKSPACES, await call.plane.views.workspaces(call.user))
 
 
 @router.post(
@@ -138,8 +134,7 @@ async def workspaces(call: User) -> Response:
     tags=["workspaces"],
 )
 async def create_agent(call: Admin, workspace: str, body: wire.CreateAgentBody) -> Response:
-    issued = await call.plane.create_agent(call.user, workspace, body.name, parent=body.parent)
-    return answer(wire.IssuedResponse.model_validate(issued), 201)
+    return answer(await call.plane.admin.create_agent(call.user, workspace, body.name, parent=body.parent), 201)
 
 
 @router.get(
@@ -151,7 +146,7 @@ async def create_agent(call: Admin, workspace: str, body: wire.CreateAgentBody) 
     tags=["workspaces"],
 )
 async def agent_views(call: User, agent_id: str) -> Response:
-    return answer(await call.plane.agent_views(call.user, agent_id))
+    return answer(await call.plane.views.agent_views(call.user, agent_id))
 
 
 @router.post(
@@ -163,19 +158,19 @@ async def agent_views(call: User, agent_id: str) -> Response:
 )
 async def create_chat(call: User, body: wire.CreateChatBody) -> Response:
     new = chats.NewChat(body.workspace, body.status, body.parent_id, body.title, body.plan_mode)
-    return answer(wire.ChatResponse.model_validate(await call.plane.create_chat(call.user, new)), 201)
+    return answer(await call.plane.chats.create(call.user, new), 201)
 
 
 @router.get("/chats", summary="This user's chats, newest first", response_model=list[wire.ChatResponse], tags=["chats"])
 async def list_chats(call: User, archived: bool = False) -> Response:
-    return _answer_list(_CHATS, await call.plane.list_chats(call.user, archived=archived))
+    return _answer_list(_CHATS, await call.plane.chats.listing(call.user, archived=archived))
 
 
 @router.get(
     "/chats/{chat_id}", summary="A chat with its context summary", response_model=wire.ChatResponse, tags=["chats"]
 )
 async def get_chat(call: User, chat_id: str) -> Response:
-    return answer(wire.ChatResponse.model_validate(await call.plane.get_chat(call.user, chat_id)))
+    return answer(await call.plane.chats.get(call.user, chat_id))
 
 
 @router.patch(
@@ -185,10 +180,10 @@ async def get_chat(call: User, chat_id: str) -> Response:
     tags=["chats"],
 )
 async def update_chat(call: User, chat_id: str, body: wire.UpdateChatBody) -> Response:
-    view = await call.plane.update_chat(
+    chat = await call.plane.chats.update(
         call.user, chat_id, status=body.status, archived=body.archived, title=body.title
     )
-    return answer(wire.ChatResponse.model_validate(view))
+    return answer(chat)
 
 
 @router.put(
@@ -198,7 +193,7 @@ async def update_chat(call: User, chat_id: str, body: wire.UpdateChatBody) -> Re
     tags=["chats"],
 )
 async def refresh(call: User, chat_id: str) -> Response:
-    return answer(wire.RefreshResponse.model_validate(await call.plane.refresh(call.user, chat_id)))
+    return answer(await call.plane.chats.refresh(call.user, chat_id))
 
 
 @router.post(
@@ -208,7 +203,7 @@ async def refresh(call: User, chat_id: str) -> Response:
     tags=["chats"],
 )
 async def touched(call: User, chat_id: str, body: wire.TouchedBody) -> Response:
-    return answer(wire.TouchedResponse.model_validate(await call.plane.touched(call.user, chat_id, body.paths)))
+    return answer(await call.plane.chats.touched(call.user, chat_id, body.paths))
 
 
 @router.get(
@@ -219,7 +214,7 @@ async def touched(call: User, chat_id: str, body: wire.TouchedBody) -> Response:
     tags=["chats"],
 )
 async def chat_prompt(call: User, chat_id: str) -> Response:
-    prompt = await call.plane.prompt_json(call.user, chat_id)
+    prompt = await call.plane.chats.prompt_json(call.user, chat_id)
     return Response(prompt.body, media_type=JSON, headers={"X-Prompt-Cache": "hit" if prompt.cached else "miss"})
 
 
@@ -236,7 +231,7 @@ async def call_tool(
     arguments: Annotated[Any, Body(description="The tool's arguments, a JSON object.")] = None,
 ) -> Response:
     return answer(
-        _tool_result(await call.plane.call_tool(call.user, chat_id, name, {} if arguments is None else arguments))
+        _tool_result(await call.plane.chats.call_tool(call.user, chat_id, name, {} if arguments is None else arguments))
     )
 
 
@@ -254,19 +249,7 @@ def _tool_result(result: ToolResult) -> wire.ToolResultBody:
     tags=["chats"],
 )
 async def chat_files(call: User, chat_id: str) -> Response:
-    return _answer_list(_FILES, [_file_entry(f) for f in await call.plane.chat_files(call.user, chat_id)])
-
-
-def _file_entry(file: ChatFile) -> dict[str, Any]:
-    return {
-        "id": file.id,
-        "name": file.name,
-        "kind": file.kind,
-        "media_type": file.media_type,
-        "path": file.path,
-        "size_bytes": file.size_bytes,
-        "created_at": file.created_at.isoformat(),
-    }
+    return _answer_list(_FILES, await call.plane.chats.files(call.user, chat_id))
 
 
 @router.get(
@@ -277,8 +260,8 @@ def _file_entry(file: ChatFile) -> dict[str, Any]:
     tags=["chats"],
 )
 async def chat_file(call: User, chat_id: str, file_id: str) -> Response:
-    file, text = await call.plane.chat_file(call.user, chat_id, file_id)
-    return Response(text, media_type=file.media_type, headers={"Content-Disposition": _disposition(file.name)})
+    file = await call.plane.chats.file(call.user, chat_id, file_id)
+    return Response(file.text, media_type=file.media_type, headers={"Content-Disposition": _disposition(file.name)})
 
 
 def _disposition(name: str) -> str:
@@ -301,14 +284,14 @@ def _disposition(name: str) -> str:
 async def chat_events(call: User, chat_id: str) -> EventStream:
     broker = call.plane.broker
     mark = broker.mark()
-    topics, state = await call.plane.event_topics(call.user, chat_id)  # a 404 must come before the stream starts
+    start = await call.plane.chats.event_start(call.user, chat_id)  # a 404 must come before the stream starts
 
     @contextlib.asynccontextmanager
     async def opened() -> AsyncIterator[tuple[bytes, MemoryObjectReceiveStream[Event]]]:
-        with broker.subscribe(topics) as receive:
-            current = state
-            if broker.delivered_since(topics, mark):  # an event fell between the read and the subscription
-                _, current = await call.plane.event_topics(call.user, chat_id)
+        with broker.subscribe(start.topics) as receive:
+            current = start.state
+            if broker.delivered_since(start.topics, mark):  # an event fell between the read and the subscription
+                current = (await call.plane.chats.event_start(call.user, chat_id)).state
             yield frame("state", current), receive
 
     return EventStream(opened, ping=15)
@@ -316,17 +299,7 @@ async def chat_events(call: User, chat_id: str) -> EventStream:
 
 @router.get("/users/me/skills", summary="Your personal skills", response_model=list[wire.SkillSummary], tags=["skills"])
 async def list_skills(call: User) -> Response:
-    return _answer_list(_SKILLS, [_skill(k) for k in await call.plane.list_personal_skills(call.user)])
-
-
-def _skill(skill: PersonalSkill) -> dict[str, Any]:
-    return {
-        "name": skill.name,
-        "description": skill.description,
-        "size_bytes": skill.size_bytes,
-        "created_at": skill.created_at.isoformat(),
-        "updated_at": skill.updated_at.isoformat(),
-    }
+    return _answer_list(_SKILLS, await call.plane.skills.listing(call.user))
 
 
 @router.post(
@@ -337,7 +310,7 @@ def _skill(skill: PersonalSkill) -> dict[str, Any]:
     tags=["skills"],
 )
 async def create_skill(call: User, body: wire.SkillBody) -> Response:
-    return answer(wire.SkillSummary(**_skill(await call.plane.create_personal_skill(call.user, body.content))), 201)
+    return answer(await call.plane.skills.create(call.user, body.content), 201)
 
 
 @router.get(
@@ -347,18 +320,17 @@ async def create_skill(call: User, body: wire.SkillBody) -> Response:
     tags=["skills"],
 )
 async def get_skill(call: User, name: str) -> Response:
-    skill, text = await call.plane.get_personal_skill(call.user, name)
-    return answer(wire.SkillDetail(**_skill(skill), content=text))
+    return answer(await call.plane.skills.get(call.user, name))
 
 
 @router.put(
     "/users/me/skills/{name}", summary="Replace a personal skill", response_model=wire.SkillSummary, tags=["skills"]
 )
 async def update_skill(call: User, name: str, body: wire.SkillBody) -> Response:
-    return answer(wire.SkillSummary(**_skill(await call.plane.update_personal_skill(call.user, name, body.content))))
+    return answer(await call.plane.skills.update(call.user, name, body.content))
 
 
 @router.delete("/users/me/skills/{name}", summary="Delete a personal skill", status_code=204, tags=["skills"])
 async def delete_skill(call: User, name: str) -> Response:
-    await call.plane.delete_personal_skill(call.user, name)
+    await call.plane.skills.delete(call.user, name)
     return Response(status_code=204)

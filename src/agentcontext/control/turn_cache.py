@@ -17,9 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from agentcontext.settings.declared import BY_KEY
+
 V = TypeVar("V")
 
-AUTH_TTL_SECONDS = 2.0
+AUTH_TTL_SECONDS: float = BY_KEY["server.auth_ttl"].default
 
 
 class Recent(Generic[V]):

@@ -3,8 +3,9 @@
 Requests are validated once, strictly: no value is coerced (a string is not a number, a
 number is not a boolean) and a field the model does not know is refused, with 422 naming
 it. Answers are built from these models and serialised by them, so what a route answers is
-what ``/openapi.json`` documents (the fuzz run checks every route). The agent's push and
-heartbeat are the shared contract of ``agentcontext.wire.sync``.
+what ``/openapi.json`` documents (the fuzz run checks every route). The services return the
+answers (``services``), the routes serialise them, and ``ControlClient`` reads them back into the
+same models. The agent's push and heartbeat are the shared contract of ``agentcontext.wire.sync``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcontext.control.chats import DEFAULT_STATUS, STATUSES
 from agentcontext.control.discovered_answer import MAX_PATH_CHARS, MAX_PATHS
 from agentcontext.wire.sync import HeartbeatRequest, PushedResource, PushRequest, PushResponse
 
 __all__ = ["HeartbeatRequest", "PushRequest", "PushResponse", "PushedResource"]
 
+STATUSES = ("pending", "waiting", "running", "paused", "requires_action", "completed", "error")  # a chat's
+DEFAULT_STATUS = "pending"
 STRICT = ConfigDict(strict=True, extra="forbid")
 ANSWER = ConfigDict(from_attributes=True)  # answers are read from the plane's values (dataclasses)
 

@@ -1,7 +1,7 @@
 """The inventory's tabs: each agent's own view of a snapshot's work dir, the snapshot's own profile first.
 
 The database holds the snapshot of the agent's own profile only, so the other profiles'
-views come live from the workspace agent (``ControlPlane.agent_views``), which scans the
+views come live from the workspace agent (``ViewService.agent_views``), which scans the
 work dir under each. When the agent is offline or cannot answer, the tabs say why, and the
 snapshot's own profile is still shown, from its stored resources (its budget then the
 profile's default). Tabs are links (``?view=PROFILE``): the page is rendered with the
@@ -13,12 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from agentcontext.control import rows
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.plane import ControlPlane
-from agentcontext.dashboard.views import Inventory
+from agentcontext.control.services.views import Inventory, ViewService
 from agentcontext.errors import AgentContextError
-from agentcontext.views.agents import AGENTS, VIEW_PROFILES, AgentView
+from agentcontext.views.agents import AGENTS, VIEW_PROFILES
 from agentcontext.wire.views import AgentViewBody
 
 NEEDS_AGENT = (
@@ -46,7 +44,7 @@ class AgentTabs:
     version: int | None  # the agent's snapshot version its views were computed at
 
 
-async def build(plane: ControlPlane, user: UserPrincipal, inv: Inventory, chosen: str, status: str) -> AgentTabs | None:
+async def build(views: ViewService, user: UserPrincipal, inv: Inventory, chosen: str, status: str) -> AgentTabs | None:
     """The tabs of ``inv``'s snapshot, ``chosen`` selected (else the own profile); None without a snapshot."""
     if inv.snapshot is None:
         return None
@@ -58,7 +56,7 @@ async def build(plane: ControlPlane, user: UserPrincipal, inv: Inventory, chosen
         unavailable = NEEDS_AGENT
     else:
         try:
-            live = await plane.agent_views(user, inv.agent.id)
+            live = await views.agent_views(user, inv.agent.id)
         except AgentContextError as exc:
             unavailable = (
                 f"The other agents' views are unavailable: {exc}. This snapshot's own profile is shown as stored."
@@ -66,8 +64,7 @@ async def build(plane: ControlPlane, user: UserPrincipal, inv: Inventory, chosen
     view = next((v for v in live.agents if v.profile == selected), None) if live else None
     stored = view is None and selected == own and own in VIEW_PROFILES
     if stored:
-        found = await plane.read(lambda s: rows.snapshot_resources(s, inv.agent.id, with_content=("instruction_file",)))
-        view = AgentViewBody.model_validate(AgentView.of_snapshot(own, found).to_dict())
+        view = await views.stored_view(user, inv.agent.id, own)
     tabs = tuple(
         Tab(
             p,

@@ -17,13 +17,24 @@ from fastapi.templating import Jinja2Templates
 from agentcontext import __version__
 from agentcontext.audit.findings import printable
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.dashboard import session, views
+from agentcontext.dashboard import session
+from agentcontext.resource import Status
 
 HERE = Path(__file__).parent
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+
+
+def status_tone(status: str) -> str:
+    """The badge colour of a status: ok, warn (cut or left out on purpose) or bad (not in, with a reason)."""
+    if status == Status.OK:
+        return "ok"
+    if status in (Status.TRUNCATED, Status.SHADOWED, Status.EXCLUDED, Status.DISABLED):
+        return "warn"
+    return "bad"
+
 
 templates = Jinja2Templates(directory=HERE / "templates")  # Starlette turns autoescape on
 templates.env.filters["size"] = lambda n: _size(int(n or 0))
@@ -33,7 +44,7 @@ templates.env.filters["when"] = lambda t: _when(t)
 # private-use characters shown as \uXXXX, so none reorders or hides the text around it (descriptions and file
 # texts are shown as written, with their hidden-text warnings)
 templates.env.filters["plain"] = lambda text: printable(str(text or ""))
-templates.env.globals["tone"] = views.status_tone
+templates.env.globals["tone"] = status_tone
 templates.env.globals["version"] = __version__
 
 

@@ -1,4 +1,7 @@
-"""The dashboard's pages, its login, and its event stream, added to the control plane's app.
+"""The dashboard's pages, its login, and its event stream, over the control plane's services.
+
+``install`` adds them to an app that serves the control plane (``agentcontext.server.app``
+composes the two); the pages read only what the services answer, under the API's access rules.
 
 Pages are left out of the OpenAPI document: they are for people, the API is for programs.
 Without a valid login cookie every page redirects to ``/login``; a page of something the
@@ -18,10 +21,9 @@ from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from agentcontext.control.agent_link import AgentReplyError
-from agentcontext.control.events import agent_topic, snapshot_topic
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.plane import ControlPlane
-from agentcontext.dashboard import agent_tabs, markdown, session, views
+from agentcontext.control.wire import DiffBody
+from agentcontext.dashboard import agent_tabs, markdown, session
 from agentcontext.dashboard.render import HERE, page
 from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
@@ -46,7 +48,7 @@ async def login(request: Request, token: Annotated[str, Form()] = "") -> Respons
         raise session.Forbidden()
     plane = session.plane_of(request)
     try:
-        issued = await plane.begin_login(token.strip())
+        issued = await plane.access.begin_login(token.strip())
     except AuthError:
         return page(request, "login.html", None, 401, error="That is not a user's API token (acu_...).")
     current = await session.user_of(request)
@@ -65,17 +67,17 @@ async def confirm_login(request: Request) -> Response:
         raise session.Forbidden()
     plane = session.plane_of(request)
     if (await request.form()).get("answer") != "yes":
-        await plane.end_session(pending)
+        await plane.access.end_session(pending)
         response: Response = RedirectResponse("/login", status_code=303)
         session.drop_pending(response)
         return response
     try:
-        issued = await plane.confirm_login(pending)
+        issued = await plane.access.confirm_login(pending)
     except AuthError:
         return page(request, "login.html", None, 401, error="That login waited too long, or was answered already.")
     previous = request.cookies.get(session.COOKIE, "")
     if previous:
-        await plane.end_session(previous)
+        await plane.access.end_session(previous)
     response = RedirectResponse("/", status_code=303)
     session.log_in(response, request, issued.secret)
     return response
@@ -84,7 +86,7 @@ async def confirm_login(request: Request) -> Response:
 @router.post("/logout")
 async def logout(request: Request, user: Viewer) -> Response:
     await session.check_form(request)
-    await session.plane_of(request).end_session(request.cookies.get(session.COOKIE, ""))
+    await session.plane_of(request).access.end_session(request.cookies.get(session.COOKIE, ""))
     response = RedirectResponse("/login", status_code=303)
     session.log_out(response)
     return response
@@ -95,16 +97,15 @@ async def logout(request: Request, user: Viewer) -> Response:
 
 @router.get("/")
 async def home(request: Request, user: Viewer) -> HTMLResponse:
-    plane = session.plane_of(request)
-    data = await plane.overview(user)
+    data = await session.plane_of(request).views.overview(user)
     return page(request, "home.html", user, overview=data, events="/ui/events")
 
 
 @router.get("/ui/agents/{agent_id}")
 async def inventory(request: Request, user: Viewer, agent_id: str, status: str = "", view: str = "") -> HTMLResponse:
-    plane = session.plane_of(request)
-    found = await plane.read(lambda s: views.inventory(s, user, agent_id, status or None))
-    tabs = await agent_tabs.build(plane, user, found, view, status)
+    views = session.plane_of(request).views
+    found = await views.inventory(user, agent_id, status or None)
+    tabs = await agent_tabs.build(views, user, found, view, status)
     return page(
         request, "inventory.html", user, inv=found, status=status, tabs=tabs, events=f"/ui/events?agent={agent_id}"
     )
@@ -114,25 +115,22 @@ async def inventory(request: Request, user: Viewer, agent_id: str, status: str =
 async def resource(
     request: Request, user: Viewer, agent_id: str, source: Annotated[str, Query(alias="id")]
 ) -> HTMLResponse:
-    plane = session.plane_of(request)
-    agent, found = await plane.read(lambda s: views.resource(s, user, agent_id, source))
+    views = session.plane_of(request).views
+    agent, found = await views.resource(user, agent_id, source)
     if found.kind is not Kind.SKILL:
         return page(request, "file.html", user, agent=agent, res=found)
     body = markdown.render(skill_files.body(found.content)) if found.content is not None else None
-    files, unreachable = await _skill_files(plane, agent, found.name or "")
-    return page(request, "skill.html", user, agent=agent, res=found, body=body, files=files, unreachable=unreachable)
-
-
-async def _skill_files(plane: ControlPlane, agent: views.AgentInfo, name: str) -> tuple[list[str], str | None]:
-    """The skill folder's files, live from the agent (best effort, as ``read_skill`` lists them)."""
-    address = plane.agent_address(agent.id, agent.url, agent.sealed_secret)
-    if address is None or not name:
-        return [], "the workspace agent has not said where to reach it"
-    try:
-        files = await plane.link.skill_files(address, name)
-    except AgentContextError as exc:
-        return [], str(exc)
-    return files, None
+    listed = await views.skill_files(user, agent_id, found.name or "")
+    return page(
+        request,
+        "skill.html",
+        user,
+        agent=agent,
+        res=found,
+        body=body,
+        files=listed.files,
+        unreachable=listed.unreachable,
+    )
 
 
 @router.get("/ui/agents/{agent_id}/mcp")
@@ -147,7 +145,7 @@ async def approve_mcp(request: Request, user: Viewer, agent_id: str) -> HTMLResp
     form = await request.form()
     server, digest, tool_set = (str(form.get(key) or "") for key in ("server", "digest", "tool_set"))
     try:
-        notice = (await session.plane_of(request).approve_mcp(user, agent_id, server, digest, tool_set), False)
+        notice = (await session.plane_of(request).admin.approve_mcp(user, agent_id, server, digest, tool_set), False)
     except (AgentReplyError, UnavailableError) as exc:
         notice = (exc.detail or exc.message if isinstance(exc, AgentReplyError) else str(exc), True)
     return await _mcp_page(request, user, agent_id, notice)
@@ -156,7 +154,7 @@ async def approve_mcp(request: Request, user: Viewer, agent_id: str) -> HTMLResp
 async def _mcp_page(
     request: Request, user: UserPrincipal, agent_id: str, notice: tuple[str, bool] | None
 ) -> HTMLResponse:
-    agent, servers = await session.plane_of(request).read(lambda s: views.mcp_servers(s, user, agent_id))
+    agent, servers = await session.plane_of(request).views.mcp_servers(user, agent_id)
     return page(
         request,
         "mcp.html",
@@ -171,7 +169,7 @@ async def _mcp_page(
 
 @router.get("/ui/chats")
 async def chat_list(request: Request, user: Viewer) -> HTMLResponse:
-    chats = await session.plane_of(request).list_chats(user)
+    chats = await session.plane_of(request).chats.listing(user)
     return page(request, "chats.html", user, chats=chats)
 
 
@@ -183,20 +181,20 @@ async def chat(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
 @router.post("/ui/chats/{chat_id}/refresh")
 async def refresh(request: Request, user: Viewer, chat_id: str) -> HTMLResponse:
     await session.check_form(request)
-    done = await session.plane_of(request).refresh(user, chat_id)
-    return await _chat_page(request, user, chat_id, done["diff"], done.get("discovered_error"))
+    done = await session.plane_of(request).chats.refresh(user, chat_id)
+    return await _chat_page(request, user, chat_id, done.diff, done.discovered_error)
 
 
 async def _chat_page(
     request: Request,
     user: UserPrincipal,
     chat_id: str,
-    diff: dict[str, Any] | None,
+    diff: DiffBody | None,
     discovered_error: str | None = None,
 ) -> HTMLResponse:
-    plane = session.plane_of(request)
-    turn = json.loads((await plane.prompt_json(user, chat_id)).body)  # the very bytes the API answers
-    summary = await plane.get_chat(user, chat_id)  # after the prompt: a first turn binds and pins the chat
+    chats = session.plane_of(request).chats
+    turn = await chats.prompt(user, chat_id)  # what the API's /prompt answers, as values
+    summary = await chats.get(user, chat_id)  # after the prompt: a first turn binds and pins the chat
     return page(
         request,
         "chat.html",
@@ -218,13 +216,9 @@ async def events(request: Request, user: Viewer, chat: str = "", agent: str = ""
     """Server-sent events for a page: a chat's stream, an agent's (online, snapshots), or all visible agents'."""
     plane = session.plane_of(request)
     if chat:
-        topics, _ = await plane.event_topics(user, chat)  # 404 for another user's chat, before the stream
-    elif agent:
-        await plane.read(lambda s: views.visible_agent(s, user, agent))
-        topics = [agent_topic(agent), snapshot_topic(agent)]
+        topics = (await plane.chats.event_start(user, chat)).topics  # 404 for another user's chat, before the stream
     else:
-        ids = await plane.read(lambda s: views.visible_agent_ids(s, user))
-        topics = [t for a in ids for t in (agent_topic(a), snapshot_topic(a))]
+        topics = await plane.views.agent_topics(user, agent or None)  # 404 for an agent the user may not see
 
     async def stream() -> AsyncIterator[dict[str, str]]:
         with plane.broker.subscribe(topics) as receive:
@@ -239,7 +233,8 @@ async def events(request: Request, user: Viewer, chat: str = "", agent: str = ""
 
 
 def install(app: FastAPI) -> None:
-    """Add the dashboard to the control plane's app: pages, static files and HTML error pages."""
+    """Add the dashboard to an app that serves the control plane (its ``state.plane``): pages, static files and
+    HTML error pages; the API's error handler keeps answering the API's paths."""
     app.include_router(router)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="dashboard-static")
     app.add_exception_handler(session.LoginRequired, _to_login)

@@ -46,7 +46,7 @@ async def user_of(request: Request) -> UserPrincipal | None:
     if not secret:
         return None
     try:
-        return (await plane_of(request).session(secret)).user
+        return (await plane_of(request).access.session(secret)).user
     except AuthError:
         return None
 

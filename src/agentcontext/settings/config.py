@@ -142,6 +142,22 @@ class McpServerSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """The control plane's own (``agentcontext server``); ``control.settings.ControlSettings`` is made of them."""
+
+    chat_suffix: str
+    disable_context_sync: bool
+    offline_after: float
+    sweep_every: float
+    recheck_every: float
+    auth_ttl: float
+    store_in_threads: bool
+    mcp_sessions_per_user: int
+    mcp_session_idle: float
+    agent_networks: tuple[str, ...]  # empty: the default list
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Effective settings. Paths stay as configured; they are resolved per scan."""
 
@@ -154,6 +170,7 @@ class Config:
     mcp: McpSettings
     agent: AgentSettings
     mcp_server: McpServerSettings
+    server: ServerSettings
     ondemand: OnDemandSettings = OnDemandSettings()
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     project_file: str | None = field(default=None, compare=False)  # the repository's agentcontext.toml
@@ -191,8 +208,10 @@ def load_config(
     config_file: str | os.PathLike[str] | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    repository: bool = True,
 ) -> Config:
-    """Build the effective configuration for a scan of ``work_dir``.
+    """Build the effective configuration for a scan of ``work_dir``; without ``repository``, the project's own
+    ``agentcontext.toml`` is not read (the control plane's settings, which no repository sets).
 
     Raises:
         ConfigError: the user's file, a variable or an override has an unknown key or a bad
@@ -215,7 +234,7 @@ def load_config(
             if key != "profile" and key not in BY_KEY:
                 raise ConfigError(f"unknown setting {key!r}", source=layer.origin)
     warnings: list[str] = []
-    project = (None, {}) if no_files else _project_file(work, env, user_values, user_path, warnings)
+    project = (None, {}) if no_files or not repository else _project_file(work, env, user_values, user_path, warnings)
     project_path, project_values = project
     profile, profile_origin = _choose_profile(trusted, project_values, project_path, warnings)
     defaults = profile_defaults(profile)
@@ -545,6 +564,7 @@ def _build(
         mcp=McpSettings(**_section(v, "mcp")),
         agent=AgentSettings(**_section(v, "agent")),
         mcp_server=McpServerSettings(**_section(v, "mcp_server")),
+        server=ServerSettings(**_section(v, "server")),
         ondemand=OnDemandSettings(**_section(v, "ondemand")),
         origins=tuple(sorted(origins.items())),
         project_file=files[0],

@@ -52,6 +52,7 @@ class Setting:
     narrow_to: Any = None
     nullable: bool = False  # ``None`` means "decided from other settings"
     unbounded: int | None = None  # the value meaning "no limit" (above every other)
+    variable: str | None = None  # a variable named before the key was declared here, kept
 
     @property
     def section(self) -> str:
@@ -60,7 +61,7 @@ class Setting:
     @property
     def env(self) -> str:
         """The variable that sets this key: ``skills.max_depth`` -> ``AGENTCONTEXT_SKILLS_MAX_DEPTH``."""
-        return "AGENTCONTEXT_" + self.key.upper().replace(".", "_")
+        return self.variable or "AGENTCONTEXT_" + self.key.upper().replace(".", "_")
 
 
 _TB = float(1 << 40)
@@ -399,6 +400,93 @@ SETTINGS: tuple[Setting, ...] = (
         LOWER,
         "Bytes of a skill file `skills_read` returns at once.",
         range=(1024, 64 * 1024 * 1024),
+    ),
+    # the control plane's own (``agentcontext server``, ``control.settings.ControlSettings``): a repository's file
+    # is never read by the server, and the rule says so for the file a scan reads
+    _s(
+        "server.chat_suffix",
+        "str",
+        "-coderd-chat",
+        NEVER,
+        "Agents whose name ends with this serve the workspace's chats (case-insensitive).",
+    ),
+    _s(
+        "server.disable_context_sync",
+        "bool",
+        False,
+        NEVER,
+        "Answer agents' pushes with 501 so they stop (the deployment kill switch).",
+        variable="AGENTCONTEXT_DISABLE_CONTEXT_SYNC",
+    ),
+    _s(
+        "server.offline_after",
+        "float",
+        45.0,
+        NEVER,
+        "Seconds without a push or heartbeat before an agent counts as offline.",
+        range=(0.0, 86_400.0),
+    ),
+    _s(
+        "server.sweep_every",
+        "float",
+        5.0,
+        NEVER,
+        "Seconds between two looks for agents that went silent (and so offline).",
+        range=(0.0, 3_600.0),
+    ),
+    _s(
+        "server.recheck_every",
+        "float",
+        10.0,
+        NEVER,
+        "Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited one"
+        " marks its chats out of date.",
+        range=(0.0, 86_400.0),
+    ),
+    _s(
+        "server.auth_ttl",
+        "float",
+        2.0,
+        NEVER,
+        "Seconds a checked token or dashboard session is trusted before the database is asked again: a rotated"
+        " token stops working on every replica within that time.",
+        range=(0.0, 3_600.0),
+    ),
+    _s(
+        "server.store_in_threads",
+        "bool",
+        False,
+        NEVER,
+        "Run all database work in worker threads. By default a PostgreSQL on a Unix socket or loopback gets short"
+        " transactions run on the event loop itself (a SQLite file too), cut short and redone in a thread when"
+        " they would wait.",
+    ),
+    _s(
+        "server.mcp_sessions_per_user",
+        "int",
+        32,
+        NEVER,
+        "Handshake-era MCP sessions (chats over MCP) one user may hold at once; beyond, initialize gets 429.",
+        range=(1, 1_000_000),
+    ),
+    _s(
+        "server.mcp_session_idle",
+        "float",
+        300.0,
+        NEVER,
+        "Seconds an MCP session may stay without a request or an open stream before it ends.",
+        range=(0.0, 86_400.0),
+    ),
+    _s(
+        "server.agent_networks",
+        "list",
+        [],
+        NEVER,
+        "Where workspace agents may be called: networks (10.1.0.0/16), addresses or host names (in the variable,"
+        " separated by spaces or commas); `default` stands for the default list. Given, it replaces the default:"
+        " loopback, 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, fc00::/7 and localhost. A push or heartbeat"
+        " advertising another host is refused. Host names are called only when listed.",
+        variable="AGENTCONTEXT_AGENT_NETWORKS",
     ),
 )
 

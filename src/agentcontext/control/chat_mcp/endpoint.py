@@ -49,8 +49,8 @@ class ChatMcpEndpoint:
 
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
-        self.notices = ChatNotices(plane.broker, plane.pending_changes)
-        self.server = ChatMcpServer(plane, self.notices)
+        self.notices = ChatNotices(plane.broker, plane.chats.pending_changes)
+        self.server = ChatMcpServer(plane.chats, self.notices)
         self.manager: UserSessions | None = None  # one per run: the SDK's runs only once
         self._running = False
         # session id -> chat id, tagged with the user who opened it: only that user's requests find it
@@ -105,24 +105,24 @@ class ChatMcpEndpoint:
                 return chat_id
             key = known
         if self._owners.get(key, user.user_id) is None:
-            await self.plane.get_chat(user, key)  # NotFoundError: not the user's, or no such chat
+            await self.plane.chats.get(user, key)  # NotFoundError: not the user's, or no such chat
             self._owners.put(key, user.user_id, key)
         return key
 
     async def _workspace_chat(self, user: UserPrincipal, name: str) -> str:
-        workspaces = await self.plane.list_workspaces(user)
-        workspace = next((w for w in workspaces if w["name"] == name or w["id"] == name), None)
+        workspaces = await self.plane.views.workspaces(user)
+        workspace = next((w for w in workspaces if name in (w.name, w.id)), None)
         if workspace is None:
             raise NotFoundError(f"workspace {name!r} not found")
         mine = [
             chat
-            for chat in await self.plane.list_chats(user)
-            if chat["workspace_id"] == workspace["id"] and chat["title"] == MCP_CHAT_TITLE and chat["parent_id"] is None
+            for chat in await self.plane.chats.listing(user)
+            if chat.workspace_id == workspace.id and chat.title == MCP_CHAT_TITLE and chat.parent_id is None
         ]
         if mine:
-            return str(max(mine, key=lambda chat: chat["updated_at"])["id"])
-        created = await self.plane.create_chat(user, NewChat(workspace=workspace["id"], title=MCP_CHAT_TITLE))
-        return str(created["id"])
+            return max(mine, key=lambda chat: chat.updated_at).id
+        created = await self.plane.chats.create(user, NewChat(workspace=workspace.id, title=MCP_CHAT_TITLE))
+        return created.id
 
     async def _serve(
         self,
@@ -142,7 +142,7 @@ class ChatMcpEndpoint:
         instructions = None
         if opening:
             manager.check_room(user.user_id)  # refused before any work; the SDK's admission checks again
-            instructions = (await self.plane.prompt(user, chat_id)).system  # for the initialize answer
+            instructions = (await self.plane.chats.prompt(user, chat_id)).system  # for the initialize answer
         binding = ChatBinding(user, chat_id, instructions)
         owner = AccessToken(token="", client_id=f"{user.user_id}:{chat_id}", scopes=[], subject=user.user_id)
         inner: dict[str, Any] = {**scope, SCOPE_KEY: binding, "user": AuthenticatedUser(owner)}

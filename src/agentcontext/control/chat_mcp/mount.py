@@ -68,7 +68,7 @@ class ChatMcpMount:
         token = value[7:].strip() if value[:7].lower() == "bearer " else ""
         if not token:
             raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
-        principal = await self.plane.authenticate(token)
+        principal = await self.plane.access.authenticate(token)
         if not isinstance(principal, UserPrincipal):
             raise AuthError("this endpoint needs a user's API token, not an agent token")
         return principal

@@ -1,9 +1,9 @@
-"""The MCP server of a chat: everything comes from the chat's pin, through the control plane's own operations.
+"""The MCP server of a chat: everything comes from the chat's pin, through the chat service (``ChatService``).
 
 * ``instructions``: the chat's pinned system prompt, exactly the ``system`` of ``/prompt``;
 * tools: the chat's tools exactly as ``/prompt`` lists them (``read_skill``,
   ``read_skill_file``, ``propose_plan``, each workspace tool as ``server__tool``), each call
-  run by ``ControlPlane.call_tool`` as ``/api/v1/chats/{id}/tools/{name}`` runs it; plus
+  run by ``ChatService.call_tool`` as ``/api/v1/chats/{id}/tools/{name}`` runs it; plus
   ``refresh_context``, which re-pins the chat and answers with the diff, and whose
   description says what changed while the chat is out of date;
 * resources: the pinned instruction files, discovered ones too (``agentcontext://instructions/<path>``), and
@@ -13,7 +13,7 @@
 
 Failures of a tool are results with ``isError``, as for a model; a chat the caller may not
 see was refused by the endpoint before any handler ran, and each handler reaches its chat only
-through the control plane's operations, which check the owner again. Our errors (a chat gone
+through the chat service, which checks the owner again. Our errors (a chat gone
 since, the database unavailable) are JSON-RPC errors that say so, never a traceback.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import quote, unquote
 
@@ -35,8 +35,9 @@ from agentcontext import __version__
 from agentcontext.control.chat_mcp.binding import OPENING, ChatBinding, from_request
 from agentcontext.control.chat_mcp.notices import ChatNotices
 from agentcontext.control.error_status import status_of
-from agentcontext.control.plane import ControlPlane
 from agentcontext.control.prompt import READ_SKILL, READ_SKILL_FILE, ToolSpec
+from agentcontext.control.services.chats import ChatService
+from agentcontext.control.wire import ChatResponse
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.skills.extension import EXTENSION_ID, frontmatter_json
@@ -79,8 +80,8 @@ class SkillsGetParams(types.RequestParams):
 class ChatMcpServer(Server[Any]):
     """One SDK server for every chat; each request carries its chat binding."""
 
-    def __init__(self, plane: ControlPlane, notices: ChatNotices) -> None:
-        self.plane = plane
+    def __init__(self, chats: ChatService, notices: ChatNotices) -> None:
+        self.chats = chats
         self.notices = notices
         super().__init__(
             "agentcontext-chat",
@@ -117,7 +118,7 @@ class ChatMcpServer(Server[Any]):
     @_answered
     async def _discover(self, ctx: ServerRequestContext[Any, Any], params: types.RequestParams | None) -> Any:
         binding = _binding(ctx)
-        turn = await self.plane.prompt(binding.user, binding.chat_id)
+        turn = await self.chats.prompt(binding.user, binding.chat_id)
         return types.DiscoverResult(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS),
             capabilities=self.get_capabilities(protocol_version=ctx.protocol_version),
@@ -135,15 +136,15 @@ class ChatMcpServer(Server[Any]):
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         binding = self._attach(ctx)
-        turn = await self.plane.prompt(binding.user, binding.chat_id)
-        chat = await self.plane.get_chat(binding.user, binding.chat_id)
+        turn = await self.chats.prompt(binding.user, binding.chat_id)
+        chat = await self.chats.get(binding.user, binding.chat_id)
         refresh = ToolSpec(REFRESH, await self._refresh_description(binding, chat), _EMPTY_OBJECT)
         return types.ListToolsResult(tools=[_tool(spec) for spec in (*turn.tools, refresh)])
 
-    async def _refresh_description(self, binding: ChatBinding, chat: Mapping[str, Any]) -> str:
-        if not chat["context"]["dirty"]:
+    async def _refresh_description(self, binding: ChatBinding, chat: ChatResponse) -> str:
+        if not chat.context.dirty:
             return _REFRESH_TEXT
-        what = await self.plane.pending_changes(binding.chat_id)
+        what = await self.chats.pending_changes(binding.chat_id)
         return f"THE CONTEXT OF THIS CHAT IS OUT OF DATE ({what}). " + _REFRESH_TEXT
 
     @_answered
@@ -154,7 +155,7 @@ class ChatMcpServer(Server[Any]):
         arguments: Any = params.arguments if params.arguments is not None else {}
         if params.name == REFRESH:
             return _text_result(await self._refresh(binding), is_error=False)
-        result = await self.plane.call_tool(binding.user, binding.chat_id, params.name, arguments)
+        result = await self.chats.call_tool(binding.user, binding.chat_id, params.name, arguments)
         structured = {"attachments": list(result.attachments)} if result.attachments else None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.content)],
@@ -163,11 +164,11 @@ class ChatMcpServer(Server[Any]):
         )
 
     async def _refresh(self, binding: ChatBinding) -> str:
-        done = await self.plane.refresh(binding.user, binding.chat_id)
-        diff = done["diff"]
-        lines = [f"Re-pinned to snapshot version {done['context']['pinned_version']}."]
-        for label in ("added", "removed", "changed"):
-            lines += [f"{label}: {path}" for path in diff[label]]
+        done = await self.chats.refresh(binding.user, binding.chat_id)
+        diff = done.diff
+        lines = [f"Re-pinned to snapshot version {done.context.pinned_version}."]
+        for label, paths in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
+            lines += [f"{label}: {path}" for path in paths]
         if len(lines) == 1:
             lines.append("Nothing changed.")
         lines.append("The instructions above are those of the old pin; reconnect to receive the new ones.")
@@ -182,14 +183,14 @@ class ChatMcpServer(Server[Any]):
     @_answered
     async def _listen(self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
         binding = _binding(ctx)
-        await self.plane.get_chat(binding.user, binding.chat_id)  # the owner's only, as every other handler's chat
+        await self.chats.get(binding.user, binding.chat_id)  # the owner's only, as every other handler's chat
         return await self.notices.listen_handler(binding.chat_id)(ctx, params)
 
     # --- resources and prompts -------------------------------------------------------------
 
     async def _pinned(self, binding: ChatBinding) -> tuple[Resource, ...]:
         """The chat's pin: its snapshot's resources, then the instruction files discovered for paths it touched."""
-        context = await self.plane.context(binding.user, binding.chat_id)
+        context = await self.chats.context(binding.user, binding.chat_id)
         return (*context.pinned, *(found.resource for found in context.discovered))
 
     @_answered
@@ -198,7 +199,7 @@ class ChatMcpServer(Server[Any]):
     ) -> types.ListResourcesResult:
         binding = self._attach(ctx)
         pinned = await self._pinned(binding)
-        turn = await self.plane.prompt(binding.user, binding.chat_id)
+        turn = await self.chats.prompt(binding.user, binding.chat_id)
         resources = [
             types.Resource(
                 uri=INSTRUCTIONS_SCHEME + quote(r.path),
@@ -261,7 +262,7 @@ class ChatMcpServer(Server[Any]):
         return str(data.get("body", ""))
 
     async def _tool_json(self, binding: ChatBinding, tool: str, arguments: dict[str, str]) -> dict[str, Any]:
-        result = await self.plane.call_tool(binding.user, binding.chat_id, tool, arguments)
+        result = await self.chats.call_tool(binding.user, binding.chat_id, tool, arguments)
         if result.is_error:
             raise MCPError(code=types.INVALID_PARAMS, message=result.content)
         data = json.loads(result.content)
@@ -272,7 +273,7 @@ class ChatMcpServer(Server[Any]):
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         binding = self._attach(ctx)
-        turn = await self.plane.prompt(binding.user, binding.chat_id)
+        turn = await self.chats.prompt(binding.user, binding.chat_id)
         return types.ListPromptsResult(
             prompts=[types.Prompt(name=ref.alias, description=ref.description) for ref in turn.skills]
         )
@@ -292,7 +293,7 @@ class ChatMcpServer(Server[Any]):
     @_answered
     async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: SkillsListParams) -> dict[str, Any]:
         binding = _binding(ctx)
-        turn = await self.plane.prompt(binding.user, binding.chat_id)
+        turn = await self.chats.prompt(binding.user, binding.chat_id)
         pinned = {r.name: r for r in await self._pinned(binding) if r.kind is Kind.SKILL and r.status is Status.OK}
         entries = [_entry(ref.alias, ref.description, pinned.get(ref.name)) for ref in turn.skills]
         return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
