@@ -294,8 +294,15 @@ def test_a_busy_port_is_one_line_and_exit_2_and_leaves_the_running_agents_token_
         token_file = home / ".local" / "share" / "agentcontext" / "agent-tokens" / str(port)
         token_file.parent.mkdir(parents=True)
         token_file.write_text("the running agent's token\n")
-        for command, option in ((["agent", "--work-dir", str(tmp_path)], "--listen"), (["mcp"], "--http")):
+        db = ["--db", f"sqlite:///{tmp_path / 'control.db'}"]
+        commands = (
+            (["agent", "--work-dir", str(tmp_path)], "--listen"),
+            (["mcp"], "--http"),
+            (["server", *db], "--listen"),
+        )
+        for command, option in commands:
             result = run(*command, option, f"127.0.0.1:{port}", cwd=tmp_path, home=home)
             said = f"127.0.0.1:{port} is already in use: stop what listens there or pass another {option}"
             assert (result.returncode, result.stderr) == (2, f"agentcontext: error: {said}\n")
         assert token_file.read_text() == "the running agent's token\n"
+        assert not (tmp_path / "control.db").exists()  # refused before the database was made

@@ -208,9 +208,11 @@ def _serve(
     from agentcontext.control.db import default_url
     from agentcontext.control.service import prepare
     from agentcontext.server.run import ServerOptions, run
+    from agentcontext.web.serving import bind
 
     log_to_stderr(verbose)
     host, port = _address(listen)
+    listening = bind(host, port)  # first: a taken port is one line (exit 2), before the database is touched
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
     secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
@@ -225,7 +227,8 @@ def _serve(
     def ready(address: str) -> None:
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")
 
-    run(database, ServerOptions(host, port, settings, edge=served, secrets=secrets), on_ready=ready)
+    options = ServerOptions(host, port, settings, edge=served, secrets=secrets, listening=listening)
+    run(database, options, on_ready=ready)
 
 
 db_app = typer.Typer(help="The control plane's database.", no_args_is_help=True)

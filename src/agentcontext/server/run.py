@@ -8,6 +8,7 @@ import gc
 import importlib.util
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from agentcontext.control.service import broker_for
 from agentcontext.control.settings import ControlSettings
 from agentcontext.server.app import build_app
 from agentcontext.web.guard import Edge
-from agentcontext.web.serving import GuardedConfig
+from agentcontext.web.serving import GuardedConfig, bind
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 GRACE = 5  # seconds a stopping server gives requests in flight before it closes their connections
@@ -37,6 +38,7 @@ class ServerOptions:
     settings: ControlSettings = ControlSettings()
     edge: Edge | None = None  # the names served and the limits (default: loopback only)
     secrets: SecretBox | None = None  # the server key (agent_secret); default: the environment's, else the data dir's
+    listening: socket.socket | None = None  # bound by the caller (``agentcontext server``); else bound here
 
 
 class _Server(uvicorn.Server):
@@ -61,13 +63,14 @@ async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], 
         timeout_graceful_shutdown=GRACE,
     )
     server = _Server(config)
+    listening = options.listening or bind(options.host, options.port)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, server, plane)
             group.start_soon(_settle, server)
             if on_ready is not None:
                 group.start_soon(_announce, server, on_ready, f"http://{options.host}:{options.port}")
-            await server.serve()
+            await server.serve(sockets=[listening])
             group.cancel_scope.cancel()
     finally:
         await plane.aclose()
