@@ -83,7 +83,14 @@ class LoadType(StrEnum):
     PATH_SCOPED = "path_scoped"  # when a file matching ``globs`` is read
     IMPORT = "import"  # pulled in by an ``@path`` line of ``importer``
     ON_DEMAND = "on_demand"  # nested below the work dir: when the agent works there
+    AGENT_REQUESTED = "agent_requested"  # when the model asks for it by its description (Cursor)
+    MANUAL = "manual"  # only when the user mentions it (Cursor's ``@rule``)
     NOT_LOADED = "not_loaded"  # never, and ``reason`` says why
+
+    @property
+    def automatic(self) -> bool:
+        """Brought in by the agent itself once its condition holds (not only when the model or the user asks)."""
+        return self not in (LoadType.NOT_LOADED, LoadType.AGENT_REQUESTED, LoadType.MANUAL)
 
     @property
     def at_startup(self) -> bool:

@@ -29,7 +29,7 @@ def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path,
     done = run("agents", str(work), "--json", "--path", "src/pkg/x.py", home=home)
     assert done.returncode == 0, done.stderr
     views = {v["profile"]: v for v in json.loads(done.stdout)["agents"]}
-    assert list(views) == ["codex", "claude", "coder", "default"]
+    assert list(views) == ["codex", "claude", "gemini", "cursor", "coder", "default"]
     assert [r["path"] for r in views["codex"]["loads"]] == [str(work / "AGENTS.md")]
     assert [r["path"] for r in views["claude"]["loads"]] == [str(work / "CLAUDE.md"), str(work / "notes.md")]
     not_loaded = {r["path"]: r["reason"] for r in views["claude"]["not_loaded"]}
@@ -82,7 +82,7 @@ def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_a
     ]
     assert [(r["path"], r["status"]) for r in claude["not_loaded"]] == [(agents_md, "shadowed")]
     table = run("agents", str(work), home=home).stdout
-    claude_table = table.split("Claude Code", 1)[1].split("Coder", 1)[0]
+    claude_table = table.split("Claude Code", 1)[1].split("Gemini CLI", 1)[0]
     cells = [[cell.strip() for cell in line.split("│")] for line in claude_table.splitlines() if "│" in line]
     assert [(row[1], row[2]) for row in cells if row[2]] == [
         ("loads", "CLAUDE.md"),
@@ -93,7 +93,7 @@ def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_a
 
 def test_a_file_that_loads_later_is_marked_later_not_as_never_loaded(tmp_path: Path, home: Path) -> None:
     table = run("agents", str(workspace(tmp_path)), home=home).stdout
-    claude_table = table.split("Claude Code", 1)[1].split("Coder", 1)[0]
+    claude_table = table.split("Claude Code", 1)[1].split("Gemini CLI", 1)[0]
     cells = [[cell.strip() for cell in line.split("│")] for line in claude_table.splitlines() if "│" in line]
     assert [(row[1], row[2]) for row in cells if row[2]] == [
         ("loads", "CLAUDE.md"),
@@ -127,7 +127,14 @@ def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path
     work = workspace(tmp_path)
     shown = run("agents", "show", str(work), "--json", home=home)
     assert shown.returncode == 0, shown.stderr
-    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == ["codex", "claude", "coder", "default"]
+    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == [
+        "codex",
+        "claude",
+        "gemini",
+        "cursor",
+        "coder",
+        "default",
+    ]
 
 
 def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, home: Path) -> None:

@@ -27,8 +27,10 @@ class Ran(NamedTuple):
     stderr: str
 
 
-def run(*args: str, home: Path) -> Ran:
-    result = CliRunner().invoke(app, ["audit", *args], env={"COLUMNS": "200", "HOME": str(home)})
+def run(*args: str, home: Path, agents: str = "none") -> Ran:
+    """The audit, comparing no agents unless ``agents`` says which (blind spots have tests of their own)."""
+    chosen = [] if "--agents" in args else ["--agents", agents] if agents else []
+    result = CliRunner().invoke(app, ["audit", *args, *chosen], env={"COLUMNS": "200", "HOME": str(home)})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)
@@ -116,3 +118,56 @@ def test_usage_and_configuration_errors_exit_with_2(tmp_path: Path, home: Path) 
     assert run(str(clean(tmp_path / "repo")), "--fail-on", "sometimes", home=home).returncode == 2
     bad_profile = run_process(str(tmp_path / "repo"), "--profile", "nope", home=home)
     assert bad_profile.returncode == 2 and "Traceback" not in bad_profile.stderr
+
+
+def test_files_only_some_of_the_named_agents_load_are_blind_spots_naming_who_misses_them_and_why(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {".git/": "", "AGENTS.md": "# Rules\n", "CLAUDE.md": "Claude only\n", ".gemini/skills/g/SKILL.md": SKILL},
+    )
+    data = json.loads(run(str(root), "--json", "--agents", "codex,claude,gemini", home=home).stdout)
+    spots = {f["path"]: f for f in data["findings"] if f["code"] == "agent-blind-spot"}
+    assert set(spots) == {str(root / "AGENTS.md"), str(root / "CLAUDE.md"), str(root / ".gemini/skills/g/SKILL.md")}
+    assert all(f["severity"] == "warning" for f in spots.values())
+    agents_md = spots[str(root / "AGENTS.md")]["message"]
+    assert agents_md.startswith("Codex loads this instruction file; never loaded by Claude Code: AGENTS.md is read")
+    assert "Gemini CLI: it reads only GEMINI.md" in agents_md
+    skill = spots[str(root / ".gemini/skills/g/SKILL.md")]["message"]
+    assert skill.startswith("Gemini CLI loads this skill; never loaded by Codex: its skill folders are .codex/skills")
+
+
+def test_a_nested_agents_md_codex_reads_when_started_there_is_not_a_blind_spot_for_codex(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "@sub/AGENTS.md\n", "sub/AGENTS.md": "Sub\n"})
+    data = json.loads(run(str(root), "--json", "--agents", "codex,claude", home=home).stdout)
+    assert [f for f in data["findings"] if f["code"] == "agent-blind-spot" and "sub" in f["path"]] == []
+
+
+def test_without_named_agents_every_agent_is_compared_and_blind_spots_are_only_information(
+    tmp_path: Path, home: Path
+) -> None:
+    root = clean(tmp_path / "repo")
+    data = json.loads(run(str(root), "--json", home=home, agents="").stdout)
+    (spot,) = data["findings"]
+    assert spot["code"] == "agent-blind-spot" and spot["severity"] == "info"
+    assert "never loaded by Gemini CLI" in spot["message"]
+    assert run(str(root), home=home, agents="").returncode == 0
+
+
+def test_the_agents_setting_names_the_team_s_agents(tmp_path: Path, home: Path) -> None:
+    root = clean(tmp_path / "repo")
+    config = tmp_path / "user.toml"
+    config.write_text('agents = ["codex", "cursor"]\n', encoding="utf-8")
+    data = json.loads(run(str(root), "--json", "--config", str(config), home=home, agents="").stdout)
+    assert data["findings"] == []  # both read the root AGENTS.md
+
+
+def test_an_unknown_agent_is_a_usage_error_naming_the_choices(tmp_path: Path, home: Path) -> None:
+    done = run(str(clean(tmp_path / "repo")), "--agents", "codex,vim", home=home)
+    assert done.returncode == 2 and "unknown agent vim" in done.stderr
+
+
+SKILL = "---\nname: g\ndescription: Gemini's own skill.\n---\nBody\n"

@@ -27,6 +27,8 @@ finding code (severity in brackets):
 * ``audit-incomplete`` [error]: the time limit ran out before the walk or the checks were
   done; the report is marked incomplete (and the CLI exits 1 whatever ``--fail-on`` says).
 * MCP rules live in :mod:`agentcontext.audit.mcp`.
+* ``agent-blind-spot`` [warning; info when the agents were not named]: a file of the repository
+  some of the compared agents load and others never do (:mod:`agentcontext.audit.blind_spots`).
 * ``config-ignored`` [warning]: a key of the repository's ``agentcontext.toml`` that was
   ignored: one a repository may not set (trust, directories, caps above the default...),
   an unknown key or a bad value.
@@ -47,9 +49,10 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import groupby
 
+from agentcontext.audit import blind_spots
 from agentcontext.audit import mcp as audit_mcp
 from agentcontext.audit import skills as audit_skills
 from agentcontext.audit.findings import Finding, Report, Severity, printable
@@ -107,10 +110,15 @@ def audit(
     *,
     budget: Budget | None = None,
     store: TrustStore | None = None,
+    agents: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    named: bool = True,
 ) -> Report:
     """Audit what a scan found, and every skill the scan's caps left out, within ``budget``.
 
-    ``store`` holds the user's MCP approvals (default: the user's own). Findings are sorted
+    ``store`` holds the user's MCP approvals (default: the user's own). ``agents`` (profiles)
+    are compared for files some of them never load (:mod:`agentcontext.audit.blind_spots`): warnings
+    when the user ``named`` them, information when they are every agent by default. Findings are sorted
     by path, line and column; the report is incomplete when the budget ran out.
     """
     reader = reader or Reader()
@@ -129,6 +137,8 @@ def audit(
     finally:
         reader.release()
     found += _config_findings(result.config)
+    severity = Severity.WARNING if named else Severity.INFO
+    found += blind_spots.findings(result, agents, os.environ if environ is None else environ, severity)
     if snapshot.error:
         found.append(
             Finding("scan-error", Severity.ERROR, snapshot.work_dir, printable(f"snapshot error: {snapshot.error}"))

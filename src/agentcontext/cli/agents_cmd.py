@@ -14,7 +14,7 @@ from agentcontext.cli.common import stdout as console_out
 from agentcontext.fs.paths import absolute
 from agentcontext.resource import LoadType, Resource
 from agentcontext.terminal import shown
-from agentcontext.views.agents import AGENTS, VERIFIED, VIEW_PROFILES, AgentView, why
+from agentcontext.views.agents import AGENTS, DOCUMENTED, VERIFIED, VIEW_PROFILES, AgentView, why
 
 # the workspace agents' commands once lived here; their old spelling works, with a note, for one release
 _MOVED = ("create", "rotate", "show")
@@ -47,7 +47,7 @@ def show(
     ),
     config_file: Path | None = ConfigOption,
 ) -> None:
-    """What each agent (Codex, Claude Code, Coder, our default) loads here, what it does not and why.
+    """What each agent (Codex, Claude Code, Gemini CLI, Cursor, Coder, our default) loads here, and what not and why.
 
     One scan per profile: the instruction files loaded (in order, with bytes against the
     agent's doc budget), those not loaded with the reason, the skills offered and those
@@ -72,6 +72,8 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
     console = console_out()
     version = VERIFIED.get(view.profile)
     title = AGENTS[view.profile] + (f" {version} (verified)" if version else "")
+    if view.profile in DOCUMENTED:
+        title += " (documented, not checked against the binary)"
     budget = "no budget" if view.budget is None else f"budget {human_size(view.budget)}"
     console.print(f"\n[bold]{title}[/] · profile {view.profile} · doc {human_size(view.doc_bytes())}, {budget}")
     table = Table(header_style="bold", expand=False)
@@ -103,7 +105,7 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
         console.print(f"opening {shown(target)} loads nothing more in the session{there}")
 
 
-_LATER = (LoadType.ON_DEMAND, LoadType.PATH_SCOPED)
+_LATER = (LoadType.ON_DEMAND, LoadType.PATH_SCOPED, LoadType.AGENT_REQUESTED, LoadType.MANUAL)
 
 
 def _cells(resource: Resource, base: str) -> tuple[str, str, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from typer import BadParameter
 
 from agentcontext.audit.findings import Finding, Report, Severity
 from agentcontext.audit.report import audit as run_audit
@@ -26,7 +27,9 @@ from agentcontext.cli.common import (
     stdout,
 )
 from agentcontext.scan import ScanResult
+from agentcontext.settings.profiles import PROFILES
 from agentcontext.terminal import shown
+from agentcontext.views.agents import AI_AGENTS
 from agentcontext.workspace_mcp.trust import TrustStore
 
 SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -53,6 +56,12 @@ def audit(
         min=0.0,
         help="Seconds the audit may spend walking skill folders; when they run out it says so and exits 1.",
     ),
+    agents: str | None = typer.Option(
+        None,
+        "--agents",
+        help="Comma-separated agents (profiles) your team uses, compared for files some of them never load"
+        " (agent-blind-spot); default: the `agents` setting, else every agent; `none` turns it off.",
+    ),
     connect: bool = typer.Option(
         False,
         "--connect",
@@ -66,7 +75,10 @@ def audit(
     Every SKILL.md below the skill folders is checked, also those past the scan's folder cap
     or depth, within `--time-limit`; MCP servers that would start without your approval are
     errors. `--connect` starts the servers you approved and checks their tools (hidden text,
-    long descriptions, changes since approval).
+    long descriptions, changes since approval). The agents your team uses (`--agents
+    codex,claude,gemini`, else the `agents` setting, else every agent) are compared: a file of
+    the repository that some of them load and others never do is an `agent-blind-spot`,
+    naming who misses it and why.
 
     `--json` prints `{"dir", "project_root", "findings": [{"code", "severity", "path", "line",
     "column", "message"}], "counts", "complete"}`. Exits with 1 when a finding is at or above
@@ -74,7 +86,8 @@ def audit(
     (`complete: false`, whatever `--fail-on` says), 2 when the audit cannot run.
     """
     result = run_scan(work_dir, profile, config_file)
-    report = run_audit(result, budget=Budget(time_limit))
+    named = agents is not None or bool(result.config.agents)
+    report = run_audit(result, budget=Budget(time_limit), agents=_agents(agents, result), named=named)
     if connect:
         report = _with_tools(report, result)
     if as_json:
@@ -83,6 +96,21 @@ def audit(
         _print(report, fail_on)
     if not report.complete or report.fails(None if fail_on is FailOn.NEVER else Severity(fail_on.value)):
         raise typer.Exit(1)
+
+
+def _agents(option: str | None, result: ScanResult) -> tuple[str, ...]:
+    """The agents to compare: the option's, else the setting's, else every agent we know."""
+    if option is None:
+        return result.config.agents or AI_AGENTS
+    if option.strip().lower() == "none":
+        return ()
+    names = tuple(dict.fromkeys(name.strip() for name in option.split(",") if name.strip()))
+    unknown = [name for name in names if name not in PROFILES]
+    if unknown:
+        raise BadParameter(
+            f"unknown agent {', '.join(unknown)}: choose from {', '.join(PROFILES)}", param_hint="--agents"
+        )
+    return names
 
 
 def _with_tools(report: Report, result: ScanResult) -> Report:

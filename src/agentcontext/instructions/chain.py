@@ -70,10 +70,10 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Found]:
     for directory in layout.chain:  # project folders: a quiet one listed once answers for the names it lacks
         reader.names(directory, layout.doc_boundary)
         found += files.pick(directory, candidates, layout.doc_boundary, Scope.PROJECT)
-    return _number(found)
+    return numbered(found)
 
 
-def _number(found: list[Found]) -> list[Found]:
+def numbered(found: list[Found]) -> list[Found]:
     """Give doc candidates their position in the project doc."""
     out: list[Found] = []
     order = 0
@@ -237,4 +237,4 @@ def discover_roots(layout: Layout, config: Config, reader: Reader) -> list[Found
             earlier = by_path.get(path)
             if earlier is None or (not earlier.resource.status.carries_content and item.usable):
                 by_path[path] = item
-    return _number(list(by_path.values()))
+    return numbered(list(by_path.values()))

@@ -70,11 +70,27 @@ def explain(path: str, result: ScanResult, answer: Applicable | None = None) -> 
 def applies(answer: Applicable) -> list[str]:
     """What applies when the agent works on the answer's paths, one line each."""
     lines = [f"startup    {r.path}" for r in answer.startup]
-    lines += [f"on demand  {f.resource.path}: {f.reason} ({f.bytes} bytes)" for f in answer.files]
+    lines += [f"{_label(f.resource)}  {f.resource.path}: {f.reason} ({f.bytes} bytes)" for f in answer.files]
     lines += [f"excluded   {f.resource.path}: {f.reason}" for f in answer.excluded]
     lines += [f"not used   {f.resource.path}: {f.reason}" for f in answer.not_loaded]
     lines += [f"refused    {r.path}: {r.reason}" for r in answer.refused]
     return lines
+
+
+_LABELS = {LoadType.PATH_SCOPED: "path scoped", LoadType.IMPORT: "import   "}
+
+
+def _label(resource: Resource) -> str:
+    """How an applied file comes in, in a column as wide as ``on demand``."""
+    load = resource.load
+    return _LABELS.get(load.type, "on demand") if load is not None else "on demand"
+
+
+_ASKED = {
+    LoadType.AGENT_REQUESTED: "is loaded only when the model asks for it",
+    LoadType.MANUAL: "is loaded only when the user mentions it",
+    LoadType.PATH_SCOPED: "is loaded for matching files",
+}
 
 
 def _from_resource(resource: Resource, result: ScanResult) -> Explanation:
@@ -86,6 +102,8 @@ def _from_resource(resource: Resource, result: ScanResult) -> Explanation:
         later = (f"reason: {load.reason}", f"{resource.payload_bytes} bytes, not in the startup doc")
         return Explanation(resource.path, resource, "is loaded on demand", later)
     summary = f"{what} ({resource.scope}) {_ROLE[resource.status]}: {resource.status}"
+    if load is not None and load.type in _ASKED and resource.status is Status.OK:
+        summary = f"{what} ({resource.scope}) {_ASKED[load.type]} ({load.type}): {load.reason}"
     if load is not None and load.type is LoadType.NOT_LOADED and resource.status.carries_content:
         summary = f"{what} ({resource.scope}) is read but not loaded: {load.reason}"
     details: list[str] = []

@@ -292,7 +292,10 @@ class FolderChain:
         config = result.config
         doc = config.project_doc
         found = self.read(
-            InstructionFiles(reader, config.snapshot.max_resource_bytes), directory, _boundary(directory, result), doc
+            InstructionFiles(reader, config.snapshot.max_resource_bytes),
+            directory,
+            folder_boundary(directory, result),
+            doc,
         )
         winners = [f for f in found if f.candidate and f.resource.status is not Status.SHADOWED]
         out: list[Found] = []
@@ -343,7 +346,8 @@ def _bounded(cache: dict[str, Any]) -> None:
             del cache[old]
 
 
-def _boundary(directory: str, result: ScanResult) -> str:
+def folder_boundary(directory: str, result: ScanResult) -> str:
+    """The boundary a folder below the work dir is read beneath: the root that holds it."""
     layout = result.layout
     for root in (layout.doc_boundary, layout.work_dir, *(r.path for r in layout.source_roots)):
         if is_within(directory, root):
@@ -363,7 +367,7 @@ def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: t
         item, hook = lookup.found[key]
         applied = Applied(item.resource, tuple(lookup.paths[key]), hook)
         load = item.resource.load
-        if item.resource.status is not Status.OK or load is None or load.type is LoadType.NOT_LOADED:
+        if item.resource.status is not Status.OK or load is None or not load.type.automatic:
             skipped.append(applied)
             continue
         size = applied.bytes

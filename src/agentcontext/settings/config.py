@@ -54,7 +54,7 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots", "claude", "gemini"]
+    discovery: Literal["chain", "roots", "claude", "gemini", "cursor"]
     max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str
@@ -164,6 +164,7 @@ class Config:
     profile: str
     home: str
     sources: tuple[str, ...]
+    agents: tuple[str, ...]  # the team's AI agents (profiles) for ``audit``; empty: all
     project_doc: ProjectDocSettings
     skills: SkillSettings
     snapshot: SnapshotSettings
@@ -182,7 +183,7 @@ class Config:
 
     def value(self, key: str) -> Any:
         """A setting by its dotted key."""
-        if key in ("profile", "sources"):
+        if key in ("profile", "sources", "agents"):
             return getattr(self, key)
         section, name = key.split(".", 1)
         return getattr(getattr(self, section), name)
@@ -558,6 +559,7 @@ def _build(
         profile=profile,
         home=home,
         sources=v["sources"],
+        agents=tuple(v["agents"]),
         project_doc=ProjectDocSettings(**project_doc),
         skills=SkillSettings(**skills),
         snapshot=SnapshotSettings(**_section(v, "snapshot")),

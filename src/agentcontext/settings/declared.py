@@ -80,9 +80,17 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder", "claude", "gemini"),
+        choices=("default", "codex", "coder", "claude", "gemini", "cursor"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
+    _s(
+        "agents",
+        "list",
+        [],
+        NEVER,
+        "The AI agents (profiles) your team uses, which `audit` compares for `agent-blind-spot` findings;"
+        " empty: every agent.",
+    ),
     _s(
         "project_doc.discovery",
         "str",
@@ -90,8 +98,9 @@ SETTINGS: tuple[Setting, ...] = (
         NEVER,
         "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
         " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code);"
-        " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI).",
-        choices=("chain", "roots", "claude", "gemini"),
+        " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI);"
+        " `cursor`: the workspace's `.cursor/rules`, AGENTS.md, CLAUDE.md and `.cursorrules` (Cursor, as documented).",
+        choices=("chain", "roots", "claude", "gemini", "cursor"),
     ),
     _s(
         "project_doc.max_bytes",

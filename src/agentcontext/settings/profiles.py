@@ -12,6 +12,10 @@
              project root down to the work dir and ``~/.gemini``, sorted by path, ``@`` imports
              inline, no doc budget; skills in ``~/.gemini/skills``, ``~/.agents/skills`` and the
              work dir's ``.gemini/skills`` and ``.agents/skills``, the work dir's copy winning.
+``cursor``   Cursor's rules as its documentation describes them (no binary checked): the
+             workspace's ``.cursor/rules/**/*.mdc`` by their frontmatter, ``AGENTS.md``,
+             ``CLAUDE.md`` and ``.cursorrules``; a nested ``AGENTS.md`` or ``.cursor/rules`` for
+             its folder; no doc budget; skills in ``.cursor/skills`` and ``~/.cursor/skills``.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -73,6 +77,18 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.include_plugins": False,
         "skills.validation": "gemini",
         "skills.precedence": "last",
+    },
+    "cursor": {
+        "project_doc.discovery": "cursor",
+        "project_doc.max_bytes": -1,
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["CLAUDE.md", ".cursorrules"],
+        "project_doc.instruction_dirs": [],
+        "project_doc.sanitize": False,
+        "skills.dirs": ["~/.cursor/skills"],
+        "skills.containers": [".cursor/skills"],
+        "skills.include_plugins": False,
+        "mcp.config_files": [".cursor/mcp.json"],
     },
     "coder": {
         "project_doc.discovery": "roots",

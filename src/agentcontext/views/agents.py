@@ -31,11 +31,14 @@ AGENTS = {
     "codex": "Codex",
     "claude": "Claude Code",
     "gemini": "Gemini CLI",
+    "cursor": "Cursor",
     "coder": "Coder",
     "default": "agentcontext default",
 }
 VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
-VIEW_PROFILES = ("codex", "claude", "coder", "default")  # the order views are shown in
+DOCUMENTED = frozenset({"cursor"})  # followed from the agent's documentation: no binary of it could be checked
+VIEW_PROFILES = ("codex", "claude", "gemini", "cursor", "coder", "default")  # the order views are shown in
+AI_AGENTS = tuple(p for p in VIEW_PROFILES if p != "default")  # the agents themselves (not our own default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,7 @@ class AgentView:
             "profile": self.profile,
             "agent": AGENTS.get(self.profile, self.profile),
             "verified_version": VERIFIED.get(self.profile),
+            "checked_against": _checked_against(self.profile),
             "doc_bytes": self.doc_bytes(),
             "budget_bytes": self.budget,
             "loads": [_row(r) for r in self.loads()],
@@ -107,6 +111,13 @@ class AgentView:
             data["when_opened"] = [_row(r) for r in self.opened]
             data["when_started_there"] = [_row(r) for r in self.started_there]
         return data
+
+
+def _checked_against(profile: str) -> str | None:
+    """What a profile's rules were checked against: the agent's binary, its documentation, or nothing."""
+    if profile in VERIFIED:
+        return "binary"
+    return "documentation" if profile in DOCUMENTED else None
 
 
 def _in_doc(resource: Resource, files: set[str]) -> bool:

@@ -38,6 +38,9 @@ class AgentViewBody(BaseModel):
     profile: str
     agent: str
     verified_version: str | None
+    checked_against: str | None = Field(
+        default=None, description="`binary`, `documentation` (no binary could be run), or null (our own profile)"
+    )
     doc_bytes: int
     budget_bytes: int | None = Field(description="the doc budget; null: no budget")
     loads: list[ViewRow] = Field(max_length=MAX_ROWS, description="instruction files it loads, in order")

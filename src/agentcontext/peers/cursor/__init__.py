@@ -1,0 +1,1 @@
+"""Cursor: its rules as its documentation describes them (no binary of it can be driven offline)."""
