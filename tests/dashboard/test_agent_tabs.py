@@ -30,7 +30,14 @@ async def test_an_offline_agent_says_the_views_need_it_online_and_shows_its_own_
         await log_in(link.world, "alice")
         own = html.unescape((await link.world.client.get(f"/ui/agents/{agent_id}")).text)
         other = html.unescape((await link.world.client.get(f"/ui/agents/{agent_id}?view=codex")).text)
-    assert TAB.findall(own) == [("claude", "true"), ("codex", "false"), ("coder", "false"), ("default", "false")]
+    assert TAB.findall(own) == [
+        ("claude", "true"),
+        ("codex", "false"),
+        ("gemini", "false"),
+        ("cursor", "false"),
+        ("coder", "false"),
+        ("default", "false"),
+    ]
     assert (
         'data-profile="claude" aria-selected="true" aria-current="page">Claude Code <span class="badge ok own"' in own
     )

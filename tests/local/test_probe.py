@@ -36,7 +36,7 @@ def test_mcp_servers_are_connected_changed_connecting_failed_or_pending() -> Non
         McpServer("d", "pending", "not approved"),
         McpServer("e", "changed"),
     )
-    assert status.statuses == (("ok", 1),)
+    assert status.statuses == (("ok", 3), ("pending", 1), ("unreadable", 2))  # every resource, one count
 
 
 def test_the_agent_is_online_when_the_control_plane_says_so() -> None:
@@ -60,6 +60,6 @@ def test_the_plain_line_names_every_part_and_each_failed_server() -> None:
     )
     line = plain(from_answers(HEALTH, _workspaces(True), context, "app", "local"))
     assert line == (
-        f"server up · agent online · snapshot v3 {'ab' * 6} · resources 1 invalid · MCP 1 failed"
+        f"server up · agent online · snapshot v3 {'ab' * 6} · resources 1 invalid, 1 unreadable · MCP 1 failed"
         "\n  MCP server c: exit 3"
     )

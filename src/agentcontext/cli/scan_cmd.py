@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
 from agentcontext.resource import Resource, Status
 from agentcontext.scan import ScanResult
+from agentcontext.summary import count_statuses, summary_text
 from agentcontext.terminal import shown
 from agentcontext.views.agents import why
 
@@ -116,11 +116,10 @@ def _print_table(result: ScanResult) -> None:
         console.print(table)
     else:
         console.print("No instruction files, skills or MCP configs found.")
-    counts = Counter(str(r.status) for r in snapshot.resources)
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    summary = summary_text(count_statuses((r.kind, r.status) for r in snapshot.resources))
     cap = result.config.snapshot.max_snapshot_bytes
     console.print(
-        f"{len(snapshot.resources)} resources ({summary or 'none'}); "
+        f"{len(snapshot.resources)} resources ({summary}); "
         f"payload {human_size(snapshot.payload_bytes)} of {human_size(cap)}; hash {snapshot.aggregate_hash[:12]}"
     )
     warnings = [(r, w) for r in snapshot.resources for w in r.warnings]

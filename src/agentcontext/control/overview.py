@@ -11,7 +11,6 @@ failed. Deliberate outcomes (shadowed, excluded, disabled) are shown, not report
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.models import Agent, Chat, Snapshot, SnapshotResource, Workspace
 from agentcontext.control.visibility import visible
 from agentcontext.resource import Kind, Status
+from agentcontext.summary import count_statuses
 
 PROBLEM_STATUSES = frozenset({Status.INVALID, Status.UNREADABLE, Status.OVERSIZE, Status.TRUNCATED})
 
@@ -103,7 +103,7 @@ def _snapshot(
         received_at=snapshot.received_at.isoformat(),
         error=snapshot.error,
         resources=len(rows),
-        by_status=dict(sorted(Counter(str(row.status) for row in rows).items())),
+        by_status=count_statuses((str(row.kind), str(row.status)) for row in rows),
     )
 
 

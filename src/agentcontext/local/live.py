@@ -10,6 +10,7 @@ from rich.text import Text
 
 from agentcontext import terminal
 from agentcontext.local.probe import StackStatus
+from agentcontext.summary import summary_text
 
 _STYLE = {
     "up": "green",
@@ -49,7 +50,7 @@ def snapshot_text(status: StackStatus) -> str:
 
 
 def resources_text(status: StackStatus) -> str:
-    return ", ".join(f"{n} {name}" for name, n in status.statuses) or "none"
+    return summary_text(dict(status.statuses))
 
 
 def mcp_text(status: StackStatus) -> str:

@@ -11,11 +11,12 @@ failed, ``unreadable`` without one still connecting.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
+
+from agentcontext.summary import count_statuses
 
 TIMEOUT = 2.0
 
@@ -36,7 +37,7 @@ class StackStatus:
     version: int | None = None
     aggregate_hash: str = ""
     snapshot_error: str | None = None
-    statuses: tuple[tuple[str, int], ...] = ()  # (status, count) of the files (MCP servers apart)
+    statuses: tuple[tuple[str, int], ...] = ()  # (status, count) of every resource (:mod:`agentcontext.summary`)
     mcp: tuple[McpServer, ...] = ()
 
     def mcp_count(self, state: str) -> int:
@@ -64,7 +65,7 @@ def from_answers(
         a for w in workspaces or [] if w.get("name") == workspace for a in w.get("agents", []) if a.get("name") == agent
     ]
     resources = (context or {}).get("resources", [])
-    files = Counter(str(r.get("status")) for r in resources if r.get("kind") != "mcp_server")
+    counts = count_statuses((str(r.get("kind")), str(r.get("status"))) for r in resources)
     return StackStatus(
         server="up" if health else "down",
         database=str((health or {}).get("database", "")),
@@ -73,7 +74,7 @@ def from_answers(
         version=context.get("version") if context else None,
         aggregate_hash=str((context or {}).get("aggregate_hash", "")),
         snapshot_error=(context or {}).get("error"),
-        statuses=tuple(sorted(files.items())),
+        statuses=tuple(counts.items()),
         mcp=tuple(mcp_state(r) for r in resources if r.get("kind") == "mcp_server"),
     )
 

@@ -27,6 +27,7 @@ from agentcontext.control.services.admin import UNREACHABLE
 from agentcontext.control.store import Store
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind, McpApproval, Resource
+from agentcontext.summary import count_statuses, shown_status
 from agentcontext.views.agents import AgentView
 from agentcontext.wire.views import AgentViewBody, AgentViewsBody
 
@@ -220,11 +221,9 @@ def _snapshot(session: Session, agent_id: str) -> SnapshotInfo | None:
 def _inventory(session: Session, user: UserPrincipal, agent_id: str, status: str | None) -> Inventory:
     agent = _agent(session, user, agent_id)
     everything = rows.snapshot_resources(session, agent_id, with_content=False)
-    counts: dict[str, int] = {}
-    for resource in everything:
-        counts[str(resource.status)] = counts.get(str(resource.status), 0) + 1
-    kept = tuple(r for r in everything if status in (None, "", str(r.status)))
-    return Inventory(agent, _snapshot(session, agent_id), kept, dict(sorted(counts.items())))
+    counts = count_statuses((r.kind, r.status) for r in everything)
+    kept = tuple(r for r in everything if status in (None, "", shown_status(r.kind, r.status)))
+    return Inventory(agent, _snapshot(session, agent_id), kept, counts)
 
 
 def _resource(session: Session, user: UserPrincipal, agent_id: str, source: str) -> tuple[AgentInfo, Resource]:
