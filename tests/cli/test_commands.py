@@ -189,16 +189,35 @@ def test_skills_validate_uses_spec_rules_and_exits_1_on_any_error(tmp_path: Path
     result = run("skills", "validate", str(skills / "good"), str(skills / "bad"), "--json", home=home)
     assert result.returncode == 1
     assert json.loads(result.stdout) == [
-        {"path": str(skills / "good"), "valid": True, "errors": [], "warnings": []},
+        {"path": str(skills / "good"), "valid": True, "errors": [], "warnings": [], "validation": "spec"},
         {
             "path": str(skills / "bad"),
             "valid": False,
             "errors": ["SKILL.md must start with YAML frontmatter (---)"],
             "warnings": [],
+            "validation": "spec",
         },
     ]
     ok = run("skills", "validate", str(skills / "good"), home=home)
     assert (ok.returncode, ok.stdout) == (0, f"Valid skill: {skills / 'good'}\n")
+    assert ok.stderr == "(checked with the spec rules: --validation chooses)\n"
+
+
+def test_skills_list_and_scan_name_the_rules_their_skills_were_checked_with(tmp_path: Path, home: Path) -> None:
+    root = repo(tmp_path)
+    listed = run("skills", "list", str(root), home=home).stdout
+    assert "skills checked with the lenient rules (skills.validation, from the default profile)" in listed
+    make_workspace(root, {".claude/skills/c/SKILL.md": skill_md("c", "Claude's")})
+    claude = run("skills", "list", str(root), "-p", "claude", home=home).stdout
+    assert "skills checked with the claude rules (skills.validation, from the claude profile)" in claude
+    env_run = subprocess.run(
+        [sys.executable, "-m", "agentcontext", "scan", str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "HOME": str(home), "AGENTCONTEXT_SKILLS_VALIDATION": "spec"},
+        timeout=60,
+    )
+    assert "skills checked with the spec rules (skills.validation, from environment)" in env_run.stdout
 
 
 def test_skills_validate_takes_every_validation_mode_the_setting_takes(tmp_path: Path, home: Path) -> None:

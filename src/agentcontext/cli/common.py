@@ -119,3 +119,10 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{size} B"
+
+
+def validation_note(config: Config) -> str:
+    """Which rules checked the skills of a scan, and where that came from."""
+    origin = config.origin("skills.validation")
+    where = f"the {config.profile} profile" if origin == "default" else origin
+    return f"skills checked with the {config.skills.validation} rules (skills.validation, from {where})"

@@ -24,12 +24,13 @@ from agentcontext.cli.common import (
     shown_path,
     stderr,
     stdout,
+    validation_note,
 )
 from agentcontext.fs.files import is_within
 from agentcontext.fs.paths import absolute
 from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
-from agentcontext.resource import Resource, Status
+from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.summary import count_statuses, summary_text
 from agentcontext.terminal import shown
@@ -122,6 +123,8 @@ def _print_table(result: ScanResult) -> None:
         f"{len(snapshot.resources)} resources ({summary}); "
         f"payload {human_size(snapshot.payload_bytes)} of {human_size(cap)}; hash {snapshot.aggregate_hash[:12]}"
     )
+    if snapshot.of_kind(Kind.SKILL):
+        console.print(validation_note(result.config))
     warnings = [(r, w) for r in snapshot.resources for w in r.warnings]
     if warnings:
         console.print("[bold]warnings[/]")

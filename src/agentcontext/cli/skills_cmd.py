@@ -20,6 +20,7 @@ from agentcontext.cli.common import (
     run_scan,
     shown_path,
     stdout,
+    validation_note,
 )
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.coder.render import IndexEntry, available_skills
@@ -62,7 +63,12 @@ def list_skills(
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,
 ) -> None:
-    """Every skill found, offered or not, with the reason when it is not offered."""
+    """Every skill found, offered or not, with the reason when it is not offered.
+
+    Skills are checked with the profile's rules (`skills.validation`: `lenient` by default, the
+    agent's own under `codex`, `claude`, `gemini`, `coder`), named under the table; `skills
+    validate` checks with `spec` unless told otherwise.
+    """
     result = run_scan(work_dir, profile, config_file)
     skills = result.snapshot.of_kind(Kind.SKILL)
     if as_json:
@@ -89,6 +95,7 @@ def list_skills(
             shown(shown_path(skill.path, base)),
         )
     console.print(table)
+    console.print(validation_note(result.config))
 
 
 @app.command("validate")
@@ -102,15 +109,17 @@ def validate(
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
 
     The default `spec` mode applies the Agent Skills specification exactly as the
-    `skills-ref` validator does, with its messages. `--json` prints a list of
-    `{"path", "valid", "errors", "warnings"}`.
+    `skills-ref` validator does, with its messages (`skills list` and `scan` use the profile's
+    `skills.validation` instead: `lenient` by default). The rules used are named on stderr.
+    `--json` prints a list of `{"path", "valid", "errors", "warnings", "validation"}`.
     """
     reports = [validate_path(p, validation.value) for p in paths]
     if as_json:
-        print_json([r.to_dict() for r in reports])
+        print_json([r.to_dict() | {"validation": validation.value} for r in reports])
     else:
         for report in reports:
             _print_report(report)
+        typer.echo(f"(checked with the {validation.value} rules: --validation chooses)", err=True)
     if not all(r.valid for r in reports):
         raise typer.Exit(1)
 
