@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentcontext.control.client import ControlClient
 from agentcontext.control.wire import PromptResponse
+from agentcontext.skills.extension import EXTENSION_ID
 from agentcontext.testing import make_workspace, skill_md
 from tests.control.processes import Process, admin_token, agent, server, write_atomic
 from tests.helpers import poll
@@ -238,6 +239,15 @@ async def test_modern_sessions_get_the_skills_extension_from_the_pin(shared: Sta
     assert got.skill == entry
     assert entry["uri"] == "skill://deploy/SKILL.md"
     assert entry["frontmatter"] == {"name": "deploy", "description": "Ship a release"}
+
+
+async def test_a_handshake_era_session_is_told_of_the_skills_extension_it_is_served(shared: Stack) -> None:
+    chat_id = pinned_chat(shared)
+    async with session(shared.url(f"chats/{chat_id}"), shared.admin, mode="legacy") as mcp:
+        capabilities = mcp.server_capabilities.model_dump(by_alias=True, exclude_none=True)
+        listed = await skills_list(mcp)
+    assert capabilities.get("experimental", {}).get(EXTENSION_ID) == {}  # 2025: no ``extensions`` in the schema
+    assert [entry["uri"] for entry in listed.skills] == ["skill://deploy/SKILL.md"]
 
 
 # --- who may connect --------------------------------------------------------------------------

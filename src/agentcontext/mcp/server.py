@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio.to_thread
 import mcp.types as types
-from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
+from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -29,8 +29,8 @@ from agentcontext.mcp.tools import HANDLERS, SPECS, Limits
 from agentcontext.mcp.workspace import Project, Workspace, session_key
 from agentcontext.scan import ScanResult
 from agentcontext.skills import files as skill_files
-from agentcontext.skills.extension import EXTENSION_ID
 from agentcontext.views.brief import instructions, selection_brief
+from agentcontext.web.skills_server import SkillsServer
 
 
 class SkillsListParams(types.RequestParams):
@@ -41,7 +41,7 @@ class SkillsGetParams(types.RequestParams):
     uri: str
 
 
-class ContextServer(Server[Any]):
+class ContextServer(SkillsServer):
     """An MCP server over one :class:`Workspace`."""
 
     def __init__(self, workspace: Workspace, limits: Limits | None = None) -> None:
@@ -64,19 +64,7 @@ class ContextServer(Server[Any]):
         )
         self.add_request_handler("skills/list", SkillsListParams, self._skills_list)
         self.add_request_handler("skills/get", SkillsGetParams, self._skills_get)
-        self.extensions[EXTENSION_ID] = {}
-
-    def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-    ) -> InitializationOptions:
-        """The ``initialize`` result's options, the skills extension also under ``experimental``: the handshake
-        era's capabilities have no ``extensions`` (the SDK drops it from a 2025 answer), so a 2025 client learns
-        there that ``skills/list`` is served; ``server/discover`` (2026) declares it under ``extensions``."""
-        experimental = {EXTENSION_ID: {}, **(experimental_capabilities or {})}
-        return super().create_initialization_options(notification_options, experimental, extensions)
+        self.declare_skills()
 
     # --- instructions, computed for each session ---------------------------------------
 

@@ -16,6 +16,16 @@ from agentcontext.skills.frontmatter import parse
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 
 
+def with_skills_declared(experimental: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """The ``experimental`` capabilities of an ``initialize`` answer, the skills extension among them.
+
+    The handshake era's schema (2025) has no ``extensions`` (the SDK drops them from its answer),
+    so a 2025 client learns here that ``skills/list`` is served; ``server/discover`` (2026)
+    declares it under ``extensions``. Both our MCP server and each chat's use this.
+    """
+    return {EXTENSION_ID: {}, **(experimental or {})}
+
+
 def frontmatter_json(skill: Resource) -> dict[str, Any]:
     """The SKILL.md frontmatter rendered as JSON; ``name`` and ``description`` always present."""
     fields: dict[str, Any] = {}

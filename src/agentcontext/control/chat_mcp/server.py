@@ -8,7 +8,7 @@
   description says what changed while the chat is out of date;
 * resources: the pinned instruction files, discovered ones too (``agentcontext://instructions/<path>``), and
   skills (``skill://<name>/SKILL.md``, other files through ``skill://<name>/<path>``),
-  and on 2026-07-28 sessions the SEP-2640 ``skills/list`` and ``skills/get``;
+  and the SEP-2640 ``skills/list`` and ``skills/get``, declared on both protocol eras;
 * prompts: the chat's skills, each prompt being the skill's instructions.
 
 Failures of a tool are results with ``isError``, as for a model; a chat the caller may not
@@ -27,7 +27,7 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import quote, unquote
 
 import mcp.types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -40,7 +40,8 @@ from agentcontext.control.services.chats import ChatService
 from agentcontext.control.wire import ChatResponse
 from agentcontext.errors import AgentContextError
 from agentcontext.resource import Kind, Resource, Status
-from agentcontext.skills.extension import EXTENSION_ID, frontmatter_json
+from agentcontext.skills.extension import frontmatter_json
+from agentcontext.web.skills_server import SkillsServer
 
 REFRESH = "refresh_context"
 INSTRUCTIONS_SCHEME = "agentcontext://instructions"
@@ -77,7 +78,7 @@ class SkillsGetParams(types.RequestParams):
     uri: str
 
 
-class ChatMcpServer(Server[Any]):
+class ChatMcpServer(SkillsServer):
     """One SDK server for every chat; each request carries its chat binding."""
 
     def __init__(self, chats: ChatService, notices: ChatNotices) -> None:
@@ -101,7 +102,7 @@ class ChatMcpServer(Server[Any]):
         self.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         self.add_request_handler("skills/list", SkillsListParams, self._skills_list)
         self.add_request_handler("skills/get", SkillsGetParams, self._skills_get)
-        self.extensions[EXTENSION_ID] = {}
+        self.declare_skills()
 
     # --- instructions --------------------------------------------------------------------
 
