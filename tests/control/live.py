@@ -190,17 +190,20 @@ async def workspace(
     work_dir: str = "",
     accept: Callable[[Snapshot], bool] | None = None,
     advertise: str | None = None,
+    approve: bool = True,
 ) -> AsyncIterator[Workspace]:
     """A real agent over a workspace made of ``files``, ready, its first snapshot pushed.
 
     ``serve=False`` runs no API at all: the pushed URL is a closed port (or ``advertise``).
     ``accept`` waits for a snapshot it holds for (MCP servers connect in the background)
-    before the push. The workspace's MCP servers are approved first, as the user would.
+    before the push. The workspace's MCP servers are approved first, as the user would
+    (``approve=False``: they wait for an approval).
     """
     make_workspace(root, files)
     work = root / work_dir if work_dir else root
     agent = make_agent(work, home, profile=profile, settings=settings)
-    approve_servers(agent)
+    if approve:
+        approve_servers(agent)
     app = create_app(agent, token=AGENT_TOKEN, peer_token=PEER_TOKEN)
     async with running(agent), contextlib.AsyncExitStack() as stack:
         url = await stack.enter_async_context(serving(app)) if serve else advertise or closed_url()

@@ -615,6 +615,23 @@ async def test_an_unknown_tool_is_a_tool_error(tmp_path: Path, home: Path) -> No
     assert texts == [f'tool "{name}" is not available in this chat' for name in ("read_skill", "nope", "nope__tool")]
 
 
+async def test_a_tool_of_a_server_waiting_for_approval_says_so_and_how_to_approve_it(
+    tmp_path: Path, home: Path
+) -> None:
+    def pending(snapshot: Snapshot) -> bool:
+        return any(r.kind is Kind.MCP_SERVER and r.status is Status.DISABLED for r in snapshot.resources)
+
+    files = {".mcp.json": mcp_json({"time": time_server()})}
+    async with (
+        control_plane(tmp_path) as control,
+        workspace(control, tmp_path / "w", files, home=home, accept=pending, approve=False),
+    ):
+        chat = await control.chat()
+        text = await failed(control, chat, "time__get_current_time", {"timezone": "UTC"})
+    assert text.startswith('MCP server "time" is pending approval: approve "time" in the dashboard or run `')
+    assert "agentcontext mcp trust" in text
+
+
 async def test_the_store_keeps_plans_per_chat(tmp_path: Path, home: Path) -> None:
     async with (
         control_plane(tmp_path) as control,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentcontext.control.skill_index import SkillRef, index, usable_skill_name
@@ -121,6 +121,7 @@ class Toolset:
     skills: tuple[SkillRef, ...]
     mcp_routes: Mapping[str, tuple[str, str]]  # exposed name -> (server, tool)
     pinned_skills: Mapping[str, Resource]  # workspace skill name -> its pinned resource (text not loaded)
+    pending: Mapping[str, str] = field(default_factory=dict)  # a server waiting for approval -> why, and how
 
     def offers(self, name: str) -> bool:
         return any(tool.name == name for tool in self.tools)
@@ -216,6 +217,12 @@ def mcp_servers(pinned: Sequence[Resource], latest: Sequence[Resource]) -> list[
     return [servers[name] for name in sorted(servers) if servers[name].status is Status.OK]
 
 
+def pending_servers(pinned: Sequence[Resource], latest: Sequence[Resource]) -> dict[str, str]:
+    """The servers waiting for the user's approval (their tools are not offered), each with the reason given."""
+    servers = {r.path: r for r in (*pinned, *latest) if r.kind is Kind.MCP_SERVER}
+    return {name: r.error or "pending approval" for name, r in sorted(servers.items()) if r.status is Status.DISABLED}
+
+
 def _keep_changed_tools(before: Resource, after: Resource) -> Resource:
     """``after``, with the pinned definitions of the tools it withholds as changed since approval."""
     if after.approval is None or after.approval.state != "changed" or before.status is not Status.OK:
@@ -246,7 +253,8 @@ def toolset(context: ChatContext) -> Toolset:
         clean = for_prompt(tool)  # the agent cleaned it; what reaches a model is cleaned here too, as files are
         tools.append(ToolSpec(exposed, clean.description, _object_schema(clean.input_schema)))
     pinned = {r.name or "": r for r in workspace_skills(context.pinned)}
-    return Toolset(tuple(tools), tuple(refs), routes, pinned)
+    pending = pending_servers(context.pinned, context.latest_mcp)
+    return Toolset(tuple(tools), tuple(refs), routes, pinned, pending)
 
 
 def system_text(context: ChatContext, refs: Sequence[SkillRef]) -> str:

@@ -121,6 +121,9 @@ async def run(link: AgentLink, call: ToolCall, name: str, arguments: Mapping[str
     route = call.toolset.mcp_routes.get(name)
     if route is not None:
         return await call_mcp_tool(link, call, route, arguments)
+    server = name.split("__", 1)[0] if "__" in name else None
+    if server is not None and server in call.toolset.pending:
+        return error(f'MCP server "{server}" is {call.toolset.pending[server]}')
     return error(f'tool "{name}" is not available in this chat')
 
 
