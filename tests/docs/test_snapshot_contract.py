@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
 from agentcontext.snapshot import Snapshot
@@ -17,10 +18,16 @@ from agentcontext.snapshot import Snapshot
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "snapshot.md"
 
 
-def contract() -> dict[str, object]:
+def contract() -> dict[str, Any]:
     block = PAGE.read_text(encoding="utf-8").split("## JSON contract", 1)[1].split("```json\n", 1)[1]
-    data: dict[str, object] = json.loads(block.split("```", 1)[0])
+    data: dict[str, Any] = json.loads(block.split("```", 1)[0])
     return data
+
+
+def shown_resource() -> dict[str, Any]:
+    (shown,) = contract()["resources"]
+    assert isinstance(shown, dict)
+    return shown
 
 
 def choices(text: object) -> set[str]:
@@ -33,7 +40,7 @@ def test_the_top_level_keys_are_the_snapshot_s() -> None:
 
 
 def test_the_resource_shows_every_key_a_resource_can_have() -> None:
-    (shown,) = contract()["resources"]  # type: ignore[misc]
+    shown = shown_resource()
     load = Load(LoadType.STARTUP)
     written: set[str] = set()
     for kind in Kind:
@@ -45,7 +52,7 @@ def test_the_resource_shows_every_key_a_resource_can_have() -> None:
 
 
 def test_each_value_list_is_exactly_the_model_s() -> None:
-    (shown,) = contract()["resources"]  # type: ignore[misc]
+    shown = shown_resource()
     assert choices(shown["kind"]) == {str(k) for k in Kind}
     assert choices(shown["scope"]) == {str(s) for s in Scope}
     assert choices(shown["status"]) == {str(s) for s in Status}
