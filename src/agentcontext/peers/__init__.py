@@ -11,9 +11,12 @@ from agentcontext.peers.claude.peer import ClaudePeer
 from agentcontext.peers.coder.peer import CoderPeer
 from agentcontext.peers.codex.peer import CodexPeer
 from agentcontext.peers.gemini.peer import GeminiPeer
+from agentcontext.peers.opencode.peer import OpenCodePeer
 from agentcontext.settings.config import Config
 
-PEERS: dict[str, Peer] = {peer.name: peer for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer())}
+PEERS: dict[str, Peer] = {
+    peer.name: peer for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer(), OpenCodePeer())
+}
 
 
 def named(discovery: str) -> Peer:
