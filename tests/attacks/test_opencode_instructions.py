@@ -45,3 +45,13 @@ def test_a_repository_without_git_has_its_instructions_matched_in_the_work_dir_o
     work = make_workspace(tmp_path / "plain", {"opencode.json": json.dumps({"instructions": ["up.md"]})})
     result = scan_tree(work, home=home, profile="opencode")
     assert result.peer.wrap(result.project_doc(), str(work)) == ""
+
+
+def test_a_repositorys_config_linked_to_a_file_outside_is_listed_not_read(tmp_path: Path, home: Path) -> None:
+    outside = make_workspace(tmp_path / "outside-the-roots", {"opencode.json": json.dumps({"instructions": ["x.md"]})})
+    work = make_workspace(tmp_path / "repo", {".git/": "", "x.md": "x\n"})
+    (work / "opencode.json").symlink_to(outside / "opencode.json")
+    result = scan_tree(work, home=home, profile="opencode")
+    assert result.peer.wrap(result.project_doc(), str(work)) == ""
+    config = {r.path: r for r in result.snapshot.resources}[str(work / "opencode.json")]
+    assert config.status is Status.INVALID and "OpenCode's config, not read" in (config.error or "")

@@ -140,3 +140,25 @@ def test_braces_expand_in_order() -> None:
 def test_jsonc_trailing_commas_go_outside_strings_only() -> None:
     text = '{"a": [",]", "b",  /* c */ ], // d\n "e": 1,\n}'
     assert json.loads(strip_comments(text, trailing_commas=True)) == {"a": [",]", "b"], "e": 1}
+
+
+def test_the_last_copy_of_a_name_in_opencodes_order_wins_and_the_others_say_who_won(tmp_path: Path, home: Path) -> None:
+    make_workspace(home, {".agents/skills/d/SKILL.md": skill_md("dup", "home")})
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "sub/.claude/skills/d/SKILL.md": skill_md("dup", "cwd"),
+            ".agents/skills/d/SKILL.md": skill_md("dup", "root"),
+            ".opencode/skills/d/SKILL.md": skill_md("dup", "the opencode folder, read last"),
+            ".agents/skills/c/SKILL.md": skill_md("customize-opencode", "the user's own replaces the built-in"),
+        },
+    )
+    result = opencode(root / "sub", home)
+    skills = {r.path: r for r in result.snapshot.of_kind(Kind.SKILL)}
+    winner = skills[str(root / ".opencode/skills/d/SKILL.md")]
+    assert winner.status is Status.OK
+    for loser in (home / ".agents/skills/d", root / "sub/.claude/skills/d", root / ".agents/skills/d"):
+        assert skills[str(loser / "SKILL.md")].status is Status.SHADOWED
+    listing = opencode_skills_xml(list(skills.values()))
+    assert listing.count("<name>dup</name>") == 1 and "<name>customize-opencode</name>" in listing
