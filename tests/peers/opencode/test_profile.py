@@ -11,6 +11,7 @@ from agentcontext.peers.opencode.skills import collation_key, opencode_skills_xm
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from tests.cli.test_commands import run
 
 
 def opencode(work: Path, home: Path) -> ScanResult:
@@ -162,3 +163,21 @@ def test_the_last_copy_of_a_name_in_opencodes_order_wins_and_the_others_say_who_
         assert skills[str(loser / "SKILL.md")].status is Status.SHADOWED
     listing = opencode_skills_xml(list(skills.values()))
     assert listing.count("<name>dup</name>") == 1 and "<name>customize-opencode</name>" in listing
+
+
+def test_doc_wrap_and_skills_prompt_print_what_opencode_sends_and_nothing_when_it_sends_nothing(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "repo", {".git/": "", "AGENTS.md": "rules\n", ".agents/skills/s/SKILL.md": skill_md("s", "S")}
+    )
+    doc = run("doc", str(work), "--wrap", "-p", "opencode", home=home).stdout
+    assert doc == f"Instructions from: {work}/AGENTS.md\nrules\n"
+    skills = run("skills", "prompt", str(work), "-f", "opencode", "-p", "opencode", home=home).stdout
+    assert skills == (
+        "<available_skills>\n  <skill>\n    <name>s</name>\n    <description>S</description>\n"
+        f"    <location>{work}/.agents/skills/s/SKILL.md</location>\n  </skill>\n</available_skills>"
+    )
+    empty = make_workspace(tmp_path / "empty", {".git/": "", "GEMINI.md": "not opencode's\n"})
+    assert run("doc", str(empty), "--wrap", "-p", "opencode", home=home).stdout == ""
+    assert run("skills", "prompt", str(empty), "-f", "opencode", "-p", "opencode", home=home).stdout == ""
