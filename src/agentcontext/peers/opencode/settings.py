@@ -3,7 +3,8 @@
 OpenCode merges its config files in this order, each list of ``instructions`` appended to the
 ones before it (a repeat kept once, at its first place): the user's ``~/.config/opencode/``
 ``config.json``, ``opencode.json``, ``opencode.jsonc`` (these three merged first: a later file's
-list replaces an earlier one's), the file ``$OPENCODE_CONFIG`` names, then the project's
+list replaces an earlier one's), the file ``$OPENCODE_CONFIG`` names (read only when the caller passes
+an environment naming a file beneath home: a scan does not), then the project's
 ``opencode.json`` and ``opencode.jsonc`` of each folder from the worktree root down to the work
 dir, then ``opencode.json`` and ``opencode.jsonc`` in each ``.opencode`` folder from the work dir
 up to the root, then ``~/.opencode``'s. Files are JSON with comments and trailing commas.
