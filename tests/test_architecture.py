@@ -147,7 +147,7 @@ def test_only_the_peers_and_the_settings_tell_one_agent_from_another() -> None:
     """Each agent's rules live in its peer: elsewhere no code compares a discovery mode or an agent's name."""
     root = Path(agentcontext.__file__).parent
     comparison = re.compile(
-        r"""(discovery\s*(==|!=|\bin\b)|(==|!=)\s*["'](chain|roots|claude|codex|coder|gemini)["'])"""
+        r"""(discovery\s*(==|!=|\bin\b)|(==|!=)\s*["'](chain|roots|claude|codex|coder|gemini|opencode)["'])"""
     )
     found = [
         f"{path.relative_to(root)}:{number}: {line.strip()}"

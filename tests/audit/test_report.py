@@ -256,7 +256,7 @@ def test_a_file_near_the_doc_budget_is_info_and_a_cut_one_a_warning(tmp_path: Pa
     }
 
 
-@pytest.mark.parametrize("profile", ["claude", "gemini"])
+@pytest.mark.parametrize("profile", ["claude", "gemini", "opencode"])
 def test_a_profile_without_a_doc_budget_finds_no_file_over_it(tmp_path: Path, home: Path, profile: str) -> None:
     make_workspace(home, {".claude/CLAUDE.md": "user\n", ".gemini/GEMINI.md": "user\n"})
     root = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "c\n", "GEMINI.md": "g\n"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from tests.realagents.gemini_cases import GEMINI_CASES
 from tests.realagents.harness import Workspace, import_chain, skill
 from tests.realagents.on_read_cases import ON_READ
+from tests.realagents.opencode_cases import OPENCODE_CASES
 
 GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
 BOTH = ("claude", "codex")
@@ -362,4 +363,5 @@ CASES: tuple[Workspace, ...] = (
     Workspace("no_instructions", {**GIT, "w/repo/README.md": "nothing for agents\n"}),
     *ON_READ,
     *GEMINI_CASES,
+    *OPENCODE_CASES,
 )

@@ -6,7 +6,8 @@ checks that ``/proc/net/dev`` lists nothing but ``lo`` (no route can leave the m
 then runs every job concurrently: each gets its own fake API server on a loopback port
 that records every request and answers with a minimal streaming reply, and one agent
 process (Codex ``exec`` against a Responses API, Claude Code ``-p`` against a Messages
-API, Gemini CLI ``-p`` against the Gemini API) with a throwaway HOME and a minimal environment.
+API, Gemini CLI ``-p`` against the Gemini API, OpenCode ``run`` against a Chat Completions API) with a
+throwaway HOME and a minimal environment.
 Gemini CLI first asks a router model (``:generateContent``) for JSON shaped by its
 ``responseJsonSchema`` (anything else and it retries), then streams the turn
 (``:streamGenerateContent?alt=sse``). It prints one JSON object per job:
@@ -17,7 +18,13 @@ environment.
 
 A Claude Code job with ``read`` runs two model turns: the first answer is a ``Read`` tool
 call of that file, so the second request shows what Claude Code adds after a file read
-(nested CLAUDE.md files, path-scoped rules).
+(nested CLAUDE.md files, path-scoped rules). An OpenCode job with ``read`` answers its turn (the request
+with ``tools``; its title request has none) with a ``read`` tool call of that file the same way.
+
+OpenCode is given its provider in ``OPENCODE_CONFIG_CONTENT`` (``@ai-sdk/openai-compatible``, bundled
+in its binary) with model and small model on it, and ``OPENCODE_DISABLE_*`` set so that it fetches
+no model list, plugin, LSP server or update; its npm wrapper's binary is replaced by a postinstall we
+do not run, so the job names the platform package's binary.
 """
 
 from __future__ import annotations
@@ -112,6 +119,42 @@ def _read_call(path: str) -> list[dict[str, Any]]:
     ]
 
 
+def _chat(content: str | None, tool_call: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One Chat Completions chunk: text, or one tool call, then a finish."""
+    delta: dict[str, Any] = {"role": "assistant"}
+    if content is not None:
+        delta["content"] = content
+    if tool_call is not None:
+        delta["tool_calls"] = [{"index": 0, "id": "call_1", "type": "function", "function": tool_call}]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "capture-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
+
+
+def _chat_stream(content: str | None, tool_call: dict[str, Any] | None = None) -> bytes:
+    reason = "tool_calls" if tool_call is not None else "stop"
+    done = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "capture-model",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": reason}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    chunks = [_chat(content, tool_call), done]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def _chat_answered(body: Any) -> bool:
+    """Whether a Chat Completions request already carries a tool result (OpenCode's second turn)."""
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    return any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
+
+
 def _answered(body: Any) -> bool:
     """Whether a Messages request already carries a tool result (the second turn)."""
     messages = body.get("messages", []) if isinstance(body, dict) else []
@@ -180,6 +223,24 @@ class _Recorder(BaseHTTPRequestHandler):
             self._reply(200, json.dumps(_gemini_reply(text)).encode(), "application/json")
         elif path.endswith(":streamGenerateContent"):
             self._reply(200, f"data: {json.dumps(_gemini_reply('ok'))}\r\n\r\n".encode(), "text/event-stream")
+        elif path.endswith("/chat/completions"):  # OpenCode: its title request, then the turn (with tools)
+            read = self.server.read
+            call = None
+            if read and isinstance(body, dict) and body.get("tools") and not _chat_answered(body):
+                call = {"name": "read", "arguments": json.dumps({"filePath": read})}
+            if isinstance(body, dict) and body.get("stream"):
+                self._reply(200, _chat_stream(None if call else "ok", call), "text/event-stream")
+            else:
+                answer: dict[str, Any] = {"role": "assistant", "content": "ok"}
+                reply = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": "capture-model",
+                    "choices": [{"index": 0, "message": answer, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+                self._reply(200, json.dumps(reply).encode(), "application/json")
         elif path.endswith("/responses"):
             self._reply(200, _sse(_RESPONSES_EVENTS), "text/event-stream")
         elif path.endswith("/messages") and isinstance(body, dict) and body.get("stream"):
@@ -237,6 +298,30 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
         env["CAPTURE_API_KEY"] = "dummy"
         command = [job["binary"], "exec", "--skip-git-repo-check", "-c", 'model_provider="capture"', "-c", provider]
         return [*command, *job.get("args", ()), "hi"], env
+    if job["agent"] == "opencode":
+        chat_provider: dict[str, Any] = {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "capture",
+            "options": {"baseURL": f"http://127.0.0.1:{port}/v1", "apiKey": "dummy"},
+            "models": {"capture-model": {"name": "capture-model"}},
+        }
+        content = {
+            "provider": {"capture": chat_provider},
+            "model": "capture/capture-model",
+            "small_model": "capture/capture-model",
+            "autoupdate": False,
+            "share": "disabled",
+        }
+        env.update(
+            {
+                "OPENCODE_CONFIG_CONTENT": json.dumps(content),
+                "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                "OPENCODE_DISABLE_AUTOUPDATE": "1",
+                "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+                "OPENCODE_DISABLE_SHARE": "1",
+            }
+        )
+        return [job["binary"], "run", *job.get("args", ()), "hi"], env
     if job["agent"] == "gemini":
         env.update(
             {

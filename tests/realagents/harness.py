@@ -29,6 +29,13 @@ FACTS = Path(__file__).with_name("facts.json")
 CLAUDE_SKILLS_HEADER = "The following skills are available for use with the Skill tool:\n\n"
 CODEX_DOC_PREFIX = "# AGENTS.md instructions"
 GEMINI_BUILTIN_DIR = ROOT / "node_modules" / "@google" / "gemini-cli" / "bundle" / "builtin"
+# opencode-ai's bin is a placeholder its postinstall replaces (we install with --ignore-scripts): the platform binary
+OPENCODE_BINARY = ROOT / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+OPENCODE_SKILLS_INTRO = (
+    "\nSkills provide specialized instructions and workflows for specific tasks.\n"
+    "Use the skill tool to load a skill when a task matches its description.\n"
+)
+_OPENCODE_SKILL = re.compile(r"  <skill>\n[\s\S]*?\n  </skill>")
 _LOADED_CONTEXT = re.compile(r"<loaded_context>\n[\s\S]*?\n</loaded_context>")
 _GEMINI_SKILL = re.compile(r"  <skill>\n[\s\S]*?\n  </skill>")
 
@@ -100,6 +107,12 @@ class Run:
     read: str | None = None  # the file the model read (absolute), in a two-turn run
 
     def model_request(self) -> dict[str, Any]:
+        if self.agent == "opencode":  # the turn (it has tools), after the title request
+            for request in self.requests:
+                body = request["body"]
+                if request["method"] == "POST" and isinstance(body, dict) and body.get("tools"):
+                    return dict(body)
+            raise AssertionError(f"opencode sent no model request for {self.workspace}: {self.stderr[-800:]}")
         if self.agent == "gemini":  # the turn, after the router's generateContent
             for request in self.requests:
                 if request["method"] == "POST" and ":streamGenerateContent" in request["path"]:
@@ -115,6 +128,11 @@ class Run:
 
     def after_read(self) -> dict[str, Any]:
         """The second turn's request: the one carrying the ``Read`` tool result."""
+        if self.agent == "opencode":
+            turns = [r["body"] for r in self.requests if isinstance(r["body"], dict) and r["body"].get("tools")]
+            if len(turns) < 2:
+                raise AssertionError(f"opencode sent no request after the read: {self.stderr[-800:]}")
+            return dict(turns[1])
         for request in self.requests:
             body = request["body"]
             if request["method"] == "POST" and isinstance(body, dict) and body.get("stream") and _answered(body):
@@ -136,7 +154,7 @@ def skip_unless_available() -> None:
 def unavailable() -> str | None:
     """Why the real agents cannot run here, or None when they can."""
     for name in AGENTS:
-        if not (BIN / name).exists():
+        if not binary(name).exists():
             return (
                 f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
             )
@@ -148,7 +166,11 @@ def unavailable() -> str | None:
     return None
 
 
-AGENTS = ("codex", "claude", "gemini")
+AGENTS = ("codex", "claude", "gemini", "opencode")
+
+
+def binary(agent: str) -> Path:
+    return OPENCODE_BINARY if agent == "opencode" else BIN / agent
 
 
 def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[tuple[str, str], Run]:
@@ -162,7 +184,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
                 {
                     "id": f"{workspace.name}/{agent}",
                     "agent": agent,
-                    "binary": str(BIN / agent),
+                    "binary": str(binary(agent)),
                     "cwd": str(root / workspace.cwd),
                     "home": str(home),
                     **({"read": str(root / workspace.read)} if workspace.read else {}),
@@ -331,3 +353,46 @@ def codex_skill_names(block: str | None) -> list[str]:
     if not block:
         return []
     return [m.group("name") for m in map(_CODEX_SKILL.match, block.split("\n")) if m]
+
+
+def _opencode_system(body: Mapping[str, Any]) -> str:
+    return "".join(str(m["content"]) for m in body["messages"] if m.get("role") == "system")
+
+
+def opencode_instructions(body: Mapping[str, Any]) -> str:
+    """OpenCode's instruction sections: from the first ``Instructions from: `` (right after its ``<env>``
+    block) to the end of the last file's text, before its skills text; "" when it sent none."""
+    system = _opencode_system(body)
+    after = system.split("</env>\n", 1)[1]
+    end = after.rfind(OPENCODE_SKILLS_INTRO)
+    region = after[: end if end != -1 else len(after)]
+    if not region.startswith("Instructions from: "):
+        assert region == "" or end == -1, region[:200]
+        return ""
+    return region
+
+
+def opencode_skills(body: Mapping[str, Any]) -> str:
+    """The ``<available_skills>`` block OpenCode sent, its built-in (``<built-in>`` location) left out."""
+    system = _opencode_system(body)
+    start = system.rfind("<available_skills>\n")
+    if start == -1:
+        return ""
+    block = system[start : system.index("\n</available_skills>", start)]
+    kept = [entry for entry in _OPENCODE_SKILL.findall(block) if "<location>&lt;built-in&gt;</location>" not in entry]
+    return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
+
+
+def opencode_skill_names(body: Mapping[str, Any]) -> list[str]:
+    names = re.compile(r"<name>(.*?)</name>")
+    return [names.findall(entry)[0] for entry in _OPENCODE_SKILL.findall(_opencode_system(body))]
+
+
+def opencode_on_read(body: Mapping[str, Any]) -> list[str]:
+    """What OpenCode added to the read's result after the file's own content ([] when nothing)."""
+    for message in body["messages"]:
+        if message.get("role") == "tool":
+            content = str(message["content"])
+            _, _, extra = content.partition("</content>\n\n")
+            return [extra] if extra else []
+    raise AssertionError("no tool result in the request")

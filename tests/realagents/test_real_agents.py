@@ -1,4 +1,4 @@
-"""Our ``codex``, ``claude`` and ``gemini`` profiles against the real binaries, byte for byte.
+"""Our ``codex``, ``claude``, ``gemini`` and ``opencode`` profiles against the real binaries, byte for byte.
 
 Every workspace of ``cases.py`` is run through the real Codex, Claude Code or Gemini CLI (pinned in
 package.json), inside a network namespace with loopback alone, against a fake model API
@@ -14,18 +14,20 @@ from collections.abc import Iterator
 
 import pytest
 
+from agentcontext import peers
 from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.peers.claude.doc import claude_reminder
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.codex.render import Budget, codex_instructions, codex_skills_block
 from agentcontext.peers.gemini.skills import gemini_skills_xml
-from agentcontext.resource import Kind
+from agentcontext.peers.opencode.skills import opencode_skills_xml
+from agentcontext.resource import Kind, Status
 from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from agentcontext.settings.config import load_config
 from tests.realagents import harness
 from tests.realagents.cases import CASES
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)  # one fixture runs every agent on every workspace
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,7 @@ def test_the_pinned_binaries_are_the_recorded_versions() -> None:
     harness.skip_unless_available()
     facts = harness.facts()
     for agent in harness.AGENTS:
-        argv = ["unshare", "-n", str(harness.BIN / agent), "--version"]
+        argv = ["unshare", "-n", str(harness.binary(agent)), "--version"]
         line = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
         assert line == facts[agent]["version_line"], f"{agent} is {line!r}; re-record facts.json and the cases"
 
@@ -109,7 +111,37 @@ def test_gemini_profile_renders_what_gemini_cli_sent(
     assert set(builtin) <= set(harness.gemini_skill_names(body)), _moved("gemini", "set of built-in skills")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.read], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if "opencode" in c.agents], ids=lambda c: c.name)
+def test_opencode_profile_renders_what_opencode_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "opencode")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    sent = harness.opencode_instructions(body)
+    assert ours.peer.wrap(ours.project_doc(), run.cwd) == sent, _moved("opencode", "instructions")
+    offered = [r for r in ours.snapshot.of_kind(Kind.SKILL) if r.status is Status.OK]
+    assert opencode_skills_xml(offered) == harness.opencode_skills(body), _moved("opencode", "skills list")
+    builtin = harness.facts()["opencode"]["builtin_skills"]
+    assert set(builtin) <= set(harness.opencode_skill_names(body)), _moved("opencode", "set of built-in skills")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.read and "opencode" in c.agents], ids=lambda c: c.name)
+def test_opencode_profile_adds_what_opencode_sends_after_a_read(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "opencode")]
+    assert run.exit == 0 and run.read, run.stderr
+    config = load_config(run.cwd, environ={"HOME": run.home}, overrides={"profile": "opencode"})
+    scanner = Scanner(run.cwd, config, environ={"HOME": run.home})
+    answer = scanner.applicable([run.read])
+    assert peers.of(config).wrap_later(answer) == harness.opencode_on_read(run.after_read()), _moved(
+        "opencode", "set of files after a read"
+    )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.read and "claude" in c.agents], ids=lambda c: c.name)
 def test_claude_profile_adds_what_claude_code_sends_after_a_read(
     case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
 ) -> None:

@@ -26,6 +26,7 @@ from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.coder.render import IndexEntry, available_skills
 from agentcontext.peers.codex.render import Budget, codex_skills_block
 from agentcontext.peers.gemini.skills import gemini_skills_xml
+from agentcontext.peers.opencode.skills import opencode_skills_xml
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import skill_roots
 from agentcontext.skills.validation import Report, validate_path
@@ -45,6 +46,7 @@ class Mode(StrEnum):
     coder = "coder"
     claude = "claude"
     gemini = "gemini"
+    opencode = "opencode"
 
 
 class Format(StrEnum):
@@ -52,6 +54,7 @@ class Format(StrEnum):
     codex = "codex"
     claude = "claude"
     gemini = "gemini"
+    opencode = "opencode"
     xml = "xml"
     catalog = "catalog"
 
@@ -139,7 +142,7 @@ def _print_report(report: Report) -> None:
 def prompt(
     work_dir: Path = DirArgument,
     output: Format = typer.Option(
-        Format.catalog, "--format", "-f", help="coder, codex, claude, gemini, xml or catalog."
+        Format.catalog, "--format", "-f", help="coder, codex, claude, gemini, opencode, xml or catalog."
     ),
     context_window: int | None = typer.Option(
         None, "--context-window", help="codex format: budget 2% of this many tokens (default 8,000 characters)."
@@ -152,7 +155,8 @@ def prompt(
     **coder**: Coder's `<available-skills>` block. **codex**: Codex's `## Skills` section,
     budgeted, with its skill roots table. **claude**: Claude Code's `- name: description`
     lines (its built-in skills aside). **gemini**: Gemini CLI's `<available_skills>` block (its
-    built-in skills aside). **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
+    built-in skills aside). **opencode**: OpenCode's `<available_skills>` block (its built-in
+    `customize-opencode` aside). **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
     **catalog**: the `## Skills` lines of our MCP server's instructions.
     """
     result = run_scan(work_dir, profile, config_file)
@@ -170,6 +174,8 @@ def prompt(
     elif output is Format.gemini:
         found = result.snapshot.of_kind(Kind.SKILL)  # a shadowed copy says where its name is listed
         text = gemini_skills_xml(found, [path for path, _ in skill_roots(result)])
+    elif output is Format.opencode:
+        text = opencode_skills_xml(offered)
     elif output is Format.xml:
         text = agent_skills_xml([XmlSkill(r.name or "", r.description or "", r.path) for r in offered])
     else:

@@ -35,7 +35,7 @@ from agentcontext.settings.profiles import KEYS, PROFILES, profile_defaults
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a huge one is not read whole
 
-Validation = Literal["lenient", "spec", "coder", "claude", "gemini"]
+Validation = Literal["lenient", "spec", "coder", "claude", "gemini", "opencode"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {
@@ -54,7 +54,7 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots", "claude", "gemini", "cursor"]
+    discovery: Literal["chain", "roots", "claude", "gemini", "cursor", "opencode"]
     max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str

@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder", "claude", "gemini", "cursor"),
+        choices=("default", "codex", "coder", "claude", "gemini", "cursor", "opencode"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
     _s(
@@ -99,8 +99,9 @@ SETTINGS: tuple[Setting, ...] = (
         "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
         " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code);"
         " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI);"
-        " `cursor`: the workspace's `.cursor/rules`, AGENTS.md, CLAUDE.md and `.cursorrules` (Cursor, as documented).",
-        choices=("chain", "roots", "claude", "gemini", "cursor"),
+        " `cursor`: the workspace's `.cursor/rules`, AGENTS.md, CLAUDE.md and `.cursorrules` (Cursor, as documented);"
+        " `opencode`: one name for the whole walk from the work dir up, nearest first, and `instructions` (OpenCode).",
+        choices=("chain", "roots", "claude", "gemini", "cursor", "opencode"),
     ),
     _s(
         "project_doc.max_bytes",
@@ -253,8 +254,9 @@ SETTINGS: tuple[Setting, ...] = (
         FREE,
         "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
         " `claude` (named by folder, first body line as a fallback description)"
-        " or `gemini` (frontmatter name and description both required, taken as written).",
-        choices=("lenient", "spec", "coder", "claude", "gemini"),
+        " `gemini` (frontmatter name and description both required, taken as written)"
+        " or `opencode` (YAML frontmatter with a string name and description, else dropped).",
+        choices=("lenient", "spec", "coder", "claude", "gemini", "opencode"),
     ),
     _s(
         "skills.max_depth",
@@ -280,7 +282,7 @@ SETTINGS: tuple[Setting, ...] = (
         "first",
         NEVER,
         "Who wins a skill name: `first` root in order, the `user`'s copy (claude), the `last` root's copy"
-        " (gemini: the work dir's), or `none` (codex: every copy).",
+        " (gemini: the work dir's; opencode: the last read), or `none` (codex: every copy).",
         choices=("first", "user", "last", "none"),
     ),
     _s(

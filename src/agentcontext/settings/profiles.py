@@ -16,6 +16,11 @@
              workspace's ``.cursor/rules/**/*.mdc`` by their frontmatter, ``AGENTS.md``,
              ``CLAUDE.md`` and ``.cursorrules``; a nested ``AGENTS.md`` or ``.cursor/rules`` for
              its folder; no doc budget; skills in ``.cursor/skills`` and ``~/.cursor/skills``.
+``opencode`` OpenCode's rules (1.18.33 as observed): ``AGENTS.md`` (else ``CLAUDE.md``, else
+             ``CONTEXT.md``, one name for the whole walk) from the work dir up to the worktree
+             root, nearest first, after ``~/.config/opencode/AGENTS.md`` or ``~/.claude/CLAUDE.md``,
+             then its ``instructions``; no doc budget; skills in ``.claude/skills`` and
+             ``.agents/skills`` of every folder of the walk, home and its config folders, nested.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -89,6 +94,21 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.containers": [".cursor/skills"],
         "skills.include_plugins": False,
         "mcp.config_files": [".cursor/mcp.json"],
+    },
+    "opencode": {
+        "project_doc.discovery": "opencode",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "AGENTS.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["CLAUDE.md", "CONTEXT.md"],
+        "project_doc.instruction_dirs": ["~/.config/opencode", "~/.claude"],
+        "project_doc.sanitize": False,
+        "skills.dirs": ["~/.claude/skills", "~/.agents/skills"],
+        "skills.containers": [".claude/skills", ".agents/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "opencode",
+        "skills.precedence": "last",
+        "skills.max_depth": 6,
     },
     "coder": {
         "project_doc.discovery": "roots",

@@ -22,6 +22,12 @@
     ``name:`` and ``description:`` lines (with the indented lines after a description); both are
     required (an empty one is fine). The name has ``:\\/<>*?"|`` made ``-``; the description is
     kept as written (a ``|`` block keeps its line breaks). The name need not match the folder.
+``opencode`` (OpenCode 1.18.33, gray-matter with js-yaml)
+    The file must start with ``---`` (not ``----``); the frontmatter runs to the next line starting
+    with ``---``, or to the end when none closes it. YAML that does not parse, or whose ``name`` is not
+    a string, drops the skill; so does a ``description`` that is not a string. Without a description
+    OpenCode loads the skill but never lists it (invalid here). Name and description are taken as
+    written; the name need not match the folder. ``yes``/``no`` are strings, as in YAML 1.2.
 """
 
 from __future__ import annotations
@@ -215,6 +221,50 @@ def _gemini_lines(block: str) -> tuple[str, str] | None:
     if name is None or description is None:
         return None
     return name, description
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with js-yaml's booleans (``true``/``false`` only: ``yes`` stays a string)."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_OPENCODE_CLOSE = re.compile(r"\n---")
+
+
+def _check_opencode(text: str, folder: str) -> SkillCheck:
+    """OpenCode's ``Skill`` loader: gray-matter's frontmatter, js-yaml, a string name and description."""
+    text = text.lstrip("\ufeff")
+    if not text.startswith("---") or text[3:4] == "-":
+        return SkillCheck(None, None, errors=("no frontmatter at the file's start: OpenCode drops the skill",))
+    rest = text[3:]
+    close = _OPENCODE_CLOSE.search(rest)
+    block = rest[: close.start()] if close else rest
+    first, _, _ = block.partition("\n")
+    if first.strip():
+        error = f"frontmatter language {first.strip()!r}: OpenCode's parser refuses it and drops the skill"
+        return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    try:
+        # js-yaml ends a block scalar at the input's end with its line break (gray-matter's block has none)
+        fields = yaml.load(block + "\n", Loader=_Yaml12Loader) if block.strip() else {}
+    except yaml.YAMLError as exc:
+        error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}): OpenCode drops the skill"
+        return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    if not isinstance(fields, dict) or not isinstance(fields.get("name"), str):
+        return SkillCheck(None, None, errors=("no name string in the frontmatter: OpenCode drops the skill",))
+    name, description = fields["name"], fields.get("description")
+    if description is None and "description" not in fields:
+        error = "no description: OpenCode loads the skill but never lists it"
+        return SkillCheck(name, None, errors=(error,), frontmatter=block)
+    if not isinstance(description, str):
+        error = "description is not a string: OpenCode drops the skill"
+        return SkillCheck(name, None, errors=(error,), frontmatter=block)
+    return SkillCheck(name, description, frontmatter=block)
 
 
 def _first_line(body: str) -> str:
@@ -452,6 +502,7 @@ _CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
     "spec": lambda text, folder, _namespace: _check_spec(text, folder),
     "claude": lambda text, folder, _namespace: _check_claude(text, folder),
     "gemini": lambda text, folder, _namespace: _check_gemini(text, folder),
+    "opencode": lambda text, folder, _namespace: _check_opencode(text, folder),
     "lenient": _check_lenient_text,
     "coder": _check_coder_text,
 }

@@ -32,12 +32,13 @@ AGENTS = {
     "claude": "Claude Code",
     "gemini": "Gemini CLI",
     "cursor": "Cursor",
+    "opencode": "OpenCode",
     "coder": "Coder",
     "default": "agentcontext default",
 }
-VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
+VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0", "opencode": "1.18.33"}
 DOCUMENTED = frozenset({"cursor"})  # followed from the agent's documentation: no binary of it could be checked
-VIEW_PROFILES = ("codex", "claude", "gemini", "cursor", "coder", "default")  # the order views are shown in
+VIEW_PROFILES = ("codex", "claude", "gemini", "opencode", "cursor", "coder", "default")  # the order views are shown in
 AI_AGENTS = tuple(p for p in VIEW_PROFILES if p != "default")  # the agents themselves (not our own default)
 
 

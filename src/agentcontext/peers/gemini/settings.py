@@ -15,19 +15,20 @@ read a file of the user's, such as ``~/.gemini/settings.json`` itself).
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext.fs.files import EntryKind, Reader
+from agentcontext.fs.files import Reader
 from agentcontext.layout import Layout
+from agentcontext.peers.config_file import read_json, strip_comments
 from agentcontext.resource import Scope
+
+__all__ = ["ContextNames", "context_names", "joined", "strip_comments"]
 from agentcontext.settings.config import Config
 
 SETTINGS = "settings.json"
-_CAP = 1024 * 1024  # a settings file larger than this is not read
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,56 +47,13 @@ class ContextNames:
         return f"named by context.fileName in {self.origin}"
 
 
-def strip_comments(text: str) -> str:
-    """JSON without ``//`` and ``/* */`` comments outside strings (``strip-json-comments``, whitespace kept)."""
-    out: list[str] = []
-    at, size = 0, len(text)
-    in_string = False
-    while at < size:
-        char = text[at]
-        if in_string:
-            out.append(char)
-            if char == "\\" and at + 1 < size:
-                out.append(text[at + 1])
-                at += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
-        elif text.startswith("//", at):
-            end = text.find("\n", at)
-            at = size if end == -1 else end
-            continue
-        elif text.startswith("/*", at):
-            end = text.find("*/", at + 2)
-            skipped = text[at : size if end == -1 else end + 2]
-            out.append("".join(c if c in "\r\n" else " " for c in skipped))
-            at = size if end == -1 else end + 2
-            continue
-        else:
-            out.append(char)
-        at += 1
-    return "".join(out)
-
-
 def _file_names(path: str, boundary: str, reader: Reader) -> tuple[Any, str | None]:
     """``context.fileName`` of one settings file (absent: ``...``), and why the file could not be used."""
-    entry = reader.probe(path, boundary)
-    if entry.kind is EntryKind.MISSING:
-        return ..., None
-    if entry.kind is not EntryKind.FILE:
-        return ..., f"Gemini CLI's settings, not read: {entry.error or entry.kind.value}"
-    try:
-        raw = reader.read(entry, _CAP + 1)
-    except OSError as exc:
-        return ..., f"Gemini CLI's settings, not read: {exc.strerror or exc}"
-    if len(raw) > _CAP:
-        return ..., f"Gemini CLI's settings, not read: over {_CAP} bytes"
-    try:
-        data = json.loads(strip_comments(raw.decode("utf-8", errors="replace").lstrip("\ufeff")))
-    except ValueError as exc:
-        return ..., f"Gemini CLI's settings, not valid JSON ({exc}): Gemini CLI ignores it"
+    data, problem = read_json(path, boundary, reader, "Gemini CLI's settings", strip_comments)
+    if problem is not None and "not valid JSON" in problem:
+        return ..., f"{problem}: Gemini CLI ignores it"
+    if data is ...:
+        return ..., problem
     context = data.get("context") if isinstance(data, dict) else None
     if not isinstance(context, dict) or "fileName" not in context:
         return ..., None
