@@ -131,6 +131,7 @@ def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path
         "codex",
         "claude",
         "gemini",
+        "opencode",
         "cursor",
         "coder",
         "default",

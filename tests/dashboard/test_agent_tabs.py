@@ -34,6 +34,7 @@ async def test_an_offline_agent_says_the_views_need_it_online_and_shows_its_own_
         ("claude", "true"),
         ("codex", "false"),
         ("gemini", "false"),
+        ("opencode", "false"),
         ("cursor", "false"),
         ("coder", "false"),
         ("default", "false"),
