@@ -37,6 +37,7 @@ class Root:
     scope: Scope
     boundary: str
     source: str | None = None
+    follows: bool = False  # the user's own skill dir: its links may lead out of its boundary (skills.user_links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,9 @@ def chain_layout(work_dir: str, config: Config, markers_seen: Markers | None, *,
     project = root or work_dir
     given = _declared(config, work_dir, project, roots_mode=False)
     skills = config.skills
-    found = _chain_mode(dirs, project, given, skills.containers, skills.system_dir, user_skills_first)
+    system = skills.system_dir if skills.system_dir.strip() else ""
+    follows = skills.user_links != "home" and not is_within(system or "/", project)
+    found = _chain_mode(dirs, project, given, skills.containers, (system, follows), user_skills_first)
     # A project's .mcp.json sits at its root (Claude Code)
     return _assemble(work_dir, root, dirs, config, given, found, mcp_base=project, home_dirs=given.home_dirs)
 
@@ -168,11 +171,13 @@ def _declared(config: Config, work_dir: str, project: str, roots_mode: bool) -> 
         Root(path, Scope.HOME, path if roots_mode else boundary_for(path, (home,)))
         for path in resolve_all(config.project_doc.instruction_dirs, home=home, work_dir=work_dir)
     )
+    follows = skills.user_links != "home" and not roots_mode  # never a folder of the project's
     user_dirs = tuple(
         Root(
             path,
             Scope.REPO if is_within(path, project) else Scope.USER,
             path if roots_mode else boundary_for(path, (project, home)),
+            follows=follows and not is_within(path, project),
         )
         for path in resolve_all(skills.dirs, home=home, work_dir=work_dir)
     )
@@ -210,11 +215,17 @@ def _roots_mode(work_dir: str, given: _Given, names: tuple[str, ...]) -> _Found:
 
 
 def _chain_mode(
-    dirs: tuple[str, ...], project: str, given: _Given, names: tuple[str, ...], system_dir: str, user_first: bool
+    dirs: tuple[str, ...],
+    project: str,
+    given: _Given,
+    names: tuple[str, ...],
+    system_dir: tuple[str, bool],
+    user_first: bool,
 ) -> _Found:
     repo = _containers_of(tuple(Root(d, Scope.REPO, project) for d in dirs), names, shallow=False)
     sources = _containers_of(given.sources, names, shallow=True)
-    system = (Root(system_dir, Scope.SYSTEM, system_dir),) if system_dir.strip() else ()
+    path, follows = system_dir
+    system = (Root(path, Scope.SYSTEM, path, follows=follows),) if path else ()
     if user_first:  # the user's skills first, then the work dir's upward
         containers = given.user_dirs + tuple(reversed(repo)) + sources
     else:

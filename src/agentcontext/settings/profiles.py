@@ -44,6 +44,8 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.containers": [".codex/skills", ".agents/skills"],
         "skills.include_plugins": False,
         "skills.max_depth": 6,
+        "skills.user_links": "folders",
+        "skills.inside_skills": True,
     },
     "claude": {
         "project_doc.discovery": "claude",
@@ -59,6 +61,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.include_plugins": False,
         "skills.validation": "claude",
         "skills.precedence": "user",
+        "skills.user_links": "all",
     },
     "gemini": {
         "project_doc.discovery": "gemini",
