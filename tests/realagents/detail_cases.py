@@ -1,7 +1,8 @@
 """Workspaces for details of Codex and Claude Code found on held-out trees (issue 33, items 7 and 3).
 
 The user's own skill folders reached through symlinks (a skill folder linked elsewhere in
-HOME or outside it, a whole skills folder that is a link), skills nested inside another
+HOME or outside it, a whole skills folder that is a link), a ``SKILL.md`` that is a link
+(Claude Code reads it, Codex lists no such skill), skills nested inside another
 skill's folder, folder names that differ from the frontmatter ``name`` only in case, and
 Codex's ``project_doc_fallback_filenames`` / ``project_doc_max_bytes`` in
 ``~/.codex/config.toml`` (with a project ``.codex/config.toml`` that tries the same, which Codex
@@ -90,6 +91,24 @@ DETAILS: tuple[Workspace, ...] = (
             "w/repo/.claude/skills/p2/SKILL.md": skill("same1", "Two of two of one name"),
             "w/repo/.claude/skills/DupX/SKILL.md": skill("dupx", "Project DupX named dupx"),
             "w/repo/.agents/skills/CaseDir/SKILL.md": skill("casedir", "Codex folder in mixed case"),
+        },
+    ),
+    Workspace(
+        "linked_skill_md",
+        {
+            **GIT,
+            "home/dotfiles/inhome.md": skill("inhomefile", "SKILL.md linked within home"),
+            "home/.agents/skills/inhomefile/.keep": "",
+            "home/.claude/skills/cinhomefile/.keep": "",
+            "w/repo/docs/tool.md": skill("repofile", "SKILL.md linked within the repository"),
+            "w/repo/.agents/skills/repofile/.keep": "",
+            "w/repo/.claude/skills/crepofile/.keep": "",
+        },
+        links={
+            "home/.agents/skills/inhomefile/SKILL.md": "../../../dotfiles/inhome.md",
+            "home/.claude/skills/cinhomefile/SKILL.md": "../../../dotfiles/inhome.md",
+            "w/repo/.agents/skills/repofile/SKILL.md": "../../../docs/tool.md",
+            "w/repo/.claude/skills/crepofile/SKILL.md": "../../../docs/tool.md",
         },
     ),
     Workspace(

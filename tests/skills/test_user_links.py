@@ -3,7 +3,8 @@
 Both agents follow a link in the user's skill dirs wherever it leads: a skill folder linked
 elsewhere in home or out of it, the skills dir itself linked away (Codex then lists the
 folder where it really is). The place a user's link leads becomes its own boundary: links
-found there stay inside it. Codex also finds a skill inside another skill's folder.
+found there stay inside it. Codex also finds a skill inside another skill's folder, and lists
+no skill whose ``SKILL.md`` is itself a link.
 Checked against the binaries by ``tests/realagents/detail_cases.py``.
 """
 
@@ -116,3 +117,16 @@ def test_codex_finds_skills_inside_a_skills_folder_and_claude_does_not(tmp_path:
     assert sorted(offered(claude)) == ["couter"]
     default = scan_tree(tmp_path / "repo", home=home, settings={"skills.max_depth": 6})
     assert sorted(offered(default)) == ["couter", "outer"]
+
+
+def test_codex_lists_no_skill_whose_skill_md_is_a_link_even_inside_the_repository(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(
+        tmp_path / "repo", {".git/": "", "docs/tool.md": skill_md("tool"), ".agents/skills/tool/": ""}
+    )
+    (work / ".agents/skills/tool/SKILL.md").symlink_to(work / "docs/tool.md")
+    [codex] = skills(scan_tree(work, home=home, profile="codex"))
+    assert (codex.status, codex.error) == (
+        Status.INVALID,
+        "SKILL.md is a symlink: Codex lists no such skill (skills.linked_skill_md)",
+    )
+    assert offered(scan_tree(work, home=home)) == {"tool": str(work / ".agents/skills/tool/SKILL.md")}

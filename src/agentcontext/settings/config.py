@@ -96,6 +96,7 @@ class SkillSettings:
     system_dir: str = ""  # skills the agent ships itself (scope system)
     user_links: Literal["home", "folders", "all"] = "home"  # how far the user's own links lead (module docs)
     inside_skills: bool = False  # a skill's folder is searched for more skills (Codex)
+    linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
 
 
 @dataclass(frozen=True, slots=True)

@@ -292,6 +292,13 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("home", "folders", "all"),
     ),
     _s(
+        "skills.linked_skill_md",
+        "bool",
+        True,
+        NEVER,
+        "Read a `SKILL.md` that is a symlink (inside the boundary); codex: false, Codex lists no such skill.",
+    ),
+    _s(
         "skills.inside_skills",
         "bool",
         False,

@@ -46,6 +46,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.max_depth": 6,
         "skills.user_links": "folders",
         "skills.inside_skills": True,
+        "skills.linked_skill_md": False,
     },
     "claude": {
         "project_doc.discovery": "claude",

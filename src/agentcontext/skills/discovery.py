@@ -216,11 +216,23 @@ def _linked(path: str, boundary: str, own: bool, reader: Reader) -> tuple[Entry,
 class _Shared:
     """What every skill of one container shares, looked up once per container."""
 
-    __slots__ = ("build", "container", "found", "inside", "limit", "linked_files", "meta_file", "reader", "tag")
+    __slots__ = (
+        "build",
+        "container",
+        "found",
+        "inside",
+        "limit",
+        "linked_files",
+        "meta_file",
+        "no_links",
+        "reader",
+        "tag",
+    )
 
     def __init__(self, container: Container, config: Config, reader: Reader, found: _Found) -> None:
         self.container = container
         self.inside = config.skills.inside_skills  # a skill's folder is searched too (Codex)
+        self.no_links = not config.skills.linked_skill_md  # a SKILL.md that is a link is no skill (Codex)
         # the user's own SKILL.md linked out of their dir is read where it leads (Claude Code)
         self.linked_files = container.follows and config.skills.user_links == "all"
         self.meta_file = config.skills.meta_file
@@ -261,6 +273,10 @@ def _skills_in(
                 directory, [leaf], meta_file, meta.path, shared.tag, shared.limit, shared.build
             )[0]
             kind = meta.kind
+        if shared.no_links and meta.is_link and cached is not None:
+            error = f"{meta_file} is a symlink: Codex lists no such skill (skills.linked_skill_md)"
+            add(Resource(_SKILL, meta.path, scope, Status.INVALID, meta.size, error=error, source=source))
+            continue
         if cached is None:
             if kind is _MISSING or kind is _DIRECTORY:
                 continue
