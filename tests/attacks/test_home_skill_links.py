@@ -81,3 +81,16 @@ def test_a_repositorys_codex_config_toml_changes_nothing_read(tmp_path: Path, ho
     config = test_config(work, home=home, profile="codex")
     assert (config.project_doc.fallback_filenames, config.project_doc.max_bytes) == ((), 32768)
     assert scan_tree(work, home=home, profile="codex").project_doc().empty
+
+
+def test_a_repository_checked_out_inside_the_users_skill_dir_keeps_its_links_inside_it(
+    tmp_path: Path, home: Path
+) -> None:
+    make_workspace(home, {".agents/skills/checkout/.git/": "", ".agents/skills/checkout/.agents/skills/": ""})
+    work = home / ".agents/skills/checkout"
+    make_workspace(tmp_path, {"outside-the-roots/far/SKILL.md": skill_md("far")})
+    (work / ".agents/skills/far").symlink_to(tmp_path / "outside-the-roots/far")
+    (work / "far").symlink_to(tmp_path / "outside-the-roots/far")
+    result = scan_tree(work, home=home, profile="codex")
+    assert [r.name for r in skills(result) if r.status is Status.OK] == []
+    assert all("escapes scan root" in (r.error or "") for r in skills(result))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.scan import ScanResult, skill_roots
+from agentcontext.skills.folder import open_folder
 from agentcontext.testing import make_workspace, scan_tree, skill_md
 
 
@@ -130,3 +131,25 @@ def test_codex_lists_no_skill_whose_skill_md_is_a_link_even_inside_the_repositor
         "SKILL.md is a symlink: Codex lists no such skill (skills.linked_skill_md)",
     )
     assert offered(scan_tree(work, home=home)) == {"tool": str(work / ".agents/skills/tool/SKILL.md")}
+
+
+def test_a_followed_user_skills_other_files_are_read_beneath_where_the_link_leads(tmp_path: Path, home: Path) -> None:
+    make_workspace(
+        tmp_path,
+        {
+            "elsewhere/far/SKILL.md": skill_md("far"),
+            "elsewhere/far/notes.md": "far notes\n",
+            "agents-user/au/SKILL.md": skill_md("au"),
+            "agents-user/au/notes.md": "au notes\n",
+            "repo/.git/": "",
+        },
+    )
+    (home / ".claude/skills").mkdir(parents=True)
+    (home / ".claude/skills/far").symlink_to(tmp_path / "elsewhere/far")
+    (home / ".agents").mkdir()
+    (home / ".agents/skills").symlink_to(tmp_path / "agents-user")
+    for profile, name in (("claude", "far"), ("codex", "au")):
+        result = scan_tree(tmp_path / "repo", home=home, profile=profile)
+        folder = os.path.dirname(offered(result)[name])
+        with open_folder(folder, result.layout.boundary_of(folder)) as opened:
+            assert opened.read_text(["notes.md"], 1000) == (f"{name} notes\n", False)

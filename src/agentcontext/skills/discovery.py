@@ -31,7 +31,7 @@ import yaml
 from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
-from agentcontext.layout import Layout
+from agentcontext.layout import Layout, resolved_root
 from agentcontext.peers.claude.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
@@ -83,16 +83,9 @@ def containers(layout: Layout, reader: Reader) -> list[Container]:
 
 
 def _resolved(path: str, scope: Scope, boundary: str, source: str | None) -> Container:
-    """The user's own skill dir, where it really is when a link on its way leads elsewhere (Codex lists the
-    resolved folder); out of its boundary (the user linked it there), that folder becomes its own boundary
-    and links in it must stay inside it. A dir reached without a link keeps its path, links in it followed."""
-    real = os.path.realpath(path)
-    if real == path or real == os.path.join(os.path.realpath(boundary), os.path.relpath(path, boundary)):
-        return Container(path, scope, boundary, source, follows=True)
-    real_boundary = os.path.realpath(boundary)
-    if is_within(real, real_boundary):
-        return Container(real, scope, real_boundary, source, follows=True)
-    return Container(real, scope, real, source)
+    """The user's own skill dir, as :func:`~agentcontext.layout.resolved_root` places it."""
+    where, bound, follows = resolved_root(path, boundary)
+    return Container(where, scope, bound, source, follows=follows)
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
