@@ -37,6 +37,7 @@ class Root:
     scope: Scope
     boundary: str
     source: str | None = None
+    follows: bool = False  # the user's own skill dir: its links may lead out of its boundary (skills.user_links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,8 @@ class Layout:
         reads what the scan may read, never more (a repository inside home stays bounded by
         the project root, not by home).
         """
-        holders = [(d, self.doc_boundary) for d in self.chain]
+        holders = [own for root in self.skill_containers if root.follows and (own := _own_holder(path, root))]
+        holders += [(d, self.doc_boundary) for d in self.chain]
         holders += [(self.plugin_cache, self.plugin_cache)] if self.plugin_cache else []
         for root in (*self.home_dirs, *self.source_roots, *self.instruction_roots, *self.skill_containers):
             holders.append((root.path, root.boundary))
@@ -89,6 +91,38 @@ class Layout:
 Markers = list[tuple[str, os.stat_result | None]]
 
 
+def resolved_root(path: str, boundary: str) -> tuple[str, str, bool]:
+    """The user's own skill dir ``path`` as the scan reads it: ``(where, boundary, follows)``.
+
+    Where it really is when a link on its way leads elsewhere (Codex lists the resolved folder);
+    out of ``boundary`` (the user linked it there), that folder becomes its own boundary and links
+    in it must stay inside it (``follows`` False). A dir reached without a link keeps its path.
+    """
+    real = os.path.realpath(path)
+    if real == path or real == os.path.join(os.path.realpath(boundary), os.path.relpath(path, boundary)):
+        return path, boundary, True
+    real_boundary = os.path.realpath(boundary)
+    if is_within(real, real_boundary):
+        return real, real_boundary, True
+    return real, real, False
+
+
+def _own_holder(path: str, root: Root) -> tuple[str, str] | None:
+    """Where the scan read ``path`` from in the user's own skill dir ``root``, and its boundary: the first
+    link below it that leaves the boundary is its own (skills.user_links), as the scan's walk has it."""
+    where, boundary, follows = resolved_root(root.path, root.boundary)
+    if not is_within(path, where):
+        return None
+    if not follows:
+        return where, boundary
+    real_boundary, current = os.path.realpath(boundary), where
+    for part in os.path.relpath(path, where).split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current) and not is_within(os.path.realpath(current), real_boundary):
+            return current, current
+    return where, boundary
+
+
 def chain_layout(work_dir: str, config: Config, markers_seen: Markers | None, *, user_skills_first: bool) -> Layout:
     """The chain plan of ``work_dir`` (absolute, an existing directory) under ``config``.
 
@@ -99,7 +133,11 @@ def chain_layout(work_dir: str, config: Config, markers_seen: Markers | None, *,
     project = root or work_dir
     given = _declared(config, work_dir, project, roots_mode=False)
     skills = config.skills
-    found = _chain_mode(dirs, project, given, skills.containers, skills.system_dir, user_skills_first)
+    system = skills.system_dir if skills.system_dir.strip() else ""
+    follows = skills.user_links != "home" and not (
+        is_within(system or "/", project) or is_within(project, system or "/")
+    )
+    found = _chain_mode(dirs, project, given, skills.containers, (system, follows), user_skills_first)
     # A project's .mcp.json sits at its root (Claude Code)
     return _assemble(work_dir, root, dirs, config, given, found, mcp_base=project, home_dirs=given.home_dirs)
 
@@ -168,11 +206,14 @@ def _declared(config: Config, work_dir: str, project: str, roots_mode: bool) -> 
         Root(path, Scope.HOME, path if roots_mode else boundary_for(path, (home,)))
         for path in resolve_all(config.project_doc.instruction_dirs, home=home, work_dir=work_dir)
     )
+    # never a folder of the project's, nor one holding the project (a repository checked out in it)
+    follows = skills.user_links != "home" and not roots_mode
     user_dirs = tuple(
         Root(
             path,
             Scope.REPO if is_within(path, project) else Scope.USER,
             path if roots_mode else boundary_for(path, (project, home)),
+            follows=follows and not is_within(path, project) and not is_within(project, path),
         )
         for path in resolve_all(skills.dirs, home=home, work_dir=work_dir)
     )
@@ -210,11 +251,17 @@ def _roots_mode(work_dir: str, given: _Given, names: tuple[str, ...]) -> _Found:
 
 
 def _chain_mode(
-    dirs: tuple[str, ...], project: str, given: _Given, names: tuple[str, ...], system_dir: str, user_first: bool
+    dirs: tuple[str, ...],
+    project: str,
+    given: _Given,
+    names: tuple[str, ...],
+    system_dir: tuple[str, bool],
+    user_first: bool,
 ) -> _Found:
     repo = _containers_of(tuple(Root(d, Scope.REPO, project) for d in dirs), names, shallow=False)
     sources = _containers_of(given.sources, names, shallow=True)
-    system = (Root(system_dir, Scope.SYSTEM, system_dir),) if system_dir.strip() else ()
+    path, follows = system_dir
+    system = (Root(path, Scope.SYSTEM, path, follows=follows),) if path else ()
     if user_first:  # the user's skills first, then the work dir's upward
         containers = given.user_dirs + tuple(reversed(repo)) + sources
     else:

@@ -5,6 +5,7 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 
 from __future__ import annotations
 
+from tests.realagents.detail_cases import DETAILS
 from tests.realagents.gemini_cases import GEMINI_CASES
 from tests.realagents.harness import Workspace, import_chain, skill
 from tests.realagents.on_read_cases import ON_READ
@@ -364,4 +365,5 @@ CASES: tuple[Workspace, ...] = (
     *ON_READ,
     *GEMINI_CASES,
     *OPENCODE_CASES,
+    *DETAILS,
 )

@@ -48,7 +48,8 @@ def facts() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Workspace:
-    """One case: files (text or bytes), symlinks, empty dirs, where the agent starts."""
+    """One case: files (text or bytes), symlinks (a target starting with ``/`` is in the workspace), empty dirs,
+    where the agent starts."""
 
     name: str
     files: Mapping[str, str | bytes]
@@ -72,7 +73,8 @@ class Workspace:
         for relative, target in self.links.items():
             path = root / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.symlink_to(target)
+            # "/w/x" names a path of this workspace, linked absolutely: each run's copy of home still reaches it
+            path.symlink_to(f"{root}{target}" if target.startswith("/") else target)
         (root / "home").mkdir(parents=True, exist_ok=True)
         (root / self.cwd).mkdir(parents=True, exist_ok=True)
         return root

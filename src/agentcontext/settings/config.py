@@ -94,6 +94,9 @@ class SkillSettings:
     disabled: tuple[str, ...]
     precedence: Literal["first", "user", "last", "none"] = "first"  # who wins a name: first root, user, last, nobody
     system_dir: str = ""  # skills the agent ships itself (scope system)
+    user_links: Literal["home", "folders", "all"] = "home"  # how far the user's own links lead (module docs)
+    inside_skills: bool = False  # a skill's folder is searched for more skills (Codex)
+    linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +244,11 @@ def load_config(
     defaults = profile_defaults(profile)
     values = {key: _coerce(BY_KEY[key], raw, f"profile {profile}") for key, raw in defaults.items()}
     origins: dict[str, str] = {"profile": profile_origin}
+    agent_origin, agent_values = _agent_settings(profile, env, home, warnings)
+    for key, raw in agent_values.items():  # the agent's own user settings replace the profile's defaults
+        values[key] = _coerce(BY_KEY[key], raw, agent_origin)
+        origins[key] = agent_origin
+    defaults = {**defaults, **agent_values}  # what a repository may only lower
     if project_path is not None:
         for key, value in _repository_values(project_values, defaults, project_path, warnings).items():
             values[key] = value
@@ -257,6 +265,18 @@ def load_config(
         )
     files = (project_path, user_path)
     return _build(profile, home, env, values, origins, files, tuple(warnings))
+
+
+def _agent_settings(profile: str, env: Mapping[str, str], home: str, warnings: list[str]) -> tuple[str, dict[str, Any]]:
+    """The agent's own user settings that change what its profile reads (Codex's ``config.toml``), with
+    their origin; never a repository's (precedence: docs/instructions.md)."""
+    if profile != "codex":
+        return "", {}
+    from agentcontext.peers.codex import settings as codex_settings  # here: the peers load this module
+
+    found = codex_settings.read(_codex_home(env, home))
+    warnings.extend(found.warnings)
+    return f"Codex's {found.path}", found.values
 
 
 def default_config(home: str | None = None) -> Config:

@@ -293,6 +293,30 @@ SETTINGS: tuple[Setting, ...] = (
         "Skills the agent ships itself, listed with scope `system` (codex: `$CODEX_HOME/skills/.system`).",
     ),
     _s(
+        "skills.user_links",
+        "str",
+        "home",
+        NEVER,
+        "Where the user's own links may lead: `home` (a link in a user skill dir stays in home), `folders`"
+        " (codex: a user skill dir or a skill folder in it that is a symlink is read where it points, which"
+        " becomes its own boundary), `all` (claude: a linked SKILL.md too). A repository's links never leave it.",
+        choices=("home", "folders", "all"),
+    ),
+    _s(
+        "skills.linked_skill_md",
+        "bool",
+        True,
+        NEVER,
+        "Read a `SKILL.md` that is a symlink (inside the boundary); codex: false, Codex lists no such skill.",
+    ),
+    _s(
+        "skills.inside_skills",
+        "bool",
+        False,
+        NEVER,
+        "Look for skills inside a skill's folder too, down to `skills.max_depth` (codex).",
+    ),
+    _s(
         "snapshot.max_resource_bytes",
         "int",
         64 * 1024,

@@ -53,6 +53,9 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.containers": [".codex/skills", ".agents/skills"],
         "skills.include_plugins": False,
         "skills.max_depth": 6,
+        "skills.user_links": "folders",
+        "skills.inside_skills": True,
+        "skills.linked_skill_md": False,
     },
     "claude": {
         "project_doc.discovery": "claude",
@@ -68,6 +71,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.include_plugins": False,
         "skills.validation": "claude",
         "skills.precedence": "user",
+        "skills.user_links": "all",
     },
     "gemini": {
         "project_doc.discovery": "gemini",

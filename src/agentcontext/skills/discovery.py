@@ -31,7 +31,7 @@ import yaml
 from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
-from agentcontext.layout import Layout
+from agentcontext.layout import Layout, resolved_root
 from agentcontext.peers.claude.plugins import installed
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
@@ -41,7 +41,7 @@ from agentcontext.skills.validation import READS_AS_WRITTEN, check
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
-_FILE, _MISSING, _DIRECTORY = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY
+_FILE, _MISSING, _DIRECTORY, _ESCAPE = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY, EntryKind.ESCAPE
 _SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
 
 
@@ -55,11 +55,17 @@ class Container:
     source: str | None = None
     namespace: str | None = None
     note: str | None = None  # a warning every skill of this container carries
+    follows: bool = False  # a link in it leaving its boundary is followed, as its own boundary (the user's own)
 
 
 def containers(layout: Layout, reader: Reader) -> list[Container]:
     """All containers in precedence order: plugin skills last, or before the work dir's in ``roots`` mode (Coder)."""
-    out = [Container(r.path, r.scope, r.boundary, r.source) for r in layout.skill_containers]
+    out = [
+        _resolved(r.path, r.scope, r.boundary, r.source)
+        if r.follows
+        else Container(r.path, r.scope, r.boundary, r.source)
+        for r in layout.skill_containers
+    ]
     plugins: list[Container] = []
     if layout.plugin_cache:
         for plugin in installed(layout.plugin_cache, reader):
@@ -74,6 +80,12 @@ def containers(layout: Layout, reader: Reader) -> list[Container]:
     if layout.instruction_roots:  # Coder's root order: ..., the plugin cache, then the work dir (scope repo)
         at = next((i for i, c in enumerate(out) if c.scope is Scope.REPO), at)
     return out[:at] + plugins + out[at:]
+
+
+def _resolved(path: str, scope: Scope, boundary: str, source: str | None) -> Container:
+    """The user's own skill dir, as :func:`~agentcontext.layout.resolved_root` places it."""
+    where, bound, follows = resolved_root(path, boundary)
+    return Container(where, scope, bound, source, follows=follows)
 
 
 def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
@@ -110,7 +122,8 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found) -
     if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
         parent, _, name = folder.rpartition("/")
-        _skills_in(parent, [name], [reader.real_root(folder)], _Shared(container, config, reader, found), None)
+        shared = _Shared(container, config, reader, found)
+        _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         _walk(container, config, reader, found)
     elif (
@@ -120,36 +133,43 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found) -
 
 
 def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:
-    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf.
+    """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf (Codex, with
+    ``skills.inside_skills``, looks inside it too).
 
     The folders of one listing are read in one :meth:`Reader.load_each` call; a symlinked one
-    (rare) closes the batch before it, so every result keeps the listing's order.
+    (rare) closes the batch before it, so every result keeps the listing's order. In a container that
+    ``follows`` (the user's own), a linked folder leaving the boundary is its own boundary, and the
+    folders below it are walked beneath it: links there stay inside it.
     """
     limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
-    queue: deque[tuple[str, int]] = deque([(container.path, 0)])
+    home = container.boundary
+    queue: deque[tuple[str, int, str]] = deque([(container.path, 0, home)])
     shared = _Shared(container, config, reader, found)
     note = _FOLLOWS.get(config.profile)
     while queue:
-        directory, depth = queue.popleft()
+        directory, depth, boundary = queue.popleft()
         try:
-            listing = reader.list_dir(directory, strict=True, boundary=container.boundary)
+            listing = reader.list_dir(directory, strict=True, boundary=boundary)
         except OSError as exc:  # a folder we may not list is reported, never passed over
             found.add(_unlistable(directory, exc, container))
             continue
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
-        deeper: list[str] | None = [] if depth + 1 < max_depth else None  # folders without a skill, to descend
+        deeper: list[tuple[str, str]] | None = [] if depth + 1 < max_depth else None  # folders to descend
         leaves: list[str] = []  # the folders to read, with their real paths
         reals: list[str | None] = []
         for child in listing:
             name = child.name
             if name[0] == "." or name in _SKIPPED_NAMES or not (child.is_dir or child.is_symlink):
                 continue
+            under = boundary
             if child.is_symlink:
-                _skills_in(directory, leaves, reals, shared, deeper)
+                if name == shared.meta_file:  # a skill's own SKILL.md (Codex looks inside skills): read with it
+                    continue
+                _skills_in(directory, leaves, reals, shared, deeper, boundary)
                 leaves, reals = [], []
-                entry = reader.probe(f"{directory}/{name}", container.boundary)
+                entry, under = _linked(f"{directory}/{name}", boundary, container.follows and boundary == home, reader)
                 if entry.kind is not EntryKind.DIRECTORY:
                     if entry.kind in (EntryKind.ESCAPE, EntryKind.BROKEN):
                         found.add(_bad_link(entry, container, note))
@@ -162,24 +182,52 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found) -
             if real in visited:
                 continue
             if len(visited) >= limit:
-                _skills_in(directory, leaves, reals, shared, deeper)
+                _skills_in(directory, leaves, reals, shared, deeper, boundary)
                 found.add(_truncated_scan(container, limit))
                 return
             visited.add(real)
             leaves.append(name)
             reals.append(written)
-        _skills_in(directory, leaves, reals, shared, deeper)
-        if deeper:
-            queue.extend((folder, depth + 1) for folder in deeper)
+            if under != boundary:  # a folder the user linked out: read alone, beneath where it leads
+                _skills_in(directory, leaves, reals, shared, deeper, under)
+                leaves, reals = [], []
+        _skills_in(directory, leaves, reals, shared, deeper, boundary)
+        queue.extend((folder, depth + 1, beneath) for folder, beneath in deeper or ())
+
+
+def _linked(path: str, boundary: str, own: bool, reader: Reader) -> tuple[Entry, str]:
+    """A linked child of a walk beneath ``boundary``, and the boundary to read it beneath: where the user's
+    ``own`` link (one in their skill dir, not in a folder a link led to) leads, when out of ``boundary``."""
+    entry = reader.probe(path, boundary)
+    if own and entry.kind is EntryKind.ESCAPE:
+        followed = reader.probe(path, path)
+        if followed.kind is EntryKind.DIRECTORY:
+            return followed, path
+    return entry, boundary
 
 
 class _Shared:
     """What every skill of one container shares, looked up once per container."""
 
-    __slots__ = ("build", "container", "found", "limit", "meta_file", "reader", "tag")
+    __slots__ = (
+        "build",
+        "container",
+        "found",
+        "inside",
+        "limit",
+        "linked_files",
+        "meta_file",
+        "no_links",
+        "reader",
+        "tag",
+    )
 
     def __init__(self, container: Container, config: Config, reader: Reader, found: _Found) -> None:
         self.container = container
+        self.inside = config.skills.inside_skills  # a skill's folder is searched too (Codex)
+        self.no_links = not config.skills.linked_skill_md  # a SKILL.md that is a link is no skill (Codex)
+        # the user's own SKILL.md linked out of their dir is read where it leads (Claude Code)
+        self.linked_files = container.follows and config.skills.user_links == "all"
         self.meta_file = config.skills.meta_file
         self.limit = config.snapshot.max_resource_bytes + 1
         # What a skill's cached value depends on besides its file, less its folder's name (added per skill).
@@ -190,24 +238,40 @@ class _Shared:
 
 
 def _skills_in(
-    directory: str, leaves: list[str], reals: list[str | None], shared: _Shared, deeper: list[str] | None
+    directory: str,
+    leaves: list[str],
+    reals: list[str | None],
+    shared: _Shared,
+    deeper: list[tuple[str, str]] | None,
+    boundary: str,
 ) -> None:
     """The skills of the folders ``leaves`` of ``directory``, in order (``reals``: where each really is,
-    None where it is written); a folder without a SKILL.md goes to ``deeper`` (when the walk descends)."""
+    None where it is written), read beneath ``boundary``; a folder without a SKILL.md goes to ``deeper``
+    (when the walk descends), and so does a skill's folder with ``skills.inside_skills``."""
     if not leaves:
         return
     container, meta_file, found = shared.container, shared.meta_file, shared.found
     scope, source, note = container.scope, container.source, container.note
-    loaded = shared.reader.load_each(
-        directory, leaves, meta_file, container.boundary, shared.tag, shared.limit, shared.build
-    )
+    loaded = shared.reader.load_each(directory, leaves, meta_file, boundary, shared.tag, shared.limit, shared.build)
     add, resources, seen = found.add, found.resources, found.seen  # bound once per listing
+    inside = shared.inside
     for (meta, cached), real_folder in zip(loaded, reals, strict=True):
-        if cached is None:
+        kind = meta.kind
+        if deeper is not None and (inside or kind is _MISSING or kind is _DIRECTORY):
+            deeper.append((meta.path.rpartition("/")[0], boundary))
+        if cached is None and kind is _ESCAPE and shared.linked_files and boundary == container.boundary:
+            leaf = meta.path.rpartition("/")[0].rpartition("/")[2]  # the user's own SKILL.md, linked out
+            reader = shared.reader
+            meta, cached = reader.load_each(
+                directory, [leaf], meta_file, meta.path, shared.tag, shared.limit, shared.build
+            )[0]
             kind = meta.kind
+        if shared.no_links and meta.is_link and cached is not None:
+            error = f"{meta_file} is a symlink: Codex lists no such skill (skills.linked_skill_md)"
+            add(Resource(_SKILL, meta.path, scope, Status.INVALID, meta.size, error=error, source=source))
+            continue
+        if cached is None:
             if kind is _MISSING or kind is _DIRECTORY:
-                if deeper is not None:
-                    deeper.append(meta.path.rpartition("/")[0])
                 continue
             status = Status.UNREADABLE if kind in (EntryKind.BROKEN, EntryKind.ERROR) else Status.INVALID
             error = meta.error or f"{meta_file} is {meta.special}, not a regular file"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.scan import Scanner, ScanResult
+from agentcontext.scan import Scanner, ScanResult, skill_roots
 from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
 from tests.helpers import backdate
@@ -103,6 +104,35 @@ def test_claude_skills_are_named_by_folder_and_the_users_copy_wins(tmp_path: Pat
         ("dup", "mine", Scope.USER),
         ("folder (other)", "named differently", Scope.REPO),
     }
+
+
+def test_claude_lists_a_frontmatter_name_beside_its_folder_only_while_no_other_skill_answers_to_it(
+    tmp_path: Path, home: Path
+) -> None:
+    make_workspace(home, {".claude/skills/Shared/SKILL.md": skill_md("shared", "user")})
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            ".claude/skills/shared/SKILL.md": skill_md("shared", "project"),
+            ".claude/skills/MixedCase/SKILL.md": skill_md("mixedcase", "case only"),
+            ".claude/skills/alpha/SKILL.md": skill_md("beta", "named as another folder"),
+            ".claude/skills/beta/SKILL.md": skill_md("gamma", "named otherwise"),
+            ".claude/skills/p1/SKILL.md": skill_md("same", "first of one name"),
+            ".claude/skills/p2/SKILL.md": skill_md("same", "second of one name"),
+        },
+    )
+    result = claude(work, home)
+    lines = claude_skill_lines(result.skills, [path for path, _ in skill_roots(result)])
+    assert lines == [
+        "- Shared: user",
+        "- alpha: named as another folder",
+        "- beta (gamma): named otherwise",
+        "- MixedCase (mixedcase): case only",
+        "- p1 (same): first of one name",
+        "- p2: second of one name",
+        "- shared: project",
+    ]
 
 
 def test_codex_lists_every_copy_of_a_name_and_says_so(tmp_path: Path, home: Path) -> None:

@@ -1,8 +1,9 @@
 """The skills list Claude Code sends, byte for byte (Claude Code 2.1.328), its own built-in skills aside.
 
 :func:`claude_skill_lines`: ``- name: description`` lines: the user's skills, then each
-``.claude/skills`` from the work dir up, each folder's skills in locale order; descriptions
-over 1,536 characters end in ``…``.
+``.claude/skills`` from the work dir up, each folder's skills in locale order; a skill is named by
+its folder, with its frontmatter ``name`` beside it in brackets only where no other listed skill
+already answers to that name; descriptions over 1,536 characters end in ``…``.
 """
 
 from __future__ import annotations
@@ -28,10 +29,33 @@ def claude_skill_lines(skills: Sequence[Resource], containers: Sequence[str]) ->
         root = root_of(skill.path, containers)
         return (rank.get(root, len(rank)) if root else len(rank), _locale_key(skill.name or ""))
 
+    ordered = sorted(skills, key=key)
+    taken = {_folder(skill) for skill in ordered}  # every listed skill's own name, its folder's
     lines: list[str] = []
-    for skill in sorted(skills, key=key):
+    for skill in ordered:
         description = skill.description or ""
         if len(description) > CLAUDE_DESCRIPTION_CAP:
             description = description[: CLAUDE_DESCRIPTION_CAP - 1] + "…"
-        lines.append(f"- {skill.name}: {description}")
+        lines.append(f"- {_shown(skill, taken)}: {description}")
     return lines
+
+
+def _folder(skill: Resource) -> str:
+    return skill.path.rpartition("/")[0].rpartition("/")[2]
+
+
+def _shown(skill: Resource, taken: set[str]) -> str:
+    """``folder (name)`` while ``name`` is no listed skill's folder nor an earlier skill's ``name``; else ``folder``.
+
+    A skill is named by its folder; its frontmatter ``name`` is shown beside it once, by the first skill in
+    the list to give it, and never when it is another skill's name (``Shared`` named ``shared`` beside a
+    ``shared`` folder shows as ``Shared``).
+    """
+    name, folder = skill.name or "", _folder(skill)
+    if not (name.startswith(f"{folder} (") and name.endswith(")")):
+        return name
+    given = name[len(folder) + 2 : -1]
+    if given in taken:
+        return folder
+    taken.add(given)
+    return name

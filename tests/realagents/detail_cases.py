@@ -1,0 +1,132 @@
+"""Workspaces for details of Codex and Claude Code found on held-out trees (issue 33, items 7 and 3).
+
+The user's own skill folders reached through symlinks (a skill folder linked elsewhere in
+HOME or outside it, a whole skills folder that is a link), a ``SKILL.md`` that is a link
+(Claude Code reads it, Codex lists no such skill), skills nested inside another
+skill's folder, folder names that differ from the frontmatter ``name`` only in case, and
+Codex's ``project_doc_fallback_filenames`` / ``project_doc_max_bytes`` in
+``~/.codex/config.toml`` (with a project ``.codex/config.toml`` that tries the same, which Codex
+ignores in a project the user has not marked trusted).
+A link target starting with ``/`` is a path of the workspace (see ``Workspace.build``).
+"""
+
+from __future__ import annotations
+
+from tests.realagents.harness import Workspace, skill
+
+GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
+BOTH = ("claude", "codex")
+CODEX = ("codex",)
+
+DETAILS: tuple[Workspace, ...] = (
+    Workspace(
+        "home_skill_links",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            "home/.claude/skills/plain/SKILL.md": skill("plain", "A plain user skill"),
+            "home/dotfiles/cin/SKILL.md": skill("cin", "Claude skill linked within home"),
+            "w/elsewhere/cfar/SKILL.md": skill("cfar", "Claude skill linked from outside home"),
+            "w/elsewhere/cfile.md": skill("cfile", "Claude SKILL.md linked from outside home"),
+            "home/dotfiles/ain/SKILL.md": skill("ain", "Agents skill linked within home"),
+            "w/elsewhere/afar/SKILL.md": skill("afar", "Agents skill linked from outside home"),
+            "w/elsewhere/afile.md": skill("afile", "Agents SKILL.md linked from outside home"),
+            "w/elsewhere/xfar/SKILL.md": skill("xfar", "Codex skill linked from outside home"),
+            "w/repo/tools/torepo/SKILL.md": skill("torepo", "User skill linked into the repository"),
+        },
+        links={
+            "home/.claude/skills/cin": "../../dotfiles/cin",
+            "home/.claude/skills/cfar": "/w/elsewhere/cfar",
+            "home/.claude/skills/cfile/SKILL.md": "/w/elsewhere/cfile.md",
+            "home/.claude/skills/torepo": "/w/repo/tools/torepo",
+            "home/.claude/skills/gone": "/w/nowhere",
+            "home/.agents/skills/ain": "../../dotfiles/ain",
+            "home/.agents/skills/afar": "/w/elsewhere/afar",
+            "home/.agents/skills/afile/SKILL.md": "/w/elsewhere/afile.md",
+            "home/.codex/skills/xfar": "/w/elsewhere/xfar",
+        },
+    ),
+    Workspace(
+        "home_skills_folder_links",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            "w/claude-user/cu/SKILL.md": skill("cu", "In a linked ~/.claude/skills outside home"),
+            "w/agents-user/au/SKILL.md": skill("au", "In a linked ~/.agents/skills outside home"),
+            "home/dotfiles/codex-skills/xu/SKILL.md": skill("xu", "In a linked ~/.codex/skills within home"),
+        },
+        links={
+            "home/.claude/skills": "/w/claude-user",
+            "home/.agents/skills": "/w/agents-user",
+            "home/.codex/skills": "../dotfiles/codex-skills",
+        },
+    ),
+    Workspace(
+        "nested_and_case",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            "w/repo/.agents/skills/outer/SKILL.md": skill("outer", "Outer agents skill"),
+            "w/repo/.agents/skills/outer/inner/SKILL.md": skill("inner", "Inside outer"),
+            "w/repo/.agents/skills/outer/refs/deep/SKILL.md": skill("deep", "Two below outer"),
+            "w/repo/.codex/skills/xouter/SKILL.md": skill("xouter", "Outer codex skill"),
+            "w/repo/.codex/skills/xouter/xinner/SKILL.md": skill("xinner", "Inside xouter"),
+            "w/repo/.claude/skills/couter/SKILL.md": skill("couter", "Outer claude skill"),
+            "w/repo/.claude/skills/couter/cinner/SKILL.md": skill("cinner", "Inside couter"),
+            "home/.agents/skills/uouter/SKILL.md": skill("uouter", "Outer user skill"),
+            "home/.agents/skills/uouter/uinner/SKILL.md": skill("uinner", "Inside uouter"),
+            "home/.claude/skills/cuouter/SKILL.md": skill("cuouter", "Outer claude user skill"),
+            "home/.claude/skills/cuouter/cuinner/SKILL.md": skill("cuinner", "Inside cuouter"),
+            "w/repo/.claude/skills/MixedCase/SKILL.md": skill("mixedcase", "Folder in mixed case"),
+            "w/repo/.claude/skills/lowerdir/SKILL.md": skill("LowerDir", "Name in mixed case"),
+            "w/repo/.claude/skills/samecase/SKILL.md": skill("samecase", "Same"),
+            "w/repo/.claude/skills/other/SKILL.md": skill("Different", "Differs in more than case"),
+            "home/.claude/skills/HomeCase/SKILL.md": skill("homecase", "User folder in mixed case"),
+            "home/.claude/skills/Shared/SKILL.md": skill("shared", "User Shared folder"),
+            "w/repo/.claude/skills/shared/SKILL.md": skill("shared", "Project shared folder"),
+            "home/.claude/skills/dupx/SKILL.md": skill("dupx", "User dupx"),
+            "w/repo/.claude/skills/alpha1/SKILL.md": skill("beta1", "Named as another folder"),
+            "w/repo/.claude/skills/beta1/SKILL.md": skill("gamma1", "Named otherwise"),
+            "w/repo/.claude/skills/p1/SKILL.md": skill("same1", "One of two of one name"),
+            "w/repo/.claude/skills/p2/SKILL.md": skill("same1", "Two of two of one name"),
+            "w/repo/.claude/skills/DupX/SKILL.md": skill("dupx", "Project DupX named dupx"),
+            "w/repo/.agents/skills/CaseDir/SKILL.md": skill("casedir", "Codex folder in mixed case"),
+        },
+    ),
+    Workspace(
+        "linked_skill_md",
+        {
+            **GIT,
+            "home/dotfiles/inhome.md": skill("inhomefile", "SKILL.md linked within home"),
+            "home/.agents/skills/inhomefile/.keep": "",
+            "home/.claude/skills/cinhomefile/.keep": "",
+            "w/repo/docs/tool.md": skill("repofile", "SKILL.md linked within the repository"),
+            "w/repo/.agents/skills/repofile/.keep": "",
+            "w/repo/.claude/skills/crepofile/.keep": "",
+        },
+        links={
+            "home/.agents/skills/inhomefile/SKILL.md": "../../../dotfiles/inhome.md",
+            "home/.claude/skills/cinhomefile/SKILL.md": "../../../dotfiles/inhome.md",
+            "w/repo/.agents/skills/repofile/SKILL.md": "../../../docs/tool.md",
+            "w/repo/.claude/skills/crepofile/SKILL.md": "../../../docs/tool.md",
+        },
+    ),
+    Workspace(
+        "codex_config_toml",
+        {
+            **GIT,
+            "home/.codex/config.toml": 'project_doc_fallback_filenames = ["RULES.md", "CLAUDE.md"]\n'
+            "project_doc_max_bytes = 40\n",
+            "home/.codex/AGENTS.md": "home doc\n",
+            "w/repo/CLAUDE.md": "claude root\n",
+            "w/repo/RULES.md": "rules root\n",
+            "w/repo/PROJECT.md": "project fallback root\n",
+            "w/repo/sub/CLAUDE.md": "claude sub, long enough to be cut by the budget\n",
+            "w/repo/sub/PROJECT.md": "project fallback sub\n",
+            "w/repo/.codex/config.toml": 'project_doc_fallback_filenames = ["PROJECT.md"]\n'
+            "project_doc_max_bytes = 100000\n",
+        },
+        cwd="w/repo/sub",
+        agents=CODEX,
+    ),
+)
