@@ -5,6 +5,7 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 
 from __future__ import annotations
 
+from tests.realagents.copilot_cases import COPILOT_CASES
 from tests.realagents.gemini_cases import GEMINI_CASES
 from tests.realagents.harness import Workspace, import_chain, skill
 from tests.realagents.on_read_cases import ON_READ
@@ -362,4 +363,5 @@ CASES: tuple[Workspace, ...] = (
     Workspace("no_instructions", {**GIT, "w/repo/README.md": "nothing for agents\n"}),
     *ON_READ,
     *GEMINI_CASES,
+    *COPILOT_CASES,
 )

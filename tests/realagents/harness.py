@@ -50,6 +50,7 @@ class Workspace:
     dirs: Sequence[str] = ()
     agents: tuple[str, ...] = ("claude", "codex")
     read: str | None = None  # a file (relative to the workspace) the model reads in a second turn
+    env: Mapping[str, str] = field(default_factory=dict)  # the agent's environment; ``{ws}``: the workspace folder
 
     def build(self, base: Path) -> Path:
         root = base / self.name
@@ -98,8 +99,14 @@ class Run:
     stderr: str
     requests: tuple[dict[str, Any], ...]
     read: str | None = None  # the file the model read (absolute), in a two-turn run
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def model_request(self) -> dict[str, Any]:
+        if self.agent == "copilot":
+            for request in self.requests:
+                if request["method"] == "POST" and request["path"].endswith("/chat/completions"):
+                    return dict(request["body"])
+            raise AssertionError(f"copilot sent no model request for {self.workspace}: {self.stderr[-800:]}")
         if self.agent == "gemini":  # the turn, after the router's generateContent
             for request in self.requests:
                 if request["method"] == "POST" and ":streamGenerateContent" in request["path"]:
@@ -120,6 +127,14 @@ class Run:
             if request["method"] == "POST" and isinstance(body, dict) and body.get("stream") and _answered(body):
                 return dict(body)
         raise AssertionError(f"{self.agent} sent no request after the Read for {self.workspace}: {self.stderr[-800:]}")
+
+    def after_view(self) -> dict[str, Any]:
+        """Copilot CLI's second request: the one carrying the ``view`` tool result."""
+        for request in self.requests:
+            body = request["body"]
+            if isinstance(body, dict) and any(m.get("role") == "tool" for m in body.get("messages", [])):
+                return dict(body)
+        raise AssertionError(f"copilot sent no request after the view for {self.workspace}: {self.stderr[-800:]}")
 
 
 def skip_unless_available() -> None:
@@ -148,7 +163,7 @@ def unavailable() -> str | None:
     return None
 
 
-AGENTS = ("codex", "claude", "gemini")
+AGENTS = ("codex", "claude", "gemini", "copilot")
 
 
 def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[tuple[str, str], Run]:
@@ -158,6 +173,9 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
         for agent in workspace.agents:
             home = scratch / f"{workspace.name}-{agent}-home"
             shutil.copytree(root / "home", home, symlinks=True)
+            env = {key: value.replace("{ws}", str(root)) for key, value in workspace.env.items()}
+            if agent == "copilot":  # one unpack of its bundle for every run (driver.py unpacks it first)
+                env["COPILOT_PKG_CACHE_HOME"] = str(scratch / "copilot-pkg")
             jobs.append(
                 {
                     "id": f"{workspace.name}/{agent}",
@@ -166,6 +184,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
                     "cwd": str(root / workspace.cwd),
                     "home": str(home),
                     **({"read": str(root / workspace.read)} if workspace.read else {}),
+                    "env": env,
                 }
             )
     job_file = scratch / "jobs.json"
@@ -196,6 +215,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
             result["stderr"],
             tuple(result["requests"]),
             job.get("read"),
+            {k: v for k, v in job["env"].items() if k != "COPILOT_PKG_CACHE_HOME"},
         )
     return runs
 
@@ -331,3 +351,54 @@ def codex_skill_names(block: str | None) -> list[str]:
     if not block:
         return []
     return [m.group("name") for m in map(_CODEX_SKILL.match, block.split("\n")) if m]
+
+
+def _copilot_system(body: Mapping[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else "".join(str(part.get("text", "")) for part in content)
+
+
+def copilot_instructions(body: Mapping[str, Any]) -> str:
+    """Copilot CLI's custom instructions: the region between its tool guidelines' ``</tools>`` and
+    ``<system_notifications>``, without the region's own newlines (one before; one after, and one more
+    when blocks are followed by other parts)."""
+    system = _copilot_system(body)
+    start = system.index("</tools>\n") + len("</tools>\n")
+    region = system[start : system.index("<system_notifications>", start)]
+    assert region.startswith("\n") and region.endswith("\n"), region[-200:]
+    inner = region[1:-1]
+    if inner.startswith("<custom_instruction>\n") and not inner.endswith("</custom_instruction>"):
+        assert inner.endswith("\n"), inner[-200:]
+        inner = inner[:-1]
+    return inner
+
+
+_COPILOT_SKILL = re.compile(r"<skill>\n  <name>[\s\S]*?</location>\n</skill>")
+
+
+def copilot_skills(body: Mapping[str, Any]) -> str:
+    """The ``<available_skills>`` block Copilot CLI sent, its built-in skills left out."""
+    system = _copilot_system(body)
+    start = system.find("<available_skills>\n")
+    if start == -1:
+        return ""
+    block = system[start : system.index("\n</available_skills>", start)]
+    kept = [entry for entry in _COPILOT_SKILL.findall(block) if "<location>builtin</location>" not in entry]
+    return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
+
+
+def copilot_builtin_skills(body: Mapping[str, Any]) -> list[str]:
+    """The names of Copilot CLI's built-in skills it listed."""
+    system = _copilot_system(body)
+    names = re.compile(r"<name>(.*?)</name>")
+    return [names.findall(e)[0] for e in _COPILOT_SKILL.findall(system) if "<location>builtin</location>" in e]
+
+
+def copilot_on_read(body: Mapping[str, Any]) -> str | None:
+    """The user message Copilot CLI added after the ``view`` result (its reminders), or None."""
+    messages = list(body["messages"])
+    for at, message in enumerate(messages):
+        if message.get("role") == "tool":
+            later = [m for m in messages[at + 1 :] if m.get("role") == "user"]
+            return str(later[0]["content"]) if later else None
+    raise AssertionError("no view tool result in the request")

@@ -1,4 +1,4 @@
-"""Our ``codex``, ``claude`` and ``gemini`` profiles against the real binaries, byte for byte.
+"""Our ``codex``, ``claude``, ``gemini`` and ``copilot`` profiles against the real binaries, byte for byte.
 
 Every workspace of ``cases.py`` is run through the real Codex, Claude Code or Gemini CLI (pinned in
 package.json), inside a network namespace with loopback alone, against a fake model API
@@ -18,8 +18,9 @@ from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.peers.claude.doc import claude_reminder
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.codex.render import Budget, codex_instructions, codex_skills_block
+from agentcontext.peers.copilot.skills import COPILOT_BUILTIN_SKILLS, copilot_skills_xml
 from agentcontext.peers.gemini.skills import gemini_skills_xml
-from agentcontext.resource import Kind
+from agentcontext.resource import Kind, Status
 from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from agentcontext.settings.config import load_config
 from tests.realagents import harness
@@ -39,8 +40,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, s
 
 
 def _ours(run: harness.Run) -> ScanResult:
-    config = load_config(run.cwd, environ={"HOME": run.home}, overrides={"profile": run.agent})
-    return scan_full(run.cwd, config, environ={"HOME": run.home})
+    environ = {"HOME": run.home, **run.env}
+    config = load_config(run.cwd, environ=environ, overrides={"profile": run.agent})
+    return scan_full(run.cwd, config, environ=environ)
 
 
 def _moved(agent: str, what: str) -> str:
@@ -109,7 +111,24 @@ def test_gemini_profile_renders_what_gemini_cli_sent(
     assert set(builtin) <= set(harness.gemini_skill_names(body)), _moved("gemini", "set of built-in skills")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.read], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in CASES if "copilot" in c.agents], ids=lambda c: c.name)
+def test_copilot_profile_renders_what_copilot_cli_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "copilot")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    sent = harness.copilot_instructions(body)
+    assert ours.peer.wrap(ours.project_doc(), run.cwd) == sent, _moved("copilot", "custom instructions")
+    roots = [path for path, _ in skill_roots(ours)]
+    offered = [r for r in ours.snapshot.of_kind(Kind.SKILL) if r.status is Status.OK and r.name]
+    listing = copilot_skills_xml(offered, roots, run.cwd, ours.layout.doc_boundary, run.home)
+    assert listing == harness.copilot_skills(body), _moved("copilot", "skills list")
+    assert harness.copilot_builtin_skills(body) == list(COPILOT_BUILTIN_SKILLS), _moved("copilot", "built-in skills")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.read and "claude" in c.agents], ids=lambda c: c.name)
 def test_claude_profile_adds_what_claude_code_sends_after_a_read(
     case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
 ) -> None:

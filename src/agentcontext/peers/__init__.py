@@ -10,10 +10,13 @@ from agentcontext.peers.base import Peer
 from agentcontext.peers.claude.peer import ClaudePeer
 from agentcontext.peers.coder.peer import CoderPeer
 from agentcontext.peers.codex.peer import CodexPeer
+from agentcontext.peers.copilot.peer import CopilotPeer
 from agentcontext.peers.gemini.peer import GeminiPeer
 from agentcontext.settings.config import Config
 
-PEERS: dict[str, Peer] = {peer.name: peer for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer())}
+PEERS: dict[str, Peer] = {
+    peer.name: peer for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer(), CopilotPeer())
+}
 
 
 def named(discovery: str) -> Peer:

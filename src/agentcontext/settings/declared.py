@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder", "claude", "gemini"),
+        choices=("default", "codex", "coder", "claude", "gemini", "copilot"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
     _s(
@@ -90,8 +90,10 @@ SETTINGS: tuple[Setting, ...] = (
         NEVER,
         "`chain`: the project root down to the work dir (Codex); `roots`: shallow scan roots (Coder);"
         " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code);"
-        " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI).",
-        choices=("chain", "roots", "claude", "gemini"),
+        " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI);"
+        " `copilot`: `.github/copilot-instructions.md`, every name of the root, the work dir and the folders"
+        " between, then `.github/instructions` and `.claude/rules` (GitHub Copilot CLI).",
+        choices=("chain", "roots", "claude", "gemini", "copilot"),
     ),
     _s(
         "project_doc.max_bytes",
@@ -244,8 +246,10 @@ SETTINGS: tuple[Setting, ...] = (
         FREE,
         "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
         " `claude` (named by folder, first body line as a fallback description)"
-        " or `gemini` (frontmatter name and description both required, taken as written).",
-        choices=("lenient", "spec", "coder", "claude", "gemini"),
+        ", `gemini` (frontmatter name and description both required, taken as written)"
+        " or `copilot` (frontmatter required; name from it or the folder, spaces made `-`; body as a fallback"
+        " description).",
+        choices=("lenient", "spec", "coder", "claude", "gemini", "copilot"),
     ),
     _s(
         "skills.max_depth",
@@ -271,7 +275,8 @@ SETTINGS: tuple[Setting, ...] = (
         "first",
         NEVER,
         "Who wins a skill name: `first` root in order, the `user`'s copy (claude), the `last` root's copy"
-        " (gemini: the work dir's), or `none` (codex: every copy).",
+        " (gemini: the work dir's), or `none` (codex: every copy); `user` compares names exactly"
+        " (copilot: the first copy wins).",
         choices=("first", "user", "last", "none"),
     ),
     _s(

@@ -31,10 +31,11 @@ AGENTS = {
     "codex": "Codex",
     "claude": "Claude Code",
     "gemini": "Gemini CLI",
+    "copilot": "GitHub Copilot CLI",
     "coder": "Coder",
     "default": "agentcontext default",
 }
-VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0"}
+VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0", "copilot": "1.0.102"}
 VIEW_PROFILES = ("codex", "claude", "coder", "default")  # the order views are shown in
 
 

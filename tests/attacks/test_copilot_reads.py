@@ -1,0 +1,85 @@
+"""A repository cannot widen what the ``copilot`` profile reads.
+
+Copilot CLI's custom instruction dirs come from the user's environment
+(``COPILOT_CUSTOM_INSTRUCTIONS_DIRS``) and ``~/.copilot``: a repository's ``agentcontext.toml``
+naming other folders is refused, and files, folders or ``@`` imports that link out of the
+repository are listed with why, never read. Escapes point into ``outside_the_roots``: the suite's
+audit hook fails a test that opens or lists anything there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcontext.resource import LoadType, Resource, Status
+from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import load_config
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree
+from tests.containment import outside_the_roots
+
+
+def copilot(work: Path, home: Path) -> ScanResult:
+    return scan_tree(work, home=home, profile="copilot")
+
+
+def by_path(result: ScanResult) -> dict[str, Resource]:
+    return {r.path: r for r in result.snapshot.resources}
+
+
+def test_a_repositorys_config_cannot_add_custom_instruction_dirs(tmp_path: Path, home: Path) -> None:
+    secret = outside_the_roots(tmp_path)
+    (secret / "x.instructions.md").write_text("token\n")
+    work = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "AGENTS.md": "root\n",
+            "agentcontext.toml": f'profile = "copilot"\n[project_doc]\ninstruction_dirs = ["{secret}"]\n',
+        },
+    )
+    environ = isolated_environ(home)
+    config = load_config(work, environ=environ)
+    assert str(secret) not in config.project_doc.instruction_dirs
+    result = Scanner(work, config, environ=environ).run()
+    assert "token" not in result.project_doc().content
+    assert all(not r.path.startswith(str(secret)) for r in result.snapshot.resources)
+
+
+def test_instruction_files_and_folders_linking_out_of_the_repository_are_listed_not_read(
+    tmp_path: Path, home: Path
+) -> None:
+    secret = outside_the_roots(tmp_path)
+    (secret / "s.instructions.md").write_text("token\n")
+    (secret / "AGENTS.md").write_text("token\n")
+    work = make_workspace(tmp_path / "repo", {".git/": "", ".github/": "", ".claude/": ""})
+    (work / "AGENTS.md").symlink_to(secret / "AGENTS.md")
+    (work / ".github" / "copilot-instructions.md").symlink_to(secret / "AGENTS.md")
+    (work / ".github" / "instructions").symlink_to(secret)
+    (work / ".claude" / "rules").symlink_to(secret)
+    result = copilot(work, home)
+    assert "token" not in result.project_doc().content
+    files = by_path(result)
+    for path in (
+        work / "AGENTS.md",
+        work / ".github" / "copilot-instructions.md",
+        work / ".github" / "instructions",
+        work / ".claude" / "rules",
+    ):
+        listed = files[str(path)]
+        assert listed.status is Status.INVALID and listed.load is not None
+        assert listed.load.type is LoadType.NOT_LOADED and "refused" in (listed.load.reason or "")
+
+
+def test_an_import_leaving_the_repository_stays_text_and_is_not_read(tmp_path: Path, home: Path) -> None:
+    secret = outside_the_roots(tmp_path) / "secret.md"
+    secret.write_text("token\n")
+    work = make_workspace(
+        tmp_path / "w" / "repo",
+        {".git/": "", "AGENTS.md": f"@{secret}\n@../../{secret.parent.name}/secret.md\n@link.md\n@dir/secret.md\n"},
+    )
+    (work / "link.md").symlink_to(secret)
+    (work / "dir").symlink_to(secret.parent)
+    result = copilot(work, home)
+    text = result.project_doc().content
+    assert "token" not in text and "<imported_custom_instruction" not in text
+    assert str(secret) not in by_path(result)

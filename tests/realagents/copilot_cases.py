@@ -1,0 +1,188 @@
+"""The workspaces GitHub Copilot CLI is run on: each packs facts the ``copilot`` profile must reproduce.
+
+Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is HOME. Copilot CLI
+takes a ``.git`` folder for a repository only when it looks like one (``HEAD``, ``objects/``,
+``refs/``), so these workspaces make one.
+"""
+
+from __future__ import annotations
+
+from tests.realagents.harness import Workspace, skill
+
+COPILOT = ("copilot",)
+
+
+def git(at: str = "w/repo") -> dict[str, str | bytes]:
+    return {
+        f"{at}/.git/HEAD": "ref: refs/heads/main\n",
+        f"{at}/.git/config": "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
+        f"{at}/.git/objects/info/.keep": "",
+        f"{at}/.git/refs/heads/.keep": "",
+    }
+
+
+def copilot(name: str, files: dict[str, str | bytes], cwd: str = "w/repo", **more: object) -> Workspace:
+    return Workspace(name, {**git(), **files}, cwd=cwd, agents=COPILOT, **more)  # type: ignore[arg-type]
+
+
+def scoped(apply_to: str, body: str, extra: str = "") -> str:
+    return f"---\napplyTo: {apply_to}\n{extra}---\n{body}"
+
+
+FOLDED = "---\nname: folded\ndescription: >\n  folded one\n  folded two\n---\n"
+
+COPILOT_CASES: tuple[Workspace, ...] = (
+    copilot(
+        "copilot_walk",
+        {
+            "home/.copilot/copilot-instructions.md": "home copilot\n",
+            "home/.copilot/AGENTS.md": "not read\n",
+            "home/AGENTS.md": "not read\n",
+            "home/.claude/CLAUDE.md": "not read\n",
+            "home/.copilot/instructions/h1.instructions.md": "home always\n",
+            "home/.copilot/instructions/deep/h2.instructions.md": scoped('"**/*.py"', "home py\n"),
+            "w/AGENTS.md": "above the root: not read\n",
+            "w/repo/.github/copilot-instructions.md": "root copilot\n",
+            "w/repo/AGENTS.md": "root agents\n",
+            "w/repo/CLAUDE.md": "root claude\n",
+            "w/repo/GEMINI.md": "root gemini\n",
+            "w/repo/AGENTS.override.md": "not read\n",
+            "w/repo/CLAUDE.local.md": "not read\n",
+            "w/repo/.claude/CLAUDE.md": "not read\n",
+            "w/repo/.github/AGENTS.md": "not read\n",
+            "w/repo/.github/instructions/b.instructions.md": scoped('"**"', "star star\n"),
+            "w/repo/.github/instructions/UPPER.INSTRUCTIONS.MD": "upper suffix\n",
+            "w/repo/.github/instructions/plain.md": "not read\n",
+            "w/repo/.github/instructions/a/z.instructions.md": "nested dir\n",
+            "w/repo/.github/instructions/py.instructions.md": scoped(
+                '"**/*.py"', "py\n", "description: Python <rules> & more\n"
+            ),
+            "w/repo/.github/instructions/comma.instructions.md": scoped('"**/*.md, **/*.ts"', "comma\n"),
+            "w/repo/.github/instructions/list.instructions.md": scoped('["src/**", "*.go"]', "list\n"),
+            "w/repo/.github/instructions/bad.instructions.md": scoped("[unclosed", "bad yaml\n"),
+            "w/repo/.github/instructions/ex.instructions.md": scoped(
+                '"**"', "excluded\n", "excludeAgent: coding-agent\n"
+            ),
+            "w/repo/.github/instructions/rev.instructions.md": scoped(
+                '"*"', "review only\n", "excludeAgent: code-review\n"
+            ),
+            "w/repo/.claude/rules/r1.md": "rule always\n",
+            "w/repo/.claude/rules/r2.md": '---\npaths:\n  - "**/*.rs"\n---\nrust rule\n',
+            "w/repo/.claude/rules/r3.txt": "not read\n",
+            "w/repo/sub/.github/copilot-instructions.md": "between copilot\n",
+            "w/repo/sub/AGENTS.md": "between agents\n",
+            "w/repo/sub/cwd/.github/copilot-instructions.md": "cwd copilot\n",
+            "w/repo/sub/cwd/AGENTS.md": "cwd agents\n",
+            "w/repo/sub/cwd/GEMINI.md": "cwd gemini\n",
+            "w/repo/sub/cwd/.github/instructions/c.instructions.md": "cwd always\n",
+            "w/repo/sub/cwd/.github/instructions/d.instructions.md": scoped("'*.ts'", "cwd ts\n"),
+            "w/repo/sub/cwd/below/AGENTS.md": "below the cwd: not at startup\n",
+        },
+        cwd="w/repo/sub/cwd",
+    ),
+    copilot(
+        "copilot_text",
+        {
+            "w/repo/.github/copilot-instructions.md": "no final newline\nsecond",
+            "w/repo/AGENTS.md": b"\xef\xbb\xbfbom\r\ncrlf  \r\n\r\n<!-- comment -->\n\n\n",
+            "w/repo/CLAUDE.md": "",
+            "w/repo/GEMINI.md": "  \n\n",
+            "w/repo/.github/instructions/a.instructions.md": (
+                "zero\u200bwidth\u200c bidi\u202e\u202a\u2066x\u2069 soft\u00adhyphen tag\U000e0041 keep\u200djoin"
+                " \u2764\ufe0f nbsp\u00a0 \ufeffmid\n"
+            ),
+            "w/repo/.github/instructions/b.instructions.md": '---\napplyTo: "**"\n---\n',
+            "w/repo/.github/instructions/c.instructions.md": "   \n",
+            "w/repo/.github/instructions/d.instructions.md": "literal </custom_instruction> passes\nlast",
+        },
+    ),
+    copilot(
+        "copilot_imports",
+        {
+            "w/outside.md": "outside\n",
+            "w/repo/AGENTS.md": (
+                "see @docs/a.md for more.\n- item @./dot.md\nmail dev@example.com and @~/home.md\n"
+                "```\n@docs/a.md in a fence\n```\nand `@docs/a.md` inline, @../outside.md, @missing.md, @docs\n"
+                "again @docs/a.md\n"
+            ),
+            "w/repo/CLAUDE.md": "claude @docs/a.md\n",
+            "w/repo/.github/copilot-instructions.md": "copilot @docs/a.md stays\n",
+            "w/repo/docs/a.md": "doc a\n@b.md\ncycle @a.md\n",
+            "w/repo/docs/b.md": "doc b <imported_custom_instruction x> no newline",
+            "w/repo/dot.md": "dot\n",
+            "w/repo/.github/instructions/i.instructions.md": "instr @docs/a.md stays\n",
+        },
+    ),
+    copilot(
+        "copilot_no_git",
+        {
+            "w/x/AGENTS.md": "x agents\n",
+            "w/x/.github/instructions/x.instructions.md": scoped('"**/*.py"', "x py\n"),
+            "w/AGENTS.md": "not read without git\n",
+            "w/.github/copilot-instructions.md": "not read without git\n",
+        },
+        cwd="w/x",
+    ),
+    copilot(
+        "copilot_custom_dirs",
+        {
+            "w/ex1/.github/instructions/g1.instructions.md": "ex1 github always\n",
+            "w/ex1/.claude/rules/r1.md": "ex1 rule\n",
+            "w/ex1/instructions/y1.instructions.md": scoped('"**/*.py"', "ex1 other py\n"),
+            "w/ex1/x1.instructions.md": "ex1 top\n",
+            "w/ex1/AGENTS.md": "ex1 agents\n",
+            "w/ex1/copilot-instructions.md": "not read\n",
+            "w/ex1/.github/copilot-instructions.md": "not read\n",
+            "w/ex1/CLAUDE.md": "not read\n",
+            "w/repo/AGENTS.md": "root\n",
+            "w/repo/extra/.github/instructions/g2.instructions.md": "extra github always\n",
+            "w/repo/extra/x2.instructions.md": "extra top\n",
+        },
+        env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "{ws}/w/ex1,{ws}/w/repo/extra"},
+    ),
+    copilot(
+        "copilot_skills",
+        {
+            "w/repo/.github/skills/zeta/SKILL.md": skill("zeta", "Z <b> & 'q' \"d\""),
+            "w/repo/.github/skills/group/alpha/SKILL.md": skill("alpha", "nested in a group"),
+            "w/repo/.github/skills/outer/SKILL.md": skill("outer", "outer"),
+            "w/repo/.github/skills/outer/inner/SKILL.md": skill("inner", "inside a skill: not listed"),
+            "w/repo/.agents/skills/spaced/SKILL.md": skill("my spaced skill", "spaces"),
+            "w/repo/.agents/skills/noname/SKILL.md": skill(None, "named by its folder"),
+            "w/repo/.agents/skills/num/SKILL.md": skill("123", "a number: dropped"),
+            "w/repo/.agents/skills/emoji/SKILL.md": skill("\u00e9moji", "dropped"),
+            "w/repo/.agents/skills/long/SKILL.md": skill("a" * 70, "dropped"),
+            "w/repo/.agents/skills/nodesc/SKILL.md": skill(
+                "nodesc", None, "# Title\nPlain first line\nsecond line\n\nsecond paragraph\n"
+            ),
+            "w/repo/.agents/skills/emptydesc/SKILL.md": skill("emptydesc", '""'),
+            "w/repo/.agents/skills/toolong/SKILL.md": skill("toolong", "x" * 1025),
+            "w/repo/.agents/skills/badyaml/SKILL.md": skill("badyaml", "Use when: a colon"),
+            "w/repo/.agents/skills/nofront/SKILL.md": "no frontmatter\n",
+            "w/repo/.agents/skills/hidden/SKILL.md": skill("hidden", "off", extra="disable-model-invocation: true\n"),
+            "w/repo/.agents/skills/lower/skill.md": skill("lower", "lowercase file: ignored"),
+            "w/repo/.agents/skills/folded/SKILL.md": FOLDED,
+            "w/repo/.claude/skills/zeta/SKILL.md": skill("zeta", "a second zeta: the .github one wins"),
+            "w/repo/.claude/skills/DUP2/SKILL.md": skill("DUP2", "upper"),
+            "w/repo/.claude/skills/dup2/SKILL.md": skill("dup2", "lower"),
+            "w/repo/.codex/skills/codex/SKILL.md": skill("codex", "not read"),
+            "home/.copilot/skills/user1/SKILL.md": skill("user1", "user copilot"),
+            "home/.copilot/skills/alpha/SKILL.md": skill("alpha", "the project's wins"),
+            "home/.agents/skills/user0/SKILL.md": skill("user0", "user agents"),
+            "home/.claude/skills/claudeuser/SKILL.md": skill("claudeuser", "not read"),
+        },
+    ),
+    copilot(
+        "copilot_skills_runs",
+        {
+            "w/repo/.github/skills/b-root/SKILL.md": skill("b-root", "root github"),
+            "w/repo/.agents/skills/a-root/SKILL.md": skill("a-root", "root agents"),
+            "w/repo/.claude/skills/c-root/SKILL.md": skill("c-root", "root claude"),
+            "w/repo/pkg/.github/skills/z-cwd/SKILL.md": skill("z-cwd", "cwd github"),
+            "w/repo/pkg/.claude/skills/y-cwd/SKILL.md": skill("y-cwd", "cwd claude"),
+            "w/repo/pkg/.claude/skills/b-root/SKILL.md": skill("b-root", "cwd claude copy: the .github one wins"),
+            "w/repo/pkg/AGENTS.md": "pkg\n",
+        },
+        cwd="w/repo/pkg",
+    ),
+)
