@@ -83,3 +83,27 @@ def test_an_import_leaving_the_repository_stays_text_and_is_not_read(tmp_path: P
     text = result.project_doc().content
     assert "token" not in text and "<imported_custom_instruction" not in text
     assert str(secret) not in by_path(result)
+
+
+def test_after_a_read_a_folders_links_and_imports_out_of_the_repository_are_not_read(
+    tmp_path: Path, home: Path
+) -> None:
+    secret = outside_the_roots(tmp_path)
+    (secret / "s.instructions.md").write_text("token\n")
+    (secret / "AGENTS.md").write_text("token\n")
+    work = make_workspace(
+        tmp_path / "repo",
+        {".git/": "", "AGENTS.md": "root\n", "a/CLAUDE.md": f"@{secret}/AGENTS.md, @../../{secret.name}/AGENTS.md\n"},
+    )
+    (work / "a" / ".github").mkdir()
+    (work / "a" / ".github" / "instructions").symlink_to(secret)
+    (work / "a" / "AGENTS.md").symlink_to(secret / "AGENTS.md")
+    (work / "a" / "code.py").write_text("x = 1\n")
+    result = copilot(work, home)
+    answer = Scanner(work, result.config, environ=isolated_environ(home)).applicable([str(work / "a" / "code.py")])
+    framed = "".join(result.peer.wrap_later(answer) or [])
+    assert "token" not in framed and "Custom instructions from a/CLAUDE.md" in framed
+    assert all("token" not in (f.resource.content or "") for f in answer.files)
+    unused = {f.resource.path: f.resource.status for f in answer.not_loaded}
+    assert unused[str(work / "a" / "AGENTS.md")] is Status.INVALID
+    assert unused[str(work / "a" / ".github" / "instructions")] is Status.INVALID

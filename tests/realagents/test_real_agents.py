@@ -128,6 +128,18 @@ def test_copilot_profile_renders_what_copilot_cli_sent(
     assert harness.copilot_builtin_skills(body) == list(COPILOT_BUILTIN_SKILLS), _moved("copilot", "built-in skills")
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.read and "copilot" in c.agents], ids=lambda c: c.name)
+def test_copilot_profile_adds_what_copilot_cli_sends_after_a_view(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "copilot")]
+    assert run.exit == 0 and run.read, run.stderr
+    ours = _ours(run)
+    found = Scanner(run.cwd, ours.config, environ={"HOME": run.home, **run.env}).applicable([run.read])
+    framed = ours.peer.wrap_later(found) or []
+    assert "".join(framed) == (harness.copilot_on_read(run.after_view()) or ""), _moved("copilot", "reminders")
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.read and "claude" in c.agents], ids=lambda c: c.name)
 def test_claude_profile_adds_what_claude_code_sends_after_a_read(
     case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]

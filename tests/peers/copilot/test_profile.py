@@ -179,3 +179,43 @@ def test_skills_first_copy_wins_and_runs_of_one_kind_are_sorted_by_name(tmp_path
     assert "<description>agents &amp; &lt;alpha&gt;</description>" in xml
     assert "<description>body text</description>\n  <location>project</location>" in xml
     assert "<location>user</location>" in xml
+
+
+def test_after_a_read_below_the_work_dir_it_sends_matching_scoped_files_then_each_folders_files_nearest_first(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/": "",
+            "AGENTS.md": "root\n",
+            ".github/instructions/py.instructions.md": '---\napplyTo: "**/*.py"\n---\npy "q"\n',
+            ".github/instructions/ts.instructions.md": '---\napplyTo: "**/*.ts"\n---\nts\n',
+            "a/AGENTS.md": "a <x>\n",
+            "a/.github/instructions/i.instructions.md": '---\napplyTo: "*.ts"\n---\nnot this file\n',
+            "a/b/CLAUDE.md": "b & c\n",
+            "a/b/code.py": "x = 1\n",
+        },
+    )
+    result = copilot(root, home)
+    assert result.peer.sends_on_read
+    done = run("doc", str(root), "--wrap", "-p", "copilot", "--for", "a/b/code.py", home=home)
+    assert done.returncode == 0, done.stderr
+    head = "Apply these to any code you write here:\n\n"
+    assert done.stdout.endswith(
+        "\n\n\n<system_reminder>\nCustom instructions from .github/instructions/py.instructions.md. "
+        f"{head}---\napplyTo: &quot;**/*.py&quot;\n---\npy &quot;q&quot;\n\n</system_reminder>\n"
+        f"<system_reminder>\nCustom instructions from a/b/CLAUDE.md. {head}b &amp; c\n\n</system_reminder>\n"
+        f"<system_reminder>\nCustom instructions from a/AGENTS.md. {head}a &lt;x&gt;\n\n</system_reminder>"
+    )
+
+
+def test_skills_prompt_prints_the_copilot_listing_and_nothing_without_skills(tmp_path: Path, home: Path) -> None:
+    root = make_workspace(tmp_path / "repo", {".git/": "", ".github/skills/s/SKILL.md": skill_md("s", "one")})
+    done = run("skills", "prompt", str(root), "-f", "copilot", "-p", "copilot", home=home)
+    assert done.stdout == (
+        "<available_skills>\n<skill>\n  <name>s</name>\n  <description>one</description>\n"
+        "  <location>project</location>\n</skill>\n</available_skills>"
+    )
+    empty = make_workspace(tmp_path / "empty", {".git/": ""})
+    assert run("skills", "prompt", str(empty), "-f", "copilot", "-p", "copilot", home=home).stdout == ""

@@ -97,6 +97,7 @@ class Walk:
     nested: list[Found] = field(default_factory=list)
     scoped: list[Found] = field(default_factory=list)
     others: list[Found] = field(default_factory=list)  # looked at, not sent
+    instructions: list[Found] = field(default_factory=list)  # always and scoped, in the order read
     _seen: set[str] = field(default_factory=set)
 
     def read(self, entry: Entry) -> _Read:
@@ -150,7 +151,7 @@ class Walk:
 
     # --- the three parts
 
-    def block(self, path: str, scope: Scope, boundary: str) -> None:
+    def block(self, path: str, scope: Scope, boundary: str, *, imports: bool = True) -> None:
         entry = self.probe(path, boundary)
         if entry is None:
             return
@@ -160,7 +161,7 @@ class Walk:
             return
         resource, sent = got
         imported: list[Found] = []
-        if os.path.basename(path) in IMPORTING and scope is not Scope.HOME:
+        if imports and os.path.basename(path) in IMPORTING and scope is not Scope.HOME:
             sent, imported = self._imports(path, sent, scope)
         self.blocks.append(Found(resource._replace(load=_STARTUP), sent.encode("utf-8")))
         self.others += imported
@@ -205,9 +206,11 @@ class Walk:
         data = sent.encode("utf-8")
         if front.always:
             self.always.append(Found(resource._replace(load=_ALWAYS), data))
+            self.instructions.append(self.always[-1])
             return
         load = Load(LoadType.PATH_SCOPED, globs=front.patterns, reason=SCOPED)
         self.scoped.append(Found(resource._replace(load=load, name=shown, description=front.description), data))
+        self.instructions.append(self.scoped[-1])
 
     def nested_agents(self, entry: Entry, scope: Scope, directory: str) -> None:
         got = self.text_of(entry, scope)

@@ -6,8 +6,8 @@ text and frontmatter, :mod:`.imports`: ``@`` imports, :mod:`.doc`: the custom in
 ``GEMINI.md`` side by side), has no doc budget, and offers skills from ``.github/skills``,
 ``.agents/skills`` and ``.claude/skills`` of the work dir and each folder up to the project root,
 then ``~/.copilot/skills``, ``~/.agents/skills`` and ``COPILOT_SKILLS_DIRS``, the first copy of a
-name winning. Below the work dir it reads a folder's files when a tool touches it; those are
-listed ``on_demand`` as Codex's are (``sends_on_read`` stays False: its reminders are not rendered).
+name winning. Once it reads a file it sends the path-scoped files that take it and the files of
+the folders from there up to the work dir (:mod:`.later`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,18 @@ import os
 from collections.abc import Sequence
 
 from agentcontext.fs.files import Reader
+from agentcontext.instructions.applied import Applicable
 from agentcontext.instructions.chain import Found
 from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.layout import Layout, Markers, chain_layout
-from agentcontext.peers.copilot import discovery
+from agentcontext.peers.copilot import discovery, later
 from agentcontext.peers.copilot.doc import assemble_copilot, copilot_instructions
+from agentcontext.peers.copilot.later import CopilotLater
 from agentcontext.peers.gemini.peer import GeminiPeer
 from agentcontext.resource import Resource
 from agentcontext.settings.config import Config
+
+_LATER = CopilotLater()
 
 
 class CopilotPeer(GeminiPeer):  # its folders read as Gemini CLI reads them: every name
@@ -32,7 +36,7 @@ class CopilotPeer(GeminiPeer):  # its folders read as Gemini CLI reads them: eve
 
     name = "copilot"
     agent = "GitHub Copilot CLI"
-    sends_on_read = False
+    sends_on_read = True
 
     def plan(self, work_dir: str, config: Config, markers_seen: Markers | None) -> Layout:
         layout = chain_layout(work_dir, config, markers_seen, user_skills_first=False)
@@ -49,5 +53,11 @@ class CopilotPeer(GeminiPeer):  # its folders read as Gemini CLI reads them: eve
     def project_doc(self, resources: Sequence[Resource], sanitized: bool) -> ProjectDoc:
         return assemble_copilot(resources)  # sent as written, but for a BOM and invisible characters
 
+    def later(self) -> CopilotLater:  # type: ignore[override]
+        return _LATER
+
     def wrap(self, doc: ProjectDoc, work_dir: str) -> str:
         return copilot_instructions(doc)
+
+    def wrap_later(self, answer: Applicable) -> list[str] | None:
+        return later.wrap_later(answer)
