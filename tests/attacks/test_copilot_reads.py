@@ -17,6 +17,8 @@ from agentcontext.settings.config import load_config
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree
 from tests.containment import outside_the_roots
 
+GIT = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}  # a repository to git
+
 
 def copilot(work: Path, home: Path) -> ScanResult:
     return scan_tree(work, home=home, profile="copilot")
@@ -32,7 +34,7 @@ def test_a_repositorys_config_cannot_add_custom_instruction_dirs(tmp_path: Path,
     work = make_workspace(
         tmp_path / "repo",
         {
-            ".git/": "",
+            **GIT,
             "AGENTS.md": "root\n",
             "agentcontext.toml": f'profile = "copilot"\n[project_doc]\ninstruction_dirs = ["{secret}"]\n',
         },
@@ -51,7 +53,7 @@ def test_instruction_files_and_folders_linking_out_of_the_repository_are_listed_
     secret = outside_the_roots(tmp_path)
     (secret / "s.instructions.md").write_text("token\n")
     (secret / "AGENTS.md").write_text("token\n")
-    work = make_workspace(tmp_path / "repo", {".git/": "", ".github/": "", ".claude/": ""})
+    work = make_workspace(tmp_path / "repo", {**GIT, ".github/": "", ".claude/": ""})
     (work / "AGENTS.md").symlink_to(secret / "AGENTS.md")
     (work / ".github" / "copilot-instructions.md").symlink_to(secret / "AGENTS.md")
     (work / ".github" / "instructions").symlink_to(secret)
@@ -75,7 +77,7 @@ def test_an_import_leaving_the_repository_stays_text_and_is_not_read(tmp_path: P
     secret.write_text("token\n")
     work = make_workspace(
         tmp_path / "w" / "repo",
-        {".git/": "", "AGENTS.md": f"@{secret}\n@../../{secret.parent.name}/secret.md\n@link.md\n@dir/secret.md\n"},
+        {**GIT, "AGENTS.md": f"@{secret}\n@../../{secret.parent.name}/secret.md\n@link.md\n@dir/secret.md\n"},
     )
     (work / "link.md").symlink_to(secret)
     (work / "dir").symlink_to(secret.parent)
@@ -93,7 +95,7 @@ def test_after_a_read_a_folders_links_and_imports_out_of_the_repository_are_not_
     (secret / "AGENTS.md").write_text("token\n")
     work = make_workspace(
         tmp_path / "repo",
-        {".git/": "", "AGENTS.md": "root\n", "a/CLAUDE.md": f"@{secret}/AGENTS.md, @../../{secret.name}/AGENTS.md\n"},
+        {**GIT, "AGENTS.md": "root\n", "a/CLAUDE.md": f"@{secret}/AGENTS.md, @../../{secret.name}/AGENTS.md\n"},
     )
     (work / "a" / ".github").mkdir()
     (work / "a" / ".github" / "instructions").symlink_to(secret)

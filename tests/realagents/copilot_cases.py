@@ -1,8 +1,8 @@
 """The workspaces GitHub Copilot CLI is run on: each packs facts the ``copilot`` profile must reproduce.
 
 Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is HOME. Copilot CLI
-takes a ``.git`` folder for a repository only when it looks like one (``HEAD``, ``objects/``,
-``refs/``), so these workspaces make one.
+takes a ``.git`` folder for a repository only when git would (``objects/``, ``refs/`` and a valid
+``HEAD``), so these workspaces make one (``copilot_git_roots`` checks a ``HEAD`` alone is not).
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/.claude/rules/r3.txt": "not read\n",
             "w/repo/sub/.github/copilot-instructions.md": "between copilot\n",
             "w/repo/sub/AGENTS.md": "between agents\n",
+            "w/repo/sub/.github/instructions/x.instructions.md": "a folder between: not read\n",
+            "w/repo/sub/.claude/rules/r.md": "a folder between: not read\n",
             "w/repo/sub/cwd/.github/copilot-instructions.md": "cwd copilot\n",
             "w/repo/sub/cwd/AGENTS.md": "cwd agents\n",
             "w/repo/sub/cwd/GEMINI.md": "cwd gemini\n",
@@ -137,8 +139,17 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/AGENTS.md": "root\n",
             "w/repo/extra/.github/instructions/g2.instructions.md": "extra github always\n",
             "w/repo/extra/x2.instructions.md": "extra top\n",
+            "w/repo/.github/skills/r1/SKILL.md": skill("r1", "project"),
+            "w/cs/s1/SKILL.md": skill("s1", "custom one"),
+            "w/cs/a0/SKILL.md": skill("a0", "custom a0"),
+            "w/cs2/s2/SKILL.md": skill("s2", "custom two"),
+            "w/cs2/r1/SKILL.md": skill("r1", "a custom copy: the project's wins"),
+            "home/.copilot/skills/u1/SKILL.md": skill("u1", "user"),
         },
-        env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "{ws}/w/ex1,{ws}/w/repo/extra"},
+        env={
+            "COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "{ws}/w/ex1,{ws}/w/repo/extra",
+            "COPILOT_SKILLS_DIRS": "{ws}/w/cs,{ws}/w/cs2",
+        },
     ),
     copilot(
         "copilot_skills",
@@ -222,5 +233,15 @@ COPILOT_CASES: tuple[Workspace, ...] = (
         },
         cwd="w/repo/pkg",
         read="w/repo/pkg/x/code.py",
+    ),
+    copilot(
+        "copilot_git_roots",
+        {
+            "w/repo/AGENTS.md": "outer: the root, the inner .git is no repository\n",
+            "w/repo/inner/.git/HEAD": "ref: refs/heads/main\n",
+            "w/repo/inner/AGENTS.md": "inner, a folder between\n",
+            "w/repo/inner/src/AGENTS.md": "src\n",
+        },
+        cwd="w/repo/inner/src",
     ),
 )

@@ -11,6 +11,8 @@ from agentcontext.scan import ScanResult, skill_roots
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md
 from tests.cli.test_commands import run
 
+GIT = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}  # a repository to git
+
 
 def copilot(work: Path, home: Path, **env: str) -> ScanResult:
     return scan_tree(work, home=home, profile="copilot", environ={**isolated_environ(home), **env})
@@ -30,7 +32,7 @@ def test_blocks_come_from_home_the_root_the_work_dir_then_the_folders_between_ne
     root = make_workspace(
         tmp_path / "repo",
         {
-            ".git/": "",
+            **GIT,
             ".github/copilot-instructions.md": "root copilot\n",
             "AGENTS.md": "root agents\n",
             "CLAUDE.md": "root claude\n",
@@ -66,7 +68,7 @@ def test_instruction_files_apply_always_or_by_apply_to_and_an_excluded_one_is_li
     root = make_workspace(
         tmp_path / "repo",
         {
-            ".git/": "",
+            **GIT,
             ".github/instructions/b.instructions.md": "always\n",
             ".github/instructions/A.INSTRUCTIONS.MD": '---\napplyTo: "**"\n---\nupper\n',
             ".github/instructions/py.instructions.md": PY,
@@ -96,7 +98,7 @@ def test_instruction_files_apply_always_or_by_apply_to_and_an_excluded_one_is_li
 def test_a_bom_and_invisible_characters_are_removed_and_the_rest_sent_as_written(tmp_path: Path, home: Path) -> None:
     root = make_workspace(
         tmp_path / "repo",
-        {".git/": "", "AGENTS.md": "\ufeffa\u200bb\u202ec\u200dd\r\n<!-- kept -->\n\n", "CLAUDE.md": ""},
+        {**GIT, "AGENTS.md": "\ufeffa\u200bb\u202ec\u200dd\r\n<!-- kept -->\n\n", "CLAUDE.md": ""},
     )
     result = copilot(root, home)
     assert result.peer.wrap(result.project_doc(), str(root)) == (
@@ -106,7 +108,7 @@ def test_a_bom_and_invisible_characters_are_removed_and_the_rest_sent_as_written
 
 
 def test_nothing_is_sent_without_instruction_files(tmp_path: Path, home: Path) -> None:
-    root = make_workspace(tmp_path / "repo", {".git/": "", "README.md": "x\n"})
+    root = make_workspace(tmp_path / "repo", {**GIT, "README.md": "x\n"})
     result = copilot(root, home)
     assert result.peer.wrap(result.project_doc(), str(root)) == ""
     done = run("doc", str(root), "--wrap", "-p", "copilot", home=home)
@@ -114,7 +116,7 @@ def test_nothing_is_sent_without_instruction_files(tmp_path: Path, home: Path) -
 
 
 def test_custom_instruction_dirs_come_from_the_users_environment(tmp_path: Path, home: Path) -> None:
-    root = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "root\n"})
+    root = make_workspace(tmp_path / "repo", {**GIT, "AGENTS.md": "root\n"})
     extra = make_workspace(
         tmp_path / "ex",
         {"x.instructions.md": "ex top\n", ".github/instructions/g.instructions.md": "ex github\n", "AGENTS.md": "ex\n"},
@@ -131,7 +133,7 @@ def test_an_at_import_of_agents_md_follows_the_token_and_a_repeat_is_marked_alre
     tmp_path: Path, home: Path
 ) -> None:
     root = make_workspace(
-        tmp_path / "repo", {".git/": "", "AGENTS.md": "see @d.md now\nagain @d.md\n`@d.md`\n", "d.md": "doc"}
+        tmp_path / "repo", {**GIT, "AGENTS.md": "see @d.md now\nagain @d.md\n`@d.md`\n", "d.md": "doc"}
     )
     result = copilot(root, home)
     source = root / "d.md"
@@ -157,7 +159,7 @@ def test_skills_first_copy_wins_and_runs_of_one_kind_are_sorted_by_name(tmp_path
     root = make_workspace(
         tmp_path / "repo",
         {
-            ".git/": "",
+            **GIT,
             ".github/skills/zed/SKILL.md": skill_md("zed", "github zed"),
             ".agents/skills/alpha/SKILL.md": skill_md("alpha", "agents & <alpha>"),
             ".claude/skills/zed/SKILL.md": skill_md("zed", "shadowed"),
@@ -187,7 +189,7 @@ def test_after_a_read_below_the_work_dir_it_sends_matching_scoped_files_then_eac
     root = make_workspace(
         tmp_path / "repo",
         {
-            ".git/": "",
+            **GIT,
             "AGENTS.md": "root\n",
             ".github/instructions/py.instructions.md": '---\napplyTo: "**/*.py"\n---\npy "q"\n',
             ".github/instructions/ts.instructions.md": '---\napplyTo: "**/*.ts"\n---\nts\n',
@@ -211,7 +213,7 @@ def test_after_a_read_below_the_work_dir_it_sends_matching_scoped_files_then_eac
 
 
 def test_skills_prompt_prints_the_copilot_listing_and_nothing_without_skills(tmp_path: Path, home: Path) -> None:
-    root = make_workspace(tmp_path / "repo", {".git/": "", ".github/skills/s/SKILL.md": skill_md("s", "one")})
+    root = make_workspace(tmp_path / "repo", {**GIT, ".github/skills/s/SKILL.md": skill_md("s", "one")})
     done = run("skills", "prompt", str(root), "-f", "copilot", "-p", "copilot", home=home)
     assert done.stdout == (
         "<available_skills>\n<skill>\n  <name>s</name>\n  <description>one</description>\n"
@@ -219,3 +221,19 @@ def test_skills_prompt_prints_the_copilot_listing_and_nothing_without_skills(tmp
     )
     empty = make_workspace(tmp_path / "empty", {".git/": ""})
     assert run("skills", "prompt", str(empty), "-f", "copilot", "-p", "copilot", home=home).stdout == ""
+
+
+def test_a_git_folder_is_a_root_only_when_git_would_take_it_for_a_repository(tmp_path: Path, home: Path) -> None:
+    outer = make_workspace(
+        tmp_path / "repo",
+        {**GIT, "AGENTS.md": "outer\n", "inner/.git/HEAD": "ref: refs/heads/main\n", "inner/src/AGENTS.md": "src\n"},
+    )
+    result = copilot(outer / "inner" / "src", home)
+    assert result.layout.project_root == str(outer)  # HEAD alone: no repository
+    assert sent(result) == [str(outer / "AGENTS.md"), str(outer / "inner/src/AGENTS.md")]
+    make_workspace(outer / "inner", {".git/objects/": "", ".git/refs/": ""})
+    assert copilot(outer / "inner" / "src", home).layout.project_root == str(outer / "inner")
+    (outer / "inner" / ".git" / "HEAD").write_text("not a ref\n")
+    assert copilot(outer / "inner" / "src", home).layout.project_root == str(outer)
+    worktree = make_workspace(tmp_path / "wt", {".git": "gitdir: /nowhere\n", "src/AGENTS.md": "wt src\n"})
+    assert copilot(worktree / "src", home).layout.project_root == str(worktree)  # a .git file: any

@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 
 from agentcontext.fs.files import Reader
+from agentcontext.fs.paths import git_repository
 from agentcontext.instructions.applied import Applicable
 from agentcontext.instructions.chain import Found
 from agentcontext.instructions.project_doc import ProjectDoc
@@ -39,7 +40,9 @@ class CopilotPeer(GeminiPeer):  # its folders read as Gemini CLI reads them: eve
     sends_on_read = True
 
     def plan(self, work_dir: str, config: Config, markers_seen: Markers | None) -> Layout:
-        layout = chain_layout(work_dir, config, markers_seen, user_skills_first=False)
+        # its root: the nearest .git that git itself takes for a repository (a .git file, or a folder with
+        # objects/, refs/ and a valid HEAD)
+        layout = chain_layout(work_dir, config, markers_seen, user_skills_first=False, accept=git_repository)
         by_path = {c.path: c for c in layout.skill_containers}
         # each kind of folder from the work dir up to the root, then the next kind; then the user's
         ordered = [os.path.join(d, name) for name in config.skills.containers for d in reversed(layout.chain)]
