@@ -30,6 +30,8 @@ def scoped(apply_to: str, body: str, extra: str = "") -> str:
 
 
 FOLDED = "---\nname: folded\ndescription: >\n  folded one\n  folded two\n---\n"
+LITERAL = "---\nname: literal\ndescription: |\n  line one\n  line two\n---\n"
+BOM_CRLF = b"\xef\xbb\xbf---\r\nname: bom-crlf\r\ndescription: BOM and CRLF\r\n---\r\n"
 
 COPILOT_CASES: tuple[Workspace, ...] = (
     copilot(
@@ -173,6 +175,13 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/hidden/SKILL.md": skill("hidden", "off", extra="disable-model-invocation: true\n"),
             "w/repo/.agents/skills/lower/skill.md": skill("lower", "lowercase file: ignored"),
             "w/repo/.agents/skills/folded/SKILL.md": FOLDED,
+            "w/repo/.agents/skills/literal/SKILL.md": LITERAL,
+            "w/repo/.agents/skills/bom/SKILL.md": BOM_CRLF,
+            "w/repo/.agents/skills/chars/SKILL.md": skill("a.b:c_d", "dots, colons, underscores"),
+            "w/repo/.agents/skills/upper/SKILL.md": skill("UPPER Name", "spaces in upper case"),
+            "w/repo/.agents/skills/tab/SKILL.md": skill('"tab\\tname"', "a tab: dropped"),
+            "w/repo/.agents/skills/dash/SKILL.md": skill("-dash", "must start with a letter or digit"),
+            "w/repo/.agents/skills/longbody/SKILL.md": "---\nname: longbody\n---\n" + "word " * 300,
             "w/repo/.claude/skills/zeta/SKILL.md": skill("zeta", "a second zeta: the .github one wins"),
             "w/repo/.claude/skills/DUP2/SKILL.md": skill("DUP2", "upper"),
             "w/repo/.claude/skills/dup2/SKILL.md": skill("dup2", "lower"),
