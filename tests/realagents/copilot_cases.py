@@ -224,6 +224,16 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/sub/.github/instructions/c.instructions.md": scoped('"**/*.py"', "sub py match\n"),
             "w/repo/sub/.claude/rules/c.md": "sub rule\n",
             "w/repo/sub/deep/GEMINI.md": b"\xef\xbb\xbfdeep <x> & \"q\" 'a' z\xe2\x80\x8bw\r\n",
+            "w/repo/sub/deep/AGENTS.md": "",
+            "w/repo/sub/deep/CLAUDE.md": "  \n\u200b\n",
+            "w/repo/sub/.github/instructions/deeper/n.instructions.md": "a folder inside: read too\n",
+            "w/repo/sub/.github/instructions/e.instructions.md": scoped('"deep/*.py"', "folder-relative: no match\n"),
+            "w/repo/sub/.github/instructions/f.instructions.md": scoped('"sub/deep/*.py"', "root-relative\n"),
+            "w/repo/sub/.github/instructions/g.instructions.md": scoped(
+                '"**"', "excluded\n", "excludeAgent: coding-agent\n"
+            ),
+            "w/repo/sub/.github/instructions/w.instructions.md": "  \n",
+            "w/repo/sub/.claude/rules/p.md": "---\npaths: ['**/*.ts']\n---\nrule: no match\n",
             "w/repo/sub/deep/code.py": "x = 1\n",
         },
         read="w/repo/sub/deep/code.py",

@@ -5,8 +5,9 @@ After a ``view`` of a file, the next request carries one more user message,
 startup whose ``applyTo`` (``paths:``) takes the file's path relative to the git root (in startup
 order: home, the root's, the work dir's, the custom dirs'), then, for each folder from the file's
 up to the work dir (nearest first), its ``.github/copilot-instructions.md``, ``AGENTS.md``,
-``CLAUDE.md``, ``GEMINI.md``, then its ``.github/instructions`` and ``.claude/rules`` files that
-apply always or to the path. Each is ``Custom instructions from <path>. Apply these to any code
+``CLAUDE.md``, ``GEMINI.md`` (not an empty or whitespace-only one, unlike startup), then its ``.github/instructions``
+and ``.claude/rules`` files (at any depth) that apply always or to the path (relative to the git
+root), but those whose ``excludeAgent`` names the coding agent. Each is ``Custom instructions from <path>. Apply these to any code
 you write here:`` and the whole file (frontmatter kept, BOM and invisible characters removed),
 XML-escaped; the path relative to the git root (a startup file: as its table shows it).
 Nothing loaded at startup is sent again; ``@`` imports of an AGENTS.md or CLAUDE.md are expanded as at
@@ -24,6 +25,7 @@ from agentcontext.instructions.applied import Applicable
 from agentcontext.instructions.chain import Found
 from agentcontext.instructions.ondemand import Held, Lookup, Startup
 from agentcontext.instructions.ondemand_paths import Target
+from agentcontext.peers.claude.text import js_trim
 from agentcontext.peers.copilot import discovery
 from agentcontext.peers.copilot import text as ctext
 from agentcontext.peers.copilot.globs import applies
@@ -31,6 +33,7 @@ from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.settings.config import ProjectDocSettings
 
 _ON_READ = "sent by Copilot CLI as a reminder once it reads a file in this folder or below"
+_EMPTY = "empty or whitespace only: Copilot CLI sends no reminder for it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +51,11 @@ class Folder:
     others: tuple[Found, ...]
 
 
-def _on_read(item: Found, root: str) -> Found:
+def _on_read(item: Found, root: str, *, block: bool) -> Found:
     resource = item.resource
     text = (item.data or b"").decode("utf-8")
+    if block and not js_trim(text):  # sent at startup as an empty block; after a read, no reminder
+        return Found(resource._replace(content=None, doc_order=None, load=Load(LoadType.NOT_LOADED, reason=_EMPTY)))
     load = resource.load
     globs = load.globs if load is not None and load.type is LoadType.PATH_SCOPED else ()
     shown = os.path.relpath(resource.path, root)
@@ -86,8 +91,8 @@ class CopilotLater:
         walk.instruction_dir(directory, Scope.PROJECT, boundary)
         walk.rules_dir(directory, Scope.PROJECT, boundary)
         return Folder(
-            tuple(_on_read(f, root) for f in walk.blocks),
-            tuple(_on_read(f, root) for f in walk.instructions),
+            tuple(_on_read(f, root, block=True) for f in walk.blocks),
+            tuple(_on_read(f, root, block=False) for f in walk.instructions),
             tuple(walk.others),
         )
 
@@ -104,7 +109,7 @@ class CopilotLater:
                 if value is None:
                     continue
                 for item in value.blocks:
-                    lookup.add(item, target.path)
+                    lookup.add(item, target.path)  # an empty one is listed not_loaded
                 for item in value.instructions:
                     globs = item.resource.load.globs if item.resource.load is not None else ()
                     if not globs or applies(globs, relative):
