@@ -5,13 +5,14 @@ After a ``view`` of a file, the next request carries one more user message,
 startup whose ``applyTo`` (``paths:``) takes the file's path relative to the git root (in startup
 order: home, the root's, the work dir's, the custom dirs'), then, for each folder from the file's
 up to the work dir (nearest first), its ``.github/copilot-instructions.md``, ``AGENTS.md``,
-``CLAUDE.md``, ``GEMINI.md`` (not an empty or whitespace-only one, unlike startup), then its ``.github/instructions``
-and ``.claude/rules`` files (at any depth) that apply always or to the path (relative to the git
-root), but those whose ``excludeAgent`` names the coding agent. Each is ``Custom instructions from <path>. Apply these to any code
-you write here:`` and the whole file (frontmatter kept, BOM and invisible characters removed),
-XML-escaped; the path relative to the git root (a startup file: as its table shows it).
-Nothing loaded at startup is sent again; ``@`` imports of an AGENTS.md or CLAUDE.md are expanded as at
-startup (before the escaping), a file loaded at startup included.
+``CLAUDE.md``, ``GEMINI.md`` (not an empty or whitespace-only one, unlike startup), then its
+``.github/instructions`` and ``.claude/rules`` files (at any depth) that apply always or to the
+path (relative to the git root), but those whose ``excludeAgent`` names the coding agent. Each is
+``Custom instructions from <path>. Apply these to any code you write here:`` and the whole file
+(frontmatter kept, BOM and invisible characters removed), XML-escaped; the path relative to the
+git root (a startup file: as its table shows it). Nothing loaded at startup is sent again; ``@``
+imports of an AGENTS.md or CLAUDE.md are expanded as at startup (before the escaping), a file
+loaded at startup included.
 """
 
 from __future__ import annotations
