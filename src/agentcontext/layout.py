@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 
 from agentcontext.fs.files import is_within
-from agentcontext.fs.paths import absolute, boundary_for, chain, find_project_root, resolve_all
+from agentcontext.fs.paths import Accept, absolute, boundary_for, chain, find_project_root, resolve_all
 from agentcontext.resource import Scope
 from agentcontext.settings.config import Config
 
@@ -123,12 +123,19 @@ def _own_holder(path: str, root: Root) -> tuple[str, str] | None:
     return where, boundary
 
 
-def chain_layout(work_dir: str, config: Config, markers_seen: Markers | None, *, user_skills_first: bool) -> Layout:
+def chain_layout(
+    work_dir: str,
+    config: Config,
+    markers_seen: Markers | None,
+    *,
+    user_skills_first: bool,
+    accept: Accept | None = None,
+) -> Layout:
     """The chain plan of ``work_dir`` (absolute, an existing directory) under ``config``.
 
-    ``markers_seen`` receives the root markers looked at (see ``find_project_root``).
+    ``markers_seen`` receives the root markers looked at (see ``find_project_root``, which ``accept`` narrows).
     """
-    root = find_project_root(work_dir, config.project_doc.root_markers, markers_seen)
+    root = find_project_root(work_dir, config.project_doc.root_markers, markers_seen, accept)
     dirs = chain(root, work_dir) if root else (work_dir,)
     project = root or work_dir
     given = _declared(config, work_dir, project, roots_mode=False)

@@ -51,7 +51,7 @@ async def test_each_agent_profile_loads_its_own_files_and_says_why_not_the_other
     body = response.json()
     assert (body["work_dir"], body["version"]) == (str(work), agent.snapshot.version)
     found = by_profile(body)
-    assert list(found) == ["codex", "claude", "gemini", "opencode", "cursor", "coder", "default"]
+    assert list(found) == ["codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder", "default"]
     codex, claude = found["codex"], found["claude"]
     assert [r["path"] for r in codex["loads"]] == [str(work / "AGENTS.md")]
     assert [r["path"] for r in claude["loads"]] == [str(work / "CLAUDE.md"), str(work / "notes.md")]

@@ -29,7 +29,7 @@ def test_agents_shows_each_agents_loads_and_why_not_side_by_side(tmp_path: Path,
     done = run("agents", str(work), "--json", "--path", "src/pkg/x.py", home=home)
     assert done.returncode == 0, done.stderr
     views = {v["profile"]: v for v in json.loads(done.stdout)["agents"]}
-    assert list(views) == ["codex", "claude", "gemini", "opencode", "cursor", "coder", "default"]
+    assert list(views) == ["codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder", "default"]
     assert [r["path"] for r in views["codex"]["loads"]] == [str(work / "AGENTS.md")]
     assert [r["path"] for r in views["claude"]["loads"]] == [str(work / "CLAUDE.md"), str(work / "notes.md")]
     not_loaded = {r["path"]: r["reason"] for r in views["claude"]["not_loaded"]}
@@ -132,6 +132,7 @@ def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path
         "claude",
         "gemini",
         "opencode",
+        "copilot",
         "cursor",
         "coder",
         "default",

@@ -35,6 +35,7 @@ async def test_an_offline_agent_says_the_views_need_it_online_and_shows_its_own_
         ("codex", "false"),
         ("gemini", "false"),
         ("opencode", "false"),
+        ("copilot", "false"),
         ("cursor", "false"),
         ("coder", "false"),
         ("default", "false"),

@@ -5,6 +5,7 @@ Paths are relative to the workspace folder: ``w/`` holds projects, ``home/`` is 
 
 from __future__ import annotations
 
+from tests.realagents.copilot_cases import COPILOT_CASES
 from tests.realagents.detail_cases import DETAILS
 from tests.realagents.gemini_cases import GEMINI_CASES
 from tests.realagents.harness import Workspace, import_chain, skill
@@ -366,4 +367,5 @@ CASES: tuple[Workspace, ...] = (
     *GEMINI_CASES,
     *OPENCODE_CASES,
     *DETAILS,
+    *COPILOT_CASES,
 )

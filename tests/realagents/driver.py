@@ -6,8 +6,8 @@ checks that ``/proc/net/dev`` lists nothing but ``lo`` (no route can leave the m
 then runs every job concurrently: each gets its own fake API server on a loopback port
 that records every request and answers with a minimal streaming reply, and one agent
 process (Codex ``exec`` against a Responses API, Claude Code ``-p`` against a Messages
-API, Gemini CLI ``-p`` against the Gemini API, OpenCode ``run`` against a Chat Completions API) with a
-throwaway HOME and a minimal environment.
+API, Gemini CLI ``-p`` against the Gemini API, OpenCode ``run`` and Copilot CLI ``-p`` against a Chat
+Completions API) with a throwaway HOME and a minimal environment.
 Gemini CLI first asks a router model (``:generateContent``) for JSON shaped by its
 ``responseJsonSchema`` (anything else and it retries), then streams the turn
 (``:streamGenerateContent?alt=sse``). It prints one JSON object per job:
@@ -16,6 +16,7 @@ the requests the agent sent, its exit code and the tail of its stderr. A job may
 agent's own configuration commands, such as ``claude mcp add``) run first with the same
 environment.
 
+A Copilot CLI job with ``read`` answers its first turn with a ``view`` tool call of that file.
 A Claude Code job with ``read`` runs two model turns: the first answer is a ``Read`` tool
 call of that file, so the second request shows what Claude Code adds after a file read
 (nested CLAUDE.md files, path-scoped rules). An OpenCode job with ``read`` answers its turn (the request
@@ -150,7 +151,7 @@ def _chat_stream(content: str | None, tool_call: dict[str, Any] | None = None) -
 
 
 def _chat_answered(body: Any) -> bool:
-    """Whether a Chat Completions request already carries a tool result (OpenCode's second turn)."""
+    """Whether a Chat Completions request already carries a tool result (the second turn)."""
     messages = body.get("messages", []) if isinstance(body, dict) else []
     return any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
 
@@ -189,6 +190,28 @@ def _gemini_reply(text: str) -> dict[str, Any]:
     }
 
 
+def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "capture-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _copilot_stream(read: str | None) -> bytes:
+    """A streamed Chat Completions answer: "ok", or one ``view`` tool call of ``read`` (Copilot CLI's read tool)."""
+    if read is None:
+        chunks = [_chunk({"role": "assistant", "content": "ok"}, None), _chunk({}, "stop")]
+    else:
+        call = {"index": 0, "id": "call_1", "type": "function"}
+        call["function"] = {"name": "view", "arguments": json.dumps({"path": read})}
+        chunks = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}, None), _chunk({}, "tool_calls")]
+    chunks[-1]["usage"] = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
 def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
@@ -223,6 +246,9 @@ class _Recorder(BaseHTTPRequestHandler):
             self._reply(200, json.dumps(_gemini_reply(text)).encode(), "application/json")
         elif path.endswith(":streamGenerateContent"):
             self._reply(200, f"data: {json.dumps(_gemini_reply('ok'))}\r\n\r\n".encode(), "text/event-stream")
+        elif path.endswith("/chat/completions") and self.server.agent == "copilot":  # provider type openai
+            read = self.server.read if not _chat_answered(body) else None
+            self._reply(200, _copilot_stream(read), "text/event-stream")
         elif path.endswith("/chat/completions"):  # OpenCode: its title request, then the turn (with tools)
             read = self.server.read
             call = None
@@ -266,9 +292,10 @@ class _Recorder(BaseHTTPRequestHandler):
 class _FakeApi(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, read: str | None = None) -> None:
+    def __init__(self, read: str | None = None, agent: str = "") -> None:
         super().__init__(("127.0.0.1", 0), _Recorder)
-        self.read = read  # the file the first answer asks Claude Code to read
+        self.read = read  # the file the first answer asks the agent to read
+        self.agent = agent  # who is asking: OpenCode and Copilot CLI both speak Chat Completions
         self.lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
 
@@ -322,6 +349,18 @@ def _command(job: dict[str, Any], port: int) -> tuple[list[str], dict[str, str]]
             }
         )
         return [job["binary"], "run", *job.get("args", ()), "hi"], env
+    if job["agent"] == "copilot":
+        env.update(
+            {
+                "COPILOT_OFFLINE": "true",
+                "COPILOT_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1",
+                "COPILOT_PROVIDER_TYPE": "openai",
+                "COPILOT_PROVIDER_API_KEY": "dummy",
+                "COPILOT_MODEL": "capture-model",
+                "COPILOT_AUTO_UPDATE": "false",
+            }
+        )
+        return [job["binary"], *job.get("args", ()), "-p", "hi"], env
     if job["agent"] == "gemini":
         env.update(
             {
@@ -360,7 +399,7 @@ def _gemini_settings(home: str) -> None:
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    server = _FakeApi(job.get("read"))
+    server = _FakeApi(job.get("read"), job["agent"])
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -399,6 +438,11 @@ def main() -> int:
     if interfaces != ["lo"]:
         print(json.dumps({"error": f"refusing to run agents: interfaces besides lo: {interfaces}"}))
         return 3
+    for job in jobs:  # Copilot CLI unpacks its bundle into its package cache on a first start: once, before the runs
+        if job["agent"] == "copilot":
+            env = {"HOME": job["home"], "PATH": os.environ.get("PATH", "/usr/bin:/bin"), **job.get("env", {})}
+            subprocess.run([job["binary"], "--version"], env=env, capture_output=True, timeout=RUN_TIMEOUT)
+            break
     workers = int(os.environ.get("REALAGENTS_WORKERS", "6"))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(run_job, jobs))

@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ class Workspace:
     dirs: Sequence[str] = ()
     agents: tuple[str, ...] = ("claude", "codex")
     read: str | None = None  # a file (relative to the workspace) the model reads in a second turn
+    env: Mapping[str, str] = field(default_factory=dict)  # the agent's environment; ``{ws}``: the workspace folder
 
     def build(self, base: Path) -> Path:
         root = base / self.name
@@ -78,6 +79,16 @@ class Workspace:
         (root / "home").mkdir(parents=True, exist_ok=True)
         (root / self.cwd).mkdir(parents=True, exist_ok=True)
         return root
+
+
+# how each agent's turn request is told apart: (path without the query, body) -> it is the turn
+_TURN: dict[str, Callable[[str, Any], bool]] = {
+    "opencode": lambda path, body: isinstance(body, dict) and bool(body.get("tools")),  # after the title request
+    "copilot": lambda path, body: path.endswith("/chat/completions"),
+    "gemini": lambda path, body: path.endswith(":streamGenerateContent"),  # after the router's generateContent
+    "codex": lambda path, body: path.endswith("/responses"),
+    "claude": lambda path, body: path.endswith("/messages") and isinstance(body, dict) and bool(body.get("stream")),
+}
 
 
 def skill(name: str | None = None, description: str | None = None, body: str = "Body line\n", extra: str = "") -> str:
@@ -107,25 +118,15 @@ class Run:
     stderr: str
     requests: tuple[dict[str, Any], ...]
     read: str | None = None  # the file the model read (absolute), in a two-turn run
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def model_request(self) -> dict[str, Any]:
-        if self.agent == "opencode":  # the turn (it has tools), after the title request
-            for request in self.requests:
-                body = request["body"]
-                if request["method"] == "POST" and isinstance(body, dict) and body.get("tools"):
-                    return dict(body)
-            raise AssertionError(f"opencode sent no model request for {self.workspace}: {self.stderr[-800:]}")
-        if self.agent == "gemini":  # the turn, after the router's generateContent
-            for request in self.requests:
-                if request["method"] == "POST" and ":streamGenerateContent" in request["path"]:
-                    return dict(request["body"])
-            raise AssertionError(f"gemini sent no model request for {self.workspace}: {self.stderr[-800:]}")
-        wanted = "/responses" if self.agent == "codex" else "/messages"
+        """The request carrying the turn (not a title, router or count request before it)."""
+        turn = _TURN.get(self.agent, _TURN["claude"])
         for request in self.requests:
-            if request["method"] == "POST" and request["path"].split("?")[0].endswith(wanted):
-                body = request["body"]
-                if self.agent == "codex" or (isinstance(body, dict) and body.get("stream")):
-                    return dict(body)
+            body = request["body"]
+            if request["method"] == "POST" and turn(request["path"].split("?")[0], body):
+                return dict(body)
         raise AssertionError(f"{self.agent} sent no model request for {self.workspace}: {self.stderr[-800:]}")
 
     def after_read(self) -> dict[str, Any]:
@@ -140,6 +141,14 @@ class Run:
             if request["method"] == "POST" and isinstance(body, dict) and body.get("stream") and _answered(body):
                 return dict(body)
         raise AssertionError(f"{self.agent} sent no request after the Read for {self.workspace}: {self.stderr[-800:]}")
+
+    def after_view(self) -> dict[str, Any]:
+        """Copilot CLI's second request: the one carrying the ``view`` tool result."""
+        for request in self.requests:
+            body = request["body"]
+            if isinstance(body, dict) and any(m.get("role") == "tool" for m in body.get("messages", [])):
+                return dict(body)
+        raise AssertionError(f"copilot sent no request after the view for {self.workspace}: {self.stderr[-800:]}")
 
 
 def skip_unless_available() -> None:
@@ -168,7 +177,7 @@ def unavailable() -> str | None:
     return None
 
 
-AGENTS = ("codex", "claude", "gemini", "opencode")
+AGENTS = ("codex", "claude", "gemini", "opencode", "copilot")
 
 
 def binary(agent: str) -> Path:
@@ -182,6 +191,9 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
         for agent in workspace.agents:
             home = scratch / f"{workspace.name}-{agent}-home"
             shutil.copytree(root / "home", home, symlinks=True)
+            env = {key: value.replace("{ws}", str(root)) for key, value in workspace.env.items()}
+            if agent == "copilot":  # one unpack of its bundle for every run (driver.py unpacks it first)
+                env["COPILOT_PKG_CACHE_HOME"] = str(scratch / "copilot-pkg")
             jobs.append(
                 {
                     "id": f"{workspace.name}/{agent}",
@@ -190,6 +202,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
                     "cwd": str(root / workspace.cwd),
                     "home": str(home),
                     **({"read": str(root / workspace.read)} if workspace.read else {}),
+                    "env": env,
                 }
             )
     job_file = scratch / "jobs.json"
@@ -220,6 +233,7 @@ def run_agents(cases: Sequence[tuple[Workspace, Path]], scratch: Path) -> dict[t
             result["stderr"],
             tuple(result["requests"]),
             job.get("read"),
+            {k: v for k, v in job["env"].items() if k != "COPILOT_PKG_CACHE_HOME"},
         )
     return runs
 
@@ -398,3 +412,54 @@ def opencode_on_read(body: Mapping[str, Any]) -> list[str]:
             _, _, extra = content.partition("</content>\n\n")
             return [extra] if extra else []
     raise AssertionError("no tool result in the request")
+
+
+def _copilot_system(body: Mapping[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return content if isinstance(content, str) else "".join(str(part.get("text", "")) for part in content)
+
+
+def copilot_instructions(body: Mapping[str, Any]) -> str:
+    """Copilot CLI's custom instructions: the region between its tool guidelines' ``</tools>`` and
+    ``<system_notifications>``, without the region's own newlines (one before; one after, and one more
+    when blocks are followed by other parts)."""
+    system = _copilot_system(body)
+    start = system.index("</tools>\n") + len("</tools>\n")
+    region = system[start : system.index("<system_notifications>", start)]
+    assert region.startswith("\n") and region.endswith("\n"), region[-200:]
+    inner = region[1:-1]
+    if inner.startswith("<custom_instruction>\n") and not inner.endswith("</custom_instruction>"):
+        assert inner.endswith("\n"), inner[-200:]
+        inner = inner[:-1]
+    return inner
+
+
+_COPILOT_SKILL = re.compile(r"<skill>\n  <name>[\s\S]*?</location>\n</skill>")
+
+
+def copilot_skills(body: Mapping[str, Any]) -> str:
+    """The ``<available_skills>`` block Copilot CLI sent, its built-in skills left out."""
+    system = _copilot_system(body)
+    start = system.find("<available_skills>\n")
+    if start == -1:
+        return ""
+    block = system[start : system.index("\n</available_skills>", start)]
+    kept = [entry for entry in _COPILOT_SKILL.findall(block) if "<location>builtin</location>" not in entry]
+    return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
+
+
+def copilot_builtin_skills(body: Mapping[str, Any]) -> list[str]:
+    """The names of Copilot CLI's built-in skills it listed."""
+    system = _copilot_system(body)
+    names = re.compile(r"<name>(.*?)</name>")
+    return [names.findall(e)[0] for e in _COPILOT_SKILL.findall(system) if "<location>builtin</location>" in e]
+
+
+def copilot_on_read(body: Mapping[str, Any]) -> str | None:
+    """The user message Copilot CLI added after the ``view`` result (its reminders), or None."""
+    messages = list(body["messages"])
+    for at, message in enumerate(messages):
+        if message.get("role") == "tool":
+            later = [m for m in messages[at + 1 :] if m.get("role") == "user"]
+            return str(later[0]["content"]) if later else None
+    raise AssertionError("no view tool result in the request")

@@ -1,4 +1,4 @@
-"""Our ``codex``, ``claude``, ``gemini`` and ``opencode`` profiles against the real binaries, byte for byte.
+"""Our ``codex``, ``claude``, ``gemini``, ``opencode`` and ``copilot`` profiles against the real binaries, exactly.
 
 Every workspace of ``cases.py`` is run through the real Codex, Claude Code or Gemini CLI (pinned in
 package.json), inside a network namespace with loopback alone, against a fake model API
@@ -19,6 +19,7 @@ from agentcontext.peers.claude import nested as claude_nested
 from agentcontext.peers.claude.doc import claude_reminder
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.codex.render import Budget, codex_instructions, codex_skills_block
+from agentcontext.peers.copilot.skills import COPILOT_BUILTIN_SKILLS, copilot_skills_xml
 from agentcontext.peers.gemini.skills import gemini_skills_xml
 from agentcontext.peers.opencode.skills import opencode_skills_xml
 from agentcontext.resource import Kind, Status
@@ -41,8 +42,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, s
 
 
 def _ours(run: harness.Run) -> ScanResult:
-    config = load_config(run.cwd, environ={"HOME": run.home}, overrides={"profile": run.agent})
-    return scan_full(run.cwd, config, environ={"HOME": run.home})
+    environ = {"HOME": run.home, **run.env}
+    config = load_config(run.cwd, environ=environ, overrides={"profile": run.agent})
+    return scan_full(run.cwd, config, environ=environ)
 
 
 def _moved(agent: str, what: str) -> str:
@@ -139,6 +141,35 @@ def test_opencode_profile_adds_what_opencode_sends_after_a_read(
     assert peers.of(config).wrap_later(answer) == harness.opencode_on_read(run.after_read()), _moved(
         "opencode", "set of files after a read"
     )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "copilot" in c.agents], ids=lambda c: c.name)
+def test_copilot_profile_renders_what_copilot_cli_sent(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "copilot")]
+    assert run.exit == 0, run.stderr
+    body = run.model_request()
+    ours = _ours(run)
+    sent = harness.copilot_instructions(body)
+    assert ours.peer.wrap(ours.project_doc(), run.cwd) == sent, _moved("copilot", "custom instructions")
+    roots = [path for path, _ in skill_roots(ours)]
+    offered = [r for r in ours.snapshot.of_kind(Kind.SKILL) if r.status is Status.OK and r.name]
+    listing = copilot_skills_xml(offered, roots, run.cwd, ours.layout.doc_boundary, run.home)
+    assert listing == harness.copilot_skills(body), _moved("copilot", "skills list")
+    assert harness.copilot_builtin_skills(body) == list(COPILOT_BUILTIN_SKILLS), _moved("copilot", "built-in skills")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.read and "copilot" in c.agents], ids=lambda c: c.name)
+def test_copilot_profile_adds_what_copilot_cli_sends_after_a_view(
+    case: harness.Workspace, runs: dict[tuple[str, str], harness.Run]
+) -> None:
+    run = runs[(case.name, "copilot")]
+    assert run.exit == 0 and run.read, run.stderr
+    ours = _ours(run)
+    found = Scanner(run.cwd, ours.config, environ={"HOME": run.home, **run.env}).applicable([run.read])
+    framed = ours.peer.wrap_later(found) or []
+    assert "".join(framed) == (harness.copilot_on_read(run.after_view()) or ""), _moved("copilot", "reminders")
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.read and "claude" in c.agents], ids=lambda c: c.name)

@@ -25,6 +25,7 @@ from agentcontext.cli.common import (
 from agentcontext.peers.claude.skills import claude_skill_lines
 from agentcontext.peers.coder.render import IndexEntry, available_skills
 from agentcontext.peers.codex.render import Budget, codex_skills_block
+from agentcontext.peers.copilot.skills import copilot_skills_xml
 from agentcontext.peers.gemini.skills import gemini_skills_xml
 from agentcontext.peers.opencode.skills import opencode_skills_xml
 from agentcontext.resource import Kind, Status
@@ -47,6 +48,7 @@ class Mode(StrEnum):
     claude = "claude"
     gemini = "gemini"
     opencode = "opencode"
+    copilot = "copilot"
 
 
 class Format(StrEnum):
@@ -55,6 +57,7 @@ class Format(StrEnum):
     claude = "claude"
     gemini = "gemini"
     opencode = "opencode"
+    copilot = "copilot"
     xml = "xml"
     catalog = "catalog"
 
@@ -106,7 +109,7 @@ def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
     as_json: bool = JsonOption,
     validation: Mode = typer.Option(
-        Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder, claude or gemini."
+        Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder, claude, gemini or copilot."
     ),
 ) -> None:
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.
@@ -142,7 +145,7 @@ def _print_report(report: Report) -> None:
 def prompt(
     work_dir: Path = DirArgument,
     output: Format = typer.Option(
-        Format.catalog, "--format", "-f", help="coder, codex, claude, gemini, opencode, xml or catalog."
+        Format.catalog, "--format", "-f", help="coder, codex, claude, gemini, opencode, copilot, xml or catalog."
     ),
     context_window: int | None = typer.Option(
         None, "--context-window", help="codex format: budget 2% of this many tokens (default 8,000 characters)."
@@ -156,7 +159,8 @@ def prompt(
     budgeted, with its skill roots table. **claude**: Claude Code's `- name: description`
     lines (its built-in skills aside). **gemini**: Gemini CLI's `<available_skills>` block (its
     built-in skills aside). **opencode**: OpenCode's `<available_skills>` block (its built-in
-    `customize-opencode` aside). **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
+    `customize-opencode` aside). **copilot**: GitHub Copilot CLI's `<available_skills>` block (its built-in
+    skills aside). **xml**: the Agent Skills `<available_skills>` XML of `skills-ref to-prompt`.
     **catalog**: the `## Skills` lines of our MCP server's instructions.
     """
     result = run_scan(work_dir, profile, config_file)
@@ -176,6 +180,10 @@ def prompt(
         text = gemini_skills_xml(found, [path for path, _ in skill_roots(result)])
     elif output is Format.opencode:
         text = opencode_skills_xml(offered)
+    elif output is Format.copilot:
+        layout = result.layout
+        found_in = [path for path, _ in skill_roots(result)]
+        text = copilot_skills_xml(offered, found_in, layout.work_dir, layout.doc_boundary, result.config.home)
     elif output is Format.xml:
         text = agent_skills_xml([XmlSkill(r.name or "", r.description or "", r.path) for r in offered])
     else:

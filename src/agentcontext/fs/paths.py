@@ -15,7 +15,12 @@ dir; empty entries are dropped.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import re
+import stat
+from collections.abc import Callable, Iterable, Sequence
+
+Accept = Callable[[str, os.stat_result], bool]  # whether a marker found at a path makes its folder the root
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def absolute(path: str | os.PathLike[str]) -> str:
@@ -24,12 +29,16 @@ def absolute(path: str | os.PathLike[str]) -> str:
 
 
 def find_project_root(
-    work_dir: str, markers: Sequence[str], seen: list[tuple[str, os.stat_result | None]] | None = None
+    work_dir: str,
+    markers: Sequence[str],
+    seen: list[tuple[str, os.stat_result | None]] | None = None,
+    accept: Accept | None = None,
 ) -> str | None:
     """The nearest ancestor of ``work_dir`` (inclusive) holding a marker, or None.
 
     ``seen`` receives each marker path looked at with its ``lstat`` (None: missing), in
-    order: what the answer was decided on, for a scan to recheck later.
+    order: what the answer was decided on, for a scan to recheck later. ``accept``: a marker
+    counts only when it says so (:func:`git_repository`); by default any marker does.
     """
     if not markers:
         return None
@@ -45,12 +54,36 @@ def find_project_root(
                 st = None
             if seen is not None:
                 seen.append((path, st))
-            if st is not None:
+            if st is not None and (accept is None or accept(path, st)):
                 return current
         parent = os.path.dirname(current)
         if parent == current:
             return None
         current = parent
+
+
+def git_repository(path: str, st: os.stat_result) -> bool:
+    """Whether ``.git`` at ``path`` makes a repository as git tells one (Copilot CLI's rule): a ``.git`` file
+    (a worktree's, whatever it says), or a folder holding ``objects/``, ``refs/`` and a ``HEAD`` naming a ref
+    or an object id (``HEAD`` alone, or an empty folder, is no repository)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return True
+    if not (os.path.isdir(os.path.join(path, "objects")) and os.path.isdir(os.path.join(path, "refs"))):
+        return False
+    try:  # a regular file, not followed if a link: 256 bytes are plenty for a ref
+        fd = os.open(os.path.join(path, "HEAD"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, 256) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        head = b""
+    finally:
+        os.close(fd)
+    text = head.decode("ascii", "replace").strip()
+    if text.startswith("ref:"):
+        return text[4:].strip().startswith("refs/")
+    return _OBJECT_ID.fullmatch(text) is not None
 
 
 def chain(project_root: str, work_dir: str) -> tuple[str, ...]:

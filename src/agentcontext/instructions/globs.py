@@ -176,3 +176,24 @@ def _expand(glob: str, limit: int) -> list[str]:
         elif char == "," and depth == 1:
             commas.append(index)
     return [glob]  # an unclosed brace is literal
+
+
+def exact_segments(glob: str) -> tuple[Segment, ...]:
+    """A ``/``-separated glob's segments, letters in their case (``**/**`` is one ``**``)."""
+    segments: list[Segment] = []
+    for piece in (p for p in glob.split("/") if p):
+        if piece != "**":
+            segments.append(_segment(piece))
+        elif not segments or segments[-1] is not None:
+            segments.append(None)
+    return tuple(segments)
+
+
+def matches_whole(segments: tuple[Segment, ...], parts: list[str]) -> bool:
+    """Whether ``segments`` match all of ``parts`` (linear: see :func:`_reach`)."""
+    return bool(parts) and _reach(segments, parts)[len(parts)]
+
+
+def expand_braces(glob: str) -> list[str]:
+    """``{a,b}`` alternatives expanded, at most :data:`MAX_PATTERNS` (and one more: the sign of too many)."""
+    return _expand(glob, MAX_PATTERNS)

@@ -194,10 +194,13 @@ class Resolver:
             return cached
         later = result.peer.later()
         resources = result.snapshot.resources
-        loaded = [
+        loaded = [  # a path-scoped file named in the doc (Copilot CLI's table) is not sent at startup
             r
             for r in resources
-            if r.kind is Kind.INSTRUCTION_FILE and r.doc_order is not None and r.status.carries_content
+            if r.kind is Kind.INSTRUCTION_FILE
+            and r.doc_order is not None
+            and r.status.carries_content
+            and not (r.load is not None and r.load.type is LoadType.PATH_SCOPED)
         ]
         startup = tuple(sorted(loaded, key=lambda r: r.doc_order or 0))  # in the order the agent gets them
         seen = frozenset(r.path for r in resources if r.load is not None and r.load.type.at_startup)

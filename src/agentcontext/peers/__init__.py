@@ -10,13 +10,15 @@ from agentcontext.peers.base import Peer
 from agentcontext.peers.claude.peer import ClaudePeer
 from agentcontext.peers.coder.peer import CoderPeer
 from agentcontext.peers.codex.peer import CodexPeer
+from agentcontext.peers.copilot.peer import CopilotPeer
 from agentcontext.peers.cursor.peer import CursorPeer
 from agentcontext.peers.gemini.peer import GeminiPeer
 from agentcontext.peers.opencode.peer import OpenCodePeer
 from agentcontext.settings.config import Config
 
 PEERS: dict[str, Peer] = {
-    peer.name: peer for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer(), CursorPeer(), OpenCodePeer())
+    peer.name: peer
+    for peer in (CodexPeer(), CoderPeer(), ClaudePeer(), GeminiPeer(), CursorPeer(), OpenCodePeer(), CopilotPeer())
 }
 
 

@@ -35,7 +35,7 @@ from agentcontext.settings.profiles import KEYS, PROFILES, profile_defaults
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a huge one is not read whole
 
-Validation = Literal["lenient", "spec", "coder", "claude", "gemini", "opencode"]
+Validation = Literal["lenient", "spec", "coder", "claude", "gemini", "opencode", "copilot"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {
@@ -54,7 +54,7 @@ def env_name(key: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProjectDocSettings:
-    discovery: Literal["chain", "roots", "claude", "gemini", "cursor", "opencode"]
+    discovery: Literal["chain", "roots", "claude", "gemini", "cursor", "opencode", "copilot"]
     max_bytes: int  # -1: no budget (Claude Code)
     filename: str
     override_filename: str
@@ -541,10 +541,18 @@ def _claude_dir(env: Mapping[str, str], home: str) -> str:
     return absolute(value) if value else os.path.join(home, ".claude")
 
 
+# Copilot CLI's folder lists, from the user's environment (a repository cannot set them): comma-separated
+_COPILOT_LISTS = ("$COPILOT_CUSTOM_INSTRUCTIONS_DIRS", "$COPILOT_SKILLS_DIRS")
+
+
 def _expand_homes(values: tuple[str, ...], env: Mapping[str, str], home: str) -> tuple[str, ...]:
-    """``$CODEX_HOME`` and ``$CLAUDE_CONFIG_DIR`` at the start of a path, as those agents resolve them."""
+    """``$CODEX_HOME`` and ``$CLAUDE_CONFIG_DIR`` at the start of a path, as those agents resolve them;
+    ``$COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` and ``$COPILOT_SKILLS_DIRS`` alone: each folder they list."""
     out: list[str] = []
     for item in values:
+        if item in _COPILOT_LISTS:
+            out += [absolute(p.strip()) for p in env.get(item[1:], "").split(",") if p.strip()]
+            continue
         for variable, resolve in (("$CODEX_HOME", _codex_home), ("$CLAUDE_CONFIG_DIR", _claude_dir)):
             if item.startswith(variable):
                 item = resolve(env, home) + item[len(variable) :]

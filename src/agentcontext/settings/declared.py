@@ -80,7 +80,7 @@ SETTINGS: tuple[Setting, ...] = (
         "default",
         FREE,
         "Rules to apply: a named set of defaults (a profile's defaults are ours, not the repository's).",
-        choices=("default", "codex", "coder", "claude", "gemini", "cursor", "opencode"),
+        choices=("default", "codex", "coder", "claude", "gemini", "cursor", "opencode", "copilot"),
     ),
     _s("sources", "list", [], NEVER, "Extra directories (or files) to read shallowly, scope `source`."),
     _s(
@@ -100,8 +100,10 @@ SETTINGS: tuple[Setting, ...] = (
         " `claude`: the CLAUDE.md family up to `/`, rules and imports (Claude Code);"
         " `gemini`: every name of each folder from the project root down, sorted, imports inline (Gemini CLI);"
         " `cursor`: the workspace's `.cursor/rules`, AGENTS.md, CLAUDE.md and `.cursorrules` (Cursor, as documented);"
-        " `opencode`: one name for the whole walk from the work dir up, nearest first, and `instructions` (OpenCode).",
-        choices=("chain", "roots", "claude", "gemini", "cursor", "opencode"),
+        " `opencode`: one name for the whole walk from the work dir up, nearest first, and `instructions` (OpenCode);"
+        " `copilot`: `.github/copilot-instructions.md`, every name of the root, the work dir and the folders"
+        " between, then `.github/instructions` and `.claude/rules` (GitHub Copilot CLI).",
+        choices=("chain", "roots", "claude", "gemini", "cursor", "opencode", "copilot"),
     ),
     _s(
         "project_doc.max_bytes",
@@ -254,9 +256,11 @@ SETTINGS: tuple[Setting, ...] = (
         FREE,
         "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
         " `claude` (named by folder, first body line as a fallback description)"
-        " `gemini` (frontmatter name and description both required, taken as written)"
-        " or `opencode` (YAML frontmatter with a string name and description, else dropped).",
-        choices=("lenient", "spec", "coder", "claude", "gemini", "opencode"),
+        ", `gemini` (frontmatter name and description both required, taken as written)"
+        ", `opencode` (YAML frontmatter with a string name and description, else dropped)"
+        " or `copilot` (frontmatter required; name from it or the folder, spaces made `-`; body as a fallback"
+        " description).",
+        choices=("lenient", "spec", "coder", "claude", "gemini", "opencode", "copilot"),
     ),
     _s(
         "skills.max_depth",
@@ -282,7 +286,8 @@ SETTINGS: tuple[Setting, ...] = (
         "first",
         NEVER,
         "Who wins a skill name: `first` root in order, the `user`'s copy (claude), the `last` root's copy"
-        " (gemini: the work dir's; opencode: the last read), or `none` (codex: every copy).",
+        " (gemini: the work dir's; opencode: the last read), or `none` (codex: every copy); `user` compares names"
+        " exactly (copilot: the first copy wins).",
         choices=("first", "user", "last", "none"),
     ),
     _s(

@@ -21,6 +21,12 @@
              root, nearest first, after ``~/.config/opencode/AGENTS.md`` or ``~/.claude/CLAUDE.md``,
              then its ``instructions``; no doc budget; skills in ``.claude/skills`` and
              ``.agents/skills`` of every folder of the walk, home and its config folders, nested.
+``copilot``  GitHub Copilot CLI's rules (1.0.102 as observed): ``.github/copilot-instructions.md``,
+             ``AGENTS.md``, ``CLAUDE.md`` and ``GEMINI.md`` of the project root, the work dir and the
+             folders between, ``~/.copilot``, ``.github/instructions`` and ``.claude/rules`` (always
+             applied or path-scoped by ``applyTo``), ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS``, no doc budget;
+             skills in ``.github/skills``, ``.agents/skills``, ``.claude/skills`` up to the root, then
+             ``~/.copilot/skills``, ``~/.agents/skills`` and ``COPILOT_SKILLS_DIRS``, the first copy winning.
 ``coder``    Coder's rules: shallow scan roots (declared sources, ``~/.coder``, the
              work dir), every instruction name at a root's top level, kebab-case skill
              names that must match their folder, no separate doc budget.
@@ -112,6 +118,21 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.include_plugins": False,
         "skills.validation": "opencode",
         "skills.precedence": "last",
+        "skills.max_depth": 6,
+    },
+    "copilot": {
+        "project_doc.discovery": "copilot",
+        "project_doc.max_bytes": -1,
+        "project_doc.filename": "AGENTS.md",
+        "project_doc.override_filename": "",
+        "project_doc.fallback_filenames": ["CLAUDE.md", "GEMINI.md"],
+        "project_doc.instruction_dirs": ["~/.copilot", "$COPILOT_CUSTOM_INSTRUCTIONS_DIRS"],
+        "project_doc.sanitize": False,
+        "skills.dirs": ["~/.copilot/skills", "~/.agents/skills", "$COPILOT_SKILLS_DIRS"],
+        "skills.containers": [".github/skills", ".agents/skills", ".claude/skills"],
+        "skills.include_plugins": False,
+        "skills.validation": "copilot",
+        "skills.precedence": "user",
         "skills.max_depth": 6,
     },
     "coder": {

@@ -28,6 +28,12 @@
     a string, drops the skill; so does a ``description`` that is not a string. Without a description
     OpenCode loads the skill but never lists it (invalid here). Name and description are taken as
     written; the name need not match the folder. ``yes``/``no`` are strings, as in YAML 1.2.
+``copilot`` (GitHub Copilot CLI 1.0.102)
+    Frontmatter required, its YAML valid. ``name`` trimmed, spaces made ``-`` (the folder when
+    absent); it must be a string of at most 64 characters from ``[A-Za-z0-9_.: -]`` starting with a
+    letter or digit. ``description`` trimmed, at most 1,024 characters; absent: the body without
+    its headings, whitespace collapsed, cut to 1,024. ``disable-model-invocation: true`` keeps it out
+    of the list.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # the validation modes whose agent reads a SKILL.md's bytes as they are (a BOM is no frontmatter to Gemini CLI)
-READS_AS_WRITTEN = frozenset({"gemini"})
+READS_AS_WRITTEN = frozenset({"gemini", "copilot"})
 
 
 class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
@@ -264,6 +270,45 @@ def _check_opencode(text: str, folder: str) -> SkillCheck:
     if not isinstance(description, str):
         error = "description is not a string: OpenCode drops the skill"
         return SkillCheck(name, None, errors=(error,), frontmatter=block)
+    return SkillCheck(name, description, frontmatter=block)
+
+
+_COPILOT_FRONTMATTER = re.compile(r"\A\ufeff?---\r?\n([\s\S]*?)\r?\n?---[ \t]*(?:\r?\n([\s\S]*)|\Z)")
+_COPILOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.: -]*")
+
+
+def _check_copilot(text: str, folder: str) -> SkillCheck:
+    """Copilot CLI's reading of a SKILL.md (as its ``skill list`` reports it)."""
+    match = _COPILOT_FRONTMATTER.match(text)
+    if match is None:
+        return SkillCheck(None, None, errors=("no frontmatter: Copilot CLI does not load the skill",))
+    block, body = match.group(1), match.group(2) or ""
+    try:
+        fields = yaml.safe_load(block) if block.strip() else {}
+    except yaml.YAMLError as exc:
+        error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the skill"
+        return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    if not isinstance(fields, dict):
+        fields = {}
+    raw_name = fields.get("name", folder)
+    if not isinstance(raw_name, str):
+        return SkillCheck(None, None, errors=("name must be a string",), frontmatter=block)
+    name = raw_name.strip().replace(" ", "-") or folder
+    if len(name) > MAX_NAME or not _COPILOT_NAME.fullmatch(name):
+        error = f"name {name!r}: at most {MAX_NAME} of A-Z a-z 0-9 _ . : - (spaces), from a letter or digit"
+        return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    raw = fields.get("description")
+    if raw is None:
+        kept = [line for line in body.split("\n") if not line.lstrip().startswith("#")]
+        description = " ".join(" ".join(kept).split())[:MAX_DESCRIPTION]
+    else:
+        description = (_scalar(raw) or "").strip()
+        if len(description) > MAX_DESCRIPTION:
+            error = f"Skill description must be at most {MAX_DESCRIPTION} characters"
+            return SkillCheck(name, None, errors=(error,), frontmatter=block)
+    if fields.get("disable-model-invocation") is True:
+        error = "disable-model-invocation: true (Copilot CLI lists it for the user only)"
+        return SkillCheck(name, description, errors=(error,), frontmatter=block)
     return SkillCheck(name, description, frontmatter=block)
 
 
@@ -503,6 +548,7 @@ _CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
     "claude": lambda text, folder, _namespace: _check_claude(text, folder),
     "gemini": lambda text, folder, _namespace: _check_gemini(text, folder),
     "opencode": lambda text, folder, _namespace: _check_opencode(text, folder),
+    "copilot": lambda text, folder, _namespace: _check_copilot(text, folder),
     "lenient": _check_lenient_text,
     "coder": _check_coder_text,
 }

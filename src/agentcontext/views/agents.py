@@ -33,12 +33,14 @@ AGENTS = {
     "gemini": "Gemini CLI",
     "cursor": "Cursor",
     "opencode": "OpenCode",
+    "copilot": "GitHub Copilot CLI",
     "coder": "Coder",
     "default": "agentcontext default",
 }
-VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0", "opencode": "1.18.33"}
+VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0", "opencode": "1.18.33", "copilot": "1.0.102"}
 DOCUMENTED = frozenset({"cursor"})  # followed from the agent's documentation: no binary of it could be checked
-VIEW_PROFILES = ("codex", "claude", "gemini", "opencode", "cursor", "coder", "default")  # the order views are shown in
+# the order views are shown in
+VIEW_PROFILES = ("codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder", "default")
 AI_AGENTS = tuple(p for p in VIEW_PROFILES if p != "default")  # the agents themselves (not our own default)
 
 
