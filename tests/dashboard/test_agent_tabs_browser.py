@@ -60,6 +60,10 @@ def test_each_agents_tab_lists_its_own_files_without_script_and_says_when_the_ag
             "default",
             "codex",
             "claude",
+            "gemini",
+            "opencode",
+            "copilot",
+            "cursor",
             "coder",
         ]
         expect(tabs.first).to_contain_text("this snapshot")
