@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
@@ -268,3 +269,25 @@ def diff(old: Iterable[Resource], new: Iterable[Resource]) -> Diff:
             )
         ),
     )
+
+
+# --- one count of a snapshot's resources, the same on every surface (scan, up, status, the dashboard):
+# every kind together by status; an MCP server that waits for the user's approval (``disabled``) counts as
+# ``pending``, the word every surface uses for it, so an approval changes only what it approved.
+
+PENDING = "pending"
+
+
+def shown_status(kind: str, status: str) -> str:
+    """The status a summary shows for one resource."""
+    return PENDING if kind == Kind.MCP_SERVER and status == Status.DISABLED else str(status)
+
+
+def count_statuses(resources: Iterable[tuple[str, str]]) -> dict[str, int]:
+    """``(kind, status)`` pairs counted by shown status, sorted by name."""
+    return dict(sorted(Counter(shown_status(kind, status) for kind, status in resources).items()))
+
+
+def summary_text(counts: dict[str, int]) -> str:
+    """``3 ok, 1 pending, 1 shadowed``; ``none`` when there is nothing."""
+    return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"

@@ -121,7 +121,7 @@ def _read_call(path: str) -> list[dict[str, Any]]:
 
 
 def _chat(content: str | None, tool_call: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One Chat Completions chunk: text, or one tool call, then a finish."""
+    """One Chat Completions chunk: text, or one tool call (OpenCode's ``read``, Copilot CLI's ``view``)."""
     delta: dict[str, Any] = {"role": "assistant"}
     if content is not None:
         delta["content"] = content
@@ -190,28 +190,6 @@ def _gemini_reply(text: str) -> dict[str, Any]:
     }
 
 
-def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "capture-model",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _copilot_stream(read: str | None) -> bytes:
-    """A streamed Chat Completions answer: "ok", or one ``view`` tool call of ``read`` (Copilot CLI's read tool)."""
-    if read is None:
-        chunks = [_chunk({"role": "assistant", "content": "ok"}, None), _chunk({}, "stop")]
-    else:
-        call = {"index": 0, "id": "call_1", "type": "function"}
-        call["function"] = {"name": "view", "arguments": json.dumps({"path": read})}
-        chunks = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}, None), _chunk({}, "tool_calls")]
-    chunks[-1]["usage"] = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
-
-
 def _sse(events: list[dict[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
@@ -248,7 +226,8 @@ class _Recorder(BaseHTTPRequestHandler):
             self._reply(200, f"data: {json.dumps(_gemini_reply('ok'))}\r\n\r\n".encode(), "text/event-stream")
         elif path.endswith("/chat/completions") and self.server.agent == "copilot":  # provider type openai
             read = self.server.read if not _chat_answered(body) else None
-            self._reply(200, _copilot_stream(read), "text/event-stream")
+            call = None if read is None else {"name": "view", "arguments": json.dumps({"path": read})}
+            self._reply(200, _chat_stream(None if call else "ok", call), "text/event-stream")
         elif path.endswith("/chat/completions"):  # OpenCode: its title request, then the turn (with tools)
             read = self.server.read
             call = None

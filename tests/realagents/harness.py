@@ -392,10 +392,15 @@ def opencode_skills(body: Mapping[str, Any]) -> str:
     """The ``<available_skills>`` block OpenCode sent, its built-in (``<built-in>`` location) left out."""
     system = _opencode_system(body)
     start = system.rfind("<available_skills>\n")
+    return _listed_skills(system, start, _OPENCODE_SKILL, "<location>&lt;built-in&gt;</location>")
+
+
+def _listed_skills(system: str, start: int, entry: re.Pattern[str], builtin: str) -> str:
+    """The ``<available_skills>`` block at ``start`` (-1: none) without the entries holding ``builtin``."""
     if start == -1:
         return ""
     block = system[start : system.index("\n</available_skills>", start)]
-    kept = [entry for entry in _OPENCODE_SKILL.findall(block) if "<location>&lt;built-in&gt;</location>" not in entry]
+    kept = [found for found in entry.findall(block) if builtin not in found]
     return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
 
 
@@ -440,12 +445,7 @@ _COPILOT_SKILL = re.compile(r"<skill>\n  <name>[\s\S]*?</location>\n</skill>")
 def copilot_skills(body: Mapping[str, Any]) -> str:
     """The ``<available_skills>`` block Copilot CLI sent, its built-in skills left out."""
     system = _copilot_system(body)
-    start = system.find("<available_skills>\n")
-    if start == -1:
-        return ""
-    block = system[start : system.index("\n</available_skills>", start)]
-    kept = [entry for entry in _COPILOT_SKILL.findall(block) if "<location>builtin</location>" not in entry]
-    return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
+    return _listed_skills(system, system.find("<available_skills>\n"), _COPILOT_SKILL, "<location>builtin</location>")
 
 
 def copilot_builtin_skills(body: Mapping[str, Any]) -> list[str]:

@@ -93,7 +93,7 @@ def _error(status: int, message: str, detail: str) -> JSONResponse:
 
 @router.get(
     "/context/agents",
-    summary="Each agent's own view of the work dir: what Codex, Claude Code, Coder and default load, and why not",
+    summary="Each agent's own view of the work dir: what each agent and our default load, and why not",
     response_model=view_contract.AgentViewsBody,
 )
 async def agent_views(request: Request) -> Response:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from agentcontext import peers
 from agentcontext.audit.findings import Finding, Severity, printable
+from agentcontext.errors import AgentContextError
 from agentcontext.fs.files import is_within
 from agentcontext.resource import HOME_SCOPES, Kind, LoadType, Resource
 from agentcontext.scan import Scanner, ScanResult
@@ -110,7 +111,7 @@ def _later(agent: Seen, path: str, work_dir: str, lookups: dict[str, int]) -> bo
     lookups[agent.profile] = count + 1
     try:
         answer = agent.scanner.applicable([folder], result=agent.result)
-    except Exception:
+    except AgentContextError:  # a lookup that fails (too slow, too many paths) proves nothing: counted as missed
         return False
     return any(applied.resource.path == path for applied in answer.files)
 

@@ -47,7 +47,7 @@ def show(
     ),
     config_file: Path | None = ConfigOption,
 ) -> None:
-    """What each agent (Codex, Claude Code, Gemini CLI, Cursor, Coder, our default) loads here, and what not and why.
+    """What each agent (Codex, Claude Code, Gemini CLI, OpenCode, Copilot CLI, Cursor, Coder, our default) loads here.
 
     One scan per profile: the instruction files loaded (in order, with bytes against the
     agent's doc budget), those not loaded with the reason, the skills offered and those

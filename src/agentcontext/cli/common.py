@@ -49,7 +49,7 @@ STATUS_STYLE = {
     "excluded": "magenta",
     "shadowed": "bright_black",
     "disabled": "bright_black",
-    "pending": "yellow",  # an MCP server waiting for approval (agentcontext.summary)
+    "pending": "yellow",  # an MCP server waiting for approval (agentcontext.snapshot)
 }
 
 

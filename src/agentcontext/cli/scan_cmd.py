@@ -32,7 +32,7 @@ from agentcontext.instructions.applied import Applicable, text
 from agentcontext.instructions.explain import applies, explain
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
-from agentcontext.summary import count_statuses, summary_text
+from agentcontext.snapshot import count_statuses, summary_text
 from agentcontext.terminal import shown
 from agentcontext.views.agents import why
 

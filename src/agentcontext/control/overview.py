@@ -23,7 +23,7 @@ from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.models import Agent, Chat, Snapshot, SnapshotResource, Workspace
 from agentcontext.control.visibility import visible
 from agentcontext.resource import Kind, Status
-from agentcontext.summary import count_statuses
+from agentcontext.snapshot import count_statuses
 
 PROBLEM_STATUSES = frozenset({Status.INVALID, Status.UNREADABLE, Status.OVERSIZE, Status.TRUNCATED})
 

@@ -139,7 +139,7 @@ async def create_agent(call: Admin, workspace: str, body: wire.CreateAgentBody) 
 
 @router.get(
     "/agents/{agent_id}/views",
-    summary="What each agent (Codex, Claude Code, Coder, default) loads in the agent's work dir, and why not",
+    summary="What each agent (and our default profile) loads in the agent's work dir, and why not",
     description="Relayed from the workspace agent, which scans its work dir under each profile: 503 when it is"
     " offline or cannot answer.",
     response_model=AgentViewsBody,

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from agentcontext import terminal
 from agentcontext.local.probe import StackStatus
-from agentcontext.summary import summary_text
+from agentcontext.snapshot import summary_text
 
 _STYLE = {
     "up": "green",

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from agentcontext.summary import count_statuses
+from agentcontext.snapshot import count_statuses
 
 TIMEOUT = 2.0
 
@@ -37,7 +37,7 @@ class StackStatus:
     version: int | None = None
     aggregate_hash: str = ""
     snapshot_error: str | None = None
-    statuses: tuple[tuple[str, int], ...] = ()  # (status, count) of every resource (:mod:`agentcontext.summary`)
+    statuses: tuple[tuple[str, int], ...] = ()  # (status, count) of every resource (:mod:`agentcontext.snapshot`)
     mcp: tuple[McpServer, ...] = ()
 
     def mcp_count(self, state: str) -> int:

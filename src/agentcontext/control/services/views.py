@@ -27,7 +27,7 @@ from agentcontext.control.services.admin import UNREACHABLE
 from agentcontext.control.store import Store
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind, McpApproval, Resource
-from agentcontext.summary import count_statuses, shown_status
+from agentcontext.snapshot import count_statuses, shown_status
 from agentcontext.views.agents import AgentView
 from agentcontext.wire.views import AgentViewBody, AgentViewsBody
 

@@ -21,19 +21,17 @@ Files below the work dir are not read at startup. No byte budget.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.instructions.chain import Found
 from agentcontext.layout import Layout, Root
 from agentcontext.peers.copilot import text as ctext
 from agentcontext.peers.copilot.imports import Expansion
+from agentcontext.peers.file_text import FileText, read_text
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
@@ -51,29 +49,11 @@ NESTED = "listed in Copilot CLI's table of nested AGENTS.md files; the model rea
 _ALWAYS = Load(LoadType.STARTUP, reason=ALWAYS)
 
 
-class _Read(NamedTuple):
-    status: Status
-    error: str | None = None
-    size: int = 0
-    content_hash: str = ""
-    warnings: tuple[str, ...] = ()
-    text: str | None = None  # as decoded, before Copilot CLI's cleaning
-
-
-def _read_file(entry: Entry, reader: Reader, cap: int) -> _Read:
-    try:
-        raw = reader.read(entry, cap + 1)
-    except OSError as exc:
-        return _Read(Status.UNREADABLE, exc.strerror or str(exc), entry.size)
-    size = max(entry.size, len(raw))
-    digest = hashlib.sha256(raw[:cap]).hexdigest()
-    if len(raw) > cap:
-        return _Read(Status.OVERSIZE, f"file size {size} exceeds per-resource cap of {cap} bytes", size, digest)
-    text = raw.decode("utf-8", errors="replace")
-    warnings = hidden_text_warnings(text)
-    if ctext.has_hidden(text):
-        warnings = (*warnings, "invisible characters: Copilot CLI removes them before sending")
-    return _Read(Status.OK, None, size, digest, warnings, text)
+def _read_file(entry: Entry, reader: Reader, cap: int) -> FileText:
+    read = read_text(entry, reader, cap)
+    if read.text is not None and ctext.has_hidden(read.text):
+        return read._replace(warnings=(*read.warnings, "invisible characters: Copilot CLI removes them before sending"))
+    return read
 
 
 def _not_loaded(reason: str, importer: str | None = None, chain: tuple[str, ...] = ()) -> Load:
@@ -100,9 +80,9 @@ class Walk:
     instructions: list[Found] = field(default_factory=list)  # always and scoped, in the order read
     _seen: set[str] = field(default_factory=set)
 
-    def read(self, entry: Entry) -> _Read:
+    def read(self, entry: Entry) -> FileText:
         cap = self.config.snapshot.max_resource_bytes
-        value: _Read = self.reader.cached(entry, f"copilot:{cap}", lambda: _read_file(entry, self.reader, cap))
+        value: FileText = self.reader.cached(entry, f"copilot:{cap}", lambda: _read_file(entry, self.reader, cap))
         return value
 
     def probe(self, path: str, boundary: str) -> Entry | None:

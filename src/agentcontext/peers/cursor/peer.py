@@ -30,7 +30,6 @@ class CursorPeer(CodexPeer):
     name = "cursor"
     agent = "Cursor"
     sends_on_read = True  # a rule attaches once a matching file is in the chat's context
-    documented_only = True
 
     def __init__(self) -> None:
         super().__init__()

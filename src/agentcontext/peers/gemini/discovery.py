@@ -20,52 +20,28 @@ project root, ``<!-- Import failed: path - Path traversal attempt -->``, and is 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.instructions.chain import Found, relabelled
 from agentcontext.layout import Layout, Root
 from agentcontext.peers.claude.text import js_trim
+from agentcontext.peers.file_text import FileText, read_text
 from agentcontext.peers.gemini import text as gtext
 from agentcontext.peers.gemini.settings import ContextNames, context_names, joined
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
 
 _STARTUP = Load(LoadType.STARTUP)
 _EMPTY = "empty or whitespace only once its imports are expanded: Gemini CLI skips it"
 
 
-class _Read(NamedTuple):
-    """One file as Gemini CLI reads it (cached per file version)."""
-
-    status: Status
-    error: str | None = None
-    size: int = 0
-    content_hash: str = ""
-    warnings: tuple[str, ...] = ()
-    text: str | None = None  # the file decoded as Node decodes UTF-8: BOM and CRLF kept
-
-
-def _read_file(entry: Entry, reader: Reader, cap: int) -> _Read:
-    try:
-        raw = reader.read(entry, cap + 1)
-    except OSError as exc:
-        return _Read(Status.UNREADABLE, exc.strerror or str(exc), entry.size)
-    size = max(entry.size, len(raw))
-    digest = hashlib.sha256(raw[:cap]).hexdigest()
-    if len(raw) > cap:
-        return _Read(Status.OVERSIZE, f"file size {size} exceeds per-resource cap of {cap} bytes", size, digest)
-    text = raw.decode("utf-8", errors="replace")
-    warnings = hidden_text_warnings(text)
-    if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-        warnings = ("contains invalid UTF-8; invalid sequences were replaced", *warnings)
-    if "\x00" in text:
-        warnings = ("contains NUL bytes (Gemini CLI sends them as text)", *warnings)
-    return _Read(Status.OK, None, size, digest, warnings, text)
+def _read_file(entry: Entry, reader: Reader, cap: int) -> FileText:
+    read = read_text(entry, reader, cap)
+    if read.text is not None and "\x00" in read.text:
+        return read._replace(warnings=("contains NUL bytes (Gemini CLI sends them as text)", *read.warnings))
+    return read
 
 
 def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) -> Resource:
@@ -104,9 +80,9 @@ class Walk:
     def __post_init__(self) -> None:
         self._tag = f"gemini:{self.config.snapshot.max_resource_bytes}"
 
-    def read(self, entry: Entry) -> _Read:
+    def read(self, entry: Entry) -> FileText:
         cap = self.config.snapshot.max_resource_bytes
-        value: _Read = self.reader.cached(entry, self._tag, lambda: _read_file(entry, self.reader, cap))
+        value: FileText = self.reader.cached(entry, self._tag, lambda: _read_file(entry, self.reader, cap))
         return value
 
     # --- one file and its imports

@@ -17,18 +17,17 @@ file is not sent, a whitespace-only one is. No byte budget, no imports.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 
 from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 from agentcontext.instructions.chain import Found, relabelled
 from agentcontext.layout import Layout
+from agentcontext.peers.file_text import read_text
 from agentcontext.peers.opencode import globs
 from agentcontext.peers.opencode.settings import Entry as ConfigEntry
 from agentcontext.peers.opencode.settings import instructions
 from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status
-from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
 
 NAMES = ("AGENTS.md", "CLAUDE.md", "CONTEXT.md")
@@ -93,24 +92,16 @@ class Walk:
             return _unread(entry.path, scope, Status.INVALID, reason)
         if kind is not EntryKind.FILE:
             return _unread(entry.path, scope, Status.UNREADABLE, entry.error or f"{entry.special or kind.value}")
-        cap = self.config.snapshot.max_resource_bytes
-        try:
-            raw = self.reader.read(entry, cap + 1)
-        except OSError as exc:
-            return _unread(entry.path, scope, Status.UNREADABLE, exc.strerror or str(exc))
-        size = max(entry.size, len(raw))
-        digest = hashlib.sha256(raw[:cap]).hexdigest()
-        if len(raw) > cap:
-            reason = f"file size {size} exceeds per-resource cap of {cap} bytes"
+        read = read_text(entry, self.reader, self.config.snapshot.max_resource_bytes, strip_bom=True)
+        if read.status is Status.UNREADABLE:
+            return _unread(entry.path, scope, Status.UNREADABLE, read.error or "cannot be read")
+        size, digest, text = read.size, read.content_hash, read.text
+        if text is None:  # over the cap
+            reason = read.error or "over the per-resource cap"
             resource = Resource(Kind.INSTRUCTION_FILE, entry.path, scope, Status.OVERSIZE, size, digest, error=reason)
             return Found(relabelled(resource, None, Load(LoadType.NOT_LOADED, reason=reason), None))
-        text = raw.decode("utf-8", errors="replace")
-        text = text[1:] if text.startswith("\ufeff") else text
-        warnings = hidden_text_warnings(text)
-        if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-            warnings = ("contains invalid UTF-8; invalid sequences were replaced", *warnings)
         resource = Resource(
-            Kind.INSTRUCTION_FILE, entry.path, scope, Status.OK, size, digest, warnings=warnings, load=load
+            Kind.INSTRUCTION_FILE, entry.path, scope, Status.OK, size, digest, warnings=read.warnings, load=load
         )
         if not text:
             reason = "empty: OpenCode sends no section for it"

@@ -1,9 +1,9 @@
-"""One count of a snapshot: every surface summarises resources with :mod:`agentcontext.summary`."""
+"""One count of a snapshot: every surface summarises resources with :mod:`agentcontext.snapshot`."""
 
 from __future__ import annotations
 
 from agentcontext.resource import Kind, Status
-from agentcontext.summary import count_statuses, shown_status, summary_text
+from agentcontext.snapshot import count_statuses, shown_status, summary_text
 
 SNAPSHOT = [
     (Kind.INSTRUCTION_FILE, Status.OK),
