@@ -190,6 +190,12 @@ def _rotated(index: int, fixed: Sequence[Resource], version: int, salt: str) -> 
 UPSTREAM: dict[str, str] = {}  # the real agent every simulated one advertises: url, api_token
 
 
+def agent_info(index: int) -> dict[str, str]:
+    """What agent ``index`` says of itself with each push and heartbeat, as the real agent does: the same each
+    time (a heartbeat that said less would be a change its chats' prompts show)."""
+    return {"run_id": f"load-{index}", "os": "linux", "home": "/home/coder", **UPSTREAM}
+
+
 def push_body(
     index: int, fixed: Sequence[Resource], version: int, salt: str, *, initial: bool, changes: str = ROOT_EVERY_PUSH
 ) -> tuple[bytes, str]:
@@ -212,8 +218,7 @@ def push_body(
         resources=ordered,
         payload_bytes=sum(r.payload_bytes for r in ordered),
     )
-    agent = {"run_id": f"load-{index}", "os": "linux", "home": "/home/coder", **UPSTREAM}
-    body = {**snap.to_dict(), "initial": initial, "agent": agent}
+    body = {**snap.to_dict(), "initial": initial, "agent": agent_info(index)}
     return json.dumps(body, separators=(",", ":")).encode("utf-8"), snap.aggregate_hash
 
 
@@ -353,7 +358,7 @@ async def run_agent(http: Connection, record: Record, agent: AgentSim, stop: any
         if stop.is_set():
             return
         if time.monotonic() >= beat:
-            body = {"agent": {"run_id": f"load-{agent.index}"}, "online": True}
+            body = {"agent": agent_info(agent.index), "online": True}
             await record.call(http, "heartbeat", "POST", HEARTBEAT, json_body=body)
             beat = max(beat + rng.uniform(0.8, 1.2) * pace.heartbeat_every, time.monotonic())
         if time.monotonic() >= due:
@@ -463,6 +468,20 @@ def cpu_seconds(pid: int, *, reaped: bool = False) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+SCANNED = ("contents", "chat_resources", "snapshot_resources", "chats", "agents", "tokens")
+
+
+def table_scans(url: str) -> dict[str, tuple[int, int]]:
+    """PostgreSQL's count of sequential scans of the larger tables and the rows they read, by table."""
+    db = Database(url)
+    try:
+        with db.read() as s:
+            found = s.execute(sa.text("SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables"))
+            return {row.relname: (row.seq_scan, row.seq_tup_read) for row in found if row.relname in SCANNED}
+    finally:
+        db.dispose()
+
+
 @dataclass
 class DatabaseMeter:
     """The CPU of a PostgreSQL cluster: its postmaster, the children it reaped, the processes running now."""
@@ -558,6 +577,7 @@ class Outcome:
     database_cpu: float | None  # the PostgreSQL cluster's CPU seconds then (None: SQLite, in the server)
     connections_opened: int  # by the agents and chats (not the streams): one each when the servers keep them
     pace: Pace
+    table_scans: dict[str, tuple[int, int]]  # PostgreSQL: sequential scans of each table while the loops ran, rows
 
 
 async def drive(
@@ -568,6 +588,7 @@ async def drive(
     stream_tokens: Sequence[str],
     args: argparse.Namespace,
     db_pid: int | None,
+    url: str,
 ) -> Outcome:
     agents, chats = await setup(bases, user_token, tokens, args.chats, args.changes)
     # This client's own pauses would count as the servers' latency: a full collection walking the setup's objects
@@ -593,11 +614,14 @@ async def drive(
             for n, chat in enumerate(chats):  # on the next replica: events cross from the one that made them
                 token = stream_tokens[n // STREAMS_PER_TOKEN]  # the server caps open streams per token
                 streams.start_soon(hold_events, bases[(n + 1) % len(bases)], record, chat, token)
+                await anyio.sleep(pace.turn_gap / len(chats))  # opened over a turn's gap, as chats begin
             with anyio.move_on_after(STREAMS_WAIT):
                 while not all(c.connected for c in chats):
                     await anyio.sleep(0.05)
             async with anyio.create_task_group() as loops:
                 record.began = time.perf_counter()
+                print(f"{time.strftime('%H:%M:%S')} the loops begin", file=sys.stderr, flush=True)
+                scans0 = table_scans(url) if db_pid is not None else {}
                 busy0, cpu_loops = database.read(), time.process_time()
                 for each in meters:
                     each.mark()
@@ -608,6 +632,10 @@ async def drive(
                 await anyio.sleep(args.seconds)
                 stop.set()
                 database_cpu = None if db_pid is None else database.read() - busy0
+                scans = {  # the statistics collector reports with a delay: a lower bound
+                    name: (count - scans0[name][0], read - scans0[name][1])
+                    for name, (count, read) in (table_scans(url) if db_pid is not None else {}).items()
+                }
                 loops_cpu = time.process_time() - cpu_loops
                 for each in meters:
                     each.mark()
@@ -621,7 +649,7 @@ async def drive(
     opened = sum(http.opened for http in (*agent_http, *chat_http))
     return Outcome(
         agents, chats, record, meters, time.monotonic() - start, time.process_time() - cpu0, meter.lag,
-        loops_cpu, database_cpu, opened, pace,
+        loops_cpu, database_cpu, opened, pace, scans,
     )  # fmt: skip
 
 
@@ -713,7 +741,16 @@ def run(label: str, url: str, db_pid: int | None, args: argparse.Namespace, tmp:
     with upstream_agent(tmp, enabled=mcp), servers(url, replicas, tmp, label) as (bases, logs, processes):
         pids = [p.pid for p in processes]
         outcome = anyio.run(
-            drive, bases, pids, user_token, tokens, stream_tokens, args, db_pid, backend_options={"use_uvloop": True}
+            drive,
+            bases,
+            pids,
+            user_token,
+            tokens,
+            stream_tokens,
+            args,
+            db_pid,
+            url,
+            backend_options={"use_uvloop": True},
         )
         lost = check(url, outcome)
         errors = server_errors(logs)
@@ -791,6 +828,7 @@ def summarise(
         ),
         "connections_opened": out.connections_opened,
         "connections_kept": len(out.agents) + len(out.chats),
+        "table_scans": out.table_scans,
         "client_lag_p50_ms": pct(out.lag, 0.5),
         "client_lag_p99_ms": pct(out.lag, 0.99),
         "slow_by_5s": dict(sorted(Counter(5 * int((t - r.began) // 5) for t in r.slow).items())),
@@ -884,6 +922,9 @@ def report(results: Sequence[dict[str, Any]]) -> None:
             f" {r['loops_client_cpu_percent']:.0f}% ({r['client_cpu_us_per_request'] or 0:.0f} us a request);"
             f" connections opened {r['connections_opened']} for {r['connections_kept']} agents and chats"
         )
+        scans = ", ".join(f"{name} {n} ({rows} rows)" for name, (n, rows) in r["table_scans"].items() if n)
+        if r["table_scans"]:
+            print(f"sequential scans while the loops ran: {scans or 'none'}")
         print(f"saturated: {saturated(r) or 'nothing'}")
         print("lost (each must be 0): " + ", ".join(f"{k} {v}" for k, v in r["lost"].items()))
         for name, said in r["lost_said"].items():

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import httpx
 import pytest
 
@@ -269,3 +270,85 @@ async def test_a_request_head_over_64_kib_is_refused_before_it_is_kept(tmp_path:
         headers = {"Authorization": f"Bearer {AGENT_TOKEN}", "X-Fine": "a" * (32 * KiB)}
         async with httpx.AsyncClient(base_url=served.url, headers=headers) as client:
             assert (await client.get("/api/v0/context")).status_code == 200
+
+
+# --- keep-alive: a client's connection kept between its requests, within the same bounds ------------------
+
+
+async def _get(stream: anyio.abc.SocketStream, port: int) -> bytes:
+    """One ``GET /api/v0/context`` on ``stream`` and its whole answer (read by its Content-Length)."""
+    auth = f"Authorization: Bearer {AGENT_TOKEN}\r\n"
+    await stream.send(f"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}\r\n".encode())
+    answer = b""
+    with anyio.fail_after(10):
+        while b"\r\n\r\n" not in answer:
+            answer += await stream.receive()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = int(next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:])
+        while len(body) < length:
+            body += await stream.receive()
+    return head
+
+
+async def _closed_by_the_server(stream: anyio.abc.SocketStream, within: float) -> bool:
+    with anyio.move_on_after(within):
+        try:
+            return await stream.receive() == b""  # pragma: no cover - anyio raises at the end of the stream
+        except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
+            return True
+    return False
+
+
+async def test_a_connection_idle_between_requests_serves_the_next_past_the_head_deadline_until_keep_alive(
+    tmp_path: Path, home: Path
+) -> None:
+    edge = Edge(header_timeout=0.5, keep_alive=2.0, max_connections=64)
+    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge) as served:
+        stream = await anyio.connect_tcp("127.0.0.1", served.port)
+        async with stream:
+            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
+            await anyio.sleep(1.0)  # twice the head deadline, idle
+            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")  # the same connection
+            assert await _closed_by_the_server(stream, within=4.0)  # idle past keep-alive
+        assert served.open_connections() == 0
+        assert served.server.config.census.open == 0  # type: ignore[attr-defined]
+
+
+async def test_a_kept_connection_that_trickles_its_next_head_is_closed_at_the_head_deadline(
+    tmp_path: Path, home: Path
+) -> None:
+    edge = Edge(header_timeout=0.5, keep_alive=30.0, max_connections=64)
+    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge) as served:
+        stream = await anyio.connect_tcp("127.0.0.1", served.port)
+        async with stream:
+            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
+            started = time.monotonic()
+            with anyio.fail_after(10), contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
+                for byte in b"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000:
+                    await stream.send(bytes([byte]))
+                    await anyio.sleep(0.01)
+            assert await _closed_by_the_server(stream, within=5.0)
+            assert time.monotonic() - started < 5  # the head's deadline, not keep-alive's 30 s
+
+
+@pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])
+async def test_at_the_cap_kept_connections_make_room_the_longest_idle_first(
+    tmp_path: Path, home: Path, h11: bool
+) -> None:
+    edge = Edge(max_connections=4, keep_alive=30.0)
+    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge, h11=h11) as served:
+        kept = [await anyio.connect_tcp("127.0.0.1", served.port) for _ in range(4)]
+        for stream in kept:  # each served once, then idle: the first the longest
+            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
+        assert (await _get(kept[1], served.port)).startswith(b"HTTP/1.1 200 ")  # idle again, now the shortest
+        fresh = await anyio.connect_tcp("127.0.0.1", served.port)
+        assert (await _get(fresh, served.port)).startswith(b"HTTP/1.1 200 ")
+        assert await _closed_by_the_server(kept[0], within=5.0)
+        newer = await anyio.connect_tcp("127.0.0.1", served.port)
+        assert (await _get(newer, served.port)).startswith(b"HTTP/1.1 200 ")
+        assert await _closed_by_the_server(kept[2], within=5.0)  # kept[1] was used after it
+        for stream in (kept[1], kept[3], fresh):
+            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")  # still open
+        assert served.server.config.census.open == 4  # type: ignore[attr-defined]
+        for stream in (*kept, fresh, newer):
+            await stream.aclose()

@@ -1054,3 +1054,33 @@ async def test_a_rotated_agent_token_is_refused_once_the_authentication_ttl_has_
         await anyio.sleep(0.3)
         refused = await world.push(first_push(2))
         assert refused.status_code == 401
+
+
+async def test_a_checked_token_is_not_looked_up_again_while_no_token_changed(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked_up: list[str] = []
+    real = identity.authenticate
+
+    def counted(executor: Any, token: str) -> identity.Principal:
+        looked_up.append(token)
+        return real(executor, token)
+
+    monkeypatch.setattr(identity, "authenticate", counted)
+    async with open_world(db, ControlSettings(auth_ttl=0.2)) as world:
+        beat = {"agent": {"run_id": "r1"}, "online": True}
+        for _ in range(3):  # each past the time a token was trusted until the database's count of changes
+            assert (await world.call("POST", "/api/v1/agent/heartbeat", "agent", json=beat)).status_code == 204
+            await anyio.sleep(0.3)
+        assert looked_up.count(world.tokens["agent"]) == 1
+
+
+async def test_a_deleted_user_token_is_refused_once_the_authentication_ttl_has_passed(db: Database) -> None:
+    async with open_world(db, ControlSettings(auth_ttl=0.2)) as world:
+        assert (await world.call("GET", "/api/v1/chats", "alice")).status_code == 200
+        digest = identity.token_hash(world.tokens["alice"])
+        with db.engine.begin() as connection:  # as an operator's SQL would: no server told
+            connection.execute(sa.text("DELETE FROM api_tokens WHERE token_hash = :d"), {"d": digest})
+        await anyio.sleep(0.3)
+        assert (await world.call("GET", "/api/v1/chats", "alice")).status_code == 401
+        assert (await world.call("GET", "/api/v1/chats", "bob")).status_code == 200  # looked up again, still good

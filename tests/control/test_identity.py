@@ -29,11 +29,12 @@ def authenticate(db: Database, token: str) -> identity.Principal:
 
 
 def every_stored_value(db: Database) -> list[str]:
-    """Every value of every column of every table, as text."""
+    """Every value of every column of every table, as text (but the count of token changes: bookkeeping)."""
     with db.read() as session:
         return [
             str(value)
             for table in Base.metadata.sorted_tables
+            if table.name != "auth_epoch"
             for row in session.execute(sa.select(table))
             for value in row
             if value is not None

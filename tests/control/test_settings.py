@@ -32,11 +32,11 @@ def test_every_field_of_the_control_plane_settings_is_declared_with_its_default(
 def test_the_users_file_the_variables_and_the_flags_set_them_in_that_order(home: Path) -> None:
     file = "[server]\noffline_after = 60\nrecheck_every = 20\nchat_suffix = '-chat'\n"
     make_workspace(home, {".config/agentcontext/config.toml": file})
-    environ = {"AGENTCONTEXT_SERVER_RECHECK_EVERY": "30"}
+    environ = {"AGENTCONTEXT_SERVER_RECHECK_EVERY": "40"}
     settings = _settings(home, environ, recheck_every=0.5, mcp_sessions_per_user=3)
     assert (settings.offline_after, settings.recheck_every, settings.chat_suffix) == (60.0, 0.5, "-chat")
     assert settings.mcp_sessions_per_user == 3
-    assert _settings(home, environ).recheck_every == 30.0
+    assert _settings(home, environ).recheck_every == 40.0
 
 
 def test_the_variables_named_before_the_table_keep_working(home: Path) -> None:

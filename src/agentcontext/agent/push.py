@@ -36,7 +36,7 @@ from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, P
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"
 HEARTBEAT_PATH = "/api/v1/agent/heartbeat"
-KEEPALIVE_SECONDS = 2.0  # below uvicorn's 5 s keep-alive
+KEEPALIVE_SECONDS = 30.0  # over the 15 s heartbeat, well below the 60 s our servers keep an idle connection
 
 
 JSON = {"Content-Type": "application/json"}
@@ -73,8 +73,8 @@ class Pusher:
 
     async def run(self, agent: ContextAgent) -> None:
         """Push every published snapshot until cancelled or the control plane says sync is off."""
-        # idle connections expire well before uvicorn's 5 s keep-alive closes them, so a push
-        # never goes out on a connection the server is closing at that moment
+        # one connection for the heartbeats and pushes (the control plane keeps it 60 s between requests);
+        # it expires well before, so a push never goes out on a connection the server is closing then
         limits = httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS)
         async with httpx.AsyncClient(timeout=30, transport=self._transport, limits=limits) as client:
             try:

@@ -4,7 +4,7 @@ how many connections it keeps open.
 A server answers only to loopback names on its own port, its listen address and the names
 given here (``--allow-host``, or ``AGENTCONTEXT_ALLOWED_HOSTS`` separated by spaces): behind a
 proxy or in a container network, name the host clients use. ``--max-connections`` caps the
-open connections (default: half the process's file descriptors, 64 to 4,096).
+open connections (default: half the process's file descriptors, 64 to 16,384).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from agentcontext.control.models import Agent, ApiToken, User, Workspace, new_id, now
+from agentcontext.control.models import Agent, ApiToken, AuthEpoch, User, Workspace, new_id, now
 from agentcontext.errors import AuthError, ConflictError, InvalidRequestError, NotFoundError
 
 USER_PREFIX = "acu_"
@@ -80,6 +80,16 @@ _USER_TOKEN = (
     .select_from(_USERS.join(_TOKENS, _TOKENS.c.user_id == _USERS.c.id))
     .where(_TOKENS.c.token_hash == sa.bindparam("digest"))
 )
+
+
+_EPOCH = cast(sa.Table, AuthEpoch.__table__)
+_AUTH_EPOCH = sa.select(_EPOCH.c.changes).where(_EPOCH.c.id == 1)
+
+
+def auth_epoch(executor: Session | Connection) -> int | None:
+    """How often who a token names has changed (None: no count kept, as in a schema made without migrations)."""
+    found: int | None = executor.execute(_AUTH_EPOCH).scalar()
+    return found
 
 
 def authenticate(executor: Session | Connection, token: str) -> Principal:

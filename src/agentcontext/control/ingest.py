@@ -33,8 +33,9 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
-from agentcontext.control import contents, rows
+from agentcontext.control import contents, prepared, rows
 from agentcontext.control import tables as t
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.contents import Executor
@@ -110,10 +111,13 @@ def touch_agent(
     box: SecretBox,
     work_dir: str | None = None,
     current: Any = None,
+    last: bool = False,
 ) -> list[Event]:
     """Record that the agent is alive (and where), writing only what changed; an event when it was offline.
 
-    ``current`` is the agent's row when the caller already read it (a push, under its lock).
+    ``current`` is the agent's row when the caller already read it (a push, under its lock). ``last``: nothing
+    after this in the transaction reads the agent (a heartbeat), so on PostgreSQL its write goes with the
+    ``COMMIT``, one round trip fewer (``prepared.at_commit``; ``executor`` is then a Core connection).
     """
     row = current if current is not None else _AGENT_ALONE.first(executor, {"agent_id": agent_id})
     if row is None:
@@ -130,7 +134,11 @@ def touch_agent(
     stale = row.last_seen_at is None or now - row.last_seen_at >= TOUCH_EVERY
     if stale or any(values[name] != getattr(row, name) for name in _TOUCHED):
         values["last_seen_at"] = now
-        _TOUCH.execute(executor, {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}})
+        params = {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}}
+        if last and isinstance(executor, Connection):
+            prepared.at_commit(executor, _TOUCH, params)
+        else:
+            _TOUCH.execute(executor, params)
     if row.online:
         return []
     return [Event(agent_topic(agent_id), "agent_online", {"agent_id": agent_id, "at": now.isoformat()})]

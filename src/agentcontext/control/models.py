@@ -66,6 +66,16 @@ class User(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
 
 
+class AuthEpoch(Base):
+    """One row: how often who a token names changed (database triggers count it, migration 0005), so a replica
+    keeps checked tokens until it moves (``services/access``)."""
+
+    __tablename__ = "auth_epoch"
+
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
+    changes: Mapped[int] = mapped_column(sa.BigInteger)
+
+
 class ApiToken(Base):
     """A user's API token; only its sha256 is kept."""
 

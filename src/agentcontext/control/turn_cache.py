@@ -60,6 +60,10 @@ class Recent(Generic[V]):
         with self._lock:
             self._entries.pop(name, None)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
 
 class Weighed(Generic[V]):
     """A thread-safe map bounded by count and by the bytes its entries weigh, the least recently used out first.
@@ -128,3 +132,6 @@ class Expiring(Generic[V]):
 
     def discard(self, name: str) -> None:
         self._recent.discard(name)
+
+    def clear(self) -> None:
+        self._recent.clear()

@@ -477,7 +477,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "server.recheck_every",
         "float",
-        10.0,
+        30.0,
         NEVER,
         "Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited one"
         " marks its chats out of date.",

@@ -47,11 +47,11 @@ _DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
 
 
 def default_max_connections() -> int:
-    """Half the file descriptors this process may open (the rest: files, MCP servers, the database), 64 to 4,096."""
+    """Half the file descriptors this process may open (the rest: files, MCP servers, the database), 64 to 16,384."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         soft = os.sysconf("SC_OPEN_MAX")
-    return max(64, min(4096, (soft - 256) // 2))
+    return max(64, min(16_384, (soft - 256) // 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,10 @@ class Edge:
     body_timeout: float = 30.0  # seconds a request body may take to arrive whole
     streams_per_token: int = 16  # open event streams per token
     max_connections: int = field(default_factory=default_max_connections)
-    header_timeout: float = 10.0  # seconds a connection may stay without a request in progress
+    header_timeout: float = 10.0  # seconds a request's head may take to arrive (the first: from the connection)
+    # seconds a connection may stay idle between a response and the next request: over the agent's heartbeat
+    # (15 s) and a chat's turns, so they reuse their connection; idle ones beyond the cap make room for new ones
+    keep_alive: float = 60.0
     max_head: int = 64 * KiB  # a request's line and headers
 
 

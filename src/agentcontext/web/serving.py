@@ -1,15 +1,19 @@
 """uvicorn as every server of ours runs it: a cap on open connections and a deadline for each request's head.
 
-uvicorn closes a connection left idle after a response (keep-alive, 5 s), but never one that
-has not sent a request yet, nor one that trickles a request's head a byte at a time:
-thousands of those exhaust the process's file descriptors. Here a connection without a
-request in progress is closed ``Edge.header_timeout`` seconds after it became so, whatever
-it trickles meanwhile; and with ``Edge.max_connections`` open, each new connection closes the
-one idle the longest (with none idle, the new one is closed), so a fresh client is served
-while nobody can hold the sockets. A request's head (its line and headers) may be at most
-``Edge.max_head`` bytes, else 431 and the connection closes: h11 has such a cap of its own,
-httptools (uvicorn's default) none. A request in progress is never cut here: its body has the
-guard's deadline, and event streams its cap per token.
+uvicorn closes a connection left idle after a response (keep-alive), but never one that has not
+sent a request yet, nor one that trickles a request's head a byte at a time: thousands of those
+exhaust the process's file descriptors. Here a connection's head must arrive whole within
+``Edge.header_timeout`` seconds: the first from when the connection opened, whatever it trickles
+meanwhile, each next one from its first byte. Between a response and that byte a connection may
+stay idle ``Edge.keep_alive`` seconds (uvicorn's keep-alive too), long enough that an agent's
+heartbeat (every 15 s) and a chat's turns come on the connection they already have instead of
+opening one each time. With ``Edge.max_connections`` open, each new connection closes the one
+idle the longest (with none idle, the new one is closed), so a fresh client is served while nobody
+can hold the sockets: idle connections are bounded by the cap, not by their age. Both counts are
+kept as connections come and go (``_Census``), so an accept costs the same with thousands open. A
+request's head (its line and headers) may be at most ``Edge.max_head`` bytes, else 431 and the
+connection closes: h11 has such a cap of its own, httptools (uvicorn's default) none. A request in
+progress is never cut here: its body has the guard's deadline, and event streams its cap per token.
 """
 
 from __future__ import annotations
@@ -35,10 +39,24 @@ class GuardedConfig(uvicorn.Config):
 
     def __init__(self, app: Any, edge: Edge, *, h11: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("h11_max_incomplete_event_size", edge.max_head)
+        kwargs.setdefault("timeout_keep_alive", edge.keep_alive)
         super().__init__(app, http=GuardedH11 if h11 else GuardedHttpTools, **kwargs)
         self.max_connections = edge.max_connections
         self.header_timeout = edge.header_timeout
+        self.keep_alive = edge.keep_alive
         self.max_head = edge.max_head
+        self.census = _Census()
+
+
+class _Census:
+    """A server's guarded connections: how many are open, and which may be idle, the longest idle first.
+
+    ``idle`` is in the order connections last became idle (dicts keep insertion order); one that has
+    since taken a request is dropped when ``_make_room`` meets it, and comes back at its next response."""
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.idle: dict[_IdleGuard, None] = {}
 
 
 class _IdleGuard(asyncio.Protocol):
@@ -50,6 +68,8 @@ class _IdleGuard(asyncio.Protocol):
     loop: asyncio.AbstractEventLoop
     cycle: Any
     idle_since: float = 0.0
+    head_since: float | None = None  # when the head being read began to arrive; None: none since the last response
+    _counted = False  # in the census's ``open``
     _idle_timer: asyncio.TimerHandle | None = None
 
     @property
@@ -62,30 +82,57 @@ class _IdleGuard(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        self.idle_since = self.loop.time()
+        census = self.limits.census
+        census.open += 1
+        self._counted = True
+        self.idle_since = self.head_since = self.loop.time()  # the first head's deadline runs from here
         self._arm(self.limits.header_timeout)
-        if sum(1 for c in self.connections if not c.transport.is_closing()) > self.limits.max_connections:
+        if census.open > self.limits.max_connections:
             self._make_room()
+        census.idle[self] = None  # after making room: a new connection is not the one to close
+
+    def data_received(self, data: bytes) -> None:
+        if self.head_since is None and self.idle():  # the first bytes of the next request's head
+            self.head_since = self.loop.time()
+        super().data_received(data)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols define it
-        self.idle_since = self.loop.time()
+        self.idle_since, self.head_since = self.loop.time(), None
+        if self._counted:  # to the end of the order: idle the shortest
+            idle = self.limits.census.idle
+            idle.pop(self, None)
+            idle[self] = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
+        self._leave()
         super().connection_lost(exc)
+
+    def _leave(self) -> None:
+        """Out of the census: closed (or closing), or upgraded away from this protocol."""
+        if self._counted:
+            self._counted = False
+            census = self.limits.census
+            census.open -= 1
+            census.idle.pop(self, None)
+
+    def _close(self) -> None:
+        self._leave()
+        self.transport.close()
 
     def _make_room(self) -> None:
         """Close the connection idle the longest; this one if every other has a request in progress."""
-        idle = [
-            c
-            for c in self.connections
-            if c is not self and isinstance(c, _IdleGuard) and c.idle() and not c.transport.is_closing()
-        ]
-        victim = min(idle, key=lambda c: c.idle_since) if idle else self
-        victim.transport.close()
+        idle = self.limits.census.idle
+        while idle:
+            oldest = next(iter(idle))
+            if oldest.idle() and not oldest.transport.is_closing():
+                oldest._close()
+                return
+            del idle[oldest]  # busy: back in the order at its next response
+        self._close()
 
     def _arm(self, delay: float) -> None:
         self._idle_timer = self.loop.call_later(delay, self._check_idle)
@@ -93,14 +140,19 @@ class _IdleGuard(asyncio.Protocol):
     def _check_idle(self) -> None:
         self._idle_timer = None
         if self.transport.is_closing() or self not in self.connections:  # closed, or upgraded away
+            self._leave()
             return
-        waited = self.loop.time() - self.idle_since
         if not self.idle():
             self._arm(self.limits.header_timeout)
-        elif waited >= self.limits.header_timeout:
-            self.transport.close()
+            return
+        if self.head_since is not None:  # a head is arriving (or the first is awaited): it has its deadline
+            left = self.head_since + self.limits.header_timeout - self.loop.time()
         else:
-            self._arm(self.limits.header_timeout - waited)
+            left = self.idle_since + self.limits.keep_alive - self.loop.time()
+        if left <= 0:
+            self._close()
+        else:
+            self._arm(left)
 
 
 class GuardedHttpTools(_IdleGuard, HttpToolsProtocol):

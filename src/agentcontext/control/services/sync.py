@@ -87,7 +87,7 @@ class SyncService:
         if beat.online:
             box = self._reach.secrets
             await self._store.write_events(
-                lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box))
+                lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box, last=True))
             )
             await self.recheck_discovered(agent.agent_id)
         else:
