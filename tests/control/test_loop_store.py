@@ -606,3 +606,20 @@ async def test_a_closed_sqlite_loop_store_runs_nothing(lite_store: LoopStore) ->
     lite_store.close()
     assert not await lite_store.ready()
     assert lite_store.run("read", _count_users) is MISSED
+
+
+@pytest.mark.anyio
+async def test_time_a_run_waited_for_a_cpu_is_not_the_databases_slowness(
+    store: LoopStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queued = [0.0]
+    monkeypatch.setattr(loop_store, "_queued", lambda: queued[0])
+
+    def starved(connection: Connection) -> int:
+        time.sleep(loop_store.SLOW * 1.5)  # as long as a slow database, but all of it queued for a CPU
+        queued[0] += loop_store.SLOW * 1.5
+        return 1
+
+    for _ in range(loop_store.SLOW_IN_A_ROW * 2):
+        assert store.run("read", starved) == 1
+        assert await store.ready()
