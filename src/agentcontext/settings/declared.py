@@ -488,8 +488,9 @@ SETTINGS: tuple[Setting, ...] = (
         "float",
         2.0,
         NEVER,
-        "Seconds a checked token or dashboard session is trusted before the database is asked again: a rotated"
-        " token stops working on every replica within that time.",
+        "Seconds between a replica's looks at the database's count of token changes (a checked token is kept"
+        " while it stays), and that a dashboard session is trusted: a rotated token stops working on every replica"
+        " within that time.",
         range=(0.0, 3_600.0),
     ),
     _s(
