@@ -913,12 +913,11 @@ def report(results: Sequence[dict[str, Any]]) -> None:
             f"server CPU {r['server_cpu_percent']:.0f}%; client CPU {r['client_cpu_percent']:.0f}%, event-loop lag"
             f" p50 {r['client_lag_p50_ms']:.1f} ms, p99 {r['client_lag_p99_ms']:.1f} ms"
         )
-        servers_said = ", ".join(f"{c:.0f}%" for c in r["loops_server_cpu_percent"])
-        database = r["loops_database_cpu_percent"]
+        servers_said, database = _cpu_said(r, ", ", "in the server")
         print(
-            f"while the loops ran ({r['pace']} pace): servers' CPU {servers_said} of a CPU each"
-            f" ({r['server_cpu_ms_per_request'] or 0:.2f} ms a request), database"
-            f" {'in the server' if database is None else f'{database:.0f}%'}, this client"
+            f"while the loops ran ({r['pace']} pace): servers' CPU {servers_said}% of a CPU each"
+            f" ({r['server_cpu_ms_per_request'] or 0:.2f} ms a request), database {database}"
+            f"{'' if r['loops_database_cpu_percent'] is None else '%'}, this client"
             f" {r['loops_client_cpu_percent']:.0f}% ({r['client_cpu_us_per_request'] or 0:.0f} us a request);"
             f" connections opened {r['connections_opened']} for {r['connections_kept']} agents and chats"
         )
@@ -1041,13 +1040,18 @@ def report_scale(results: Sequence[dict[str, Any]]) -> None:
         print(f"first size not held: {broke['agents']} agents / {broke['chats']} chats; saturated:"
               f" {saturated(broke) or 'nothing at the thresholds'}")  # fmt: skip
     for r in results:
-        servers_said = "+".join(f"{c:.0f}" for c in r["loops_server_cpu_percent"])
-        database = r["loops_database_cpu_percent"]
+        servers_said, database = _cpu_said(r, "+", "-")
         print(
-            f"  {r['agents']:>5}/{r['chats']:<5} CPU %: servers {servers_said}, database"
-            f" {'-' if database is None else f'{database:.0f}'}, load generator {r['loops_client_cpu_percent']:.0f}"
-            f" (lag p99 {r['client_lag_p99_ms']:.0f} ms)"
+            f"  {r['agents']:>5}/{r['chats']:<5} CPU %: servers {servers_said}, database {database}, load generator"
+            f" {r['loops_client_cpu_percent']:.0f} (lag p99 {r['client_lag_p99_ms']:.0f} ms)"
         )
+
+
+def _cpu_said(r: dict[str, Any], joined: str, no_database: str) -> tuple[str, str]:
+    """Each server's and the database's share of a CPU (percent) while the loops ran, as text."""
+    database = r["loops_database_cpu_percent"]
+    servers = joined.join(f"{c:.0f}" for c in r["loops_server_cpu_percent"])
+    return servers, no_database if database is None else f"{database:.0f}"
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -34,6 +34,7 @@ from tests.attacks.http_surfaces import (
     AGENT_TOKEN,
     INITIALIZE,
     MCP_HEADERS,
+    Served,
     agent_surface,
     call,
     control_surface,
@@ -299,36 +300,40 @@ async def _closed_by_the_server(stream: anyio.abc.SocketStream, within: float) -
     return False
 
 
-async def test_a_connection_idle_between_requests_serves_the_next_past_the_head_deadline_until_keep_alive(
-    tmp_path: Path, home: Path
-) -> None:
-    edge = Edge(header_timeout=0.5, keep_alive=2.0, max_connections=64)
+@contextlib.asynccontextmanager
+async def _served_once(tmp_path: Path, home: Path, edge: Edge) -> AsyncIterator[tuple[Served, anyio.abc.SocketStream]]:
+    """The agent's app behind ``edge``, and a connection that one request was answered on (kept open)."""
     async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge) as served:
         stream = await anyio.connect_tcp("127.0.0.1", served.port)
         async with stream:
             assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
-            await anyio.sleep(1.0)  # twice the head deadline, idle
-            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")  # the same connection
-            assert await _closed_by_the_server(stream, within=4.0)  # idle past keep-alive
-        assert served.open_connections() == 0
-        assert served.server.config.census.open == 0  # type: ignore[attr-defined]
+            yield served, stream
+
+
+async def test_a_connection_idle_between_requests_serves_the_next_past_the_head_deadline_until_keep_alive(
+    tmp_path: Path, home: Path
+) -> None:
+    edge = Edge(header_timeout=0.5, keep_alive=2.0, max_connections=64)
+    async with _served_once(tmp_path, home, edge) as (served, stream):
+        await anyio.sleep(1.0)  # twice the head deadline, idle
+        assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")  # the same connection
+        assert await _closed_by_the_server(stream, within=4.0)  # idle past keep-alive
+    assert served.open_connections() == 0
+    assert served.server.config.census.open == 0  # type: ignore[attr-defined]
 
 
 async def test_a_kept_connection_that_trickles_its_next_head_is_closed_at_the_head_deadline(
     tmp_path: Path, home: Path
 ) -> None:
     edge = Edge(header_timeout=0.5, keep_alive=30.0, max_connections=64)
-    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge) as served:
-        stream = await anyio.connect_tcp("127.0.0.1", served.port)
-        async with stream:
-            assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
-            started = time.monotonic()
-            with anyio.fail_after(10), contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
-                for byte in b"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000:
-                    await stream.send(bytes([byte]))
-                    await anyio.sleep(0.01)
-            assert await _closed_by_the_server(stream, within=5.0)
-            assert time.monotonic() - started < 5  # the head's deadline, not keep-alive's 30 s
+    async with _served_once(tmp_path, home, edge) as (_, stream):
+        started = time.monotonic()
+        with anyio.fail_after(10), contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
+            for byte in b"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000:
+                await stream.send(bytes([byte]))
+                await anyio.sleep(0.01)
+        assert await _closed_by_the_server(stream, within=5.0)
+        assert time.monotonic() - started < 5  # the head's deadline, not keep-alive's 30 s
 
 
 @pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])
