@@ -24,6 +24,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.fs.files import is_within
@@ -103,6 +104,7 @@ class ContextAgent:
         self.trust = trust or TrustStore.default(self.environ)
         self._trust_stamp = self.trust.stamp()
         self._mcp_settle = Debouncer(config.agent.debounce_ms / 1000)
+        self.discovered = DiscoveredWatch(config.agent.discovered_watch_cap)
         self.mcp = UpstreamManager(
             config.mcp,
             work_dir=self.work_dir,
@@ -182,6 +184,13 @@ class ContextAgent:
         if result is None:
             raise UnavailableError("the workspace has not been scanned yet")
         return self._scanner.applicable(paths, result=result)
+
+    def discovered_bases(self) -> list[str]:
+        """Where on-demand lookups read (the work dir, the declared sources): all a discovered watch may cover."""
+        result = self.last
+        if result is None:
+            return []
+        return [result.layout.work_dir, *(root.path for root in result.layout.source_roots)]
 
     def forget(self, directories: set[str]) -> None:
         """Folders the watcher saw change: their remembered on-demand misses no longer hold."""

@@ -29,6 +29,7 @@ import httpx
 from pydantic import ValidationError
 
 from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
@@ -79,7 +80,7 @@ class Pusher:
         async with httpx.AsyncClient(timeout=30, transport=self._transport, limits=limits) as client:
             try:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(self._beat, client)
+                    group.start_soon(self._beat, client, agent.discovered)
                     await self._push_all(client, agent)
                     group.cancel_scope.cancel()
             finally:
@@ -87,22 +88,35 @@ class Pusher:
                     with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                         await self._send_heartbeat(client, online=False)
 
-    async def _beat(self, client: httpx.AsyncClient) -> None:
-        """Tell the control plane every ``heartbeat`` seconds that this agent is alive."""
+    async def _beat(self, client: httpx.AsyncClient, watch: DiscoveredWatch) -> None:
+        """Tell the control plane every ``heartbeat`` seconds that this agent is alive, and at once when a
+        watched discovered file changed (after a heartbeat that was not answered: at the next beat)."""
+        answered = True
         while True:
-            await anyio.sleep(self.heartbeat)
-            await self._send_heartbeat(client, online=True)
+            with anyio.move_on_after(self.heartbeat):
+                await (watch.noticed() if answered else anyio.sleep_forever())
+            answered = await self._send_heartbeat(client, online=True, watch=watch)
 
-    async def _send_heartbeat(self, client: httpx.AsyncClient, *, online: bool) -> None:
+    async def _send_heartbeat(
+        self, client: httpx.AsyncClient, *, online: bool, watch: DiscoveredWatch | None = None
+    ) -> bool:
+        """Whether the control plane answered it (2xx)."""
         headers = {"Authorization": f"Bearer {self.token}", **JSON}
-        body = HeartbeatRequest(agent=self.info, online=online).model_dump_json(exclude_none=True)
+        state, changes = watch.report() if watch is not None else (None, 0)
+        beat = HeartbeatRequest(agent=self.info, online=online, discovered=state)
         try:
-            response = await client.post(self.heartbeat_url, content=body, headers=headers)
+            response = await client.post(
+                self.heartbeat_url, content=beat.model_dump_json(exclude_none=True), headers=headers
+            )
         except httpx.HTTPError as exc:
             log.debug("heartbeat failed: %s", exc)
-            return
+            return False
         if response.status_code >= 400:
             log.debug("heartbeat answered %s", response.status_code)
+            return False
+        if watch is not None:
+            watch.told(changes)
+        return True
 
     async def _push_all(self, client: httpx.AsyncClient, agent: ContextAgent) -> None:
         initial = True

@@ -28,6 +28,7 @@ import uvicorn
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.discovered import contained
 from agentcontext.agent.push import Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.errors import ConfigError
@@ -104,10 +105,19 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         on_error=lambda error: _watch_error(agent, error),
         on_paths=agent.forget,
     )
+    discovered = Watcher(
+        agent.discovered.changed,
+        debounce_ms=config.agent.debounce_ms,
+        relevant=agent.discovered.relevant,
+        on_error=agent.discovered.broken,
+        on_paths=agent.forget,
+    )
     async with agent.mcp, anyio.create_task_group() as group:
         group.start_soon(agent.run)
         group.start_soon(watcher.run)
         group.start_soon(_follow_watch_dirs, agent, watcher)
+        group.start_soon(discovered.run)
+        group.start_soon(_follow_discovered, agent, discovered)
         group.start_soon(agent.follow_trust)
         group.start_soon(_stop_on_signal, server)
         if options.startup:
@@ -155,6 +165,14 @@ async def _follow_watch_dirs(agent: ContextAgent, watcher: Watcher) -> None:
         while True:
             watcher.update(agent.watch_dirs())
             await events.receive()
+
+
+async def _follow_discovered(agent: ContextAgent, watcher: Watcher) -> None:
+    """Watch the folders the on-demand answers depended on, those inside the work dir or a source only."""
+    while True:
+        folders, bases = agent.discovered.folders(), agent.discovered_bases()
+        watcher.update(await anyio.to_thread.run_sync(contained, folders, bases))
+        await agent.discovered.learned()
 
 
 async def _stop_on_signal(server: uvicorn.Server) -> None:

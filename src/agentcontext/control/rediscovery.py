@@ -156,6 +156,11 @@ class Watched:
     def causes(self) -> list[str]:
         return causes(self.rows)[:MAX_WATCHED]
 
+    @property
+    def complete(self) -> bool:
+        """Whether :attr:`causes` holds every cause of the agent's chats not marked yet."""
+        return len(self.rows) < MAX_WATCHED_ROWS and len(causes(self.rows)) <= MAX_WATCHED
+
 
 def watched(executor: Executor, agent_id: str) -> Watched | None:
     found = executor.execute(_WATCHED, {"agent_id": agent_id}).all()
@@ -165,19 +170,49 @@ def watched(executor: Executor, agent_id: str) -> Watched | None:
     return Watched(list(found), address.url if address else None, address.sealed_secret if address else None)
 
 
-def stale(found: Watched, answer: Answer) -> dict[str, list[str]]:
-    """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked)."""
+def stale(found: Watched, answer: Answer) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked); and
+    chat id -> the files the answer shows applying to its causes that it holds no discovered row of (sources):
+    new, unless its snapshot holds them (:func:`appeared`)."""
     now = {f.resource.path: f.resource for f in answer.files}
     asked = set(answer.asked)
     unknown = {path for path, _ in answer.excluded}  # past the answer's cap: there, but not shown
     out: dict[str, list[str]] = {}
+    chats: dict[str, list[Any]] = {}
     for row in found.rows:
+        chats.setdefault(row.chat_id, []).append(row)
         if not set(row.caused_by or ()) <= asked or row.path in unknown:
             continue
         current = now.get(row.path)
         if current is None or (current.content_hash, str(current.status)) != (row.content_hash, row.status):
             out.setdefault(row.chat_id, []).append(row.path)
-    return out
+    new: dict[str, list[str]] = {}
+    if not found.complete:  # a chat's rows may be cut short: a file it holds could look new
+        return out, new
+    for chat_id, held in chats.items():
+        causes = {path for row in held for path in row.caused_by or ()}
+        paths = {row.path for row in held}
+        if len(held) >= MAX_DISCOVERED or not causes <= asked:  # a full chat takes no new file; unasked: unknown
+            continue
+        for f in answer.files:
+            if f.resource.path not in paths and not causes.isdisjoint(f.paths):
+                new.setdefault(chat_id, []).append(f.resource.id)
+    return out, new
+
+
+_HELD_BY_SNAPSHOT = sa.select(t.snapshot_resources.c.source).where(
+    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
+    t.snapshot_resources.c.source.in_(sa.bindparam("sources", expanding=True)),
+)
+
+
+def appeared(executor: Executor, agent_id: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Chat id -> the paths of its ``new`` files (sources) that the agent's snapshot does not hold: files that
+    appeared where it works (a snapshot file the answer names is the snapshot's, and a push marks for it)."""
+    sources = sorted({source for found in new.values() for source in found})
+    held = set(executor.execute(_HELD_BY_SNAPSHOT, {"agent_id": agent_id, "sources": sources}).scalars())
+    out = {chat: [s.split(":", 1)[1] for s in found if s not in held] for chat, found in new.items()}
+    return {chat: paths for chat, paths in out.items() if paths}
 
 
 _MARK = (

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.fs.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
-from agentcontext.instructions.applied import Applicable, Applied, Refused
+from agentcontext.instructions.applied import Applicable, Applied, Interest, Refused
 from agentcontext.instructions.chain import Found, InstructionFiles
 from agentcontext.instructions.ondemand_paths import Place, Target, locate
 from agentcontext.instructions.ondemand_paths import place as lookup_place
@@ -60,10 +60,12 @@ MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files),
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What one folder holds: the names at its top, and its files as the agent reads them (its :class:`Later`'s)."""
+    """What one folder holds: the names at its top, its files as the agent reads them (its :class:`Later`'s),
+    and what reading them looked at (for :func:`watched`)."""
 
     present: frozenset[str]
     value: Any = None
+    observed: tuple[Observed, ...] = ()
 
 
 _EMPTY = Held(frozenset())
@@ -165,6 +167,7 @@ class Resolver:
         startup = self._for(result)
         held: dict[str, Held] = {}
         targets: list[Target] = []
+        asked: list[tuple[str, ...]] = []  # each target's folders before the walk (it stops at a missing one)
         refused: list[Refused] = []
         places = self._places
         for raw in paths:
@@ -178,15 +181,17 @@ class Resolver:
             if isinstance(place, Refused):
                 refused.append(place)
                 continue
-            target = locate(place)
+            target = located = locate(place)
             if not isinstance(target, Refused):
                 target = self._walkable(target, startup, held, lookup)
             if isinstance(target, Refused):  # named as asked (a valid name, or _place had refused it)
                 refused.append(Refused(str(raw), target.reason))
             else:
                 targets.append(target)
+                asked.append(located.dirs if isinstance(located, Target) else ())
         result.peer.later().collect(targets, held, startup, lookup)
-        return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
+        answer = _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
+        return replace(answer, watch=watched(asked, targets, held, startup.tops))
 
     def _for(self, result: ScanResult) -> Startup:
         cached = self._startup
@@ -264,7 +269,8 @@ class Resolver:
             return _EMPTY
         self._misses.pop(directory, None)
         lookup.check_time()
-        found = Held(present, startup.result.peer.later().folder(reader, directory, present, startup))
+        value = startup.result.peer.later().folder(reader, directory, present, startup)
+        found = Held(present, value, tuple(reader.observed[mark:]))
         checks = _checks(directory, reader.observed[mark:])
         if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
             _bounded(self._folders)
@@ -356,6 +362,45 @@ def folder_boundary(directory: str, result: ScanResult) -> str:
         if is_within(directory, root):
             return root
     return directory
+
+
+def watched(
+    asked: list[tuple[str, ...]], targets: list[Target], held: dict[str, Held], tops: tuple[str, ...]
+) -> tuple[Interest, ...]:
+    """Where a change would change this answer: each folder of a chain watched for its names (the chain's next
+    folder, the names looked for, what reading them looked at), a folder read whole for every name.
+
+    A chain folder appearing or going is a name in its parent; where a chain stops at a missing folder, that
+    folder's name in the last one there. A folder listed by the read of a chain folder (not the chain folder
+    itself, whose names are known) counts for every name in it.
+    """
+    folders: dict[str, set[str] | None] = {}
+
+    def add(folder: str, name: str | None) -> None:
+        names = folders.setdefault(folder, set())
+        if name is None:
+            folders[folder] = None
+        elif names is not None:
+            names.add(name)
+
+    chain = {directory for target in targets for directory in target.dirs}
+    for before, target in zip(asked, targets, strict=True):
+        for directory in target.dirs:
+            add(os.path.dirname(directory), os.path.basename(directory))
+            for top in tops:
+                add(directory, top)
+            for path, key, listed in held[directory].observed:
+                if key is not None and listed and stat.S_ISDIR(key[4]):
+                    if path not in chain:
+                        add(path, None)
+                else:
+                    add(os.path.dirname(path), os.path.basename(path))
+        if len(target.dirs) < len(before):
+            missing = before[len(target.dirs)]
+            add(os.path.dirname(missing), os.path.basename(missing))
+    return tuple(
+        Interest(folder, None if names is None else frozenset(names)) for folder, names in sorted(folders.items())
+    )
 
 
 def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:

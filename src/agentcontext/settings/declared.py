@@ -408,6 +408,16 @@ SETTINGS: tuple[Setting, ...] = (
         range=(0, 60_000),
     ),
     _s(
+        "agent.discovered_watch_cap",
+        "int",
+        512,
+        NEVER,  # each folder is an inotify watch of the user's: a repository must not raise it
+        "Folders the agent watches for the instruction files its chats discovered on demand (nested AGENTS.md,"
+        " CLAUDE.md, rules), so an edit reaches them within the debounce; past it the control plane rechecks"
+        " them on the agent's heartbeats instead.",
+        range=(0, 100_000),
+    ),
+    _s(
         "agent.push_home_files",
         "bool",
         True,
