@@ -3,9 +3,10 @@
 A refresh asks the agent again for the paths that caused the chat's discovered rows and
 makes the rows what it answers now (files the snapshot holds now left out); when the agent
 cannot be asked, the rows stay as they are and the refresh says why. No push shows an edit
-of a discovered file (it is not in the snapshot), so the agent's heartbeats lead the control
-plane to ask again for the discovered files of its active chats not marked yet, and to mark
-out of date those whose files changed or no longer apply.
+of a discovered file (it is not in the snapshot), so the agent's heartbeats (one at once when
+its watch of them saw a change: ``agent/discovered.py``) lead the control plane to ask again
+for the discovered files of its active chats not marked yet, and to mark out of date those
+whose files changed or no longer apply, and those where a new file applies.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentcontext.control.discovered import INSERT, MOVED, Target, new_row
 from agentcontext.control.discovered_answer import MAX_DISCOVERED, MAX_PATHS, Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.ingest import ACTIVE_STATUSES
+from agentcontext.resource import Resource
 
 # --- refresh: the discovered rows re-resolved --------------------------------------------------------
 
@@ -189,14 +191,18 @@ def stale(found: Watched, answer: Answer) -> tuple[dict[str, list[str]], dict[st
     new: dict[str, list[str]] = {}
     if not found.complete:  # a chat's rows may be cut short: a file it holds could look new
         return out, new
+    applying: dict[str, list[Resource]] = {}  # asked path -> the files that apply to it
+    for f in answer.files:
+        for path in f.paths:
+            applying.setdefault(path, []).append(f.resource)
     for chat_id, held in chats.items():
         causes = {path for row in held for path in row.caused_by or ()}
-        paths = {row.path for row in held}
         if len(held) >= MAX_DISCOVERED or not causes <= asked:  # a full chat takes no new file; unasked: unknown
             continue
-        for f in answer.files:
-            if f.resource.path not in paths and not causes.isdisjoint(f.paths):
-                new.setdefault(chat_id, []).append(f.resource.id)
+        paths = {row.path for row in held}
+        unheld = {r.id: None for cause in causes for r in applying.get(cause, ()) if r.path not in paths}
+        if unheld:
+            new[chat_id] = list(unheld)
     return out, new
 
 

@@ -489,8 +489,9 @@ SETTINGS: tuple[Setting, ...] = (
         "float",
         10.0,
         NEVER,
-        "Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited one"
-        " marks its chats out of date.",
+        "Seconds between rechecks of an agent's discovered instruction files on its heartbeats, while its own watch"
+        " of them is not whole (past its cap, a new run, an older agent; else every 300 s, and at once when it"
+        " says one changed): an edited one marks its chats out of date.",
         range=(0.0, 86_400.0),
     ),
     _s(
