@@ -174,7 +174,8 @@ class ContextAgent:
             self._group.start_soon(self.mcp.reload, specs)
 
     def applicable(self, paths: list[str]) -> Applicable:
-        """The instruction files that apply to ``paths`` after the last scan (run it in a worker thread).
+        """The instruction files that apply to ``paths`` after the last scan, with where a change would change the
+        answer (the discovered watch; run it in a worker thread).
 
         Raises:
             UnavailableError: no scan yet, or the lookup ran past ``ondemand.timeout``.
@@ -183,7 +184,7 @@ class ContextAgent:
         result = self.last
         if result is None:
             raise UnavailableError("the workspace has not been scanned yet")
-        return self._scanner.applicable(paths, result=result)
+        return self._scanner.applicable(paths, result=result, watch=True)
 
     def discovered_bases(self) -> list[str]:
         """Where on-demand lookups read (the work dir, the declared sources): all a discovered watch may cover."""

@@ -105,19 +105,10 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         on_error=lambda error: _watch_error(agent, error),
         on_paths=agent.forget,
     )
-    discovered = Watcher(
-        agent.discovered.changed,
-        debounce_ms=config.agent.debounce_ms,
-        relevant=agent.discovered.relevant,
-        on_error=agent.discovered.broken,
-        on_paths=agent.forget,
-    )
     async with agent.mcp, anyio.create_task_group() as group:
         group.start_soon(agent.run)
         group.start_soon(watcher.run)
         group.start_soon(_follow_watch_dirs, agent, watcher)
-        group.start_soon(discovered.run)
-        group.start_soon(_follow_discovered, agent, discovered)
         group.start_soon(agent.follow_trust)
         group.start_soon(_stop_on_signal, server)
         if options.startup:
@@ -125,8 +116,9 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         elif not options.wait_ready:
             agent.set_ready()
         pusher = _pusher(options, config, peer_token)
-        if pusher is not None:
+        if pusher is not None:  # with no control plane, nobody is told of a discovered file's change
             group.start_soon(pusher.run, agent)
+            group.start_soon(_watch_discovered, agent)
         await server.serve(sockets=[listening])
         group.cancel_scope.cancel()
     return agent
@@ -167,12 +159,19 @@ async def _follow_watch_dirs(agent: ContextAgent, watcher: Watcher) -> None:
             await events.receive()
 
 
-async def _follow_discovered(agent: ContextAgent, watcher: Watcher) -> None:
+async def _watch_discovered(agent: ContextAgent) -> None:
     """Watch the folders the on-demand answers depended on, those inside the work dir or a source only."""
-    while True:
-        folders, bases = agent.discovered.folders(), agent.discovered_bases()
-        watcher.update(await anyio.to_thread.run_sync(contained, folders, bases))
-        await agent.discovered.learned()
+    watch = agent.discovered
+    debounce_ms = agent.config.agent.debounce_ms
+    watcher = Watcher(
+        watch.changed, debounce_ms=debounce_ms, relevant=watch.relevant, on_error=watch.broken, on_paths=agent.forget
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        while True:
+            folders, bases = watch.folders(), agent.discovered_bases()
+            watcher.update(await anyio.to_thread.run_sync(contained, folders, bases))
+            await watch.learned()
 
 
 async def _stop_on_signal(server: uvicorn.Server) -> None:

@@ -37,6 +37,7 @@ import os
 import stat
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -61,11 +62,11 @@ MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files),
 @dataclass(frozen=True, slots=True)
 class Held:
     """What one folder holds: the names at its top, its files as the agent reads them (its :class:`Later`'s),
-    and what reading them looked at (for :func:`watched`)."""
+    and what reading them looked at (:func:`watched`)."""
 
     present: frozenset[str]
     value: Any = None
-    observed: tuple[Observed, ...] = ()
+    watch: tuple[tuple[str, str | None], ...] = ()  # (folder, name; None: any name) the read looked at
 
 
 _EMPTY = Held(frozenset())
@@ -144,8 +145,11 @@ class Resolver:
             self._misses.pop(directory, None)
             self._folders.pop(directory, None)
 
-    def resolve(self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None) -> Applicable:
-        """What applies to ``paths`` after the startup of ``result`` (see the module docstring).
+    def resolve(
+        self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None, watch: bool = False
+    ) -> Applicable:
+        """What applies to ``paths`` after the startup of ``result`` (see the module docstring); ``watch``: with
+        where a change would change the answer (:attr:`Applicable.watch`, for a watcher).
 
         Raises:
             InvalidRequestError: more paths than ``ondemand.max_paths``.
@@ -157,11 +161,11 @@ class Resolver:
         with self._lock:
             self.reader.begin()
             try:
-                return self._resolve(result, paths, deadline)
+                return self._resolve(result, paths, deadline, watch)
             finally:
                 self.reader.release()  # no directory stays open between lookups
 
-    def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None) -> Applicable:
+    def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None, watch: bool) -> Applicable:
         config = result.config
         lookup = Lookup(deadline, config.ondemand.timeout)
         startup = self._for(result)
@@ -190,8 +194,8 @@ class Resolver:
                 targets.append(target)
                 asked.append(located.dirs if isinstance(located, Target) else ())
         result.peer.later().collect(targets, held, startup, lookup)
-        answer = _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
-        return replace(answer, watch=watched(asked, targets, held, startup.tops))
+        interests = watched(asked, targets, held, startup.tops) if watch else ()
+        return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused), interests)
 
     def _for(self, result: ScanResult) -> Startup:
         cached = self._startup
@@ -270,7 +274,7 @@ class Resolver:
         self._misses.pop(directory, None)
         lookup.check_time()
         value = startup.result.peer.later().folder(reader, directory, present, startup)
-        found = Held(present, value, tuple(reader.observed[mark:]))
+        found = Held(present, value, _watch_of(directory, reader.observed[mark:]))
         checks = _checks(directory, reader.observed[mark:])
         if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
             _bounded(self._folders)
@@ -368,42 +372,54 @@ def watched(
     asked: list[tuple[str, ...]], targets: list[Target], held: dict[str, Held], tops: tuple[str, ...]
 ) -> tuple[Interest, ...]:
     """Where a change would change this answer: each folder of a chain watched for its names (the chain's next
-    folder, the names looked for, what reading them looked at), a folder read whole for every name.
-
-    A chain folder appearing or going is a name in its parent; where a chain stops at a missing folder, that
-    folder's name in the last one there. A folder listed by the read of a chain folder (not the chain folder
-    itself, whose names are known) counts for every name in it.
-    """
-    folders: dict[str, set[str] | None] = {}
-
-    def add(folder: str, name: str | None) -> None:
-        names = folders.setdefault(folder, set())
-        if name is None:
-            folders[folder] = None
-        elif names is not None:
-            names.add(name)
-
-    chain = {directory for target in targets for directory in target.dirs}
+    folder, the names looked for, what reading them looked at: :attr:`Held.watch`), a folder read whole for
+    every name. A chain folder appearing or going is a name in its parent; where a chain stops at a missing
+    folder, that folder's name in the last one there."""
+    folders: defaultdict[str, set[str]] = defaultdict(set)
+    whole: set[str] = set()
+    done: set[str] = set()
     for before, target in zip(asked, targets, strict=True):
-        for directory in target.dirs:
-            add(os.path.dirname(directory), os.path.basename(directory))
-            for top in tops:
-                add(directory, top)
-            for path, key, listed in held[directory].observed:
-                if key is not None and listed and stat.S_ISDIR(key[4]):
-                    if path not in chain:
-                        add(path, None)
+        dirs = target.dirs
+        for directory in dirs:
+            if directory in done:
+                continue
+            done.add(directory)
+            parent, _, name = directory.rpartition(os.sep)
+            folders[parent].add(name)
+            folders[directory].update(tops)
+            for folder, named in held[directory].watch:
+                if named is None:
+                    whole.add(folder)
                 else:
-                    add(os.path.dirname(path), os.path.basename(path))
-        if len(target.dirs) < len(before):
-            missing = before[len(target.dirs)]
-            add(os.path.dirname(missing), os.path.basename(missing))
-    return tuple(
-        Interest(folder, None if names is None else frozenset(names)) for folder, names in sorted(folders.items())
-    )
+                    folders[folder].add(named)
+        if len(dirs) < len(before):
+            parent, _, name = before[len(dirs)].rpartition(os.sep)
+            folders[parent].add(name)
+    some = [Interest(folder, frozenset(names)) for folder, names in folders.items() if folder not in whole]
+    return (*some, *(Interest(folder, None) for folder in whole))
 
 
-def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
+def _watch_of(directory: str, observed: list[Observed]) -> tuple[tuple[str, str | None], ...]:
+    """What reading a chain folder looked at, as (folder, name) pairs: a folder it listed counts for every name
+    (None), but the chain folder itself, whose names are the ones looked for."""
+    pairs: dict[tuple[str, str | None], None] = {}
+    for path, key, listed in observed:
+        if key is not None and listed and stat.S_ISDIR(key[4]):
+            if path != directory:
+                pairs[path, None] = None
+        else:
+            parent, _, name = path.rpartition(os.sep)
+            pairs[parent, name] = None
+    return tuple(pairs)
+
+
+def _answer(
+    lookup: Lookup,
+    startup: Startup,
+    paths: tuple[str, ...],
+    refused: tuple[Refused, ...],
+    watch: tuple[Interest, ...],
+) -> Applicable:
     """Apply the answer's caps in order: bytes of content, then the number of files."""
     config = startup.result.config
     max_bytes, max_files = config.ondemand.max_bytes, config.snapshot.max_resources
@@ -436,4 +452,5 @@ def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: t
         tuple(skipped),
         refused,
         startup.startup,
+        watch,
     )
