@@ -53,6 +53,7 @@ class ControlPlane:
     received: list[Received] = field(default_factory=list)
     beats: list[dict[str, Any]] = field(default_factory=list)
     refuse_beats: frozenset[int] = frozenset()
+    before_watch: bool = False  # a control plane from before the heartbeat's ``discovered`` (422 for it)
     _arrived: anyio.Event = field(default_factory=anyio.Event)
 
     async def push(self, request: Request) -> Response:
@@ -68,6 +69,8 @@ class ControlPlane:
     async def beat(self, request: Request) -> Response:
         self.beats.append(await request.json())
         self._arrived.set()
+        if self.before_watch and "discovered" in self.beats[-1]:
+            return JSONResponse({"message": "discovered is not a field of this body"}, status_code=422)
         return Response(status_code=503 if len(self.beats) in self.refuse_beats else 204)
 
     async def requests(self, count: int, timeout: float = 15) -> list[Received]:
@@ -89,10 +92,14 @@ class ControlPlane:
 
 @contextlib.asynccontextmanager
 async def control_plane(
-    script: Sequence[Answer] = (), port: int | None = None, *, refuse_beats: frozenset[int] = frozenset()
+    script: Sequence[Answer] = (),
+    port: int | None = None,
+    *,
+    refuse_beats: frozenset[int] = frozenset(),
+    before_watch: bool = False,
 ) -> AsyncIterator[ControlPlane]:
     """The control plane, listening before the block starts (on ``port`` when given)."""
-    plane = ControlPlane(list(script), refuse_beats=refuse_beats)
+    plane = ControlPlane(list(script), refuse_beats=refuse_beats, before_watch=before_watch)
     routes = [Route(PUSH_PATH, plane.push, methods=["POST"]), Route(HEARTBEAT_PATH, plane.beat, methods=["POST"])]
     async with serving(Starlette(routes=routes), port) as url:
         plane.url = url
@@ -335,3 +342,14 @@ async def test_a_discovered_change_is_told_at_once_and_by_every_heartbeat_until_
     assert told["discovered"] == {"watching": True, "changed": True} and took < 0.5
     assert again["discovered"]["changed"] is True
     assert after["discovered"]["changed"] is False
+
+
+async def test_against_a_control_plane_from_before_the_discovered_watch_heartbeats_go_on_without_its_state(
+    tmp_path: Path, home: Path
+) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane(before_watch=True) as plane, pushing(agent, Pusher(plane.url, TOKEN, heartbeat=0.2)):
+        refused, again, later = (await plane.heartbeats(3))[:3]
+    assert "discovered" in refused  # answered 422: sent again at once without it, and so from then on
+    assert "discovered" not in again and "discovered" not in later
+    assert again["online"] is True

@@ -70,6 +70,7 @@ class Pusher:
         self.max_backoff = max_backoff
         self._transport = transport
         self.pushed: list[tuple[int, bool, Outcome]] = []  # (version, initial, outcome), for status and tests
+        self.tells_watch = True  # heartbeats carry the discovered watch's state (an older control plane: not)
         self.stopped_reason: str | None = None
 
     async def run(self, agent: ContextAgent) -> None:
@@ -94,7 +95,7 @@ class Pusher:
         answered = True
         while True:
             with anyio.move_on_after(self.heartbeat):
-                await (watch.noticed() if answered else anyio.sleep_forever())
+                await (watch.noticed() if answered and self.tells_watch else anyio.sleep_forever())
             answered = await self._send_heartbeat(client, online=True, watch=watch)
 
     async def _send_heartbeat(
@@ -102,7 +103,7 @@ class Pusher:
     ) -> bool:
         """Whether the control plane answered it (2xx)."""
         headers = {"Authorization": f"Bearer {self.token}", **JSON}
-        state, changes = watch.report() if watch is not None else (None, 0)
+        state, changes = watch.report() if watch is not None and self.tells_watch else (None, 0)
         beat = HeartbeatRequest(agent=self.info, online=online, discovered=state)
         try:
             response = await client.post(
@@ -111,10 +112,15 @@ class Pusher:
         except httpx.HTTPError as exc:
             log.debug("heartbeat failed: %s", exc)
             return False
+        if response.status_code == 422 and state is not None:
+            # a control plane from before ``discovered`` refuses the field: beat without it (it rechecks on beats)
+            log.info("the control plane does not take the discovered watch's state: heartbeats go without it")
+            self.tells_watch = False
+            return await self._send_heartbeat(client, online=online)
         if response.status_code >= 400:
             log.debug("heartbeat answered %s", response.status_code)
             return False
-        if watch is not None:
+        if state is not None and watch is not None:
             watch.told(changes)
         return True
 
