@@ -53,7 +53,7 @@ from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
 from agentcontext.skills.folder import open_folder
-from agentcontext.skills.frontmatter import parse, parse_coder, parse_plain, parse_strict, plain_skill
+from agentcontext.skills.frontmatter import fast_load, parse, parse_coder, parse_plain, parse_strict, plain_skill
 
 MAX_NAME = 64
 MAX_QUALIFIED_NAME = 128
@@ -193,10 +193,13 @@ def _check_gemini(text: str, folder: str) -> SkillCheck:
 
 
 def _gemini_yaml(block: str) -> tuple[str, str] | None:
-    try:  # js-yaml ends a block scalar at the input's end with its line break: the block's own is cut off
-        fields = yaml.safe_load(block + "\n")
-    except yaml.YAMLError:
-        return None
+    # js-yaml ends a block scalar at the input's end with its line break: the block's own is cut off
+    fields: Any = fast_load(block + "\n")
+    if fields is None:
+        try:
+            fields = yaml.safe_load(block + "\n")
+        except yaml.YAMLError:
+            return None
     if isinstance(fields, dict):
         name, description = fields.get("name"), fields.get("description")
         if isinstance(name, str) and isinstance(description, str):
@@ -255,9 +258,11 @@ def _check_opencode(text: str, folder: str) -> SkillCheck:
     if first.strip():
         error = f"frontmatter language {first.strip()!r}: OpenCode's parser refuses it and drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
+    # js-yaml ends a block scalar at the input's end with its line break (gray-matter's block has none)
+    fields: Any = fast_load(block + "\n", _Yaml12Loader)
     try:
-        # js-yaml ends a block scalar at the input's end with its line break (gray-matter's block has none)
-        fields = yaml.load(block + "\n", Loader=_Yaml12Loader) if block.strip() else {}
+        if fields is None:
+            fields = yaml.load(block + "\n", Loader=_Yaml12Loader) if block.strip() else {}
     except yaml.YAMLError as exc:
         error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}): OpenCode drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
@@ -283,8 +288,10 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
     if match is None:
         return SkillCheck(None, None, errors=("no frontmatter: Copilot CLI does not load the skill",))
     block, body = match.group(1), match.group(2) or ""
+    fields: Any = fast_load(block)
     try:
-        fields = yaml.safe_load(block) if block.strip() else {}
+        if fields is None:
+            fields = yaml.safe_load(block) if block.strip() else {}
     except yaml.YAMLError as exc:
         error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
