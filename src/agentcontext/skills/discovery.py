@@ -337,16 +337,17 @@ def _builder(container: Container, config: Config) -> _Build:
         except UnicodeDecodeError:
             text = "\x00"  # not the common case: decode_file says what it is
         decode_warnings: tuple[str, ...] = ()
+        utf8: bytes | None = raw  # the text's UTF-8 bytes
         if "\x00" in text or "\r" in text or text[:1] == "\ufeff":
             decoded, decode_warnings = decode_file(raw)
             if decoded is None:
                 error = "binary file (contains NUL bytes)"
                 return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
-            text = decoded
-        checked = raw.decode("utf-8", errors="replace") if as_written else text
+            text, utf8 = decoded, None
+        checked = raw.decode("utf-8", errors="replace") if as_written and utf8 is None else text
         name, description, errors, warnings, _ = check(checked, folder, mode, namespace=namespace)
         # hidden_text_warnings' fast test first: ordinary text needs no call
-        hidden = () if text.isascii() and ("<" not in text or "<!--" not in text) else hidden_text_warnings(text)
+        hidden = () if text.isascii() and "<!--" not in text else hidden_text_warnings(text, utf8)
         if decode_warnings or hidden:
             warnings = (*decode_warnings, *warnings, *hidden)
         if errors:

@@ -39,10 +39,11 @@ _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")  # the ints read here; octal, h
 # Printable for PyYAML's reader and no line break but LF: no tab, CR, NEL, LS, PS, BOM, control character.
 _UNSURE_TEXT = re.compile("[^\n -~\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]{0,127}):(?: +|$)")  # a plain key, ":" and the spaces after it
+_KEY_LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_./-]{0,127}):(?: +|$)")  # the same, with its indentation
 _BLOCK_HEADER = re.compile(r"([|>])([-+]?) *(?: #.*)?")
 _DOUBLE_PLAIN = re.compile(r'"([^"\\]*)"')
-_DOUBLE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SINGLE = re.compile(r"'((?:[^']|'')*)'")
+_DOUBLE = re.compile(r'"([^"\\]*+(?:\\.[^"\\]*+)*+)"')  # runs between escapes: linear, no alternation a character
+_SINGLE = re.compile(r"'([^']*+(?:''[^']*+)*+)'")
 _ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _ESCAPES = {char: text for char, text in yaml.scanner.Scanner.ESCAPE_REPLACEMENTS.items() if char != "\t"}
 _FLOW_EMPTY = re.compile(r"\[ *\]")
@@ -50,7 +51,11 @@ _FLOW_ITEM = re.compile(
     r""" *(?:"([^"\\]*)"|'((?:[^']|'')*)'|((?:[^-?:,\[\]{}#&*!|>'"%@` ]|-[^ ,?\[\]{}#:])[^,?\[\]{}#:]*?)) *([,\]])"""
 )
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_NOT_PLAIN = _INDICATORS  # a value starting with one is read by _scalar (a "-x", "?x" or ":x" too)
 _MAX_DEPTH = 32
+# Keys whose first letter has resolvers (n, t, o, f, y): those a table leaves strings are looked up once per table.
+_USUAL_KEYS = ("name", "notes", "title", "tags", "type", "tools", "triggers", "owner", "file", "files", "version")
+_TEXT_KEYS: dict[int, tuple[_Resolvers, frozenset[str]]] = {}
 
 
 class _Unsure(Exception):
@@ -61,12 +66,15 @@ def load(block: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> tuple[d
     """``yaml.load(block, loader)`` (``loader``: the safe loader or a subclass with other implicit
     resolvers) and the number of values in it (the mapping, each key, each value and item), when
     ``block`` is a non-empty mapping in the subset above; None when PyYAML must decide."""
-    if _UNSURE_TEXT.search(block) is not None:
-        return None
+    if not block.replace("\n", " ").isprintable() and _UNSURE_TEXT.search(block) is not None:
+        return None  # (what str.isprintable takes, twice as fast, is a subset of what the regex does)
     resolvers = loader.yaml_implicit_resolvers
     if None in resolvers:
         return None  # a resolver PyYAML would try on every value
-    reader = _Reader(block.split("\n"), resolvers)
+    known = _TEXT_KEYS.get(id(resolvers))
+    if known is None or known[0] is not resolvers:
+        known = _TEXT_KEYS[id(resolvers)] = (resolvers, frozenset(k for k in _USUAL_KEYS if is_text(k, resolvers)))
+    reader = _Reader(block.split("\n"), resolvers, known[1])
     try:
         fields = reader.mapping(0, 0)
     except _Unsure:
@@ -126,11 +134,12 @@ def _after(line: str, end: int) -> None:
 class _Reader:
     """One block's lines, the next line to read, and the values read so far."""
 
-    __slots__ = ("at", "lines", "resolvers", "values")
+    __slots__ = ("at", "lines", "resolvers", "text_keys", "values")
 
-    def __init__(self, lines: list[str], resolvers: _Resolvers) -> None:
+    def __init__(self, lines: list[str], resolvers: _Resolvers, text_keys: frozenset[str]) -> None:
         self.lines = lines
         self.resolvers = resolvers
+        self.text_keys = text_keys  # keys known to be strings under these resolvers
         self.at = 0
         self.values = 0
 
@@ -145,27 +154,51 @@ class _Reader:
         return at
 
     def mapping(self, indent: int, depth: int) -> dict[str, Any]:
-        """The entries at column ``indent``, from the next line on."""
+        """The entries at column ``indent``, from the next line on (the hot loop: a plain value is read inline)."""
         if depth > _MAX_DEPTH:
             raise _Unsure
-        lines = self.lines
+        lines, resolvers, text_keys, at = self.lines, self.resolvers, self.text_keys, self.at
+        count = len(lines)
+        deeper = " " * (indent + 1)
         out: dict[str, Any] = {}
-        while True:
-            at = self.at = self._next()
-            if at == len(lines):
-                break
+        while at < count:
             line = lines[at]
-            column = _indent(line)
-            if column < indent:
-                break
-            entry = _ENTRY.match(line, column)
-            if column > indent or entry is None:
+            entry = _KEY_LINE.match(line)
+            if entry is None:
+                words = line.lstrip(" ")
+                if not words or words[0] == "#":
+                    at += 1
+                    continue
+                if len(line) - len(words) < indent:
+                    break
                 raise _Unsure
-            key = entry.group(1)
-            if key in out or not is_text(key, self.resolvers):
+            column = entry.end(1)
+            if column != indent:
+                if column < indent:
+                    break
+                raise _Unsure
+            key = entry.group(2)
+            if key in out or (key[0] in resolvers and key not in text_keys and not is_text(key, resolvers)):
                 raise _Unsure  # a duplicate key, or one YAML reads as a bool or null
-            self.at = at + 1
-            out[key] = self._value(line[entry.end() :], indent, depth)
+            rest = line[entry.end() :]
+            at += 1
+            if rest and rest[0] not in _NOT_PLAIN:  # a plain scalar (what _plain reads, without its calls)
+                comment = rest.find(" #")
+                text = rest if comment < 0 else rest[:comment]
+                if text[-1] == " ":
+                    text = text.rstrip(" ")
+                if ": " in text or text[-1] == ":":
+                    raise _Unsure
+                if comment < 0 and at < count and (not lines[at] or lines[at].startswith(deeper)):
+                    self.at = at  # perhaps continued on the lines below (any other line ends it)
+                    text = self._continued(text, indent)
+                    at = self.at
+                out[key] = _resolved(text, resolvers) if text[0] in resolvers else text
+            else:
+                self.at = at
+                out[key] = self._value(rest, indent, depth)
+                at = self.at
+        self.at = at
         self.values += 2 * len(out)
         return out
 
