@@ -54,7 +54,7 @@ from agentcontext.resource import Kind, Status
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.skills.frontmatter import split
 from agentcontext.testing import isolated_environ, test_config
-from workspace import age, build, build_bare, real_skills
+from workspace import age, build, build_bare, build_for, real_skills
 
 
 def median_ms(action: Callable[[], object], repeat: int) -> float:
@@ -119,8 +119,6 @@ def claude_apart(tmp: Path, home: Path, env: dict[str, str], repeat: int) -> tup
     return cold_ms, read_ms, walk_ms
 
 
-# where each profile's agent reads a workspace's skills (the others: .agents/skills)
-SKILLS_AT = {"claude": ".claude/skills", "cursor": ".cursor/skills"}
 PROFILES = ("default", "codex", "claude", "coder", "gemini", "opencode", "copilot", "cursor")
 
 
@@ -129,9 +127,7 @@ def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int) -
     root = tmp / "repo"
     home = tmp / "home"
     home.mkdir()
-    work = build(root, claude=profile == "claude", real=real, container=SKILLS_AT.get(profile))
-    if profile in ("coder", "gemini", "cursor"):  # they read skills of their roots' or the work dir's only
-        work = root
+    work = build_for(root, profile, real)
     age(root)
     env = isolated_environ(home)
     config = test_config(work, home=home, environ=env, profile=profile)

@@ -65,6 +65,18 @@ def build(
     return work
 
 
+# where each profile's agent reads a workspace's skills (the others: .agents/skills), and the profiles scanned from
+# the root (Coder reads each root's top level only, Gemini CLI and Cursor the work dir's skills only)
+SKILLS_AT = {"claude": ".claude/skills", "cursor": ".cursor/skills"}
+FROM_ROOT = ("coder", "gemini", "cursor")
+
+
+def build_for(root: Path, profile: str, real: Sequence[tuple[str, str]] = ()) -> Path:
+    """:func:`build` as ``profile``'s agent would have the workspace; returns the dir to scan from."""
+    work = build(root, claude=profile == "claude", real=real, container=SKILLS_AT.get(profile))
+    return root if profile in FROM_ROOT else work
+
+
 def _skill_files(skills: int, real: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """Each skill's folder name and SKILL.md: the synthetic one, or the real ones in turn, cycling."""
     if not real:

@@ -53,6 +53,10 @@ _FLOW_ITEM = re.compile(
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _NOT_PLAIN = _INDICATORS  # a value starting with one is read by _scalar (a "-x", "?x" or ":x" too)
 _MAX_DEPTH = 32
+# "- item" alone on its line: single-quoted, double-quoted without escapes, or plain without ":", "#" or a space last
+_ITEM = re.compile(
+    r"""( *)- (?:'([^'\n]*+(?:''[^'\n]*+)*+)'|"([^"\\\n]*+)"|([^-?:,\[\]{}#&*!|>'"%@` ][^:#\n]*+(?<! )))$"""
+)
 # Keys whose first letter has resolvers (n, t, o, f, y): those a table leaves strings are looked up once per table.
 _USUAL_KEYS = ("name", "notes", "title", "tags", "type", "tools", "triggers", "owner", "file", "files", "version")
 _TEXT_KEYS: dict[int, tuple[_Resolvers, frozenset[str]]] = {}
@@ -255,14 +259,29 @@ class _Reader:
         """The ``- item`` lines at ``column``: scalars, flow sequences, or ``key: value`` mappings."""
         if depth > _MAX_DEPTH:
             raise _Unsure
-        lines = self.lines
+        lines, resolvers = self.lines, self.resolvers
+        count = len(lines)
+        deeper = " " * (column + 1)
         out: list[Any] = []
         while True:
             at = self._next()
-            if at == len(lines):
+            if at == count:
                 self.at = at
                 break
             line = lines[at]
+            item_match = _ITEM.match(line)
+            if item_match is not None and item_match.end(1) == column:  # the usual item, in one match
+                single, double, plain = item_match.group(2, 3, 4)
+                at += 1
+                if plain is None:
+                    out.append(double if single is None else single.replace("''", "'"))
+                    self.at = at
+                    continue
+                if at == count or (lines[at] and not lines[at].startswith(deeper)):
+                    out.append(_resolved(plain, resolvers) if plain[0] in resolvers else plain)
+                    self.at = at
+                    continue
+                at -= 1  # perhaps continued on the lines below: read as any item
             start = _indent(line)
             if start < column:
                 self.at = at
@@ -362,6 +381,13 @@ class _Reader:
         column = _indent(lines[at])
         if column == len(lines[at]) or column <= indent:
             raise _Unsure  # blank lines first (their spaces count), or an empty scalar
+        pad, end = lines[at][:column], at
+        while end <= last and lines[end].startswith(pad) and lines[end][column : column + 1] not in ("", " "):
+            end += 1  # the usual scalar: lines of text at its indentation, ended by text left of it
+        if end > last or (not lines[end].startswith(pad) and lines[end].lstrip(" ")):
+            text = (" " if folded else "\n").join([line[column:] for line in lines[at:end]])
+            self.at = end
+            return text if chomping == "-" or end > last else text + "\n"
         chunks: list[str] = []
         while True:
             line = lines[at]
