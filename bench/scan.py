@@ -158,20 +158,23 @@ def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int) -
     apart = claude_apart(tmp, home, env, repeat) if claude else None
     assert warm.full_passes == 1, warm.full_passes
 
-    try:
+    skills_ref_ms: float | None = None
+    try:  # not on real skills: strictyaml refuses much of what they hold ("[]", "key: a: b")
+        if real:
+            raise ImportError
         from skills_ref.errors import SkillError
         from skills_ref.parser import read_properties
 
         def read_one(folder: Path) -> object:
             try:
                 return read_properties(folder)
-            except SkillError as exc:  # strictyaml refuses much of what real skills hold ("[]", "key: a: b")
+            except SkillError as exc:
                 return exc
 
         skill_dirs = [Path(r.path).parent for r in skills]
-        skills_ref_ms: float | None = median_ms(lambda: [read_one(d) for d in skill_dirs], max(3, repeat // 5))
+        skills_ref_ms = median_ms(lambda: [read_one(d) for d in skill_dirs], max(3, repeat // 5))
     except ImportError:
-        skills_ref_ms = None
+        pass
 
     tracemalloc.start()
     cold()

@@ -338,7 +338,8 @@ def _builder(container: Container, config: Config) -> _Build:
             text = "\x00"  # not the common case: decode_file says what it is
         decode_warnings: tuple[str, ...] = ()
         utf8: bytes | None = raw  # the text's UTF-8 bytes
-        if "\x00" in text or "\r" in text or text[:1] == "\ufeff":
+        # (looked for in the bytes: memchr, where a wide str is searched a character at a time)
+        if text == "\x00" or b"\x00" in raw or b"\r" in raw or raw[:3] == b"\xef\xbb\xbf":
             decoded, decode_warnings = decode_file(raw)
             if decoded is None:
                 error = "binary file (contains NUL bytes)"
