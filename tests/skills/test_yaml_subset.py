@@ -152,9 +152,13 @@ def _sequence(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
     out: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
         dash = " " * indent + draw(st.sampled_from(["- ", "- ", "-  ", "-"]))
-        kind = draw(st.sampled_from(["inline", "inline", "flow", "plain", "block", "map"]))
+        kind = draw(st.sampled_from(["inline", "inline", "flow", "plain", "block", "map", "below"]))
         if kind == "inline":
             out.append(dash + draw(_INLINE) + draw(_COMMENT))
+        elif kind == "below" and depth < 3:  # the item on the lines after its "-"
+            out.append(dash.rstrip(" ") + draw(_COMMENT))
+            below = indent + draw(st.sampled_from([0, 1, 2, 2]))
+            out += draw(_sequence(below, depth + 1) if draw(st.booleans()) else _mapping(below, depth + 1))
         elif kind == "flow":
             out.append(dash + draw(_flow()))
         elif kind == "plain":
@@ -229,6 +233,11 @@ def test_the_subset_reader_reads_the_usual_skill_shapes_itself(case: tuple[str, 
     block, expected = case
     assert agrees(block), block
     assert load(block) is not None and typed(load(block)[0]) == typed(expected)  # type: ignore[index]
+
+
+def test_an_item_written_below_its_dash_is_read() -> None:
+    assert agrees("phrases:\n  -\n    - x\n    - y\n  -\n    k: v\n  - z")
+    assert agrees("allOf:\n-\n  - monorepo")
 
 
 def test_a_real_looking_block_is_read_with_its_values_count() -> None:

@@ -171,7 +171,8 @@ def claude_check(text: str, folder: str) -> SkillCheck:
     return SkillCheck(name, description)
 
 
-_GEMINI_FRONTMATTER = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n([\s\S]*))?")
+# Gemini CLI's pattern less its optional tail (the body, which it never reads): matching it cost 4 us a KB
+_GEMINI_FRONTMATTER = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---")
 _GEMINI_NAME = re.compile(r"\s*name:\s*([^\r\u2028\u2029]*)")
 _GEMINI_DESCRIPTION = re.compile(r"\s*description:\s*([^\r\u2028\u2029]*)")
 _GEMINI_MORE = re.compile(r"[ \t]+\S")

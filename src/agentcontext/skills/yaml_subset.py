@@ -62,6 +62,9 @@ _USUAL_KEYS = ("name", "notes", "title", "tags", "type", "tools", "triggers", "o
 _TEXT_KEYS: dict[int, tuple[_Resolvers, frozenset[str]]] = {}
 
 
+_GENERAL = object()  # "not the usual case: read it the general way"
+
+
 class _Unsure(Exception):
     """Raised inside the reader: the block is left to PyYAML."""
 
@@ -127,6 +130,32 @@ def _unescape(match: re.Match[str]) -> str:
     return text
 
 
+def _breaks(lines: list[str], at: int, column: int) -> tuple[int, int]:
+    """The blank lines (no more spaces than ``column``) from ``at`` on: the next line, and how many (the block's
+    last line is no break: nothing ends it)."""
+    start = at
+    while at < len(lines) - 1:
+        spaces = _indent(lines[at])
+        if spaces != len(lines[at]) or spaces > column:
+            break
+        at += 1
+    return at, at - start
+
+
+def _ends(line: str, entry: re.Match[str] | None, indent: int) -> bool:
+    """Whether a line that is no entry at column ``indent`` ends the mapping there (False: a blank or comment line)."""
+    if entry is not None:
+        if entry.end(1) < indent:
+            return True
+        raise _Unsure
+    words = line.lstrip(" ")
+    if not words or words[0] == "#":
+        return False
+    if len(line) - len(words) < indent:
+        return True
+    raise _Unsure
+
+
 def _after(line: str, end: int) -> None:
     """Only spaces, or spaces and a comment, may follow a quoted or flow scalar on its line."""
     tail = line[end:]
@@ -168,19 +197,11 @@ class _Reader:
         while at < count:
             line = lines[at]
             entry = _KEY_LINE.match(line)
-            if entry is None:
-                words = line.lstrip(" ")
-                if not words or words[0] == "#":
-                    at += 1
-                    continue
-                if len(line) - len(words) < indent:
+            if entry is None or entry.end(1) != indent:
+                if _ends(line, entry, indent):
                     break
-                raise _Unsure
-            column = entry.end(1)
-            if column != indent:
-                if column < indent:
-                    break
-                raise _Unsure
+                at += 1  # a blank or comment line
+                continue
             key = entry.group(2)
             if key in out or (key[0] in resolvers and key not in text_keys and not is_text(key, resolvers)):
                 raise _Unsure  # a duplicate key, or one YAML reads as a bool or null
@@ -259,7 +280,7 @@ class _Reader:
         """The ``- item`` lines at ``column``: scalars, flow sequences, or ``key: value`` mappings."""
         if depth > _MAX_DEPTH:
             raise _Unsure
-        lines, resolvers = self.lines, self.resolvers
+        lines = self.lines
         count = len(lines)
         deeper = " " * (column + 1)
         out: list[Any] = []
@@ -269,19 +290,13 @@ class _Reader:
                 self.at = at
                 break
             line = lines[at]
-            item_match = _ITEM.match(line)
-            if item_match is not None and item_match.end(1) == column:  # the usual item, in one match
-                single, double, plain = item_match.group(2, 3, 4)
-                at += 1
-                if plain is None:
-                    out.append(double if single is None else single.replace("''", "'"))
-                    self.at = at
+            usual = _ITEM.match(line)
+            if usual is not None and usual.end(1) == column:  # the usual item, in one match
+                value = self._usual_item(usual, at, deeper)
+                if value is not _GENERAL:
+                    out.append(value)
+                    self.at = at + 1
                     continue
-                if at == count or (lines[at] and not lines[at].startswith(deeper)):
-                    out.append(_resolved(plain, resolvers) if plain[0] in resolvers else plain)
-                    self.at = at
-                    continue
-                at -= 1  # perhaps continued on the lines below: read as any item
             start = _indent(line)
             if start < column:
                 self.at = at
@@ -289,8 +304,10 @@ class _Reader:
             if start > column:
                 raise _Unsure
             if not line.startswith("- ", column):
-                if line[column:] == "-":
-                    raise _Unsure  # an empty item, or one on the lines below
+                if line[column:] == "-":  # an item on the lines below (an empty one is left to PyYAML)
+                    self.at = at + 1
+                    out.append(self._below(column, depth))
+                    continue
                 self.at = at  # the next key of the mapping holding this sequence (else that mapping refuses it)
                 break
             item = line[column + 2 :].lstrip(" ")
@@ -305,6 +322,29 @@ class _Reader:
                 out.append(self._scalar(item, column))
         self.values += len(out)
         return out
+
+    def _usual_item(self, usual: re.Match[str], at: int, deeper: str) -> Any:
+        """The value of the item line ``usual`` (at index ``at``); _GENERAL when a plain one may go on below."""
+        single, double, plain = usual.group(2, 3, 4)
+        if plain is None:
+            return double if single is None else single.replace("''", "'")
+        lines = self.lines
+        if at + 1 == len(lines) or (lines[at + 1] and not lines[at + 1].startswith(deeper)):
+            return _resolved(plain, self.resolvers) if plain[0] in self.resolvers else plain
+        return _GENERAL
+
+    def _below(self, column: int, depth: int) -> Any:
+        """A sequence item written below its ``-`` (at ``column``): a sequence or mapping indented past it."""
+        at = self.at = self._next()
+        if at < len(self.lines):
+            line = self.lines[at]
+            start = _indent(line)
+            if start > column:
+                if line.startswith("- ", start) or line[start:] == "-":
+                    return self._sequence(start, depth + 1)
+                if _ENTRY.match(line, start) is not None:
+                    return self.mapping(start, depth + 1)
+        raise _Unsure
 
     def _plain(self, rest: str, indent: int) -> Any:
         """A plain scalar from ``rest`` on, continued on lines indented past ``indent``."""
@@ -368,6 +408,19 @@ class _Reader:
         self.values += len(items)
         return items
 
+    def _usual_block(self, column: int, folded: bool, chomping: str) -> str | None:
+        """The usual block scalar: lines of text at its indentation (``column``), ended by text left of it."""
+        lines, at = self.lines, self.at
+        last = len(lines) - 1
+        pad, end = lines[at][:column], at
+        while end <= last and lines[end].startswith(pad) and lines[end][column : column + 1] not in ("", " "):
+            end += 1
+        if end <= last and (lines[end].startswith(pad) or not lines[end].lstrip(" ")):
+            return None  # a blank line, or one indented further: read the general way
+        text = (" " if folded else "\n").join([line[column:] for line in lines[at:end]])
+        self.at = end
+        return text if chomping == "-" or end > last else text + "\n"
+
     def _block_scalar(self, rest: str, indent: int) -> str:
         """A ``|`` or ``>`` block scalar (PyYAML's ``scan_block_scalar``), in a collection at column ``indent``."""
         header = _BLOCK_HEADER.fullmatch(rest)
@@ -381,27 +434,16 @@ class _Reader:
         column = _indent(lines[at])
         if column == len(lines[at]) or column <= indent:
             raise _Unsure  # blank lines first (their spaces count), or an empty scalar
-        pad, end = lines[at][:column], at
-        while end <= last and lines[end].startswith(pad) and lines[end][column : column + 1] not in ("", " "):
-            end += 1  # the usual scalar: lines of text at its indentation, ended by text left of it
-        if end > last or (not lines[end].startswith(pad) and lines[end].lstrip(" ")):
-            text = (" " if folded else "\n").join([line[column:] for line in lines[at:end]])
-            self.at = end
-            return text if chomping == "-" or end > last else text + "\n"
+        usual = self._usual_block(column, folded, chomping)
+        if usual is not None:
+            return usual
         chunks: list[str] = []
         while True:
             line = lines[at]
             chunks.append(line[column:])
             leading_text = line[column] != " "
             line_break = "\n" if at < last else ""
-            at += 1
-            breaks = 0
-            while at < last:  # blank lines up to the indentation (the block's last line has no break)
-                spaces = _indent(lines[at])
-                if spaces != len(lines[at]) or spaces > column:
-                    break
-                breaks += 1
-                at += 1
+            at, breaks = _breaks(lines, at + 1, column)
             if at > last or _indent(lines[at]) < column or (at == last and len(lines[at]) == column):
                 break
             if folded and line_break and leading_text and lines[at][column] != " ":
