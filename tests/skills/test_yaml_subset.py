@@ -72,7 +72,8 @@ def _double(draw: st.DrawFn) -> str:
 
 @st.composite
 def _single(draw: st.DrawFn) -> str:
-    return "'" + draw(_WORD).replace("'", draw(st.sampled_from(["''", "''", "'"]))) + "'"
+    word: str = draw(_WORD)
+    return "'" + word.replace("'", draw(st.sampled_from(["''", "''", "'"]))) + "'"
 
 
 _INLINE = st.one_of(_WORD, _WORD, _double(), _single())
