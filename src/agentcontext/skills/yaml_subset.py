@@ -47,8 +47,10 @@ _SINGLE = re.compile(r"'([^']*+(?:''[^']*+)*+)'")
 _ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _ESCAPES = {char: text for char, text in yaml.scanner.Scanner.ESCAPE_REPLACEMENTS.items() if char != "\t"}
 _FLOW_EMPTY = re.compile(r"\[ *\]")
+# an item, its spaces and "," or "]"; possessive runs (and a space run only before more of the item) keep it linear
 _FLOW_ITEM = re.compile(
-    r""" *(?:"([^"\\]*)"|'((?:[^']|'')*)'|((?:[^-?:,\[\]{}#&*!|>'"%@` ]|-[^ ,?\[\]{}#:])[^,?\[\]{}#:]*?)) *([,\]])"""
+    r""" *(?:"([^"\\]*)"|'([^']*+(?:''[^']*+)*+)'|((?:[^-?:,\[\]{}#&*!|>'"%@` ]|-[^ ,?\[\]{}#:])"""
+    r"""(?:[^ ,?\[\]{}#:]++| ++(?=[^ ,\]]))*+)) *([,\]])"""
 )
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _NOT_PLAIN = _INDICATORS  # a value starting with one is read by _scalar (a "-x", "?x" or ":x" too)
