@@ -1,4 +1,4 @@
-"""A SKILL.md's frontmatter written to make its reader slow or crash: it is read in linear time, or left to PyYAML.
+"""A SKILL.md's frontmatter written to make its reader slow or crash: read in linear time, or left to PyYAML.
 
 ``skills validate`` reads up to 4 MiB of a SKILL.md, the scan up to the per-resource cap: each block
 below is a few hundred KiB, and each is read (or refused) in well under a second.
@@ -12,7 +12,9 @@ import pytest
 import yaml
 
 from agentcontext.errors import FrontmatterError
+from agentcontext.settings.config import Validation
 from agentcontext.skills.frontmatter import parse
+from agentcontext.skills.validation import check
 from agentcontext.skills.yaml_subset import load
 
 WIDE = 200_000
@@ -51,3 +53,13 @@ def test_nesting_deeper_than_the_reader_goes_is_left_to_pyyaml_without_a_recursi
     except FrontmatterError:
         return  # PyYAML may refuse it too; what matters is a clean answer
     assert "k0" in fields
+
+
+@pytest.mark.parametrize("mode", ["lenient", "coder", "opencode", "copilot", "claude", "gemini"])
+def test_a_date_that_does_not_exist_makes_one_skill_unparsed_instead_of_failing_the_scan(mode: Validation) -> None:
+    # PyYAML's constructor raises ValueError, not a YAMLError, for 2001-02-30: it used to escape every parser
+    result = check("---\nname: bad\ndescription: d\ndate: 2001-02-30\n---\nbody\n", "bad", mode)
+    if mode in ("claude", "gemini"):  # their fallbacks: the body's first line, or the line reader
+        assert result.valid and result.name == "bad"
+    else:
+        assert not result.valid and "day is out of range for month" in result.errors[0]

@@ -37,6 +37,7 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
+from agentcontext.skills.frontmatter import YAML_ERRORS
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
@@ -306,7 +307,7 @@ def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> boo
         return False
     try:
         data = yaml.safe_load(reader.read(entry, 64 * 1024))
-    except (OSError, yaml.YAMLError):
+    except (OSError, *YAML_ERRORS):
         return False
     policy = data.get("policy") if isinstance(data, dict) else None
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False

@@ -31,6 +31,8 @@ from agentcontext.skills import yaml_subset
 
 MAX_VALUES = 10_000
 _TOO_MANY = f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values"
+# What loading YAML raises: PyYAML's errors, and a constructor's ValueError (a date such as 2001-02-30)
+YAML_ERRORS = (yaml.YAMLError, ValueError)
 MISSING = "missing YAML frontmatter delimited by ---"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -101,12 +103,12 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
         return Frontmatter(fields, block, body)
     try:
         return Frontmatter(_load_mapping(block), block, body)
-    except yaml.YAMLError as first:
+    except YAML_ERRORS as first:
         repaired = repair_block(block) if repair else block
         if repaired != block:
             try:
                 return Frontmatter(_load_mapping(repaired), block, body, repaired=True)
-            except yaml.YAMLError:
+            except YAML_ERRORS:
                 pass
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
 
@@ -127,7 +129,7 @@ def parse_coder(text: str) -> Frontmatter:
     try:
         fields = _fast_fields(block)
         return Frontmatter(fields if fields is not None else _load_mapping(block), block, body)
-    except yaml.YAMLError as exc:
+    except YAML_ERRORS as exc:
         raise FrontmatterError(f"parse frontmatter YAML: {_yaml_message(exc)}") from None
 
 
@@ -230,7 +232,7 @@ def _check_size(data: Any) -> None:
             stack.extend(item)
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _yaml_message(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
     if mark is not None:
@@ -279,7 +281,7 @@ def _needs_quotes(scalar: str) -> bool:
     if scalar.startswith(_FLOW_LIKE):  # ``tags: [next,@supabase/ssr]``, ``hint: @file``
         try:
             yaml.load(scalar, Loader=_Loader)
-        except yaml.YAMLError:
+        except YAML_ERRORS:
             return True
         return False
     if scalar.startswith(_NEEDS_NO_REPAIR):

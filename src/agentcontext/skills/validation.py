@@ -53,7 +53,15 @@ from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
 from agentcontext.skills.folder import open_folder
-from agentcontext.skills.frontmatter import fast_load, parse, parse_coder, parse_plain, parse_strict, plain_skill
+from agentcontext.skills.frontmatter import (
+    YAML_ERRORS,
+    fast_load,
+    parse,
+    parse_coder,
+    parse_plain,
+    parse_strict,
+    plain_skill,
+)
 
 MAX_NAME = 64
 MAX_QUALIFIED_NAME = 128
@@ -199,7 +207,7 @@ def _gemini_yaml(block: str) -> tuple[str, str] | None:
     if fields is None:
         try:
             fields = yaml.safe_load(block + "\n")
-        except yaml.YAMLError:
+        except YAML_ERRORS:
             return None
     if isinstance(fields, dict):
         name, description = fields.get("name"), fields.get("description")
@@ -264,7 +272,7 @@ def _check_opencode(text: str, folder: str) -> SkillCheck:
     try:
         if fields is None:
             fields = yaml.load(block + "\n", Loader=_Yaml12Loader) if block.strip() else {}
-    except yaml.YAMLError as exc:
+    except YAML_ERRORS as exc:
         error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}): OpenCode drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
     if not isinstance(fields, dict) or not isinstance(fields.get("name"), str):
@@ -294,7 +302,7 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
     try:
         if fields is None:
             fields = yaml.safe_load(block) if block.strip() else {}
-    except yaml.YAMLError as exc:
+    except YAML_ERRORS as exc:
         error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
     if not isinstance(fields, dict):
