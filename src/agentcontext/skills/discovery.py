@@ -37,8 +37,8 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
-from agentcontext.skills.frontmatter import YAML_ERRORS
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
+from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).

@@ -28,11 +28,10 @@ import yaml
 
 from agentcontext.errors import FrontmatterError
 from agentcontext.skills import yaml_subset
+from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 MAX_VALUES = 10_000
 _TOO_MANY = f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values"
-# What loading YAML raises: PyYAML's errors, and a constructor's ValueError (a date such as 2001-02-30)
-YAML_ERRORS = (yaml.YAMLError, ValueError)
 MISSING = "missing YAML frontmatter delimited by ---"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -53,15 +53,8 @@ from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
 from agentcontext.skills.folder import open_folder
-from agentcontext.skills.frontmatter import (
-    YAML_ERRORS,
-    fast_load,
-    parse,
-    parse_coder,
-    parse_plain,
-    parse_strict,
-    plain_skill,
-)
+from agentcontext.skills.frontmatter import fast_load, parse, parse_coder, parse_plain, parse_strict, plain_skill
+from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 MAX_NAME = 64
 MAX_QUALIFIED_NAME = 128

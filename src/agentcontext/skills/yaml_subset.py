@@ -64,6 +64,8 @@ _USUAL_KEYS = ("name", "notes", "title", "tags", "type", "tools", "triggers", "o
 _TEXT_KEYS: dict[int, tuple[_Resolvers, frozenset[str]]] = {}
 
 
+# What loading YAML raises: PyYAML's errors, and a constructor's ValueError (a date such as 2001-02-30)
+YAML_ERRORS = (yaml.YAMLError, ValueError)
 _GENERAL = object()  # "not the usual case: read it the general way"
 
 
