@@ -34,7 +34,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from agent import start_agent  # noqa: E402
+from agent import AUTH, start_agent  # noqa: E402
 from agentcontext.instructions.ondemand import Resolver  # noqa: E402
 from agentcontext.scan import Scanner  # noqa: E402
 from agentcontext.settings.config import load_config  # noqa: E402
@@ -147,7 +147,7 @@ def round_trips(root: Path, files: list[str], calls: int, tmp: Path) -> None:
     try:
         url = f"http://127.0.0.1:{port}/api/v0/context/instructions"
         dirs = sorted({str(Path(f).parent) for f in files})
-        with httpx.Client(timeout=30) as http:
+        with httpx.Client(timeout=30, headers=AUTH) as http:  # the agent always wants its token
             deadline = time.monotonic() + 60
             while http.post(url, json={"dirs": dirs}).status_code == 503 and time.monotonic() < deadline:
                 time.sleep(0.1)

@@ -1,8 +1,11 @@
 """Scan benchmark: cold scan vs reading the bytes, rescan vs stat, skills-ref side by side, memory.
 
-    .venv/bin/python bench/scan.py [--repeat 15] [--json] [--profile default|codex|coder|claude]
+    .venv/bin/python bench/scan.py [--repeat 15] [--json] [--profile default|codex|...|all] [--real DIR...]
 
-Builds the workspace of bench/workspace.py in a temp dir, then measures in one run:
+Builds the workspace of bench/workspace.py in a temp dir (with ``--real``, its 1,000 skills are the
+SKILL.md files found under the DIRs, taken in turn, each in a folder of its own named as its ``name``;
+every one's frontmatter is first read by the fast path and by ``yaml.safe_load``, which must agree),
+then measures in one run, for each profile named:
 
 * cold scan (a fresh Scanner each time, page cache warm) against the floor of reading
   the same files' bytes in a plain Python loop (goal: within 3x);
@@ -17,8 +20,11 @@ Builds the workspace of bench/workspace.py in a temp dir, then measures in one r
 * skills-ref's ``read_properties`` over the same 1,000 skills;
 * peak memory of a cold scan (tracemalloc peak and the process's max RSS).
 
-The work dir is the bottom of the chain; for ``coder``, the root (Coder reads each root's top
-level only, so from the bottom it would see one file).
+The work dir is the bottom of the chain; for ``coder``, ``gemini`` and ``cursor``, the root (Coder reads
+each root's top level only, Gemini CLI and Cursor the work dir's skills only: from the bottom they would
+see none).
+The skills are in ``.agents/skills``, but for ``claude`` (``.claude/skills``) and ``cursor``
+(``.cursor/skills``).
 """
 
 from __future__ import annotations
@@ -36,14 +42,19 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agentcontext.errors import FrontmatterError
 from agentcontext.peers.claude.discovery import CLAUDE_NAMES, RULES, upward
-from agentcontext.resource import Kind
+from agentcontext.resource import Kind, Status
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.skills.frontmatter import split
 from agentcontext.testing import isolated_environ, test_config
-from workspace import age, build, build_bare
+from workspace import age, build, build_bare, build_for, real_skills
 
 
 def median_ms(action: Callable[[], object], repeat: int) -> float:
@@ -108,71 +119,74 @@ def claude_apart(tmp: Path, home: Path, env: dict[str, str], repeat: int) -> tup
     return cold_ms, read_ms, walk_ms
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--profile", default="default", help="the profile to scan with (claude: its files added, skills in .claude)"
-    )
-    args = parser.parse_args()
+PROFILES = ("default", "codex", "claude", "coder", "gemini", "opencode", "copilot", "cursor")
 
-    with tempfile.TemporaryDirectory(prefix="agentcontext-bench-") as tmp:
-        root = Path(tmp) / "repo"
-        home = Path(tmp) / "home"
-        home.mkdir()
-        work = build(root, claude=args.profile == "claude")
-        if args.profile == "coder":  # Coder reads its roots' top level only: from the chain's bottom, one file
-            work = root
-        age(root)
-        env = isolated_environ(home)
-        config = test_config(work, home=home, environ=env, profile=args.profile)
 
-        def cold() -> object:
-            return Scanner(work, config, environ=env).run()
+def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int) -> dict[str, Any]:
+    """Every figure of one profile, on a workspace built under ``tmp``."""
+    root = tmp / "repo"
+    home = tmp / "home"
+    home.mkdir()
+    work = build_for(root, profile, real)
+    age(root)
+    env = isolated_environ(home)
+    config = test_config(work, home=home, environ=env, profile=profile)
 
-        result = Scanner(work, config, environ=env).run()
-        read_paths = files_of(result)
-        skills = [r for r in result.snapshot.resources if r.kind is Kind.SKILL]
-        assert len(skills) == 1000, len(skills)
+    def cold() -> object:
+        return Scanner(work, config, environ=env).run()
 
-        def read_floor() -> None:
-            read_all(read_paths)
+    result = Scanner(work, config, environ=env).run()
+    read_paths = files_of(result)
+    # the skills (codex's walk inside them also reports that it stopped at skills.max_dirs_per_root)
+    skills = [r for r in result.snapshot.resources if r.kind is Kind.SKILL and r.path.endswith("/SKILL.md")]
+    assert len(skills) == 1000, (profile, len(skills))
 
-        def stat_floor() -> None:
-            for path in read_paths:
-                os.stat(path)
+    def read_floor() -> None:
+        read_all(read_paths)
 
-        warm = Scanner(work, config, environ=env)
-        warm.run()
+    def stat_floor() -> None:
+        for path in read_paths:
+            os.stat(path)
 
-        cold_ms, read_ms = paired_ms(cold, read_floor, args.repeat)
-        rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, args.repeat * 4)
-        claude = args.profile == "claude"
-        probe_ms = walk_floor_ms(cold, read_floor, str(work), args.repeat) if claude else None
-        apart = claude_apart(Path(tmp), home, env, args.repeat) if claude else None
-        assert warm.full_passes == 1, warm.full_passes
+    warm = Scanner(work, config, environ=env)
+    warm.run()
 
-        try:
-            from skills_ref.parser import read_properties
+    cold_ms, read_ms = paired_ms(cold, read_floor, repeat)
+    rescan_ms, stat_ms = paired_ms(warm.run, stat_floor, repeat * 4)
+    claude = profile == "claude"
+    probe_ms = walk_floor_ms(cold, read_floor, str(work), repeat) if claude else None
+    apart = claude_apart(tmp, home, env, repeat) if claude else None
+    assert warm.full_passes == 1, warm.full_passes
 
-            skill_dirs = [Path(r.path).parent for r in skills]
-            skills_ref_ms: float | None = median_ms(
-                lambda: [read_properties(d) for d in skill_dirs], max(3, args.repeat // 5)
-            )
-        except ImportError:
-            skills_ref_ms = None
+    skills_ref_ms: float | None = None
+    try:  # not on real skills: strictyaml refuses much of what they hold ("[]", "key: a: b")
+        if real:
+            raise ImportError
+        from skills_ref.errors import SkillError
+        from skills_ref.parser import read_properties
 
-        tracemalloc.start()
-        cold()
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        def read_one(folder: Path) -> object:
+            try:
+                return read_properties(folder)
+            except SkillError as exc:
+                return exc
 
-    figures = {
-        "profile": args.profile,
+        skill_dirs = [Path(r.path).parent for r in skills]
+        skills_ref_ms = median_ms(lambda: [read_one(d) for d in skill_dirs], max(3, repeat // 5))
+    except ImportError:
+        pass
+
+    tracemalloc.start()
+    cold()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {
+        "profile": profile,
+        "workspace": "real" if real else "synthetic",
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "files_read": len(read_paths),
+        "valid_skills": sum(1 for r in skills if r.status is Status.OK),
         "cold_scan_ms": round(cold_ms, 2),
         "read_floor_ms": round(read_ms, 2),
         "cold_ratio": round(cold_ms / read_ms, 2),
@@ -188,29 +202,94 @@ def main() -> None:
         "tracemalloc_peak_mb": round(peak / 1e6, 1),
         "max_rss_mb": round(max_rss_mb, 1),
     }
-    if args.json:
-        print(json.dumps(figures, indent=2))
-        return
-    print(f"machine: {figures['machine']}; files read per scan: {figures['files_read']}")
-    print(f"cold scan {cold_ms:9.2f} ms, read floor {read_ms:8.2f} ms: {figures['cold_ratio']}x (goal 3x)")
-    print(f"rescan    {rescan_ms:9.3f} ms, stat floor {stat_ms:8.3f} ms: {figures['rescan_ratio']}x (goal 1.5x)")
+
+
+def show(figures: dict[str, Any]) -> None:
+    cold_ms, probe_ms, skills_ref_ms = figures["cold_scan_ms"], figures["read_and_walk_floor_ms"], None
+    print(
+        f"{figures['profile']} ({figures['workspace']} skills, {figures['valid_skills']} valid;"
+        f" {figures['machine']}; files read per scan: {figures['files_read']})"
+    )
+    print(
+        f"  cold scan {cold_ms:9.2f} ms, read floor {figures['read_floor_ms']:8.2f} ms:"
+        f" {figures['cold_ratio']}x (goal 3x)"
+    )
+    print(
+        f"  rescan    {figures['rescan_ms']:9.3f} ms, stat floor {figures['stat_floor_ms']:8.3f} ms:"
+        f" {figures['rescan_ratio']}x (goal 1.5x)"
+    )
     if probe_ms:
         print(f"  apart: read floor + a stat of each walk-up candidate {probe_ms:.2f} ms: {cold_ms / probe_ms:.2f}x")
-    if apart:
-        own_ms, own_floor_ms, walk_ms = apart
+    if figures["without_skills_cold_ms"] is not None:
         print(
-            f"  apart: without the skills (64 files) {own_ms:.2f} ms, read floor {own_floor_ms:.2f} ms:"
-            f" {own_ms / own_floor_ms:.2f}x"
+            f"  apart: without the skills (64 files) {figures['without_skills_cold_ms']:.2f} ms, read floor"
+            f" {figures['without_skills_read_floor_ms']:.2f} ms: {figures['without_skills_ratio']:.2f}x"
         )
         print(
-            f"  apart: the walk alone (same folders, no files) {walk_ms:.2f} ms:"
-            f" {walk_ms / own_floor_ms:.2f}x that floor"
+            f"  apart: the walk alone (same folders, no files) {figures['bare_walk_ms']:.2f} ms:"
+            f" {figures['bare_walk_ms'] / figures['without_skills_read_floor_ms']:.2f}x that floor"
         )
+    skills_ref_ms = figures["skills_ref_read_properties_ms"]
     if skills_ref_ms is not None:
         print(
-            f"skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"
+            f"  skills-ref read_properties x1000: {skills_ref_ms:.1f} ms ({skills_ref_ms / cold_ms:.1f}x our cold scan)"
         )
-    print(f"peak memory: tracemalloc {figures['tracemalloc_peak_mb']} MB, max RSS {figures['max_rss_mb']} MB")
+    print(f"  peak memory: tracemalloc {figures['tracemalloc_peak_mb']} MB, max RSS {figures['max_rss_mb']} MB")
+
+
+def fast_path_check(real: list[tuple[str, str]]) -> dict[str, int]:
+    """The fast frontmatter path against ``yaml.safe_load`` over every block of ``real``: how many it
+    took, how many it left to PyYAML; a disagreement stops the benchmark."""
+    try:
+        from agentcontext.skills.frontmatter import fast_load
+    except ImportError:  # a checkout from before the fast path (bench/scan.py run on an older src)
+        return {}
+    taken = left = 0
+    for folder, text in real:
+        try:
+            block, _ = split(text)
+        except FrontmatterError:
+            continue
+        fast = fast_load(block)
+        if fast is None:
+            left += 1
+            continue
+        expected = yaml.safe_load(block)
+        if fast != expected or [type(v) for v in fast.values()] != [type(v) for v in expected.values()]:
+            raise SystemExit(f"the fast frontmatter path disagrees with yaml.safe_load on {folder}/SKILL.md")
+        taken += 1
+    return {"fast_path": taken, "left_to_pyyaml": left}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--profile",
+        default="default",
+        help=f"the profiles to scan with, comma-separated, or all ({', '.join(PROFILES)})",
+    )
+    parser.add_argument(
+        "--real", nargs="+", type=Path, metavar="DIR", help="take the skills from the SKILL.md files under DIR..."
+    )
+    args = parser.parse_args()
+    profiles = PROFILES if args.profile == "all" else tuple(args.profile.split(","))
+    real = real_skills(args.real) if args.real else []
+    if args.real and not real:
+        parser.error(f"no SKILL.md under {', '.join(map(str, args.real))}")
+    checked = fast_path_check(real) if real else {}
+    out: list[dict[str, Any]] = []
+    for profile in profiles:
+        with tempfile.TemporaryDirectory(prefix="agentcontext-bench-") as tmp:
+            figures = measure(profile, Path(tmp), real, args.repeat)
+        out.append(figures)
+        if not args.json:
+            show(figures)
+    if args.json:
+        print(json.dumps({"real_skill_files": len(real), **checked, "profiles": out} if real else out, indent=2))
+    elif real:
+        print(f"{len(real)} distinct SKILL.md files; frontmatter {checked or 'fast path: not in this checkout'}")
 
 
 if __name__ == "__main__":

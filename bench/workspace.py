@@ -4,11 +4,16 @@ With ``claude=True`` it is the same workspace as Claude Code would have it: the 
 ``.claude/skills`` (where Claude Code reads them; ``.agents/skills`` otherwise), and the root
 also holds a CLAUDE.md importing 20 files and 30 rules in ``.claude/rules`` (5 of them
 path-scoped).
+
+With ``real=`` (:func:`real_skills`) the SKILL.md files are real ones, taken in turn from
+folders of published skills, each in a folder of its own whose name is set as its ``name``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentcontext.testing import backdate
@@ -21,23 +26,29 @@ CLAUDE_RULES = 30
 
 
 def build(
-    root: Path, *, skills: int = SKILLS, levels: int = CHAIN_LEVELS, servers: int = MCP_SERVERS, claude: bool = False
+    root: Path,
+    *,
+    skills: int = SKILLS,
+    levels: int = CHAIN_LEVELS,
+    servers: int = MCP_SERVERS,
+    claude: bool = False,
+    real: Sequence[tuple[str, str]] = (),
+    container: str | None = None,
 ) -> Path:
-    """Write the workspace under ``root``; returns the work dir (the bottom of the chain)."""
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    container = root / (".claude" if claude else ".agents") / "skills"
-    for index in range(skills):
-        name = f"skill-{index:04d}"
-        folder = container / name
+    """Write the workspace under ``root``; returns the work dir (the bottom of the chain).
+
+    ``real``: (folder name, SKILL.md text) pairs taken in turn for the skills; ``container``: where
+    the skills go, relative to ``root`` (``.claude/skills`` with ``claude``, else ``.agents/skills``).
+    """
+    for part in ("objects", "refs"):  # a .git that git takes for a repository (Copilot CLI's root)
+        (root / ".git" / part).mkdir(parents=True, exist_ok=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    skills_dir = root / (container or (".claude/skills" if claude else ".agents/skills"))
+    for name, text in _skill_files(skills, real):
+        folder = skills_dir / name
         (folder / "references").mkdir(parents=True, exist_ok=True)
         (folder / "scripts").mkdir(exist_ok=True)
-        (folder / "SKILL.md").write_text(
-            f"---\nname: {name}\ndescription: Does task number {index} the way this team does it; "
-            f"use when asked about area {index % 37}.\nlicense: MIT\n---\n\n# {name}\n\n"
-            + "Follow these steps carefully.\n"
-            * 40,
-            encoding="utf-8",
-        )
+        (folder / "SKILL.md").write_text(text, encoding="utf-8")
         (folder / "references" / "guide.md").write_text("reference\n" * 50, encoding="utf-8")
         (folder / "scripts" / "run.sh").write_text("#!/bin/sh\necho run\n", encoding="utf-8")
         (folder / "template.txt").write_text("template\n", encoding="utf-8")
@@ -52,6 +63,76 @@ def build(
     if claude:
         _claude_files(root)
     return work
+
+
+# where each profile's agent reads a workspace's skills (the others: .agents/skills), and the profiles scanned from
+# the root (Coder reads each root's top level only, Gemini CLI and Cursor the work dir's skills only)
+SKILLS_AT = {"claude": ".claude/skills", "cursor": ".cursor/skills"}
+FROM_ROOT = ("coder", "gemini", "cursor")
+
+
+def build_for(root: Path, profile: str, real: Sequence[tuple[str, str]] = ()) -> Path:
+    """:func:`build` as ``profile``'s agent would have the workspace; returns the dir to scan from."""
+    work = build(root, claude=profile == "claude", real=real, container=SKILLS_AT.get(profile))
+    return root if profile in FROM_ROOT else work
+
+
+def _skill_files(skills: int, real: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Each skill's folder name and SKILL.md: the synthetic one, or the real ones in turn, cycling."""
+    if not real:
+        return [
+            (
+                f"skill-{index:04d}",
+                f"---\nname: skill-{index:04d}\ndescription: Does task number {index} the way this team does it; "
+                f"use when asked about area {index % 37}.\nlicense: MIT\n---\n\n# skill-{index:04d}\n\n"
+                + "Follow these steps carefully.\n"
+                * 40,
+            )
+            for index in range(skills)
+        ]
+    out: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for index in range(skills):
+        base, text = real[index % len(real)]
+        name, again = base, 1
+        while name in taken:  # a second round, or two collections with a folder of the same name
+            again += 1
+            name = f"{base}-{again}"
+        taken.add(name)
+        out.append((name, named(text, name)))
+    return out
+
+
+_NAME_LINE = re.compile(r"^name:.*(?:\n[ \t]+.*)*$", re.MULTILINE)  # with any continuation lines
+
+
+def named(text: str, name: str) -> str:
+    """``text`` with its frontmatter's ``name`` set to ``name`` (the line replaced, else added first)."""
+    if not text.startswith("---\n"):
+        return f"---\nname: {name}\n---\n{text}"
+    end = text.find("\n---", 3)
+    block = text[4:end] if end >= 0 else ""
+    replaced, count = _NAME_LINE.subn(lambda _: f"name: {name}", block, count=1)
+    if not count:
+        replaced = f"name: {name}\n{block}"
+    return f"---\n{replaced}{text[end:]}" if end >= 0 else text
+
+
+def real_skills(dirs: Sequence[Path]) -> list[tuple[str, str]]:
+    """Every ``SKILL.md`` under ``dirs`` (in order, each dir's sorted by path) as (its folder's name, its
+    text); a file that is not UTF-8, and a second copy of a text already taken, are left out."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for top in dirs:
+        for path in sorted(Path(top).rglob("SKILL.md")):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if text not in seen:
+                seen.add(text)
+                out.append((path.parent.name, text))
+    return out
 
 
 def build_bare(root: Path, *, levels: int = CHAIN_LEVELS) -> Path:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentcontext.sanitize import HiddenText, find_hidden_text, hidden_text_warnings, sanitize
@@ -221,3 +223,43 @@ def test_ordinary_ascii_gives_no_warnings() -> None:
 def test_visible_non_ascii_text_and_zwnj_give_no_warnings() -> None:
     assert hidden_text_warnings("你好 مرحبا می\u200cخواهم 🎉") == ()
     assert find_hidden_text("你好 🎉") == HiddenText()
+
+
+def hidden_one_character_at_a_time(text: str) -> HiddenText:
+    """:func:`find_hidden_text` by its definition: each character looked at in turn, lines counted as they pass."""
+    found = {"invisible": [0, 0], "bidi": [0, 0], "tags": [0, 0]}
+    lines = [1]  # the line of each position
+    for at, char in enumerate(text):
+        point = ord(char)
+        if point in CODER_STRIPPED:
+            kind = "bidi" if point in BIDI_CONTROLS else "tags" if 0xE0000 <= point <= 0xE007F else "invisible"
+            if not found[kind][0]:
+                found[kind][1] = lines[at]
+            found[kind][0] += 1
+        ends = char == "\r" or (char == "\n" and text[at - 1 : at] != "\r")
+        lines.append(lines[at] + ends)
+    comments = [match.start() for match in re.finditer(r"<!--[\s\S]*?-->", text)]
+    return HiddenText(
+        invisible=(found["invisible"][0], found["invisible"][1]),
+        bidi=(found["bidi"][0], found["bidi"][1]),
+        tags=(found["tags"][0], found["tags"][1]),
+        html_comments=(len(comments), lines[comments[0]] if comments else 0),
+    )
+
+
+_HIDING = st.sampled_from(
+    ["a", "é", "😀", " ", "\n", "\r", "\r\n", "<", "!", "-", "<!--", "-->", "<!-", "\u00ad", "\u200b", "\u200d"]
+    + ["\u202e", "\u2066", "\u061c", "\ufe0f", "\ufeff", "\U000e0041", "\U000e007f", "\u2014", "\ud800", "\x00"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_HIDING, max_size=30))
+def test_hidden_text_is_found_as_a_character_by_character_reading_finds_it(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    expected = hidden_one_character_at_a_time(text)
+    assert find_hidden_text(text) == expected
+    assert hidden_text_warnings(text) == expected.warnings()
+    utf8 = text.encode("utf-8", "surrogatepass")  # what a file's bytes give: the scan passes them along
+    assert find_hidden_text(text, utf8) == expected
+    assert hidden_text_warnings(text, utf8) == expected.warnings()

@@ -133,8 +133,9 @@ class Scanner:
         self._last = _Pass(observed, inputs, result)
         return result
 
-    def applicable(self, paths: Sequence[str], *, result: ScanResult | None = None) -> Applicable:
-        """The instruction files that apply to ``paths`` beyond the startup of ``result`` (the last scan by default).
+    def applicable(self, paths: Sequence[str], *, result: ScanResult | None = None, watch: bool = False) -> Applicable:
+        """The instruction files that apply to ``paths`` beyond the startup of ``result`` (the last scan by default);
+        ``watch``: with the folders a watcher would watch to see it change (:attr:`Applicable.watch`).
 
         Raises:
             InvalidRequestError: more paths than ``ondemand.max_paths``.
@@ -143,7 +144,7 @@ class Scanner:
         if result is None:
             result = self._last.result if self._last is not None else self.run()
         deadline = time.monotonic() + result.config.ondemand.timeout
-        return self.resolver.resolve(result, paths, deadline=deadline)
+        return self.resolver.resolve(result, paths, deadline=deadline, watch=watch)
 
     def watch_dirs(self) -> list[str]:
         """Directories whose changes can change the snapshot, inside the allowed roots.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from agentcontext.agent.context import ContextAgent
-from agentcontext.agent.push import PUSH_PATH, Pusher
+from agentcontext.agent.push import HEARTBEAT_PATH, PUSH_PATH, Pusher
 from agentcontext.resource import Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import make_workspace, skill_md
@@ -45,11 +45,15 @@ class Received:
 
 @dataclass
 class ControlPlane:
-    """Records each push; answers from ``script``, then accepts (``PushResponse``: accepted, version, stored)."""
+    """Records each push; answers from ``script``, then accepts (``PushResponse``: accepted, version, stored).
+    Records each heartbeat too, answering 503 to those numbered (from 1) in ``refuse_beats``."""
 
     script: list[Answer]
     url: str = ""
     received: list[Received] = field(default_factory=list)
+    beats: list[dict[str, Any]] = field(default_factory=list)
+    refuse_beats: frozenset[int] = frozenset()
+    before_watch: bool = False  # a control plane from before the heartbeat's ``discovered`` (422 for it)
     _arrived: anyio.Event = field(default_factory=anyio.Event)
 
     async def push(self, request: Request) -> Response:
@@ -62,20 +66,42 @@ class ControlPlane:
             return PlainTextResponse(body, status_code=status)
         return JSONResponse(body, status_code=status)
 
+    async def beat(self, request: Request) -> Response:
+        self.beats.append(await request.json())
+        self._arrived.set()
+        if self.before_watch and "discovered" in self.beats[-1]:
+            return JSONResponse({"message": "discovered is not a field of this body"}, status_code=422)
+        return Response(status_code=503 if len(self.beats) in self.refuse_beats else 204)
+
     async def requests(self, count: int, timeout: float = 15) -> list[Received]:
-        """The requests so far, once there are at least ``count``."""
+        """The pushes so far, once there are at least ``count``."""
+        await self._until(lambda: len(self.received) >= count, timeout)
+        return self.received
+
+    async def heartbeats(self, count: int, timeout: float = 15) -> list[dict[str, Any]]:
+        """The heartbeats so far, once there are at least ``count``."""
+        await self._until(lambda: len(self.beats) >= count, timeout)
+        return self.beats
+
+    async def _until(self, done: Callable[[], bool], timeout: float) -> None:
         with anyio.fail_after(timeout):
-            while len(self.received) < count:
+            while not done():
                 await self._arrived.wait()
                 self._arrived = anyio.Event()
-        return self.received
 
 
 @contextlib.asynccontextmanager
-async def control_plane(script: Sequence[Answer] = (), port: int | None = None) -> AsyncIterator[ControlPlane]:
+async def control_plane(
+    script: Sequence[Answer] = (),
+    port: int | None = None,
+    *,
+    refuse_beats: frozenset[int] = frozenset(),
+    before_watch: bool = False,
+) -> AsyncIterator[ControlPlane]:
     """The control plane, listening before the block starts (on ``port`` when given)."""
-    plane = ControlPlane(list(script))
-    async with serving(Starlette(routes=[Route(PUSH_PATH, plane.push, methods=["POST"])]), port) as url:
+    plane = ControlPlane(list(script), refuse_beats=refuse_beats, before_watch=before_watch)
+    routes = [Route(PUSH_PATH, plane.push, methods=["POST"]), Route(HEARTBEAT_PATH, plane.beat, methods=["POST"])]
+    async with serving(Starlette(routes=routes), port) as url:
         plane.url = url
         yield plane
 
@@ -294,3 +320,36 @@ async def test_what_is_read_from_the_home_is_pushed_only_while_push_home_files_i
     scopes = {r.scope for r in pushed.checked_resources}
     assert (Scope.HOME in scopes, Scope.USER in scopes, Scope.PROJECT in scopes) == (home_files, home_files, True)
     assert ("My own rules" in json.dumps(first.body)) is home_files
+
+
+async def test_a_discovered_change_is_told_at_once_and_by_every_heartbeat_until_one_is_answered(
+    tmp_path: Path, home: Path
+) -> None:
+    """``agent/discovered.py``: a change its watch saw goes out at once, not a beat later, and stays told until the
+    control plane answers a heartbeat that carried it."""
+    agent = make_agent(workspace(tmp_path), home)
+    async with (
+        control_plane(refuse_beats=frozenset({2})) as plane,
+        pushing(agent, Pusher(plane.url, TOKEN, heartbeat=1.0)),
+    ):
+        first = (await plane.heartbeats(1))[0]  # a plain beat: nothing changed yet
+        started = anyio.current_time()
+        agent.discovered.changed()
+        told = (await plane.heartbeats(2))[1]  # answered 503
+        took = anyio.current_time() - started
+        again, after = (await plane.heartbeats(4))[2:4]  # the next beat tells it again (answered); then told
+    assert first["discovered"] == {"watching": True, "changed": False}
+    assert told["discovered"] == {"watching": True, "changed": True} and took < 0.5
+    assert again["discovered"]["changed"] is True
+    assert after["discovered"]["changed"] is False
+
+
+async def test_against_a_control_plane_from_before_the_discovered_watch_heartbeats_go_on_without_its_state(
+    tmp_path: Path, home: Path
+) -> None:
+    agent = make_agent(workspace(tmp_path), home)
+    async with control_plane(before_watch=True) as plane, pushing(agent, Pusher(plane.url, TOKEN, heartbeat=0.2)):
+        refused, again, later = (await plane.heartbeats(3))[:3]
+    assert "discovered" in refused  # answered 422: sent again at once without it, and so from then on
+    assert "discovered" not in again and "discovered" not in later
+    assert again["online"] is True

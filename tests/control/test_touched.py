@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentcontext.control.settings import ControlSettings
 from agentcontext.errors import InvalidRequestError
 from agentcontext.server.app import build_app
 from tests.control.conftest import CONTROL_EDGE
@@ -57,10 +58,12 @@ class Stack:
 
 
 @contextlib.asynccontextmanager
-async def stack(tmp_path: Path, home: Path, db_url: str | None = None) -> AsyncIterator[Stack]:
+async def stack(
+    tmp_path: Path, home: Path, db_url: str | None = None, settings: ControlSettings | None = None
+) -> AsyncIterator[Stack]:
     """A control plane (on ``db_url``, else SQLite), a real agent over ``FILES`` pushing to it, the API client."""
     async with (
-        control_plane(tmp_path, db_url=db_url) as control,
+        control_plane(tmp_path, db_url=db_url, settings=settings) as control,
         workspace(control, tmp_path / "w", FILES, home=home) as live,
         api(control) as client,
     ):
@@ -74,9 +77,56 @@ async def touched(client: httpx.AsyncClient, chat: str, *paths: str) -> dict[str
     return body
 
 
-async def heartbeat(control: Control) -> None:
-    """The agent's heartbeat, as its pusher sends it: the control plane rechecks discovered files on it."""
-    await control.plane.sync.heartbeat(control.principal, {"online": True, "agent": {"os": OS_NAME}})
+async def heartbeat(control: Control, run_id: str | None = None, **discovered: bool) -> None:
+    """The agent's heartbeat, as its pusher sends it: the control plane rechecks discovered files on it.
+    ``discovered``: what the agent's watch of them says (``watching``, ``changed``)."""
+    beat: dict[str, Any] = {"online": True, "agent": {"os": OS_NAME, "run_id": run_id} if run_id else {"os": OS_NAME}}
+    if discovered:
+        beat["discovered"] = discovered
+    await control.plane.sync.heartbeat(control.principal, beat)
+
+
+async def dirty(control: Control, chat: str) -> bool:
+    return (await control.plane.chats.get(control.user, chat)).context.dirty
+
+
+EVERY_BEAT = ControlSettings(recheck_every=0.001)  # a recheck on each heartbeat that may have one
+
+
+async def test_an_agent_watching_every_discovered_file_of_its_run_is_rechecked_only_when_it_tells_a_change(
+    tmp_path: Path, home: Path
+) -> None:
+    async with stack(tmp_path, home, settings=EVERY_BEAT) as running:
+        control, live = running.control, running.live
+        chat = await running.billing_chat()
+        await heartbeat(control, "run-1", watching=True)  # the run's first: asked about every file (none changed)
+        (live.work / NESTED).write_text("# Billing\n\nChanged.\n", encoding="utf-8")
+        await heartbeat(control, "run-1", watching=True)  # its watch would have said: no recheck
+        quiet = await dirty(control, chat)
+        await heartbeat(control, "run-1", watching=True, changed=True)
+        told = await dirty(control, chat)
+    assert (quiet, told) == (False, True)
+
+
+@pytest.mark.parametrize(
+    "beat",
+    [
+        pytest.param({"run_id": "run-2", "watching": True}, id="a new run"),
+        pytest.param({"run_id": "run-1", "watching": False}, id="past its cap"),
+        pytest.param({"run_id": "run-1"}, id="an agent that does not watch"),
+    ],
+)
+async def test_a_new_run_an_agent_past_its_watch_cap_or_one_not_watching_is_rechecked_on_heartbeats(
+    tmp_path: Path, home: Path, beat: dict[str, Any]
+) -> None:
+    async with stack(tmp_path, home, settings=EVERY_BEAT) as running:
+        control, live = running.control, running.live
+        chat = await running.billing_chat()
+        await heartbeat(control, "run-1", watching=True)
+        (live.work / NESTED).write_text("# Billing\n\nChanged.\n", encoding="utf-8")
+        await heartbeat(control, **beat)
+        marked = await dirty(control, chat)
+    assert marked is True
 
 
 async def test_a_chat_that_touches_a_nested_path_gets_its_agents_md_in_the_next_prompt(
@@ -257,3 +307,35 @@ async def test_a_nested_claude_md_waits_out_of_the_prompt_until_the_chat_touches
     assert "Root rules." in before and "Money is integer cents." not in before
     assert [a["path"] for a in answer["added"]] == [nested] and answer["already_pinned"] == []
     assert "Money is integer cents." in after[after.index("<discovered-context>") :]
+
+
+COPILOT_FILES = {
+    "AGENTS.md": "# Root\n\nRoot rules.\n",
+    ".github/instructions/py.instructions.md": '---\napplyTo: "services/**/*.py"\n---\nUse type hints.\n',
+    **{path: text for path, text in FILES.items() if path.startswith("services/")},
+}
+
+
+async def test_a_new_file_where_a_chat_works_marks_it_and_a_snapshot_file_it_took_on_demand_does_not(
+    tmp_path: Path, home: Path
+) -> None:
+    """Copilot's path-scoped file is the snapshot's (a refresh pins it as a snapshot row again) while the
+    nested AGENTS.md is discovered: the rechecks take the first for no new file, and a new AGENTS.md for one."""
+    async with (
+        control_plane(tmp_path, settings=EVERY_BEAT) as control,
+        workspace(control, tmp_path / "w", COPILOT_FILES, home=home, profile="copilot") as live,
+        api(control) as client,
+    ):
+        chat = await control.chat()
+        added = await touched(client, chat, "services/billing/api.py")
+        assert (await client.put(f"/api/v1/chats/{chat}/context")).status_code == 200
+        await heartbeat(control)
+        after_refresh = await dirty(control, chat)
+        (live.work / "services/AGENTS.md").write_text("# Services\n\nNew rules.\n", encoding="utf-8")
+        await heartbeat(control)
+        after_new_file = await dirty(control, chat)
+    assert sorted(a["path"] for a in added["added"]) == [
+        str(live.work / ".github/instructions/py.instructions.md"),
+        str(live.work / NESTED),
+    ]
+    assert (after_refresh, after_new_file) == (False, True)

@@ -428,3 +428,30 @@ def test_a_miss_is_remembered_for_its_ttl_only(tmp_path: Path, home: Path) -> No
     scanner.applicable(["web/src/components/Button.tsx"])
     expires = scanner.resolver._misses[str(work / "web/src/components")][0]
     assert before + 0.5 <= expires <= time.monotonic() + 0.5
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["first lookup", "remembered folders"])
+def test_a_watched_answer_names_its_chain_folders_where_the_chain_stops_and_a_rules_folder_whole(
+    tmp_path: Path, home: Path, warm: bool
+) -> None:
+    """What the agent watches for its chats' discovered files (issue 34): the same whether the folders were
+    read now or remembered from an earlier lookup."""
+    work = make_workspace(
+        tmp_path / "w",
+        {"CLAUDE.md": "root", "web/CLAUDE.md": "web", "web/.claude/rules/ts.md": "---\npaths: ['*.ts']\n---\nts\n"},
+    )
+    aged(work)
+    scanner = Scanner(work, test_config(work, home=home, profile="claude"), environ=isolated_environ(home))
+    scanner.run()
+    paths = ["web/app.ts", "new/deep/x.py"]
+    if warm:
+        scanner.applicable(paths, watch=True)
+    answer = scanner.applicable(paths, watch=True)
+    plain = scanner.applicable(paths)
+    watch = {os.path.relpath(folder, work): names for folder, names in answer.watch}
+
+    assert plain.watch == () and plain == answer  # only a watcher asks for it; the answer is the same
+    assert watch["."] == frozenset({"web", "new"})  # a chain folder going, and the missing one appearing
+    assert {"CLAUDE.md", ".claude", "CLAUDE.local.md"} <= (watch["web"] or set())
+    assert watch["web/.claude/rules"] is None  # read whole: any name there
+    assert not any(folder.startswith("new") for folder in watch)  # nothing below a folder that is not there

@@ -69,9 +69,9 @@ def http_server(tmp_path: Path, home: Path, request: pytest.FixtureRequest) -> I
 
 
 def inspector() -> Path:
-    """The MCP Inspector CLI installed by scripts/bootstrap; skip only where Node is missing."""
+    """The MCP Inspector CLI installed by scripts/bootstrap --dev; skip only where Node is missing."""
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed: the MCP Inspector CLI (npm) cannot run here")
     if not INSPECTOR.exists():
-        pytest.fail("the MCP Inspector is not installed: run scripts/bootstrap (it runs npm install)")
+        pytest.fail("the MCP Inspector is not installed: run scripts/bootstrap --dev (it runs npm install)")
     return INSPECTOR

@@ -167,7 +167,8 @@ def unavailable() -> str | None:
     for name in AGENTS:
         if not binary(name).exists():
             return (
-                f"node_modules/.bin/{name} is missing: run scripts/bootstrap (npm install) to install the real agents"
+                f"node_modules/.bin/{name} is missing: "
+                "run scripts/bootstrap --dev (npm install) to install the real agents"
             )
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         return "unshare or ip is not installed: the real agents run only in a loopback-only network namespace"

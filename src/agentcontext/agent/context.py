@@ -24,6 +24,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.fs.files import is_within
@@ -103,6 +104,7 @@ class ContextAgent:
         self.trust = trust or TrustStore.default(self.environ)
         self._trust_stamp = self.trust.stamp()
         self._mcp_settle = Debouncer(config.agent.debounce_ms / 1000)
+        self.discovered = DiscoveredWatch(config.agent.discovered_watch_cap)
         self.mcp = UpstreamManager(
             config.mcp,
             work_dir=self.work_dir,
@@ -172,7 +174,8 @@ class ContextAgent:
             self._group.start_soon(self.mcp.reload, specs)
 
     def applicable(self, paths: list[str]) -> Applicable:
-        """The instruction files that apply to ``paths`` after the last scan (run it in a worker thread).
+        """The instruction files that apply to ``paths`` after the last scan, with where a change would change the
+        answer (the discovered watch; run it in a worker thread).
 
         Raises:
             UnavailableError: no scan yet, or the lookup ran past ``ondemand.timeout``.
@@ -181,7 +184,14 @@ class ContextAgent:
         result = self.last
         if result is None:
             raise UnavailableError("the workspace has not been scanned yet")
-        return self._scanner.applicable(paths, result=result)
+        return self._scanner.applicable(paths, result=result, watch=True)
+
+    def discovered_bases(self) -> list[str]:
+        """Where on-demand lookups read (the work dir, the declared sources): all a discovered watch may cover."""
+        result = self.last
+        if result is None:
+            return []
+        return [result.layout.work_dir, *(root.path for root in result.layout.source_roots)]
 
     def forget(self, directories: set[str]) -> None:
         """Folders the watcher saw change: their remembered on-demand misses no longer hold."""

@@ -96,6 +96,7 @@ async def instructions(request: Request, body: InstructionsBody) -> Response:
         return _error(504, "Gave up.", str(exc))
     except InvalidRequestError as exc:
         return _error(400, "Invalid request.", str(exc))
+    agent.discovered.learn(answer.watch)  # where a change would change this answer: watched from now on
     return Response(capped(answer, agent.config.ondemand.max_bytes), media_type="application/json")
 
 

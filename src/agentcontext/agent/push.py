@@ -29,6 +29,7 @@ import httpx
 from pydantic import ValidationError
 
 from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
@@ -69,6 +70,7 @@ class Pusher:
         self.max_backoff = max_backoff
         self._transport = transport
         self.pushed: list[tuple[int, bool, Outcome]] = []  # (version, initial, outcome), for status and tests
+        self.tells_watch = True  # heartbeats carry the discovered watch's state (an older control plane: not)
         self.stopped_reason: str | None = None
 
     async def run(self, agent: ContextAgent) -> None:
@@ -79,7 +81,7 @@ class Pusher:
         async with httpx.AsyncClient(timeout=30, transport=self._transport, limits=limits) as client:
             try:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(self._beat, client)
+                    group.start_soon(self._beat, client, agent.discovered)
                     await self._push_all(client, agent)
                     group.cancel_scope.cancel()
             finally:
@@ -87,22 +89,40 @@ class Pusher:
                     with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                         await self._send_heartbeat(client, online=False)
 
-    async def _beat(self, client: httpx.AsyncClient) -> None:
-        """Tell the control plane every ``heartbeat`` seconds that this agent is alive."""
+    async def _beat(self, client: httpx.AsyncClient, watch: DiscoveredWatch) -> None:
+        """Tell the control plane every ``heartbeat`` seconds that this agent is alive, and at once when a
+        watched discovered file changed (after a heartbeat that was not answered: at the next beat)."""
+        answered = True
         while True:
-            await anyio.sleep(self.heartbeat)
-            await self._send_heartbeat(client, online=True)
+            with anyio.move_on_after(self.heartbeat):
+                await (watch.noticed() if answered and self.tells_watch else anyio.sleep_forever())
+            answered = await self._send_heartbeat(client, online=True, watch=watch)
 
-    async def _send_heartbeat(self, client: httpx.AsyncClient, *, online: bool) -> None:
+    async def _send_heartbeat(
+        self, client: httpx.AsyncClient, *, online: bool, watch: DiscoveredWatch | None = None
+    ) -> bool:
+        """Whether the control plane answered it (2xx)."""
         headers = {"Authorization": f"Bearer {self.token}", **JSON}
-        body = HeartbeatRequest(agent=self.info, online=online).model_dump_json(exclude_none=True)
+        state, changes = watch.report() if watch is not None and self.tells_watch else (None, 0)
+        beat = HeartbeatRequest(agent=self.info, online=online, discovered=state)
         try:
-            response = await client.post(self.heartbeat_url, content=body, headers=headers)
+            response = await client.post(
+                self.heartbeat_url, content=beat.model_dump_json(exclude_none=True), headers=headers
+            )
         except httpx.HTTPError as exc:
             log.debug("heartbeat failed: %s", exc)
-            return
+            return False
+        if response.status_code == 422 and state is not None:
+            # a control plane from before ``discovered`` refuses the field: beat without it (it rechecks on beats)
+            log.info("the control plane does not take the discovered watch's state: heartbeats go without it")
+            self.tells_watch = False
+            return await self._send_heartbeat(client, online=online)
         if response.status_code >= 400:
             log.debug("heartbeat answered %s", response.status_code)
+            return False
+        if state is not None and watch is not None:
+            watch.told(changes)
+        return True
 
     async def _push_all(self, client: httpx.AsyncClient, agent: ContextAgent) -> None:
         initial = True

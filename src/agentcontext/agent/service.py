@@ -28,6 +28,7 @@ import uvicorn
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
+from agentcontext.agent.discovered import contained
 from agentcontext.agent.push import Pusher
 from agentcontext.agent.watcher import Watcher
 from agentcontext.errors import ConfigError
@@ -115,8 +116,9 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         elif not options.wait_ready:
             agent.set_ready()
         pusher = _pusher(options, config, peer_token)
-        if pusher is not None:
+        if pusher is not None:  # with no control plane, nobody is told of a discovered file's change
             group.start_soon(pusher.run, agent)
+            group.start_soon(_watch_discovered, agent)
         await server.serve(sockets=[listening])
         group.cancel_scope.cancel()
     return agent
@@ -155,6 +157,21 @@ async def _follow_watch_dirs(agent: ContextAgent, watcher: Watcher) -> None:
         while True:
             watcher.update(agent.watch_dirs())
             await events.receive()
+
+
+async def _watch_discovered(agent: ContextAgent) -> None:
+    """Watch the folders the on-demand answers depended on, those inside the work dir or a source only."""
+    watch = agent.discovered
+    debounce_ms = agent.config.agent.debounce_ms
+    watcher = Watcher(
+        watch.changed, debounce_ms=debounce_ms, relevant=watch.relevant, on_error=watch.broken, on_paths=agent.forget
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        while True:
+            folders, bases = watch.folders(), agent.discovered_bases()
+            watcher.update(await anyio.to_thread.run_sync(contained, folders, bases))
+            await watch.learned()
 
 
 async def _stop_on_signal(server: uvicorn.Server) -> None:

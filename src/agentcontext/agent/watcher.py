@@ -41,8 +41,11 @@ class Watcher:
         names: Sequence[str] = (),
         on_error: Callable[[str | None], None] = lambda error: None,
         on_paths: Callable[[set[str]], None] = lambda folders: None,
+        relevant: Callable[[Change, str], bool] | None = None,
     ) -> None:
+        """``relevant``: which changes count, instead of :meth:`relevant` (the discovered files' own rule)."""
         self._on_change = on_change
+        self._relevant = relevant or self.relevant
         self._on_paths = on_paths
         self._on_error = on_error
         self._settle = Debouncer(debounce_ms / 1000)
@@ -81,7 +84,7 @@ class Watcher:
                 group.start_soon(self._stop_on_restart, stop)
                 async for changes in awatch(
                     *paths,
-                    watch_filter=self.relevant,
+                    watch_filter=self._relevant,
                     recursive=False,
                     debounce=max(50, int(self._settle.quiet * 1000)),
                     step=5,

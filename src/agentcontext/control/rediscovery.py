@@ -3,9 +3,10 @@
 A refresh asks the agent again for the paths that caused the chat's discovered rows and
 makes the rows what it answers now (files the snapshot holds now left out); when the agent
 cannot be asked, the rows stay as they are and the refresh says why. No push shows an edit
-of a discovered file (it is not in the snapshot), so the agent's heartbeats lead the control
-plane to ask again for the discovered files of its active chats not marked yet, and to mark
-out of date those whose files changed or no longer apply.
+of a discovered file (it is not in the snapshot), so the agent's heartbeats (one at once when
+its watch of them saw a change: ``agent/discovered.py``) lead the control plane to ask again
+for the discovered files of its active chats not marked yet, and to mark out of date those
+whose files changed or no longer apply, and those where a new file applies.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agentcontext.control.discovered import INSERT, MOVED, Target, new_row
 from agentcontext.control.discovered_answer import MAX_DISCOVERED, MAX_PATHS, Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.ingest import ACTIVE_STATUSES
+from agentcontext.resource import Resource
 
 # --- refresh: the discovered rows re-resolved --------------------------------------------------------
 
@@ -156,6 +158,11 @@ class Watched:
     def causes(self) -> list[str]:
         return causes(self.rows)[:MAX_WATCHED]
 
+    @property
+    def complete(self) -> bool:
+        """Whether :attr:`causes` holds every cause of the agent's chats not marked yet."""
+        return len(self.rows) < MAX_WATCHED_ROWS and len(causes(self.rows)) <= MAX_WATCHED
+
 
 def watched(executor: Executor, agent_id: str) -> Watched | None:
     found = executor.execute(_WATCHED, {"agent_id": agent_id}).all()
@@ -165,19 +172,53 @@ def watched(executor: Executor, agent_id: str) -> Watched | None:
     return Watched(list(found), address.url if address else None, address.sealed_secret if address else None)
 
 
-def stale(found: Watched, answer: Answer) -> dict[str, list[str]]:
-    """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked)."""
+def stale(found: Watched, answer: Answer) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Chat id -> its discovered files the answer shows changed or gone (rows whose causes were all asked); and
+    chat id -> the files the answer shows applying to its causes that it holds no discovered row of (sources):
+    new, unless its snapshot holds them (:func:`appeared`)."""
     now = {f.resource.path: f.resource for f in answer.files}
     asked = set(answer.asked)
     unknown = {path for path, _ in answer.excluded}  # past the answer's cap: there, but not shown
     out: dict[str, list[str]] = {}
+    chats: dict[str, list[Any]] = {}
     for row in found.rows:
+        chats.setdefault(row.chat_id, []).append(row)
         if not set(row.caused_by or ()) <= asked or row.path in unknown:
             continue
         current = now.get(row.path)
         if current is None or (current.content_hash, str(current.status)) != (row.content_hash, row.status):
             out.setdefault(row.chat_id, []).append(row.path)
-    return out
+    new: dict[str, list[str]] = {}
+    if not found.complete:  # a chat's rows may be cut short: a file it holds could look new
+        return out, new
+    applying: dict[str, list[Resource]] = {}  # asked path -> the files that apply to it
+    for f in answer.files:
+        for path in f.paths:
+            applying.setdefault(path, []).append(f.resource)
+    for chat_id, held in chats.items():
+        causes = {path for row in held for path in row.caused_by or ()}
+        if len(held) >= MAX_DISCOVERED or not causes <= asked:  # a full chat takes no new file; unasked: unknown
+            continue
+        paths = {row.path for row in held}
+        unheld = {r.id: None for cause in causes for r in applying.get(cause, ()) if r.path not in paths}
+        if unheld:
+            new[chat_id] = list(unheld)
+    return out, new
+
+
+_HELD_BY_SNAPSHOT = sa.select(t.snapshot_resources.c.source).where(
+    t.snapshot_resources.c.agent_id == sa.bindparam("agent_id"),
+    t.snapshot_resources.c.source.in_(sa.bindparam("sources", expanding=True)),
+)
+
+
+def appeared(executor: Executor, agent_id: str, new: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Chat id -> the paths of its ``new`` files (sources) that the agent's snapshot does not hold: files that
+    appeared where it works (a snapshot file the answer names is the snapshot's, and a push marks for it)."""
+    sources = sorted({source for found in new.values() for source in found})
+    held = set(executor.execute(_HELD_BY_SNAPSHOT, {"agent_id": agent_id, "sources": sources}).scalars())
+    out = {chat: [s.split(":", 1)[1] for s in found if s not in held] for chat, found in new.items()}
+    return {chat: paths for chat, paths in out.items() if paths}
 
 
 _MARK = (

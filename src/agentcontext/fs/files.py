@@ -397,9 +397,12 @@ class Reader:
             try:
                 try:
                     st = stat_at(name, dir_fd=dfd, follow_symlinks=False)
+                except FileNotFoundError:  # a folder holding none (Codex looks inside skills): as probe_in answers
+                    append(self._missing(f"{parent}/{leaf}", name))
+                    continue
                 except OSError:
                     st = None
-                if st is None or not S_ISREG(st.st_mode):  # missing, a link, a folder, a FIFO: classified as usual
+                if st is None or not S_ISREG(st.st_mode):  # a link, a folder, a FIFO: classified as usual
                     append(self._load_walked(parent, leaf, name, boundary, tag, limit, build))
                     pfd = fds.get(parent)
                     continue
@@ -476,6 +479,14 @@ class Reader:
         if self._fresh(key):
             values[slot] = (key, value)
         return entry, value
+
+    def _missing(self, folder: str, name: str) -> tuple[Entry, None]:
+        """:meth:`probe_in`'s answer for ``name`` missing from ``folder`` (opened without following a link):
+        recorded, unless a quiet folder listed this pass answers for it."""
+        path = f"{folder}/{name}"
+        if not (self._names and self._lacks(folder, name)):
+            self.observed.append((path, None, False))
+        return _new_entry(Entry, (path, _MISSING, "", 0, None, False, None, "")), None
 
     def _load_walked(
         self,

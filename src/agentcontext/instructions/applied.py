@@ -9,8 +9,8 @@ are the files the agent already has from its start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from agentcontext.resource import Resource
 from agentcontext.sanitize import sanitize
@@ -62,6 +62,13 @@ class Refused:
         return {"path": self.path, "reason": self.reason}
 
 
+class Interest(NamedTuple):
+    """A folder an answer depends on: a change of one of ``names`` in it (of any name: None) may change it."""
+
+    folder: str
+    names: frozenset[str] | None
+
+
 @dataclass(frozen=True, slots=True)
 class Applicable:
     """The answer: what loads (in the profile's order), what is over the cap, what is not used, what was refused."""
@@ -74,6 +81,7 @@ class Applicable:
     not_loaded: tuple[Applied, ...] = ()
     refused: tuple[Refused, ...] = ()
     startup: tuple[Resource, ...] = ()
+    watch: tuple[Interest, ...] = field(default=(), compare=False)  # not part of the answer: what it depends on
 
     @property
     def bytes(self) -> int:

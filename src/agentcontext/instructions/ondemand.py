@@ -37,13 +37,14 @@ import os
 import stat
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.fs.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
-from agentcontext.instructions.applied import Applicable, Applied, Refused
+from agentcontext.instructions.applied import Applicable, Applied, Interest, Refused
 from agentcontext.instructions.chain import Found, InstructionFiles
 from agentcontext.instructions.ondemand_paths import Place, Target, locate
 from agentcontext.instructions.ondemand_paths import place as lookup_place
@@ -60,10 +61,12 @@ MAX_REMEMBERED = 100_000  # folders remembered (misses, and folders with files),
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What one folder holds: the names at its top, and its files as the agent reads them (its :class:`Later`'s)."""
+    """What one folder holds: the names at its top, its files as the agent reads them (its :class:`Later`'s),
+    and what reading them looked at (:func:`watched`)."""
 
     present: frozenset[str]
     value: Any = None
+    watch: tuple[tuple[str, str | None], ...] = ()  # (folder, name; None: any name) the read looked at
 
 
 _EMPTY = Held(frozenset())
@@ -142,8 +145,11 @@ class Resolver:
             self._misses.pop(directory, None)
             self._folders.pop(directory, None)
 
-    def resolve(self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None) -> Applicable:
-        """What applies to ``paths`` after the startup of ``result`` (see the module docstring).
+    def resolve(
+        self, result: ScanResult, paths: Sequence[str], *, deadline: float | None = None, watch: bool = False
+    ) -> Applicable:
+        """What applies to ``paths`` after the startup of ``result`` (see the module docstring); ``watch``: with
+        where a change would change the answer (:attr:`Applicable.watch`, for a watcher).
 
         Raises:
             InvalidRequestError: more paths than ``ondemand.max_paths``.
@@ -155,16 +161,17 @@ class Resolver:
         with self._lock:
             self.reader.begin()
             try:
-                return self._resolve(result, paths, deadline)
+                return self._resolve(result, paths, deadline, watch)
             finally:
                 self.reader.release()  # no directory stays open between lookups
 
-    def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None) -> Applicable:
+    def _resolve(self, result: ScanResult, paths: Sequence[str], deadline: float | None, watch: bool) -> Applicable:
         config = result.config
         lookup = Lookup(deadline, config.ondemand.timeout)
         startup = self._for(result)
         held: dict[str, Held] = {}
         targets: list[Target] = []
+        asked: list[tuple[str, ...]] = []  # each target's folders before the walk (it stops at a missing one)
         refused: list[Refused] = []
         places = self._places
         for raw in paths:
@@ -178,15 +185,17 @@ class Resolver:
             if isinstance(place, Refused):
                 refused.append(place)
                 continue
-            target = locate(place)
+            target = located = locate(place)
             if not isinstance(target, Refused):
                 target = self._walkable(target, startup, held, lookup)
             if isinstance(target, Refused):  # named as asked (a valid name, or _place had refused it)
                 refused.append(Refused(str(raw), target.reason))
             else:
                 targets.append(target)
+                asked.append(located.dirs if isinstance(located, Target) else ())
         result.peer.later().collect(targets, held, startup, lookup)
-        return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused))
+        interests = watched(asked, targets, held, startup.tops) if watch else ()
+        return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused), interests)
 
     def _for(self, result: ScanResult) -> Startup:
         cached = self._startup
@@ -264,7 +273,8 @@ class Resolver:
             return _EMPTY
         self._misses.pop(directory, None)
         lookup.check_time()
-        found = Held(present, startup.result.peer.later().folder(reader, directory, present, startup))
+        value = startup.result.peer.later().folder(reader, directory, present, startup)
+        found = Held(present, value, _watch_of(directory, reader.observed[mark:]))
         checks = _checks(directory, reader.observed[mark:])
         if old and self.reader.unchanged(checks):  # every key old enough to trust (git's racy clean)
             _bounded(self._folders)
@@ -358,7 +368,58 @@ def folder_boundary(directory: str, result: ScanResult) -> str:
     return directory
 
 
-def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: tuple[Refused, ...]) -> Applicable:
+def watched(
+    asked: list[tuple[str, ...]], targets: list[Target], held: dict[str, Held], tops: tuple[str, ...]
+) -> tuple[Interest, ...]:
+    """Where a change would change this answer: each folder of a chain watched for its names (the chain's next
+    folder, the names looked for, what reading them looked at: :attr:`Held.watch`), a folder read whole for
+    every name. A chain folder appearing or going is a name in its parent; where a chain stops at a missing
+    folder, that folder's name in the last one there."""
+    folders: defaultdict[str, set[str]] = defaultdict(set)
+    whole: set[str] = set()
+    done: set[str] = set()
+    for before, target in zip(asked, targets, strict=True):
+        dirs = target.dirs
+        for directory in dirs:
+            if directory in done:
+                continue
+            done.add(directory)
+            parent, _, name = directory.rpartition(os.sep)
+            folders[parent].add(name)
+            folders[directory].update(tops)
+            for folder, named in held[directory].watch:
+                if named is None:
+                    whole.add(folder)
+                else:
+                    folders[folder].add(named)
+        if len(dirs) < len(before):
+            parent, _, name = before[len(dirs)].rpartition(os.sep)
+            folders[parent].add(name)
+    some = [Interest(folder, frozenset(names)) for folder, names in folders.items() if folder not in whole]
+    return (*some, *(Interest(folder, None) for folder in whole))
+
+
+def _watch_of(directory: str, observed: list[Observed]) -> tuple[tuple[str, str | None], ...]:
+    """What reading a chain folder looked at, as (folder, name) pairs: a folder it listed counts for every name
+    (None), but the chain folder itself, whose names are the ones looked for."""
+    pairs: dict[tuple[str, str | None], None] = {}
+    for path, key, listed in observed:
+        if key is not None and listed and stat.S_ISDIR(key[4]):
+            if path != directory:
+                pairs[path, None] = None
+        else:
+            parent, _, name = path.rpartition(os.sep)
+            pairs[parent, name] = None
+    return tuple(pairs)
+
+
+def _answer(
+    lookup: Lookup,
+    startup: Startup,
+    paths: tuple[str, ...],
+    refused: tuple[Refused, ...],
+    watch: tuple[Interest, ...],
+) -> Applicable:
     """Apply the answer's caps in order: bytes of content, then the number of files."""
     config = startup.result.config
     max_bytes, max_files = config.ondemand.max_bytes, config.snapshot.max_resources
@@ -391,4 +452,5 @@ def _answer(lookup: Lookup, startup: Startup, paths: tuple[str, ...], refused: t
         tuple(skipped),
         refused,
         startup.startup,
+        watch,
     )

@@ -122,6 +122,7 @@ class McpSettings:
 class AgentSettings:
     debounce_ms: int
     push_home_files: bool = True  # False: what was read from the user's home stays out of pushes
+    discovered_watch_cap: int = 512  # folders watched for discovered files (0: none, heartbeats only)
 
 
 @dataclass(frozen=True, slots=True)

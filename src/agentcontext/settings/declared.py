@@ -408,6 +408,16 @@ SETTINGS: tuple[Setting, ...] = (
         range=(0, 60_000),
     ),
     _s(
+        "agent.discovered_watch_cap",
+        "int",
+        512,
+        NEVER,  # each folder is an inotify watch of the user's: a repository must not raise it
+        "Folders the agent watches for the instruction files its chats discovered on demand (nested AGENTS.md,"
+        " CLAUDE.md, rules), so an edit reaches them within the debounce; past it the control plane rechecks"
+        " them on the agent's heartbeats instead.",
+        range=(0, 100_000),
+    ),
+    _s(
         "agent.push_home_files",
         "bool",
         True,
@@ -479,8 +489,9 @@ SETTINGS: tuple[Setting, ...] = (
         "float",
         30.0,
         NEVER,
-        "Seconds between rechecks of an agent's discovered instruction files (on its heartbeats): an edited one"
-        " marks its chats out of date.",
+        "Seconds between rechecks of an agent's discovered instruction files on its heartbeats, while its own watch"
+        " of them is not whole (past its cap, a new run, an older agent; else every 300 s, and at once when it"
+        " says one changed): an edited one marks its chats out of date.",
         range=(0.0, 86_400.0),
     ),
     _s(

@@ -38,6 +38,7 @@ from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
+from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
@@ -306,7 +307,7 @@ def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> boo
         return False
     try:
         data = yaml.safe_load(reader.read(entry, 64 * 1024))
-    except (OSError, yaml.YAMLError):
+    except (OSError, *YAML_ERRORS):
         return False
     policy = data.get("policy") if isinstance(data, dict) else None
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
@@ -337,16 +338,19 @@ def _builder(container: Container, config: Config) -> _Build:
         except UnicodeDecodeError:
             text = "\x00"  # not the common case: decode_file says what it is
         decode_warnings: tuple[str, ...] = ()
-        if "\x00" in text or "\r" in text or text[:1] == "\ufeff":
+        utf8: bytes | None = raw  # the text's UTF-8 bytes
+        # (looked for in the bytes: memchr, where a wide str is searched a character at a time)
+        if text == "\x00" or b"\x00" in raw or b"\r" in raw or raw[:3] == b"\xef\xbb\xbf":
             decoded, decode_warnings = decode_file(raw)
             if decoded is None:
                 error = "binary file (contains NUL bytes)"
                 return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
-            text = decoded
-        checked = raw.decode("utf-8", errors="replace") if as_written else text
+            text, utf8 = decoded, None
+        checked = raw.decode("utf-8", errors="replace") if as_written and utf8 is None else text
         name, description, errors, warnings, _ = check(checked, folder, mode, namespace=namespace)
         # hidden_text_warnings' fast test first: ordinary text needs no call
-        hidden = () if text.isascii() and ("<" not in text or "<!--" not in text) else hidden_text_warnings(text)
+        ordinary = text.isascii() and ("<" not in text or "<!--" not in text)  # one character is found 20x faster
+        hidden = () if ordinary else hidden_text_warnings(text, utf8)
         if decode_warnings or hidden:
             warnings = (*decode_warnings, *warnings, *hidden)
         if errors:

@@ -27,8 +27,11 @@ import strictyaml
 import yaml
 
 from agentcontext.errors import FrontmatterError
+from agentcontext.skills import yaml_subset
+from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 MAX_VALUES = 10_000
+_TOO_MANY = f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values"
 MISSING = "missing YAML frontmatter delimited by ---"
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -94,17 +97,17 @@ def parse(text: str, *, repair: bool = True) -> Frontmatter:
         FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
     """
     block, body = split(text)
-    simple = simple_mapping(block)
-    if simple is not None:
-        return Frontmatter(simple, block, body)
+    fields = _fast_fields(block)
+    if fields is not None:
+        return Frontmatter(fields, block, body)
     try:
         return Frontmatter(_load_mapping(block), block, body)
-    except yaml.YAMLError as first:
+    except YAML_ERRORS as first:
         repaired = repair_block(block) if repair else block
         if repaired != block:
             try:
                 return Frontmatter(_load_mapping(repaired), block, body, repaired=True)
-            except yaml.YAMLError:
+            except YAML_ERRORS:
                 pass
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
 
@@ -123,15 +126,14 @@ def parse_coder(text: str) -> Frontmatter:
     if not block.strip():
         return Frontmatter({}, block, body)
     try:
-        fields = simple_mapping(block)
+        fields = _fast_fields(block)
         return Frontmatter(fields if fields is not None else _load_mapping(block), block, body)
-    except yaml.YAMLError as exc:
+    except YAML_ERRORS as exc:
         raise FrontmatterError(f"parse frontmatter YAML: {_yaml_message(exc)}") from None
 
 
-# The fast path: a block of ``key: value`` lines whose values YAML would read as plain
-# strings. Most SKILL.md files look like this, and skipping the YAML machinery for them
-# makes a scan several times faster. Anything else goes to the YAML parser.
+# The fastest path, before the YAML subset reader: a block of ``key: value`` lines whose values
+# YAML would read as plain strings, found by one regex.
 _YAML_WORDS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null"])  # YAML 1.1: not plain strings
 # The fastest path, for what nearly every SKILL.md starts with: "---", lines of an ASCII key,
 # ": " and printable ASCII starting with a letter, without ":" or "#", then "---". Possessive
@@ -187,32 +189,22 @@ def plain_skill(text: str) -> tuple[str | None, str | None, str] | None:
     return name, description, text[4 : end - 5]
 
 
-def simple_mapping(block: str) -> dict[str, Any] | None:
-    """The block as a dict when every line is ``key: plain text``, else None."""
-    fields: dict[str, Any] = {}
-    for line in block.split("\n"):
-        key, sep, value = line.partition(": ")
-        if not sep:
-            if not line or line.isspace():
-                continue
-            return None
-        value = value.strip(" ")
-        if (
-            not key.isascii()  # the key: [A-Za-z_][A-Za-z0-9_-]*, without a regex
-            or not key.replace("-", "_").isidentifier()
-            or key[0] == "-"
-            or not value
-            or not value[0].isalpha()
-            or ":" in value
-            or "#" in value
-            or not value.isprintable()
-            or (len(value) <= 5 and value.lower() in _YAML_WORDS)  # no lowercasing shortens a text
-        ):
-            return None
-        fields[key] = value
-    if 2 * len(fields) + 1 > MAX_VALUES:
-        raise FrontmatterError(f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values")
-    return fields
+def fast_load(block: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> dict[str, Any] | None:
+    """``yaml.load(block, loader)`` (by default ``yaml.safe_load``) for a mapping in the subset
+    :mod:`~agentcontext.skills.yaml_subset` reads (all but unusual frontmatter) of at most :data:`MAX_VALUES`
+    values; None where PyYAML must decide."""
+    loaded = yaml_subset.load(block, loader)
+    return loaded[0] if loaded is not None and loaded[1] <= MAX_VALUES else None
+
+
+def _fast_fields(block: str) -> dict[str, Any] | None:
+    """What :func:`_load_mapping` returns or raises for a block :mod:`yaml_subset` reads; None for the others."""
+    loaded = yaml_subset.load(block)
+    if loaded is None:
+        return None
+    if loaded[1] > MAX_VALUES:
+        raise FrontmatterError(_TOO_MANY)
+    return loaded[0]
 
 
 def _load_mapping(block: str) -> dict[str, Any]:
@@ -231,7 +223,7 @@ def _check_size(data: Any) -> None:
         item = stack.pop()
         budget -= 1
         if budget < 0:
-            raise FrontmatterError(f"invalid YAML: frontmatter expands to more than {MAX_VALUES} values")
+            raise FrontmatterError(_TOO_MANY)
         if isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
@@ -239,7 +231,7 @@ def _check_size(data: Any) -> None:
             stack.extend(item)
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _yaml_message(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
     if mark is not None:
@@ -288,7 +280,7 @@ def _needs_quotes(scalar: str) -> bool:
     if scalar.startswith(_FLOW_LIKE):  # ``tags: [next,@supabase/ssr]``, ``hint: @file``
         try:
             yaml.load(scalar, Loader=_Loader)
-        except yaml.YAMLError:
+        except YAML_ERRORS:
             return True
         return False
     if scalar.startswith(_NEEDS_NO_REPAIR):

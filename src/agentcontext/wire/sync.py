@@ -377,11 +377,28 @@ class PushResponse(BaseModel):
     stored_version: int | None = Field(description="The version the control plane now holds for the agent.")
 
 
+class DiscoveredWatchInfo(BaseModel):
+    """What the agent's watch of its chats' discovered files says (``agent/discovered.py``)."""
+
+    model_config = _STRICT
+
+    watching: bool = Field(
+        description="Every folder an on-demand answer of this run depended on is watched (none dropped past"
+        " agent.discovered_watch_cap, the watch up): the control plane need not recheck on each heartbeat."
+    )
+    changed: bool = Field(
+        default=False, description="A watched discovered file changed since the last heartbeat answered."
+    )
+
+
 class HeartbeatRequest(BaseModel):
     model_config = _STRICT
 
     agent: AgentInfo | None = None
     online: bool = Field(default=True, description="False: the agent is stopping (it goes offline now).")
+    discovered: DiscoveredWatchInfo | None = Field(
+        default=None, description="The agent's watch of its chats' discovered files; absent: not watched."
+    )
 
 
 class ContractError(InvalidRequestError):

@@ -27,11 +27,21 @@ from agentcontext.control.settings import ControlSettings
 from agentcontext.control.store import Store
 from agentcontext.control.turn_cache import Recent
 from agentcontext.errors import InvalidRequestError, UnavailableError
-from agentcontext.wire.sync import AgentInfo, HeartbeatRequest, PushRequest, PushResponse, validated
+from agentcontext.wire.sync import (
+    AgentInfo,
+    DiscoveredWatchInfo,
+    HeartbeatRequest,
+    PushRequest,
+    PushResponse,
+    validated,
+)
 
 log = logging.getLogger("agentcontext.control")
 SYNC_DISABLED = "workspace agent context sync is disabled on this deployment"
 LOOP_PUSH_RESOURCES = 200  # SQLite: a push of at most so many resources is written on the event loop
+# seconds between rechecks of an agent that watches its chats' discovered files (it says when one changes): a
+# backstop for a change its watch could not see (while it restarted to take in a new folder)
+WATCHED_RECHECK_EVERY = 300.0
 
 
 class SyncDisabled(UnavailableError):
@@ -47,6 +57,7 @@ class SyncService:
         self._settings = settings
         self._written = written  # by agent: the snapshot rows this replica wrote last (a refresh reads them too)
         self._rechecked: dict[str, float] = {}  # agent id -> when its discovered files were last rechecked
+        self._taught: dict[str, str | None] = {}  # agent id -> its run asked about every discovered file here
 
     def check_enabled(self) -> None:
         """Raises: SyncDisabled (context sync is switched off on this deployment)."""
@@ -89,20 +100,36 @@ class SyncService:
             await self._store.write_events(
                 lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box, last=True))
             )
-            await self.recheck_discovered(agent.agent_id)
+            await self._recheck_on_beat(agent.agent_id, info.run_id, beat.discovered)
         else:
             await self._store.write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
 
-    async def recheck_discovered(self, agent_id: str, *, force: bool = False) -> list[str]:
+    async def _recheck_on_beat(self, agent_id: str, run_id: str | None, watch: DiscoveredWatchInfo | None) -> None:
+        """A heartbeat's recheck: at once when the agent saw a discovered file change; rarely while it watches
+        every one this replica asked it about in this run (``WATCHED_RECHECK_EVERY``, a backstop); else at most
+        every ``recheck_every`` seconds (an older agent, one past its watch cap, a new run not asked yet)."""
+        if watch is not None and watch.changed:
+            await self.recheck_discovered(agent_id, force=True, run_id=run_id)
+            return
+        watching = watch is not None and watch.watching and run_id is not None and self._taught.get(agent_id) == run_id
+        every = max(WATCHED_RECHECK_EVERY, self._settings.recheck_every) if watching else None
+        await self.recheck_discovered(agent_id, every=every, run_id=run_id)
+
+    async def recheck_discovered(
+        self, agent_id: str, *, force: bool = False, every: float | None = None, run_id: str | None = None
+    ) -> list[str]:
         """Ask the agent again about the discovered files of its chats; mark those whose files changed out of
-        date (no push shows such a change). At most once every ``recheck_every`` seconds an agent, unless
-        ``force``; an agent that cannot answer is skipped (its chats keep their pins). Returns the chats marked."""
+        date (no push shows such a change). At most once every ``every`` (``recheck_every``) seconds an agent,
+        unless ``force``; an agent that cannot answer is skipped (its chats keep their pins). Returns the chats
+        marked. ``run_id``: the agent's run, which now watches every file asked about (when all were)."""
         clock = anyio.current_time()
-        if not force and clock - self._rechecked.get(agent_id, -1e18) < self._settings.recheck_every:
+        interval = self._settings.recheck_every if every is None else every
+        if not force and clock - self._rechecked.get(agent_id, -1e18) < interval:
             return []
         self._rechecked[agent_id] = clock
         found = await self._store.read(lambda c: rediscovery.watched(c, agent_id))
         if found is None:
+            self._taught[agent_id] = run_id
             return []
         address = self._reach.address(agent_id, found.url, found.sealed_secret)
         try:
@@ -110,7 +137,12 @@ class SyncService:
         except (UnavailableError, InvalidRequestError) as exc:
             log.info("agent %s: discovered files not rechecked: %s", agent_id, exc)
             return []
-        changed = rediscovery.stale(found, answer)
+        if found.complete:  # every cause asked: that run watches them all from now on
+            self._taught[agent_id] = run_id
+        changed, new = rediscovery.stale(found, answer)
+        if new:  # files that apply and are not pinned: new, unless the snapshot holds them
+            appeared = await self._store.read(lambda c: rediscovery.appeared(c, agent_id, new))
+            changed = {chat: changed.get(chat, []) + appeared.get(chat, []) for chat in {*changed, *appeared}}
         if not changed:
             return []
 
