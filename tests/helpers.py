@@ -21,6 +21,10 @@ from agentcontext.testing import backdate as backdate  # re-exported: the tests 
 
 T = TypeVar("T")
 
+# What `agents`, the agent's views route and the dashboard's tabs show, in this order: written out, not read from
+# VIEW_PROFILES, so a profile dropped or moved there fails the tests
+AGENT_VIEWS = ("codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder", "default")
+
 _SCAN_SCRIPT = """
 import json, sys
 from pathlib import Path

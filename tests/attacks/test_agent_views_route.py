@@ -20,6 +20,7 @@ from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import make_agent, ready, running
 from tests.attacks import http_surfaces as web
 from tests.containment import outside_the_roots
+from tests.helpers import AGENT_VIEWS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -58,16 +59,7 @@ async def test_no_profile_reads_answers_or_offers_anything_outside_the_work_dir(
     assert answer.status == 200, answer.body
     assert SECRET.encode() not in answer.body and b"hunter2" not in answer.body
     views = answer.json()["agents"]
-    assert [v["profile"] for v in views] == [
-        "codex",
-        "claude",
-        "gemini",
-        "opencode",
-        "copilot",
-        "cursor",
-        "coder",
-        "default",
-    ]
+    assert [v["profile"] for v in views] == list(AGENT_VIEWS)
     for view in views:
         assert all("outside-the-roots" not in r["path"] for r in view["loads"]), view["profile"]
         assert all(s["name"] != "leak" for s in view["skills"]), view["profile"]

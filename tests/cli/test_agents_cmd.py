@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentcontext.testing import make_workspace, skill_md
 from tests.cli.test_commands import run
+from tests.helpers import AGENT_VIEWS
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -127,16 +128,7 @@ def test_agents_show_the_views_old_spelling_still_shows_the_views(tmp_path: Path
     work = workspace(tmp_path)
     shown = run("agents", "show", str(work), "--json", home=home)
     assert shown.returncode == 0, shown.stderr
-    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == [
-        "codex",
-        "claude",
-        "gemini",
-        "opencode",
-        "copilot",
-        "cursor",
-        "coder",
-        "default",
-    ]
+    assert [v["profile"] for v in json.loads(shown.stdout)["agents"]] == list(AGENT_VIEWS)
 
 
 def test_doc_wrap_and_skills_prompt_render_claude_codes_text(tmp_path: Path, home: Path) -> None:

@@ -17,7 +17,7 @@ from agentcontext.dashboard.agent_tabs import NEEDS_AGENT
 from agentcontext.local import state
 from tests.dashboard.browser import Camera, Stack, chromium
 from tests.dashboard.test_browser import settled
-from tests.helpers import poll
+from tests.helpers import AGENT_VIEWS, poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -57,14 +57,8 @@ def test_each_agents_tab_lists_its_own_files_without_script_and_says_when_the_ag
         page.goto(f"{stack.url}/ui/agents/{agent['id']}")
         tabs = page.locator("nav.tabs a[role=tab]")
         assert [tabs.nth(i).get_attribute("data-profile") for i in range(tabs.count())] == [
-            "default",
-            "codex",
-            "claude",
-            "gemini",
-            "opencode",
-            "copilot",
-            "cursor",
-            "coder",
+            "default",  # this snapshot's tab first, then every agent's
+            *(profile for profile in AGENT_VIEWS if profile != "default"),
         ]
         expect(tabs.first).to_contain_text("this snapshot")
         expect(page.locator("#agent-view")).to_have_attribute("data-source", "agent")
