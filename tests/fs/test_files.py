@@ -492,6 +492,18 @@ def test_unchanged_detects_a_file_appearing_at_a_probed_missing_path(tmp_path: P
     assert not reader.unchanged(observed)
 
 
+def test_unchanged_detects_a_dangling_link_appearing_at_a_probed_missing_path(tmp_path: Path) -> None:
+    reader = Reader()
+    aged_tree(tmp_path)
+    reader.begin()
+    reader.probe(str(tmp_path / "AGENTS.override.md"), str(tmp_path))
+    observed = list(reader.observed)
+    folder = os.stat(tmp_path)
+    (tmp_path / "AGENTS.override.md").symlink_to(tmp_path / "nowhere")  # exists as a link, leads nowhere
+    set_mtime_ns(tmp_path, folder.st_mtime_ns)
+    assert not reader.unchanged(observed)
+
+
 def test_a_name_missing_from_a_quiet_listed_folder_is_answered_by_the_listing_and_its_stat(tmp_path: Path) -> None:
     reader = Reader()
     observed = observe_tree(reader, aged_tree(tmp_path))  # lists the root, then probes a name it lacks

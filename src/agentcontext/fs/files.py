@@ -523,15 +523,17 @@ class Reader:
         same timestamp tick could have left that key behind, however old it looks now.
         """
         racy_after = int((self._now - RACY_SECONDS) * 1e9)
-        lstat, follow_stat = os.lstat, os.stat
+        lstat, follow_stat, exists, found = os.lstat, os.stat, os.access, os.F_OK
         for path, key, followed in observed:
+            if key is None:  # still missing: asked with a call that returns False, not a stat that raises
+                if exists(path, found, follow_symlinks=followed):
+                    return False
+                continue
             try:
                 st = follow_stat(path) if followed else lstat(path)
             except OSError:
-                if key is not None:
-                    return False
-                continue
-            if key is None or key[0] > racy_after:
+                return False
+            if key[0] > racy_after:
                 return False
             if (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode) != key:
                 return False

@@ -91,8 +91,10 @@ class ParsedConfig:
         )
 
 
-def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = True) -> ParsedConfig:
-    """Parse one config file's bytes.
+def parse(
+    data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = True, repository: str = ""
+) -> ParsedConfig:
+    """Parse one config file's bytes (``repository``: the root of the repository declaring it, for each spec).
 
     Raises:
         McpConfigError: the file is not JSON, not an object, or a server map is not an object.
@@ -115,7 +117,7 @@ def parse(data: bytes, path: str, environ: Mapping[str, str], *, strict: bool = 
             excluded.append(name)
             continue
         try:
-            spec, entry_warnings = _entry(name, entries[name], path, environ, strict)
+            spec, entry_warnings = _entry(name, entries[name], path, environ, strict, repository)
         except McpConfigError as exc:
             errors.append((name, str(exc)))
             continue
@@ -171,9 +173,11 @@ def _shown(value: object) -> str:
     return json.dumps(value if isinstance(value, str) else str(value))
 
 
-def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool) -> tuple[ServerSpec, list[str]]:
+def _entry(
+    name: str, raw: Any, path: str, environ: Mapping[str, str], strict: bool, repository: str
+) -> tuple[ServerSpec, list[str]]:
     check_name(name)
-    plain = _plain_command(name, raw, path)
+    plain = _plain_command(name, raw, path, repository)
     if plain is not None:
         return plain, []
     if not isinstance(raw, dict):
@@ -189,7 +193,7 @@ def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: b
     headers = tuple([(k, expand("headers", v)) for k, v in _string_map(name, "headers", get("headers", _NO_MAP))])
     cwd = get("cwd")
     spec = ServerSpec(
-        name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw
+        name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw, repository
     )
     if transport == "stdio" and not spec.command:
         raise McpConfigError(f'server "{name}" has no command')
@@ -198,7 +202,7 @@ def _entry(name: str, raw: Any, path: str, environ: Mapping[str, str], strict: b
     return spec, warnings
 
 
-def _plain_command(name: str, raw: Any, path: str) -> ServerSpec | None:
+def _plain_command(name: str, raw: Any, path: str, repository: str) -> ServerSpec | None:
     """The commonest entry, ``{"command": ..., "args": [...]}`` with nothing to expand, built directly.
 
     What the general path gives for it (a stdio server, its texts as written); None for any
@@ -213,7 +217,7 @@ def _plain_command(name: str, raw: Any, path: str) -> ServerSpec | None:
     for arg in args:
         if type(arg) is not str or "${" in arg:
             return None
-    return ServerSpec(name, "stdio", command, tuple(args), (), "", (), None, path, raw)
+    return ServerSpec(name, "stdio", command, tuple(args), (), "", (), None, path, raw, repository)
 
 
 _COMMAND_KEYS = frozenset({"command", "args"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from agentcontext.errors import McpConfigError
 from agentcontext.fs.files import EntryKind, Reader
@@ -50,8 +50,8 @@ def discover(layout: Layout, config: Config, reader: Reader, environ: Mapping[st
                     continue
                 owners[spec.name] = item.path
                 names.append(spec.name)
-                if item.connect:  # a project's server binds the files of its repository it runs (mcp_launch)
-                    servers.append(replace(spec, repository=item.boundary) if item.scope is Scope.PROJECT else spec)
+                if item.connect:
+                    servers.append(spec)
             resource = resource._replace(servers=tuple(names), warnings=tuple(warnings))
         resources.append(resource)
     return McpDiscovery(tuple(resources), tuple(servers))
@@ -63,6 +63,7 @@ def _read(
     entry = reader.probe(item.path, item.boundary)
     if entry.kind is EntryKind.MISSING:
         return None
+    repository = item.boundary if item.scope is Scope.PROJECT else ""  # a project's server binds its files (mcp_launch)
     base = Resource(ResourceKind.MCP_CONFIG, item.path, item.scope, Status.OK, connect=item.connect, source=item.source)
     if entry.kind is EntryKind.DIRECTORY or entry.kind is EntryKind.SPECIAL:
         what = "a directory" if entry.kind is EntryKind.DIRECTORY else entry.special
@@ -81,7 +82,7 @@ def _read(
             error = f"file size {done.size_bytes} exceeds per-resource cap of {cap} bytes"
             return done._replace(status=Status.OVERSIZE, error=error), None
         try:
-            parsed = parse(raw, item.path, environ, strict=strict)
+            parsed = parse(raw, item.path, environ, strict=strict, repository=repository)
         except McpConfigError as exc:
             return done._replace(status=Status.INVALID, error=str(exc)), None
         excluded = parsed.excluded_warning()
@@ -95,5 +96,6 @@ def _read(
         )
         return done._replace(warnings=warnings), parsed
 
-    result: tuple[Resource, ParsedConfig | None] = reader.cached(entry, f"mcp:{cap}:{strict}:{env_tag}", compute)
+    tag = f"mcp:{cap}:{strict}:{env_tag}:{repository}"
+    result: tuple[Resource, ParsedConfig | None] = reader.cached(entry, tag, compute)
     return result
