@@ -129,6 +129,11 @@ def _apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> tuple[
         if index >= count:
             out.append(resource.with_status(excluded, over_count))
             continue
+        content = resource.content
+        # a text's UTF-8 is never shorter than its characters: one too long in characters is not encoded to tell
+        if content is not None and total + len(content) > budget:
+            out.append(resource.with_status(excluded, over_budget))
+            continue
         size = resource.payload_bytes
         if size and total + size > budget:
             out.append(resource.with_status(excluded, over_budget))
