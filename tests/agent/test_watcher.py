@@ -288,3 +288,19 @@ async def test_watcher_names_the_folders_that_changed_at_once(tmp_path: Path) ->
         (work / "pkg" / "AGENTS.md").write_text("new", encoding="utf-8")
         await calls.changed(1)
     assert any(str(work / "pkg") in changed for changed in folders)
+
+
+async def test_an_edit_made_as_the_watch_restarts_for_another_folder_still_fires(tmp_path: Path) -> None:
+    # The old watch stops only once the new one is up and has had a debounce to hand over what it held:
+    # an edit it saw last is never dropped with it.
+    first = make_workspace(tmp_path / "first", {"AGENTS.md": "one"})
+    second = tmp_path / "second"
+    second.mkdir()
+    calls = Calls()
+    watcher = new_watcher(calls)
+    async with watching(watcher, [first]):
+        watcher.update([str(first), str(second)])  # a restart asked for...
+        (first / "AGENTS.md").write_text("two", encoding="utf-8")  # ...and an edit before it happens
+        await calls.changed(1, timeout=5)
+        await until_watched([first, second])
+    assert calls.errors == []

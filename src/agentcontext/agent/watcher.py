@@ -9,6 +9,10 @@ change restarts it, up to 20 periods after the first, and when it runs out the a
 re-scans once. ``on_paths`` hears at once which folders changed (the agent forgets its
 remembered on-demand misses there).
 
+A new set of folders starts a new watch beside the old one; the old one stops only once the
+new one is up and a debounce has passed, so a change made while the watch restarts is told
+by one of them (watchfiles drops what a stopped watch still holds).
+
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
 """
@@ -25,6 +29,7 @@ from watchfiles import Change, awatch
 from agentcontext.debounce import Debouncer
 
 WATCH_ALIVE_MS = 1000  # how often a live watch says so: clears a degraded-mode error after a restart
+_STEP_MS = 5  # how often watchfiles' thread looks at what it collected and at its stop event
 WATCHED_NAMES = frozenset(
     {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".cursorrules", "SKILL.md", ".mcp.json", "agentcontext.toml"}
 )
@@ -52,6 +57,8 @@ class Watcher:
         self._names = WATCHED_NAMES | set(names)
         self._paths: tuple[str, ...] = ()
         self._restart = anyio.Event()
+        self._current = anyio.Event()  # what retires the watch of the latest paths: it alone reports health
+        self._debounce_ms = max(50, int(self._settle.quiet * 1000))
         self.error: str | None = None
 
     def relevant(self, change: Change, path: str) -> bool:
@@ -67,47 +74,59 @@ class Watcher:
     async def run(self) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(self._debouncer)
+            replaced: anyio.Event | None = None  # what retires the watch being replaced
             while True:
                 self._restart = anyio.Event()
                 paths = [p for p in self._paths if os.path.isdir(p)]
-                if not paths:
-                    await self._restart.wait()
-                    continue
-                await self._watch(paths)
+                up, retire = anyio.Event(), anyio.Event()
+                if paths:
+                    self._current = retire
+                    group.start_soon(self._watch, paths, retire, up)
+                else:
+                    up.set()  # nothing to watch: the last watch only hands over what it holds
+                if replaced is not None:
+                    group.start_soon(self._hand_over, replaced, up)
+                replaced = retire if paths else None
+                await self._restart.wait()
 
-    async def _watch(self, paths: list[str]) -> None:
+    async def _watch(self, paths: list[str], retire: anyio.Event, up: anyio.Event) -> None:
         # watchfiles waits for changes in a worker thread that only its stop event ends: set it on
-        # a restart and on cancellation, or cancelling would wait for the thread's next timeout.
+        # retirement and on cancellation, or cancelling would wait for the thread's next timeout.
         stop = anyio.Event()
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._stop_on_restart, stop)
+                group.start_soon(_set_when, retire, stop)
                 async for changes in awatch(
                     *paths,
                     watch_filter=self._relevant,
                     recursive=False,
-                    debounce=max(50, int(self._settle.quiet * 1000)),
-                    step=5,
+                    debounce=self._debounce_ms,
+                    step=_STEP_MS,
                     stop_event=stop,
                     rust_timeout=WATCH_ALIVE_MS,
                     yield_on_timeout=True,
                     ignore_permission_denied=True,
                 ):
-                    self._report(None)  # the watch is up (an empty set is its periodic sign of life)
+                    up.set()  # the kernel watches these folders (an empty set is the periodic sign of life)
+                    if retire is self._current:  # a watch being replaced says nothing of the watch's health
+                        self._report(None)
                     if changes:
                         self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
                         self._settle.poke()
                 group.cancel_scope.cancel()
-            self._report(None)
         except Exception as exc:  # degraded mode: say so, keep serving, wait for the next update
-            self._report(_describe(exc))
-            await self._restart.wait()
-
-    async def _stop_on_restart(self, stop: anyio.Event) -> None:
-        try:
-            await self._restart.wait()
+            if retire is self._current:
+                self._report(_describe(exc))
         finally:
-            stop.set()
+            up.set()
+
+    async def _hand_over(self, replaced: anyio.Event, up: anyio.Event) -> None:
+        """Retire a replaced watch once its successor is up and one more debounce has passed: a change it
+        held in its debounce when the restart came is told, not dropped with it (watchfiles drops what a
+        stopped watch holds)."""
+        await up.wait()
+        await anyio.sleep((self._debounce_ms + 2 * _STEP_MS) / 1000)
+        replaced.set()
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
@@ -118,6 +137,14 @@ class Watcher:
         while True:
             await self._settle.settled()
             self._on_change()
+
+
+async def _set_when(trigger: anyio.Event, stop: anyio.Event) -> None:
+    """Set ``stop`` once ``trigger`` is set, or at once when cancelled."""
+    try:
+        await trigger.wait()
+    finally:
+        stop.set()
 
 
 def _describe(exc: BaseException) -> str:
