@@ -304,3 +304,20 @@ async def test_an_edit_made_as_the_watch_restarts_for_another_folder_still_fires
         await calls.changed(1, timeout=5)
         await until_watched([first, second])
     assert calls.errors == []
+
+
+async def test_restarts_faster_than_watches_come_up_keep_only_a_few_watches_running(tmp_path: Path) -> None:
+    folders = [make_workspace(tmp_path / f"f{index}", {"AGENTS.md": "one"}) for index in range(12)]
+    calls = Calls()
+    watcher = new_watcher(calls)
+    most = 0
+    async with watching(watcher, folders[:1]):
+        for index in range(1, 12):  # a new set every 20 ms: none of the new watches is up yet
+            watcher.update([str(folders[index])])
+            await anyio.sleep(0.02)
+            most = max(most, len(watched_inodes()))
+        await until_watched(folders[:-1], watched=False)  # every replaced watch retires...
+        assert len(watched_inodes()) == 1
+        (folders[-1] / "AGENTS.md").write_text("two", encoding="utf-8")  # ...and the last one works
+        await calls.changed(1)
+    assert most <= 4  # the latest, and at most _MAX_HANDING replaced ones (one more may still be closing)

@@ -19,8 +19,10 @@ updates, the snapshot's ``error`` says why, and explicit resyncs still work.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import anyio
@@ -30,6 +32,7 @@ from agentcontext.debounce import Debouncer
 
 WATCH_ALIVE_MS = 1000  # how often a live watch says so: clears a degraded-mode error after a restart
 _STEP_MS = 5  # how often watchfiles' thread looks at what it collected and at its stop event
+_MAX_HANDING = 2  # replaced watches left running until their successor is up (each holds a thread)
 WATCHED_NAMES = frozenset(
     {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".cursorrules", "SKILL.md", ".mcp.json", "agentcontext.toml"}
 )
@@ -58,6 +61,7 @@ class Watcher:
         self._paths: tuple[str, ...] = ()
         self._restart = anyio.Event()
         self._current = anyio.Event()  # what retires the watch of the latest paths: it alone reports health
+        self._handing: deque[anyio.Event] = deque()  # what retires each replaced watch still running, oldest first
         self._debounce_ms = max(50, int(self._settle.quiet * 1000))
         self.error: str | None = None
 
@@ -85,6 +89,9 @@ class Watcher:
                 else:
                     up.set()  # nothing to watch: the last watch only hands over what it holds
                 if replaced is not None:
+                    self._handing.append(replaced)
+                    if len(self._handing) > _MAX_HANDING:  # restarts faster than watches come up: bound the threads
+                        self._handing.popleft().set()
                     group.start_soon(self._hand_over, replaced, up)
                 replaced = retire if paths else None
                 await self._restart.wait()
@@ -127,6 +134,8 @@ class Watcher:
         await up.wait()
         await anyio.sleep((self._debounce_ms + 2 * _STEP_MS) / 1000)
         replaced.set()
+        with contextlib.suppress(ValueError):  # retired early, past _MAX_HANDING
+            self._handing.remove(replaced)
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
