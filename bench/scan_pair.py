@@ -1,12 +1,13 @@
 """Cold-scan CPU of this checkout and another, alternated scan by scan in one process.
 
-    .venv/bin/python bench/scan_pair.py --base OTHER/src [--profile default] [--count 150] [--real DIR...]
+    .venv/bin/python bench/scan_pair.py --base OTHER/src [--profile default] [--count 150] [--real DIR... | --no-skills]
 
 This VM's speed moves by half within seconds, more than a change to the scan is worth, so
 two runs of ``bench/scan.py`` side by side cannot tell a 5% change. Here the other checkout's
 package is copied under another name (``agentcontext_base``, its imports rewritten) and both
 scan the same ``bench/workspace.py`` tree (``--real``: with the SKILL.md files under the DIRs, as
-``bench/scan.py --real`` builds it) in turn, each with a fresh ``Scanner``; the figure is
+``bench/scan.py --real`` builds it; ``--no-skills``: without its skills, the 64 files of Claude's case apart
+with ``--profile claude``) in turn, each with a fresh ``Scanner``; the figure is
 the median of the per-pair ratios of CPU time (``time.process_time``), which a slow phase
 hits on both sides alike; each side goes first in half the pairs. Against itself
 (``--base src``) it reads 0.98-1.02.
@@ -28,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workspace import age, build_for, real_skills
+from workspace import age, build, build_for, real_skills
 
 _IMPORTS = re.compile(r"\b(from|import) agentcontext\b")
 
@@ -56,13 +57,17 @@ def main() -> None:
     parser.add_argument("--profile", default="default")
     parser.add_argument("--count", type=int, default=150, help="scans on each side")
     parser.add_argument("--real", nargs="+", type=Path, metavar="DIR", help="the SKILL.md files under DIR...")
+    parser.add_argument("--no-skills", action="store_true", help="the workspace without its skills")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentcontext-pair-") as tmp:
         renamed_copy(args.base, Path(tmp))
         sys.path.insert(0, tmp)
         root, home = Path(tmp) / "repo", Path(tmp) / "home"
         home.mkdir()
-        work = build_for(root, args.profile, real_skills(args.real) if args.real else [])
+        if args.no_skills:
+            work = build(root, skills=0, claude=args.profile == "claude")
+        else:
+            work = build_for(root, args.profile, real_skills(args.real) if args.real else [])
         age(root)
         ours, theirs = (
             scanner("agentcontext", work, home, args.profile),
