@@ -17,7 +17,7 @@ if _path:
     _out = open(_path, "a", buffering=1)  # noqa: SIM115  # open as long as the process
     _began = [0.0]
 
-    def _timed(phase: str, info: dict) -> None:
+    def _timed(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             _began[0] = time.perf_counter()
             return
