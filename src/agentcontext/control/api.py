@@ -109,6 +109,8 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
         version=__version__,
         description="Snapshots pushed by workspace agents, chats that pin them, each turn's prompt and tools.",
         lifespan=lifespan,
+        # nothing here exports OpenTelemetry; switched on, FastAPI asks the global providers on every request
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     chat_mcp = ChatMcpMount(plane)
     app.state.plane = plane
