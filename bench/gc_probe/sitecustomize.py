@@ -23,7 +23,7 @@ if _path:
             return
         took = (time.perf_counter() - _began[0]) * 1000
         if info["generation"] >= 1 or took > 5:
-            line = {"at": time.time(), "generation": info["generation"], "ms": round(took, 2)}
+            line = {"at": time.time(), "pid": os.getpid(), "generation": info["generation"], "ms": round(took, 2)}
             _out.write(json.dumps({**line, "collected": info["collected"]}) + "\n")
 
     def _census(*_: object) -> None:
