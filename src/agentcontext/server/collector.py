@@ -3,12 +3,12 @@
 A generation-2 collection walks every object the collector tracks, with the event loop stopped. With a
 thousand event streams open (about 200 objects each) and the caches full, that is 100-280 ms, and it comes
 again each time the long-lived objects grew by a quarter (``bench/gc_streams.py``, bench/RESULTS.md). So
-every ``freeze_every`` seconds the young generations are collected and what survived them is frozen
-(``gc.freeze``): the collector no longer walks it. Freezing keeps nothing alive that would otherwise die:
-a frozen object is still freed by its reference count, as an event stream's objects are when it closes
-(``tests/server/test_collector.py``). What it keeps is a *cycle* that became garbage after being frozen, so
-every ``thaw_every`` seconds everything is thawed and collected once: one full pause in that period, and
-cyclic garbage kept at most that long (the server makes little: its collections free almost nothing).
+every ``freeze_every`` seconds what the collector tracks is frozen (``gc.freeze``): it no longer walks it.
+A frozen object is still freed by its reference count, as an event stream's objects are when it closes
+(``tests/server/test_collector.py``); what freezing keeps is a *cycle* that is garbage, or becomes garbage
+after being frozen, so every ``thaw_every`` seconds everything is thawed and collected once: one full pause
+in that period, and cyclic garbage kept at most that long (the server makes little: its collections free
+almost nothing).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ class Collector:
         gc.freeze()
 
     def freeze(self) -> None:
-        """The young generations collected (their cycles die young), then everything left frozen."""
-        gc.collect(1)
+        """Everything tracked now frozen. Not after a young collection: one every second made a discovered
+        file's edit never reach its chat on SQLite (``tests/control/test_discovered_watch.py``): something the
+        server still needs dies when a cycle is collected early (not found yet); frozen, it waits for the thaw."""
         gc.freeze()
 
     def thaw(self) -> float:
