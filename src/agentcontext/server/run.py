@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib.util
 import os
 import signal
@@ -24,6 +23,7 @@ from agentcontext.control.plane import ControlPlane
 from agentcontext.control.service import broker_for
 from agentcontext.control.settings import ControlSettings
 from agentcontext.server.app import build_app
+from agentcontext.server.collector import Collector
 from agentcontext.web.guard import Edge
 from agentcontext.web.serving import GuardedConfig, bind
 
@@ -39,6 +39,7 @@ class ServerOptions:
     edge: Edge | None = None  # the names served and the limits (default: loopback only)
     secrets: SecretBox | None = None  # the server key (agent_secret); default: the environment's, else the data dir's
     listening: socket.socket | None = None  # bound by the caller (``agentcontext server``); else bound here
+    collector: Collector = Collector()  # how often what survives is frozen, and everything thawed
 
 
 class _Server(uvicorn.Server):
@@ -67,7 +68,7 @@ async def serve(db: Database, options: ServerOptions, on_ready: Callable[[str], 
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_stop_on_signal, server, plane)
-            group.start_soon(_settle, server)
+            group.start_soon(_collect, server, options.collector)
             if on_ready is not None:
                 group.start_soon(_announce, server, on_ready, f"http://{options.host}:{options.port}")
             await server.serve(sockets=[listening])
@@ -83,13 +84,12 @@ async def _announce(server: uvicorn.Server, on_ready: Callable[[str], None], url
     on_ready(url)
 
 
-async def _settle(server: uvicorn.Server) -> None:
-    """Once serving, set what start-up made aside from the collector: a full collection need not walk the
-    modules, schemas and statements again (tens of ms at the tail of a request, each time) (``gc.freeze``)."""
+async def _collect(server: uvicorn.Server, collector: Collector) -> None:
+    """Once serving, keep the collector's full collections short (``server.collector``): what start-up made
+    and what lives on after (event streams, caches) need not be walked again each time."""
     while not server.started:
         await anyio.sleep(0.02)
-    gc.collect()
-    gc.freeze()
+    await collector.run()
 
 
 async def _stop_on_signal(server: uvicorn.Server, plane: ControlPlane) -> None:
