@@ -38,9 +38,10 @@ class Collector:
         gc.freeze()
 
     def freeze(self) -> None:
-        """Everything tracked now frozen. Not after a young collection: one every second made a discovered
-        file's edit never reach its chat on SQLite (``tests/control/test_discovered_watch.py``): something the
-        server still needs dies when a cycle is collected early (not found yet); frozen, it waits for the thaw."""
+        """Everything tracked now frozen (the form measured). A young collection first made the rename case of
+        ``tests/control/test_discovered_watch.py`` fail on SQLite: its timing put the rename in the agent's watch
+        restart, which dropped what the old watch held (fixed in ``agent/watcher.py``; with that fix it passed
+        13 runs of 14, so a second cause is not ruled out)."""
         gc.freeze()
 
     def thaw(self) -> float:
