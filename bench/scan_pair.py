@@ -56,8 +56,9 @@ def main() -> None:
     parser.add_argument("--base", type=Path, required=True, help="the other checkout's src folder")
     parser.add_argument("--profile", default="default")
     parser.add_argument("--count", type=int, default=150, help="scans on each side")
-    parser.add_argument("--real", nargs="+", type=Path, metavar="DIR", help="the SKILL.md files under DIR...")
-    parser.add_argument("--no-skills", action="store_true", help="the workspace without its skills")
+    skills = parser.add_mutually_exclusive_group()
+    skills.add_argument("--real", nargs="+", type=Path, metavar="DIR", help="the SKILL.md files under DIR...")
+    skills.add_argument("--no-skills", action="store_true", help="the workspace without its skills")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentcontext-pair-") as tmp:
         renamed_copy(args.base, Path(tmp))

@@ -1,4 +1,4 @@
-"""The server's collector freezes what survives, so full collections stay short; a thaw frees frozen cycles.
+"""The server's collector freezes what it tracks, so full collections stay short; a thaw frees frozen cycles.
 
 Freezing is only sound because what an open event stream holds dies by its reference counts when the
 stream closes: a frozen object is never collected, so a stream whose objects formed cycles would be kept
@@ -45,7 +45,7 @@ def frozen(target: object) -> bool:
 
 
 @pytest.mark.usefixtures("collector_restored")
-async def test_what_survives_is_frozen_and_a_thaw_frees_a_cycle_kept_frozen() -> None:
+async def test_what_the_collector_tracks_is_frozen_and_a_thaw_frees_a_cycle_kept_frozen() -> None:
     cycle = Node()
     cycle.me = cycle
     ref = weakref.ref(cycle)

@@ -523,10 +523,10 @@ class Reader:
         same timestamp tick could have left that key behind, however old it looks now.
         """
         racy_after = int((self._now - RACY_SECONDS) * 1e9)
-        lstat, follow_stat, exists, found = os.lstat, os.stat, os.access, os.F_OK
+        lstat, follow_stat, exists, f_ok = os.lstat, os.stat, os.access, os.F_OK
         for path, key, followed in observed:
             if key is None:  # still missing: asked with a call that returns False, not a stat that raises
-                if exists(path, found, follow_symlinks=followed):
+                if exists(path, f_ok, follow_symlinks=followed):
                     return False
                 continue
             try:

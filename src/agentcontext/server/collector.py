@@ -1,4 +1,4 @@
-"""The server's garbage collector: what has lived a while is frozen, so a full collection walks only what is new.
+"""The server's garbage collector: what it tracks is frozen each second, so a full collection walks only what is new.
 
 A generation-2 collection walks every object the collector tracks, with the event loop stopped. With a
 thousand event streams open (about 200 objects each) and the caches full, that is 100-280 ms, and it comes
@@ -38,10 +38,8 @@ class Collector:
         gc.freeze()
 
     def freeze(self) -> None:
-        """Everything tracked now frozen (the form measured). A young collection first made the rename case of
-        ``tests/control/test_discovered_watch.py`` fail on SQLite: its timing put the rename in the agent's watch
-        restart, which dropped what the old watch held (fixed in ``agent/watcher.py``; with that fix it passed
-        13 runs of 14, so a second cause is not ruled out)."""
+        """Everything tracked now frozen, with no young collection first: the form measured (bench/RESULTS.md,
+        "The collector set aside")."""
         gc.freeze()
 
     def thaw(self) -> float:

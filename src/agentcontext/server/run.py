@@ -39,7 +39,7 @@ class ServerOptions:
     edge: Edge | None = None  # the names served and the limits (default: loopback only)
     secrets: SecretBox | None = None  # the server key (agent_secret); default: the environment's, else the data dir's
     listening: socket.socket | None = None  # bound by the caller (``agentcontext server``); else bound here
-    collector: Collector = Collector()  # how often what survives is frozen, and everything thawed
+    collector: Collector = Collector()  # how often what the collector tracks is frozen, and everything thawed
 
 
 class _Server(uvicorn.Server):
