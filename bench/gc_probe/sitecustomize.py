@@ -2,7 +2,8 @@
 
 Each collection of generation 1 or 2, and any over 5 ms, is written with its duration; on SIGUSR1 a census:
 the tracked objects (the frozen apart), then one full collection timed and the count after it, and the
-most common types. Lines are JSON.
+most common types; on SIGUSR2 a thaw as the server's collector makes one (everything frozen thawed, collected
+once, frozen again), with what it walked, freed and took, and the RSS. Lines are JSON.
 """
 
 import collections
@@ -40,5 +41,19 @@ if _path:
         after["coroutines"] = coroutines.most_common(40)
         _out.write(json.dumps({**line, **after}) + "\n")
 
+    def _rss_mb() -> int:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
+
+    def _thaw(*_: object) -> None:
+        walked, rss, start = gc.get_freeze_count(), _rss_mb(), time.perf_counter()
+        gc.unfreeze()
+        freed = gc.collect()
+        gc.freeze()
+        took = (time.perf_counter() - start) * 1000
+        line = {"thaw": time.time(), "pid": os.getpid(), "walked": walked, "freed": freed, "ms": round(took, 1)}
+        _out.write(json.dumps({**line, "rss_mb_before": rss, "rss_mb_after": _rss_mb()}) + "\n")
+
     gc.callbacks.append(_timed)
     signal.signal(signal.SIGUSR1, _census)
+    signal.signal(signal.SIGUSR2, _thaw)

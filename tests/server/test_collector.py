@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -18,7 +19,7 @@ import pytest
 
 from agentcontext.control.event_stream import EventStream
 from agentcontext.server.app import build_app as control_app
-from agentcontext.server.collector import Collector
+from agentcontext.server.collector import Collector, Thaw
 from tests.attacks.http_surfaces import control_surface, guarded_serving
 from tests.control.conftest import CONTROL_EDGE
 
@@ -62,6 +63,50 @@ async def test_what_the_collector_tracks_is_frozen_and_a_thaw_frees_a_cycle_kept
             while ref() is not None:
                 await anyio.sleep(0.05)
         group.cancel_scope.cancel()
+
+
+def test_a_thaw_that_finds_next_to_no_garbage_doubles_the_gap_up_to_the_longest() -> None:
+    collector = Collector(thaw_every=600.0, thaw_at_least_every=3600.0)
+    clean = Thaw(walked=800_000, freed=12, seconds=0.9)
+    gaps = [600.0]
+    for _ in range(4):
+        gaps.append(collector.next_gap(gaps[-1], clean))
+    assert gaps == [600.0, 1200.0, 2400.0, 3600.0, 3600.0]
+
+
+def test_a_thaw_that_finds_garbage_halves_the_gap_down_to_the_shortest() -> None:
+    collector = Collector(thaw_every=600.0, thaw_at_least_every=3600.0)
+    dirty = Thaw(walked=800_000, freed=20_000, seconds=0.9)  # 2.5% of what it walked
+    assert collector.next_gap(3600.0, dirty) == 1800.0
+    assert collector.next_gap(900.0, dirty) == 600.0
+    assert collector.next_gap(600.0, dirty) == 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class CountingCollector(Collector):
+    thaws: list[float] = field(default_factory=list)
+
+    def thaw(self) -> Thaw:
+        self.thaws.append(anyio.current_time())
+        return Collector.thaw(self)  # zero-argument super() fails in a slots dataclass
+
+
+@pytest.mark.usefixtures("collector_restored")
+async def test_thaws_come_further_apart_while_they_find_nothing_to_free() -> None:
+    collector = CountingCollector(freeze_every=0.01, thaw_every=0.1, thaw_at_least_every=0.4)
+    async with anyio.create_task_group() as group:
+        group.start_soon(collector.run)
+        started = anyio.current_time()
+        with anyio.fail_after(20):
+            while len(collector.thaws) < 4:
+                await anyio.sleep(0.02)
+        group.cancel_scope.cancel()
+    times = [started, *collector.thaws]
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    # a gap is never shorter than the collector's (each thaw waits for it), whatever else the machine runs
+    assert gaps[1] >= 0.2 - 0.001
+    assert gaps[2] >= 0.4 - 0.001
+    assert gaps[3] >= 0.4 - 0.001
 
 
 @pytest.mark.usefixtures("collector_restored")
