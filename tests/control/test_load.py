@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,37 @@ def test_the_old_mix_changes_the_root_agents_md_with_every_push() -> None:
     for version in range(2, 12):
         before, after = hashes(version - 1), hashes(version)
         assert [path for path in after if after[path] != before[path]] == ["/home/coder/ws-0002/AGENTS.md"]
+
+
+@pytest.mark.anyio
+async def test_only_a_request_started_once_the_load_settled_counts_toward_the_settled_p99() -> None:
+    load = _load_module()
+
+    class Answered:
+        ok = True
+
+    class Slow:
+        def __init__(self, seconds: float) -> None:
+            self.seconds = seconds
+
+        async def request(self, *_: Any, **__: Any) -> Answered:
+            time.sleep(self.seconds)  # the latency the record measures, made on purpose
+            return Answered()
+
+    record = load.Record()
+    record.began = time.perf_counter() - load.SETTLED_AFTER - 1  # the loops began long enough ago
+    await record.call(Slow(0.0), "prompt", "GET", "/p")
+    record.began = time.perf_counter()  # the loops just began: a cold start
+    await record.call(Slow(0.3), "prompt", "GET", "/p")
+    assert len(record.latency["prompt"]) == 2
+    assert len(record.settled["prompt"]) == 1 and record.settled["prompt"][0] < 0.25
+
+
+def test_a_run_slow_only_while_it_settles_is_held_from_then_on_but_not_overall() -> None:
+    load = _load_module()
+    kinds = {kind: {"p99_ms": 10.0, "settled_p99_ms": 10.0} for kind in load.KINDS}
+    kinds["heartbeat"] = {"p99_ms": 4_000.0, "settled_p99_ms": 120.0}
+    run = {"kinds": kinds, "error_rate": 0, "lost": {"pushes": 0}}
+    assert not load.held(run)
+    assert load.held(run, settled=True)
+    assert not load.held({**run, "lost": {"pushes": 1}}, settled=True)
