@@ -334,6 +334,11 @@ def gemini_skills(body: Mapping[str, Any]) -> str:
     return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>" if kept else ""
 
 
+def gemini_skill_entries(listing: str) -> list[tuple[str, str]]:
+    """Each ``<skill>`` entry of an ``<available_skills>`` block, with its name, in the block's order."""
+    return [(re.findall(r"<name>(.*?)</name>", entry)[0], entry) for entry in _GEMINI_SKILL.findall(listing)]
+
+
 def gemini_skill_names(body: Mapping[str, Any]) -> list[str]:
     """The names of every skill Gemini CLI listed, its built-ins included."""
     system = "".join(str(part.get("text", "")) for part in body["systemInstruction"]["parts"])

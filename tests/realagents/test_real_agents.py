@@ -10,7 +10,7 @@ after a version bump says which agent moved and which fact (doc or skills) chang
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -22,9 +22,10 @@ from agentcontext.peers.codex.render import Budget, codex_instructions, codex_sk
 from agentcontext.peers.copilot.skills import COPILOT_BUILTIN_SKILLS, copilot_skills_xml
 from agentcontext.peers.gemini.skills import gemini_skills_xml
 from agentcontext.peers.opencode.skills import opencode_skills_xml
-from agentcontext.resource import Kind, Status
+from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import Scanner, ScanResult, scan_full, skill_roots
 from agentcontext.settings.config import load_config
+from agentcontext.skills.discovery import root_of
 from tests.realagents import harness
 from tests.realagents.cases import CASES
 
@@ -107,8 +108,18 @@ def test_gemini_profile_renders_what_gemini_cli_sent(
     ours = _ours(run)
     assert ours.peer.wrap(ours.project_doc(), run.cwd) == harness.gemini_context(body), _moved("gemini", "context")
     found = ours.snapshot.of_kind(Kind.SKILL)
-    listing = gemini_skills_xml(found, [path for path, _ in skill_roots(ours)])
-    assert listing == harness.gemini_skills(body), _moved("gemini", "skills list")
+    containers = [path for path, _ in skill_roots(ours)]
+    listing = gemini_skills_xml(found, containers)
+    sent = harness.gemini_skills(body)
+    # The same entries, each name where its first copy was met: by container, in containers' order. Within one
+    # folder Gemini CLI lists what glob found in the order glob found it: reverse byte order on a quiet machine,
+    # not always under load (glob's results are not sorted), so that order is not held here.
+    assert sorted(harness.gemini_skill_entries(listing)) == sorted(harness.gemini_skill_entries(sent)), _moved(
+        "gemini", "skills list"
+    )
+    met = _first_met(found, containers)
+    ranks = [met[name] for name, _ in harness.gemini_skill_entries(sent)]
+    assert ranks == sorted(ranks), _moved("gemini", "skills list's order of folders")
     builtin = harness.facts()["gemini"]["builtin_skills"]
     assert set(builtin) <= set(harness.gemini_skill_names(body)), _moved("gemini", "set of built-in skills")
 
@@ -188,3 +199,14 @@ def test_real_runs_stay_inside_the_namespace(runs: dict[tuple[str, str], harness
     """Each agent talked only to our fake API: its one model request reached the recorder."""
     for (name, agent), run in runs.items():
         assert run.model_request(), (name, agent)
+
+
+def _first_met(skills: Sequence[Resource], containers: Sequence[str]) -> dict[str, int]:
+    """Each skill name's first container, by its place in ``containers`` (the order Gemini CLI loads them)."""
+    rank = {root: i for i, root in enumerate(containers)}
+    met: dict[str, int] = {}
+    for skill in skills:
+        root = root_of(skill.path, containers)
+        if skill.name is not None and root is not None:
+            met[skill.name] = min(met.get(skill.name, len(rank)), rank[root])
+    return met

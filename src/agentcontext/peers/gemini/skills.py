@@ -4,7 +4,9 @@ Gemini CLI puts its skills in a map by exact name: its built-ins (``skill-creato
 ``antigravity-support``) first, then ``~/.gemini/skills``, ``~/.agents/skills``, the work dir's
 ``.gemini/skills`` and ``.agents/skills``. A later copy of a name replaces the earlier one at
 the earlier one's place. In one folder the skills come in reverse byte order of their folder
-names (``glob`` over libuv's sorted listing). Names and descriptions are written unescaped.
+names (``glob`` over libuv's sorted listing), the order rendered here; ``glob`` does not sort its
+results, though, and on a busy machine Gemini CLI was once seen to list one folder's skills in
+another order. Names and descriptions are written unescaped.
 """
 
 from __future__ import annotations
