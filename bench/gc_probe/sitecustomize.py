@@ -46,12 +46,12 @@ if _path:
             return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
 
     def _thaw(*_: object) -> None:
-        walked, rss, start = gc.get_freeze_count(), _rss_mb(), time.perf_counter()
-        gc.unfreeze()
-        freed = gc.collect()
-        gc.freeze()
-        took = (time.perf_counter() - start) * 1000
-        line = {"thaw": time.time(), "pid": os.getpid(), "walked": walked, "freed": freed, "ms": round(took, 1)}
+        from agentcontext.server.collector import Collector  # the server's own thaw (imported once it serves)
+
+        rss = _rss_mb()
+        thawed = Collector().thaw()
+        line = {"thaw": time.time(), "pid": os.getpid(), "walked": thawed.walked, "freed": thawed.freed}
+        line["ms"] = round(thawed.seconds * 1000, 1)
         _out.write(json.dumps({**line, "rss_mb_before": rss, "rss_mb_after": _rss_mb()}) + "\n")
 
     gc.callbacks.append(_timed)

@@ -70,7 +70,7 @@ class Collector:
         """The gap before the next thaw: doubled after one that found next to no garbage (a pause saved), up to
         ``thaw_at_least_every``; halved after one that found more, down to ``thaw_every``."""
         if thawed.freed <= thawed.walked * LITTLE_GARBAGE:
-            return min(gap * 2, max(self.thaw_every, self.thaw_at_least_every))
+            return min(gap * 2, self.thaw_at_least_every)
         return max(gap / 2, self.thaw_every)
 
     async def run(self) -> None:
