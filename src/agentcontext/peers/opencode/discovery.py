@@ -167,7 +167,7 @@ def _configured(walk: Walk, dirs: tuple[str, ...], home: str) -> None:
 
 def _one(walk: Walk, entry: ConfigEntry, dirs: tuple[str, ...], home: str) -> None:
     pattern, user = entry.pattern, entry.scope is Scope.USER
-    load = Load(LoadType.STARTUP, reason=f"named by instructions in {entry.origin}")
+    load = Load(LoadType.STARTUP, reason=f"named by instructions in {entry.origin} ({pattern})")
     if pattern.startswith(_HTTP):
         walk.out.append(
             _unread(
