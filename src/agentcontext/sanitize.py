@@ -6,7 +6,10 @@ Persian and Indic scripts need, is kept); trailing whitespace is trimmed on ever
 runs of three or more newlines collapse to two; the result is trimmed. Idempotent.
 
 Detection reports the same hidden content without changing anything, so the inventory
-can warn about rules files carrying text a reviewer cannot see.
+can warn about rules files carrying text a reviewer cannot see. The code points an emoji is
+made of are not hidden (a reader sees the emoji): a flag's tag sequence, a zero-width joiner
+between two visible non-ASCII characters, one presentation selector after a visible character
+(``emoji_part``, which the audit applies too).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ _STRIP_RANGES: tuple[tuple[int, int], ...] = (
     (0xE0000, 0xE007F),
 )
 
+# Variation selectors 17-256: no emoji needs them, and a run of them after one carries smuggled bytes. Coder's
+# sanitiser leaves them, so this one does too (a prompt stays Coder's); the warnings and the audit name them.
+SMUGGLING_SELECTORS = (0xE0100, 0xE01EF)
 _BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _TAG_RANGE = (0xE0000, 0xE007F)
 # The same sets, for the audit, which names every hidden code point it finds.
@@ -44,9 +50,13 @@ TAG_RANGE = _TAG_RANGE
 
 _STRIP_CLASS = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _STRIP_RANGES)
 _STRIP_RE = re.compile(f"[{_STRIP_CLASS}]")
+_HIDDEN_RE = re.compile(f"[{_STRIP_CLASS}\\U{SMUGGLING_SELECTORS[0]:08x}-\\U{SMUGGLING_SELECTORS[1]:08x}]")
 _HTML_COMMENT_RE = re.compile(r"<!--[\s\S]*?-->")
 _TRAILING_WS_RE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
+# a subdivision flag's tags: its region and subdivision (gbsct, usca), lower-case letters and digits, then a cancel tag
+_FLAG_TAGS_RE = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f")
+_KEYCAPS = "#*0123456789"  # the only ASCII an emoji's presentation selector follows
 _SEEN_THROUGH = bytes(c for c in range(128) if chr(c) not in "<!")  # ASCII that is neither hidden nor opens "<!--"
 
 
@@ -89,26 +99,27 @@ class HiddenText:
 
 
 def find_hidden_text(text: str, utf8: bytes | None = None) -> HiddenText:
-    """Find the content :func:`sanitize` would remove that a reader cannot see (``utf8``: the text's UTF-8
-    bytes, if the caller has them).
+    """Find the content :func:`sanitize` would remove that a reader cannot see, and ``SMUGGLING_SELECTORS``
+    (``utf8``: the text's UTF-8 bytes, if the caller has them); the code points of an emoji (``emoji_part``)
+    are seen, so not counted.
 
     A regex scans about 8 ns a character, more than reading the file costs. So the text's UTF-8 bytes
     lose, in one C pass, every ASCII byte but ``<`` and ``!``: what is left holds the hidden code points
     (none is ASCII) as whole characters in their order, and a ``<!`` wherever the text has ``<!--``
-    (``-``, common in Markdown, would make it long). The first of a kind found there is also that
-    character's first place in the text.
+    (``-``, common in Markdown, would make it long). Each hidden one is then the first of its kind in the
+    text after the one before it, which places it among its neighbours.
     """
     rest = (text.encode("utf-8", "surrogatepass") if utf8 is None else utf8).translate(None, _SEEN_THROUGH)
     counts = {"invisible": [0, 0], "bidi": [0, 0], "tags": [0, 0]}
     if not rest.isascii():
-        for match in _STRIP_RE.finditer(rest.decode("utf-8", "surrogatepass")):
-            char = match.group()
-            point = ord(char)
-            category = "bidi" if point in _BIDI else "tags" if _TAG_RANGE[0] <= point <= _TAG_RANGE[1] else "invisible"
+        for start, category, chars in _runs(text, rest.decode("utf-8", "surrogatepass")):
+            end = start + len(chars)
+            if emoji_part(text[start - 1 : start], chars, text[end : end + 1]):
+                continue
             slot = counts[category]
             if slot[0] == 0:
-                slot[1] = _line_of(text, text.find(char))
-            slot[0] += 1
+                slot[1] = _line_of(text, start)
+            slot[0] += len(chars)
     comments = [m.start() for m in _HTML_COMMENT_RE.finditer(text)] if b"<!" in rest and "<!--" in text else []
     first_comment = _line_of(text, comments[0]) if comments else 0
     return HiddenText(
@@ -117,6 +128,45 @@ def find_hidden_text(text: str, utf8: bytes | None = None) -> HiddenText:
         tags=(counts["tags"][0], counts["tags"][1]),
         html_comments=(len(comments), first_comment),
     )
+
+
+def _category(point: int) -> str:
+    return "bidi" if point in _BIDI else "tags" if _TAG_RANGE[0] <= point <= _TAG_RANGE[1] else "invisible"
+
+
+def _runs(text: str, rest: str) -> list[tuple[int, str, str]]:
+    """``(start, category, chars)``: the text's runs of adjacent hidden code points of one category, found
+    from ``rest`` (the text's hidden code points in their order, among other characters)."""
+    runs: list[tuple[int, str, str]] = []
+    last = -1
+    for match in _HIDDEN_RE.finditer(rest):
+        char = match.group()
+        at = text.find(char, last + 1)
+        category = _category(ord(char))
+        if runs and at == last + 1 and runs[-1][1] == category:
+            start, _, chars = runs[-1]
+            runs[-1] = (start, category, chars + char)
+        else:
+            runs.append((at, category, char))
+        last = at
+    return runs
+
+
+def emoji_part(before: str, chars: str, after: str) -> bool:
+    """Whether ``chars``, a run of hidden code points of one kind between ``before`` and ``after`` (a character
+    each, "" at an end), is part of an emoji: a subdivision flag's tags (U+1F3F4, then a region and subdivision
+    such as "gbsct" in tags, then U+E007F: no room for a sentence), a zero-width joiner between two visible
+    non-ASCII characters (a family), one presentation selector after a visible non-ASCII character (a red
+    heart) or a keycap's digit, ``#`` or ``*``. Anything else, a run of selectors too, may be smuggling text."""
+    if _TAG_RANGE[0] <= ord(chars[0]) <= _TAG_RANGE[1]:
+        return before == "\U0001f3f4" and _FLAG_TAGS_RE.fullmatch(chars) is not None
+    if chars == "\u200d":
+        return _visible(before) and _visible(after) and not before.isascii() and not after.isascii()
+    return chars in ("\ufe0e", "\ufe0f") and _visible(before) and (not before.isascii() or before in _KEYCAPS)
+
+
+def _visible(char: str) -> bool:
+    return bool(char) and not char.isspace() and _HIDDEN_RE.match(char) is None
 
 
 def _line_of(text: str, position: int) -> int:

@@ -7,10 +7,11 @@ finding code (severity in brackets):
 * ``bidi-control`` [error; warning for the marks U+061C, U+200E, U+200F]: a bidirectional
   control: the text displays in another order than the model reads it (Trojan Source).
 * ``tag-characters`` [error]: Unicode tag characters (U+E0000-U+E007F), invisible ASCII
-  that models read; the message decodes them. Tag sequences of flag emoji are left alone.
+  that models read; the message decodes them. A subdivision flag's tags are left alone.
 * ``hidden-characters`` [warning]: other invisible code points (zero-width, soft hyphen,
-  word joiner, variation selectors...). A zero-width joiner between two non-ASCII
-  characters and a single U+FE0E/U+FE0F after a character (emoji) are left alone.
+  word joiner, variation selectors...). A zero-width joiner between two visible non-ASCII
+  characters and a single U+FE0E/U+FE0F after a visible non-ASCII character or a keycap (emoji) are left alone
+  (``sanitize.emoji_part``, as the scan's warnings).
 * ``html-comment`` [warning]: an HTML comment outside code: hidden when the Markdown is
   rendered, given as is to agents that do not sanitise; an unclosed one hides the rest.
 * ``large-instruction`` [info at 75% of the project doc budget, warning over it or at 75%
@@ -61,15 +62,14 @@ from agentcontext.errors import FrontmatterError, UnsafePathError
 from agentcontext.fs.files import EntryKind, Reader
 from agentcontext.fs.textdecode import decode, prepare
 from agentcontext.resource import Kind, Resource, Status
-from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_RANGES, TAG_RANGE
+from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_RANGES, SMUGGLING_SELECTORS, TAG_RANGE, emoji_part
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.settings.config import Config
 from agentcontext.skills.folder import SkillFile, SkillFolder, open_folder
 from agentcontext.skills.frontmatter import parse as parse_frontmatter
 from agentcontext.workspace_mcp.trust import TrustStore
 
-_EXTRA_RANGES = ((0xE0100, 0xE01EF),)  # variation selectors 17-256: a channel for smuggled bytes
-_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in (*HIDDEN_RANGES, *_EXTRA_RANGES))
+_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in (*HIDDEN_RANGES, SMUGGLING_SELECTORS))
 _HIDDEN_RE = re.compile(f"[{_CLASS}]+")
 _BIDI_MARKS = frozenset({0x061C, 0x200E, 0x200F})
 _COMMENT_RE = re.compile(r"<!--(.*?)(-->|\Z)", re.DOTALL)
@@ -325,17 +325,6 @@ def _runs(line: str) -> Iterator[tuple[int, str, str]]:
             start += len(chars)
 
 
-def _benign(line: str, start: int, category: str, chars: str) -> bool:
-    """Emoji use these code points: flag tag sequences, ZWJ sequences, presentation selectors."""
-    before = line[start - 1] if start else ""
-    after = line[start + len(chars)] if start + len(chars) < len(line) else ""
-    if category == "tag":
-        return before == "\U0001f3f4" and chars.endswith("\U000e007f")
-    if chars == "\u200d":
-        return not before.isascii() and not after.isascii() and not before.isspace() and not after.isspace()
-    return chars in ("\ufe0e", "\ufe0f") and bool(before) and not before.isspace()
-
-
 def hidden_characters(path: str, text: str) -> list[Finding]:
     """One finding per run of hidden code points, by line and column, each code point named."""
     out: list[Finding] = []
@@ -343,7 +332,8 @@ def hidden_characters(path: str, text: str) -> list[Finding]:
         if line.isascii():
             continue
         for start, category, chars in _runs(line):
-            if not _benign(line, start, category, chars):
+            end = start + len(chars)
+            if not emoji_part(line[start - 1 : start], chars, line[end : end + 1]):
                 out.append(_hidden_finding(path, number, start + 1, category, chars))
     return _capped(out)
 
