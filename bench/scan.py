@@ -4,8 +4,9 @@
 
 Builds the workspace of bench/workspace.py in a temp dir (with ``--real``, its 1,000 skills are the
 SKILL.md files found under the DIRs, taken in turn, each in a folder of its own named as its ``name``;
-every one's frontmatter is first read by the fast path and by ``yaml.safe_load``, which must agree),
-then measures in one run, for each profile named:
+every one's frontmatter is first read by the fast path and by ``yaml.safe_load``, which must agree,
+and the files the scan warns about for hidden text are counted by what the warning names), then
+measures in one run, for each profile named:
 
 * cold scan (a fresh Scanner each time, page cache warm) against the floor of reading
   the same files' bytes in a plain Python loop (goal: within 3x);
@@ -40,6 +41,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agentcontext.errors import FrontmatterError
 from agentcontext.peers.claude.discovery import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind, Status
+from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.skills.frontmatter import split
 from agentcontext.testing import isolated_environ, test_config
@@ -261,6 +264,17 @@ def fast_path_check(real: list[tuple[str, str]]) -> dict[str, int]:
     return {"fast_path": taken, "left_to_pyyaml": left}
 
 
+def hidden_text_census(real: list[tuple[str, str]]) -> dict[str, int]:
+    """How many of ``real`` carry a hidden-text warning (the scan's), by what it names: the emoji an author
+    writes must not be among them (``sanitize.emoji_part``)."""
+    kinds: Counter[str] = Counter()
+    for _, text in real:
+        found = hidden_text_warnings(text)
+        kinds["files"] += bool(found)
+        kinds.update(warning.split(" (")[0].split(" ", 3)[3].rstrip("s") for warning in found)
+    return dict(kinds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=15)
@@ -279,6 +293,7 @@ def main() -> None:
     if args.real and not real:
         parser.error(f"no SKILL.md under {', '.join(map(str, args.real))}")
     checked = fast_path_check(real) if real else {}
+    hidden = hidden_text_census(real) if real else {}
     out: list[dict[str, Any]] = []
     for profile in profiles:
         with tempfile.TemporaryDirectory(prefix="agentcontext-bench-") as tmp:
@@ -287,9 +302,11 @@ def main() -> None:
         if not args.json:
             show(figures)
     if args.json:
-        print(json.dumps({"real_skill_files": len(real), **checked, "profiles": out} if real else out, indent=2))
+        figures = {"real_skill_files": len(real), **checked, "hidden_text_warned": hidden, "profiles": out}
+        print(json.dumps(figures if real else out, indent=2))
     elif real:
         print(f"{len(real)} distinct SKILL.md files; frontmatter {checked or 'fast path: not in this checkout'}")
+        print(f"hidden-text warnings: {hidden}")
 
 
 if __name__ == "__main__":
