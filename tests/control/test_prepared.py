@@ -23,7 +23,7 @@ import agentcontext.control
 from agentcontext.control import identity, migrate
 from agentcontext.control import tables as t
 from agentcontext.control.db import Database
-from agentcontext.control.models import User
+from agentcontext.control.models import ApiToken, User
 from agentcontext.control.prepared import CommitOutcomeUnknown, Prepared, at_commit, say
 from agentcontext.control.turns import turn_row
 from agentcontext.errors import NotFoundError
@@ -200,9 +200,18 @@ async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path
         pinned_hash = running.db.read_rows(
             lambda c: c.execute(sa.select(t.chats.c.pinned_hash).where(t.chats.c.id == chat)).scalar()
         )
+        alice = running.people["alice"]
+        agent_digest, user_digest = running.db.read_rows(
+            lambda c: (
+                c.execute(sa.select(t.agents.c.token_hash).where(t.agents.c.id == alice.agent.agent_id)).scalar(),
+                c.execute(sa.select(ApiToken.token_hash).where(ApiToken.user_id == alice.user.user_id)).scalar(),
+            )
+        )
         overrides: dict[
             str, dict[str, Any]
         ] = {  # where the shared values would only find a conflict or nothing to change
+            "identity._AGENT_TOKEN": {"digest": agent_digest},
+            "identity._USER_TOKEN": {"digest": user_digest},
             "ingest._COPY_PIN": {"chat_id": bobs},
             "ingest._INSERT_SNAPSHOT": {"agent_id": bob["agent_id"]},
             "ingest._PIN_AND_MARK": {"latest": pinned_hash},  # the push goes back to the chat's pin: a revert

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentcontext.control.models import Agent, ApiToken, AuthEpoch, User, Workspace, new_id, now
+from agentcontext.control.prepared import Prepared
 from agentcontext.errors import AuthError, ConflictError, InvalidRequestError, NotFoundError
 
 USER_PREFIX = "acu_"
@@ -72,10 +73,13 @@ Principal = UserPrincipal | AgentPrincipal
 _AGENTS = cast(sa.Table, Agent.__table__)
 _USERS = cast(sa.Table, User.__table__)
 _TOKENS = cast(sa.Table, ApiToken.__table__)
-_AGENT_TOKEN = sa.select(_AGENTS.c.id, _AGENTS.c.workspace_id, _AGENTS.c.name).where(
-    _AGENTS.c.token_hash == sa.bindparam("digest")
+# a token is read once a replica until who tokens name changes (``auth_epoch``): after a restart, every agent's
+_AGENT_TOKEN = Prepared(
+    sa.select(_AGENTS.c.id, _AGENTS.c.workspace_id, _AGENTS.c.name).where(
+        _AGENTS.c.token_hash == sa.bindparam("digest")
+    )
 )
-_USER_TOKEN = (
+_USER_TOKEN = Prepared(
     sa.select(_USERS.c.id, _USERS.c.name, _USERS.c.is_admin)
     .select_from(_USERS.join(_TOKENS, _TOKENS.c.user_id == _USERS.c.id))
     .where(_TOKENS.c.token_hash == sa.bindparam("digest"))
@@ -83,12 +87,12 @@ _USER_TOKEN = (
 
 
 _EPOCH = cast(sa.Table, AuthEpoch.__table__)
-_AUTH_EPOCH = sa.select(_EPOCH.c.changes).where(_EPOCH.c.id == 1)
+_AUTH_EPOCH = Prepared(sa.select(_EPOCH.c.changes).where(_EPOCH.c.id == 1))
 
 
 def auth_epoch(executor: Session | Connection) -> int | None:
     """How often who a token names has changed (None: no count kept, as in a schema made without migrations)."""
-    found: int | None = executor.execute(_AUTH_EPOCH).scalar()
+    found: int | None = _AUTH_EPOCH.scalar(executor, {})
     return found
 
 
@@ -100,11 +104,11 @@ def authenticate(executor: Session | Connection, token: str) -> Principal:
     """
     digest = token_hash(token)
     if token.startswith(AGENT_PREFIX):
-        agent = executor.execute(_AGENT_TOKEN, {"digest": digest}).first()
+        agent = _AGENT_TOKEN.first(executor, {"digest": digest})
         if agent is not None:
             return AgentPrincipal("agent", agent.id, agent.workspace_id, agent.name)
     elif token.startswith(USER_PREFIX):
-        user = executor.execute(_USER_TOKEN, {"digest": digest}).first()
+        user = _USER_TOKEN.first(executor, {"digest": digest})
         if user is not None:
             return UserPrincipal("user", user.id, user.name, user.is_admin)
     raise AuthError("invalid token")

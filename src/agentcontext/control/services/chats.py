@@ -28,6 +28,7 @@ from agentcontext.control.agent_reach import AgentReach
 from agentcontext.control.events import Event, agent_topic, chat_topic
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.models import ChatFile, now
+from agentcontext.control.prepared import Prepared
 from agentcontext.control.prompt import ChatContext, Toolset, TurnContext
 from agentcontext.control.settings import ControlSettings
 from agentcontext.control.store import Store
@@ -405,7 +406,7 @@ def _pinned_text(connection: Connection, chat_id: str, source: str) -> str | Non
     return text
 
 
-_STATE = (
+_STATE = Prepared(  # read by every event stream as it opens: after a restart, every chat's at once
     sa.select(t.chats.c.id, t.chats.c.agent_id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.agents.c.online)
     .select_from(t.chats.outerjoin(t.agents, t.agents.c.id == t.chats.c.agent_id))
     .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
@@ -414,7 +415,7 @@ _STATE = (
 
 def _event_start(connection: Connection, user: UserPrincipal, chat_id: str) -> EventStart:
     """A chat's event topics and its state, in one query."""
-    row = connection.execute(_STATE, {"chat_id": chat_id, "user_id": user.user_id}).first()
+    row = _STATE.first(connection, {"chat_id": chat_id, "user_id": user.user_id})
     if row is None:
         raise NotFoundError(f'chat "{chat_id}" not found')
     topics = (chat_topic(row.id), agent_topic(row.agent_id)) if row.agent_id else (chat_topic(row.id),)
