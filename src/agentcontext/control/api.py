@@ -27,6 +27,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute
 
 from agentcontext import __version__
 from agentcontext.control import auth, wire
@@ -130,6 +131,7 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
     async def healthz() -> Any:
         return health
 
+    app.router.routes.sort(key=_busiest_first)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.add_middleware(
         RequestGuard,
@@ -139,6 +141,27 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
         stream_key=control_edge.stream_key(plane),
     )
     return app
+
+
+# What a running deployment is asked most: each turn's prompt and tool call, each agent's heartbeat and push, a
+# chat's refresh and event stream. Starlette tries every route's pattern in turn until one matches (about 1.4 us
+# each; a prompt was the 20th); no two of the app's routes match one request, so the order changes nothing else.
+BUSIEST_FIRST = (
+    ("GET", "/api/v1/chats/{chat_id}/prompt"),
+    ("POST", "/api/v1/chats/{chat_id}/tools/{name:tool}"),
+    ("POST", "/api/v1/agent/heartbeat"),
+    ("POST", "/api/v1/agent/context"),
+    ("PUT", "/api/v1/chats/{chat_id}/context"),
+    ("GET", "/api/v1/chats/{chat_id}/events"),
+)
+
+
+def _busiest_first(route: BaseRoute) -> int:
+    """A route's place in ``BUSIEST_FIRST``; every other route after them, in the order it was added."""
+    methods = getattr(route, "methods", None) or ()
+    path = getattr(route, "path", "")
+    places = [BUSIEST_FIRST.index((m, path)) for m in methods if (m, path) in BUSIEST_FIRST]
+    return min(places, default=len(BUSIEST_FIRST))
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
