@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentcontext.audit.report import hidden_characters
-from agentcontext.sanitize import HiddenText, find_hidden_text, hidden_text_warnings, sanitize
+from agentcontext.sanitize import PICTOGRAPHS, HiddenText, find_hidden_text, hidden_text_warnings, sanitize
 
 # coder.md section 5, written out again here rather than imported, so the test checks the module.
 CODER_STRIPPED_RANGES: tuple[tuple[int, int], ...] = (
@@ -222,13 +222,19 @@ def test_hidden_text_warnings_use_plural_forms() -> None:
 SCOTLAND = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbsct") + "\U000e007f"
 EMOJI = (
     f"Scotland {SCOTLAND}, love \u2764\ufe0f, a smile as text \u263a\ufe0e, "
-    "family \U0001f468\u200d\U0001f469\u200d\U0001f467, keycap 1\ufe0f\u20e3 #\ufe0f\u20e3"
+    "family \U0001f468\u200d\U0001f469\u200d\U0001f467, keycap 1\ufe0f\u20e3 #\ufe0f\u20e3, "
+    "rainbow \U0001f3f3\ufe0f\u200d\U0001f308, detective \U0001f575\ufe0f\u200d\u2642\ufe0f, "
+    "eye \U0001f441\ufe0f\u200d\U0001f5e8\ufe0f, "
+    "kiss \U0001f469\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f468, (c)\u00a9\ufe0f"
 )
 NOT_EMOJI = {  # text: the scan's warnings
     "a\ufe0f": ("hidden text: 1 invisible character (first on line 1)",),
     "\u2764\ufe0f\ufe0f": ("hidden text: 2 invisible characters (first on line 1)",),
     "\n\ufe0f": ("hidden text: 1 invisible character (first on line 2)",),
     "ig\u200dnore": ("hidden text: 1 invisible character (first on line 1)",),
+    "\u043f\u200d\u0440\u200d\u0438\ufe0e\u0432\ufe0f": ("hidden text: 4 invisible characters (first on line 1)",),
+    "version 1\ufe0f.2\ufe0e.3": ("hidden text: 2 invisible characters (first on line 1)",),
+    "a\u200c\u200d\u200cb": ("hidden text: 1 invisible character (first on line 1)",),
     "\U0001f468\u200d": ("hidden text: 1 invisible character (first on line 1)",),
     "\U0001f468\u200d\u200d\U0001f469": ("hidden text: 2 invisible characters (first on line 1)",),
     "\u202e\ufe0f": (
@@ -240,6 +246,9 @@ NOT_EMOJI = {  # text: the scan's warnings
     ),
     "\U0001f600" + "".join(chr(0xE0100 + b) for b in b"rm -rf"): (
         "hidden text: 6 invisible characters (first on line 1)",
+    ),
+    "".join("\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in w) + "\U000e007f" for w in ("run", "rmrf")): (
+        "hidden text: 9 Unicode tag characters (first on line 1)",
     ),
     "Be brief.\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f": (
         "hidden text: 6 Unicode tag characters (first on line 1)",
@@ -312,25 +321,27 @@ def emoji_by_its_neighbours(text: str, at: int) -> bool:
         end += 1
     run, before, after = text[start:end], text[start - 1] if start else "", text[end] if end < len(text) else ""
 
-    def shown(char: str) -> bool:  # a character a reader sees
-        return char != "" and not char.isspace() and ord(char) not in HIDDEN
-
     if kind == "tags":
-        letters = [chr(ord(c) - 0xE0000) for c in run[:-1]]
-        return (
-            before == "\U0001f3f4"
-            and run[-1] == "\U000e007f"
-            and 2 <= len(letters) <= 7
-            and all(c.isdigit() or "a" <= c <= "z" for c in letters)
-        )
-    if run == "\u200d":
-        return shown(before) and shown(after) and ord(before) > 127 and ord(after) > 127
-    return run in ("\ufe0e", "\ufe0f") and shown(before) and (ord(before) > 127 or before in "#*0123456789")
+        return before == "\U0001f3f4" and run in {_tags(flag) + "\U000e007f" for flag in ("gbeng", "gbsct", "gbwls")}
+    if run in ("\u200d", "\ufe0f\u200d"):
+        return pictograph(before) and pictograph(after)
+    if run in ("\ufe0e", "\ufe0f"):
+        return pictograph(before) or (before != "" and before in "#*0123456789" and after == "\u20e3")
+    return False
+
+
+def pictograph(char: str) -> bool:
+    return char != "" and any(lo <= ord(char) <= hi for lo, hi in PICTOGRAPHS)
+
+
+def _tags(text: str) -> str:
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
 
 
 _HIDING = st.sampled_from(
     ["a", "é", "😀", " ", "\n", "\r", "\r\n", "<", "!", "-", "<!--", "-->", "<!-", "\u00ad", "\u200b", "\u200d"]
-    + ["1", "#", "\U0001f3f4", "\U000e0067", "\U000e0031", "\U000e0100", "\U000e01ef"]  # emoji's parts, and not
+    + ["1", "#", "\u20e3", "\u2764", "п", "\U0001f3f4", "\U000e0067", "\U000e0062", "\U000e0073", "\U000e0063"]
+    + ["\U000e0074", "\U000e0031", "\U000e0100", "\U000e01ef"]  # emoji's parts, and what is not one
     + ["\u202e", "\u2066", "\u061c", "\ufe0f", "\ufeff", "\U000e0041", "\U000e007f", "\u2014", "\ud800", "\x00"]
 )
 

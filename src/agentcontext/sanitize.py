@@ -7,8 +7,8 @@ runs of three or more newlines collapse to two; the result is trimmed. Idempoten
 
 Detection reports the same hidden content without changing anything, so the inventory
 can warn about rules files carrying text a reviewer cannot see. The code points an emoji is
-made of are not hidden (a reader sees the emoji): a flag's tag sequence, a zero-width joiner
-between two visible non-ASCII characters, one presentation selector after a visible character
+made of are not hidden (a reader sees the emoji): the three subdivision flags' tags, a zero-width
+joiner between two pictographs, one presentation selector after a pictograph or in a keycap
 (``emoji_part``, which the audit applies too).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # Coder's newest list (coder.md section 5), as inclusive ranges.
 _STRIP_RANGES: tuple[tuple[int, int], ...] = (
@@ -54,9 +55,23 @@ _HIDDEN_RE = re.compile(f"[{_STRIP_CLASS}\\U{SMUGGLING_SELECTORS[0]:08x}-\\U{SMU
 _HTML_COMMENT_RE = re.compile(r"<!--[\s\S]*?-->")
 _TRAILING_WS_RE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
-# a subdivision flag's tags: its region and subdivision (gbsct, usca), lower-case letters and digits, then a cancel tag
-_FLAG_TAGS_RE = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,7}\U000e007f")
-_KEYCAPS = "#*0123456789"  # the only ASCII an emoji's presentation selector follows
+# The tags of the only subdivision flags emoji have (England, Scotland, Wales), each then a cancel tag: any
+# other tags after U+1F3F4, even a short region code, could spell words flag after flag.
+_FLAG_TAGS_RE = re.compile(
+    "(?:"
+    + "|".join("".join(chr(0xE0000 + ord(c)) for c in flag) for flag in ("gbeng", "gbsct", "gbwls"))
+    + ")\U000e007f"
+)
+# Pictographs, which a joiner or a presentation selector may follow (Unicode's Extended_Pictographic, in blocks)
+PICTOGRAPHS: tuple[tuple[int, int], ...] = (
+    (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049), (0x2122, 0x2122), (0x2139, 0x2139),
+    (0x2194, 0x2199), (0x21A9, 0x21AA), (0x231A, 0x231B), (0x2328, 0x2328), (0x23CF, 0x23CF), (0x23E9, 0x23F3),
+    (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB), (0x25B6, 0x25B6), (0x25C0, 0x25C0), (0x25FB, 0x25FE),
+    (0x2600, 0x27BF), (0x2934, 0x2935), (0x2B05, 0x2B07), (0x2B1B, 0x2B1C), (0x2B50, 0x2B50), (0x2B55, 0x2B55),
+    (0x3030, 0x3030), (0x303D, 0x303D), (0x3297, 0x3297), (0x3299, 0x3299), (0x1F000, 0x1FAFF),
+)  # fmt: skip
+_PICTOGRAPH_RE = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in PICTOGRAPHS) + "]")
+_KEYCAPS = "#*0123456789"  # a keycap's base: the selector, then U+20E3
 _SEEN_THROUGH = bytes(c for c in range(128) if chr(c) not in "<!")  # ASCII that is neither hidden nor opens "<!--"
 
 
@@ -112,14 +127,13 @@ def find_hidden_text(text: str, utf8: bytes | None = None) -> HiddenText:
     rest = (text.encode("utf-8", "surrogatepass") if utf8 is None else utf8).translate(None, _SEEN_THROUGH)
     counts = {"invisible": [0, 0], "bidi": [0, 0], "tags": [0, 0]}
     if not rest.isascii():
-        for start, category, chars in _runs(text, rest.decode("utf-8", "surrogatepass")):
-            end = start + len(chars)
-            if emoji_part(text[start - 1 : start], chars, text[end : end + 1]):
+        for start, end, category in _runs(text, rest.decode("utf-8", "surrogatepass")):
+            if emoji_part(text[start - 1 : start], text[start:end], text[end : end + 1]):
                 continue
             slot = counts[category]
             if slot[0] == 0:
                 slot[1] = _line_of(text, start)
-            slot[0] += len(chars)
+            slot[0] += end - start
     comments = [m.start() for m in _HTML_COMMENT_RE.finditer(text)] if b"<!" in rest and "<!--" in text else []
     first_comment = _line_of(text, comments[0]) if comments else 0
     return HiddenText(
@@ -134,39 +148,40 @@ def _category(point: int) -> str:
     return "bidi" if point in _BIDI else "tags" if _TAG_RANGE[0] <= point <= _TAG_RANGE[1] else "invisible"
 
 
-def _runs(text: str, rest: str) -> list[tuple[int, str, str]]:
-    """``(start, category, chars)``: the text's runs of adjacent hidden code points of one category, found
-    from ``rest`` (the text's hidden code points in their order, among other characters)."""
-    runs: list[tuple[int, str, str]] = []
+def _runs(text: str, rest: str) -> list[tuple[int, int, str]]:
+    """``(start, end, category)``: the text's runs of adjacent hidden code points of one category, found from
+    ``rest`` (the text's hidden code points in their order, among other characters)."""
+    runs: list[list[Any]] = []
     last = -1
     for match in _HIDDEN_RE.finditer(rest):
         char = match.group()
         at = text.find(char, last + 1)
         category = _category(ord(char))
-        if runs and at == last + 1 and runs[-1][1] == category:
-            start, _, chars = runs[-1]
-            runs[-1] = (start, category, chars + char)
+        if runs and at == last + 1 and runs[-1][2] == category:
+            runs[-1][1] = at + 1
         else:
-            runs.append((at, category, char))
+            runs.append([at, at + 1, category])
         last = at
-    return runs
+    return [(start, end, category) for start, end, category in runs]
 
 
 def emoji_part(before: str, chars: str, after: str) -> bool:
     """Whether ``chars``, a run of hidden code points of one kind between ``before`` and ``after`` (a character
-    each, "" at an end), is part of an emoji: a subdivision flag's tags (U+1F3F4, then a region and subdivision
-    such as "gbsct" in tags, then U+E007F: no room for a sentence), a zero-width joiner between two visible
-    non-ASCII characters (a family), one presentation selector after a visible non-ASCII character (a red
-    heart) or a keycap's digit, ``#`` or ``*``. Anything else, a run of selectors too, may be smuggling text."""
+    each, "" at an end), is part of an emoji: the tags of England's, Scotland's or Wales's flag after U+1F3F4;
+    a zero-width joiner (after a presentation selector or not) between two pictographs (a family, a rainbow
+    flag); one presentation selector after a pictograph (a red heart) or in a keycap (``1``, the selector,
+    U+20E3). Anything else, such as a joiner between letters or a row of selectors, may carry hidden text."""
     if _TAG_RANGE[0] <= ord(chars[0]) <= _TAG_RANGE[1]:
         return before == "\U0001f3f4" and _FLAG_TAGS_RE.fullmatch(chars) is not None
-    if chars == "\u200d":
-        return _visible(before) and _visible(after) and not before.isascii() and not after.isascii()
-    return chars in ("\ufe0e", "\ufe0f") and _visible(before) and (not before.isascii() or before in _KEYCAPS)
+    if chars in ("\u200d", "\ufe0f\u200d"):
+        return _pictograph(before) and _pictograph(after)
+    if chars in ("\ufe0e", "\ufe0f"):
+        return _pictograph(before) or (len(before) == 1 and before in _KEYCAPS and after == "\u20e3")
+    return False
 
 
-def _visible(char: str) -> bool:
-    return bool(char) and not char.isspace() and _HIDDEN_RE.match(char) is None
+def _pictograph(char: str) -> bool:
+    return _PICTOGRAPH_RE.match(char) is not None
 
 
 def _line_of(text: str, position: int) -> int:

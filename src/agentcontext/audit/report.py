@@ -7,11 +7,11 @@ finding code (severity in brackets):
 * ``bidi-control`` [error; warning for the marks U+061C, U+200E, U+200F]: a bidirectional
   control: the text displays in another order than the model reads it (Trojan Source).
 * ``tag-characters`` [error]: Unicode tag characters (U+E0000-U+E007F), invisible ASCII
-  that models read; the message decodes them. A subdivision flag's tags are left alone.
+  that models read; the message decodes them. England's, Scotland's and Wales's flags are left alone.
 * ``hidden-characters`` [warning]: other invisible code points (zero-width, soft hyphen,
-  word joiner, variation selectors...). A zero-width joiner between two visible non-ASCII
-  characters and a single U+FE0E/U+FE0F after a visible non-ASCII character or a keycap (emoji) are left alone
-  (``sanitize.emoji_part``, as the scan's warnings).
+  word joiner, variation selectors...). A zero-width joiner between two pictographs and a single
+  U+FE0E/U+FE0F after a pictograph or in a keycap (emoji) are left alone (``sanitize.emoji_part``, as the
+  scan's warnings).
 * ``html-comment`` [warning]: an HTML comment outside code: hidden when the Markdown is
   rendered, given as is to agents that do not sanitise; an unclosed one hides the rest.
 * ``large-instruction`` [info at 75% of the project doc budget, warning over it or at 75%

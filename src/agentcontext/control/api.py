@@ -145,7 +145,8 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
 
 # What a running deployment is asked most: each turn's prompt and tool call, each agent's heartbeat and push, a
 # chat's refresh and event stream. Starlette tries every route's pattern in turn until one matches (about 1.4 us
-# each; a prompt was the 20th); no two of the app's routes match one request, so the order changes nothing else.
+# each; a prompt was the 20th); no two of the app's routes match one request, so the order changes nothing else
+# but the order /openapi.json lists the paths in.
 BUSIEST_FIRST = (
     ("GET", "/api/v1/chats/{chat_id}/prompt"),
     ("POST", "/api/v1/chats/{chat_id}/tools/{name:tool}"),
