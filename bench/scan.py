@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agentcontext.errors import FrontmatterError
 from agentcontext.peers.claude.discovery import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind, Status
-from agentcontext.sanitize import hidden_text_warnings
+from agentcontext.sanitize import HiddenText, find_hidden_text
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.skills.frontmatter import split
 from agentcontext.testing import isolated_environ, test_config
@@ -269,9 +269,9 @@ def hidden_text_census(real: list[tuple[str, str]]) -> dict[str, int]:
     writes must not be among them (``sanitize.emoji_part``)."""
     kinds: Counter[str] = Counter()
     for _, text in real:
-        found = hidden_text_warnings(text)
-        kinds["files"] += bool(found)
-        kinds.update(warning.split(" (")[0].split(" ", 3)[3].rstrip("s") for warning in found)
+        found = find_hidden_text(text)
+        kinds["files"] += found != HiddenText()
+        kinds.update(kind for kind in ("invisible", "bidi", "tags", "html_comments") if getattr(found, kind)[0])
     return dict(kinds)
 
 

@@ -219,7 +219,12 @@ def test_hidden_text_warnings_use_plural_forms() -> None:
     )
 
 
-SCOTLAND = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbsct") + "\U000e007f"
+def _tags(text: str) -> str:
+    """``text`` spelled in Unicode tag characters."""
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
+
+
+SCOTLAND = "\U0001f3f4" + _tags("gbsct") + "\U000e007f"
 EMOJI = (
     f"Scotland {SCOTLAND}, love \u2764\ufe0f, a smile as text \u263a\ufe0e, "
     "family \U0001f468\u200d\U0001f469\u200d\U0001f467, keycap 1\ufe0f\u20e3 #\ufe0f\u20e3, "
@@ -241,13 +246,13 @@ NOT_EMOJI = {  # text: the scan's warnings
         "hidden text: 1 invisible character (first on line 1)",
         "hidden text: 1 bidirectional control character (first on line 1)",
     ),
-    "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "ignore the rules") + "\U000e007f": (
+    "\U0001f3f4" + _tags("ignore the rules") + "\U000e007f": (
         "hidden text: 17 Unicode tag characters (first on line 1)",
     ),
     "\U0001f600" + "".join(chr(0xE0100 + b) for b in b"rm -rf"): (
         "hidden text: 6 invisible characters (first on line 1)",
     ),
-    "".join("\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in w) + "\U000e007f" for w in ("run", "rmrf")): (
+    "".join("\U0001f3f4" + _tags(word) + "\U000e007f" for word in ("run", "rmrf")): (
         "hidden text: 9 Unicode tag characters (first on line 1)",
     ),
     "Be brief.\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f": (
@@ -332,10 +337,6 @@ def emoji_by_its_neighbours(text: str, at: int) -> bool:
 
 def pictograph(char: str) -> bool:
     return char != "" and any(lo <= ord(char) <= hi for lo, hi in PICTOGRAPHS)
-
-
-def _tags(text: str) -> str:
-    return "".join(chr(0xE0000 + ord(c)) for c in text)
 
 
 _HIDING = st.sampled_from(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 # Coder's newest list (coder.md section 5), as inclusive ranges.
 _STRIP_RANGES: tuple[tuple[int, int], ...] = (
@@ -44,14 +43,14 @@ _STRIP_RANGES: tuple[tuple[int, int], ...] = (
 SMUGGLING_SELECTORS = (0xE0100, 0xE01EF)
 _BIDI = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 _TAG_RANGE = (0xE0000, 0xE007F)
-# The same sets, for the audit, which names every hidden code point it finds.
-HIDDEN_RANGES = _STRIP_RANGES
-BIDI_CONTROLS = _BIDI
-TAG_RANGE = _TAG_RANGE
 
 _STRIP_CLASS = "".join(f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _STRIP_RANGES)
 _STRIP_RE = re.compile(f"[{_STRIP_CLASS}]")
-_HIDDEN_RE = re.compile(f"[{_STRIP_CLASS}\\U{SMUGGLING_SELECTORS[0]:08x}-\\U{SMUGGLING_SELECTORS[1]:08x}]")
+# The same sets, for the audit, which names every hidden code point it finds: what is stripped, and the smugglers.
+HIDDEN_CLASS = f"{_STRIP_CLASS}\\U{SMUGGLING_SELECTORS[0]:08x}-\\U{SMUGGLING_SELECTORS[1]:08x}"
+BIDI_CONTROLS = _BIDI
+TAG_RANGE = _TAG_RANGE
+_HIDDEN_RE = re.compile(f"[{HIDDEN_CLASS}]")
 _HTML_COMMENT_RE = re.compile(r"<!--[\s\S]*?-->")
 _TRAILING_WS_RE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
@@ -151,18 +150,18 @@ def _category(point: int) -> str:
 def _runs(text: str, rest: str) -> list[tuple[int, int, str]]:
     """``(start, end, category)``: the text's runs of adjacent hidden code points of one category, found from
     ``rest`` (the text's hidden code points in their order, among other characters)."""
-    runs: list[list[Any]] = []
+    runs: list[tuple[int, int, str]] = []
     last = -1
     for match in _HIDDEN_RE.finditer(rest):
         char = match.group()
         at = text.find(char, last + 1)
         category = _category(ord(char))
         if runs and at == last + 1 and runs[-1][2] == category:
-            runs[-1][1] = at + 1
+            runs[-1] = (runs[-1][0], at + 1, category)
         else:
-            runs.append([at, at + 1, category])
+            runs.append((at, at + 1, category))
         last = at
-    return [(start, end, category) for start, end, category in runs]
+    return runs
 
 
 def emoji_part(before: str, chars: str, after: str) -> bool:

@@ -62,15 +62,14 @@ from agentcontext.errors import FrontmatterError, UnsafePathError
 from agentcontext.fs.files import EntryKind, Reader
 from agentcontext.fs.textdecode import decode, prepare
 from agentcontext.resource import Kind, Resource, Status
-from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_RANGES, SMUGGLING_SELECTORS, TAG_RANGE, emoji_part
+from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_CLASS, TAG_RANGE, emoji_part
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.settings.config import Config
 from agentcontext.skills.folder import SkillFile, SkillFolder, open_folder
 from agentcontext.skills.frontmatter import parse as parse_frontmatter
 from agentcontext.workspace_mcp.trust import TrustStore
 
-_CLASS = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in (*HIDDEN_RANGES, SMUGGLING_SELECTORS))
-_HIDDEN_RE = re.compile(f"[{_CLASS}]+")
+_HIDDEN_RE = re.compile(f"[{HIDDEN_CLASS}]+")
 _BIDI_MARKS = frozenset({0x061C, 0x200E, 0x200F})
 _COMMENT_RE = re.compile(r"<!--(.*?)(-->|\Z)", re.DOTALL)
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
