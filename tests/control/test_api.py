@@ -25,6 +25,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
 from agentcontext.control import identity, migrate
+from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentLink
 from agentcontext.control.api import MAX_BODY, create_app
 from agentcontext.control.db import Database
@@ -634,6 +635,34 @@ async def test_a_push_marks_the_agent_online_and_a_last_heartbeat_offline(world:
     beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"agent": AGENT_INFO})
     assert beat.status_code == 204
     assert (await world.call("GET", "/api/v1/workspaces", "alice")).json()[0]["agents"][0]["online"] is True
+
+
+async def test_a_heartbeat_records_what_the_agent_says_and_seals_a_new_per_run_secret_once(world: World) -> None:
+    await world.push(first_push())
+    agent = await world.plane.access.authenticate(world.tokens["agent"])
+    assert isinstance(agent, identity.AgentPrincipal)
+
+    def agent_row() -> Any:
+        with world.db.engine.connect() as connection:
+            return connection.execute(sa.select(t.agents).where(t.agents.c.id == agent.agent_id)).one()
+
+    before = agent_row()
+    said = {"run_id": "run-2", "os": "darwin", "home": "/Users/dev", "api_token": "second-run-secret"}
+    beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"agent": said})
+    assert beat.status_code == 204
+    sealed = agent_row().sealed_secret
+    assert sealed != before.sealed_secret
+    beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"agent": said})
+    assert beat.status_code == 204
+    after = agent_row()
+    assert after.sealed_secret == sealed, "the same secret again is not sealed again"
+    assert world.plane.reach.secrets.open(after.id, after.sealed_secret) == "second-run-secret"
+    assert (after.run_id, after.os, after.home, after.url) == ("run-2", "darwin", "/Users/dev", AGENT_URL)
+    assert after.online is True and after.last_seen_at > before.last_seen_at
+    beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"online": True})
+    assert beat.status_code == 204
+    kept = agent_row()
+    assert (kept.run_id, kept.os, kept.url, kept.sealed_secret) == ("run-2", "darwin", AGENT_URL, sealed)
 
 
 def _resources(body: dict[str, Any], *changes: tuple[int, str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from agentcontext.control import tables as t
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
+from agentcontext.control.loop_store import COMMITS_WAIT_FOR_STANDBY
 from agentcontext.control.prepared import Prepared
 from agentcontext.resource import Kind, Resource
 from agentcontext.wire.sync import AgentInfo, PushRequest
@@ -95,6 +96,7 @@ _AGENT = sa.select(
 _AGENT_LOCKED = Prepared(_AGENT.with_for_update(), only="postgresql")
 _AGENT_ALONE = Prepared(_AGENT)
 _TOUCHED = ("online", "last_seen_at", "url", "run_id", "os", "home", "work_dir", "sealed_secret")
+_SAID = ("url", "run_id", "os", "home")  # what an agent says of itself, each kept where it says nothing
 _TOUCH = Prepared(
     sa.update(t.agents)
     .where(t.agents.c.id == sa.bindparam("agent_id"))
@@ -124,7 +126,7 @@ def touch_agent(
         return []
     values = {name: getattr(row, name) for name in _TOUCHED}
     values["online"] = True
-    for name in ("url", "run_id", "os", "home"):
+    for name in _SAID:
         if getattr(info, name) is not None:
             values[name] = getattr(info, name)
     if work_dir is not None:
@@ -142,6 +144,41 @@ def touch_agent(
     if row.online:
         return []
     return [Event(agent_topic(agent_id), "agent_online", {"agent_id": agent_id, "at": now.isoformat()})]
+
+
+# A heartbeat of an agent that is online, on PostgreSQL, in one statement outside any transaction: the full way
+# (``touch_agent`` in a transaction) is three round trips, a BEGIN with the standby question, the agent's read,
+# and its write with the COMMIT. The statement changes the row only while the agent is online (the full way tells
+# that it came back: an event this one never has to send, so running it again loses nothing) and while commits do
+# not wait for a synchronous standby (a statement that changed nothing commits without waiting). Its WHERE is
+# checked again on the row's newest version once a lock it waited for is released, as an agent marked offline
+# meanwhile is. (An UPDATE may not name a bound parameter after one of its columns: "new_url", not "url".)
+_BEAT = Prepared(
+    sa.update(t.agents)
+    .where(
+        t.agents.c.id == sa.bindparam("agent_id"),
+        t.agents.c.online.is_(True),
+        sa.text(f"NOT ({COMMITS_WAIT_FOR_STANDBY})"),
+    )
+    .values(
+        last_seen_at=sa.bindparam("new_last_seen_at", type_=t.agents.c.last_seen_at.type),
+        **{name: sa.func.coalesce(sa.bindparam(f"new_{name}", type_=sa.String), t.agents.c[name]) for name in _SAID},
+    )
+    .returning(t.agents.c.sealed_secret),
+    only="postgresql",
+)
+
+
+def beat(executor: Executor, agent_id: str, info: AgentInfo, *, now: dt.datetime, box: SecretBox) -> bool:
+    """A heartbeat recorded in one statement (PostgreSQL, ``_BEAT``): whether it was. False: the agent is offline
+    or gone, the commits wait for a standby, or its per-run secret is new (the row keeps the old one meanwhile); the
+    full way (``touch_agent`` in a write transaction) records it then, sealing the secret, telling the agent came
+    back. Safe to run again: it sets what the heartbeat says."""
+    params = {"agent_id": agent_id, "new_last_seen_at": now, **{f"new_{n}": getattr(info, n) for n in _SAID}}
+    row = _BEAT.first(executor, params)
+    if row is None:
+        return False
+    return info.api_token is None or box.matches(agent_id, row.sealed_secret, info.api_token)
 
 
 # --- the snapshot ------------------------------------------------------------------------------

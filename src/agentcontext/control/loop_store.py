@@ -116,10 +116,11 @@ def _near_host(host: str) -> bool:
 
 
 # a commit that waits for a standby's answer waits with no limit (statement_timeout ends before it): not on the loop
-_WAITS_FOR_STANDBY = (
-    "SELECT current_setting('synchronous_standby_names') <> ''"
+COMMITS_WAIT_FOR_STANDBY = (
+    "current_setting('synchronous_standby_names') <> ''"
     " AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')"
 )
+_WAITS_FOR_STANDBY = f"SELECT {COMMITS_WAIT_FOR_STANDBY}"
 
 
 class _NotHere(Exception):

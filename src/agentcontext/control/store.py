@@ -58,6 +58,11 @@ class Store:
         """``read`` for work of one statement: no transaction around it (``Database.read_one``)."""
         return await self._near("statements", self.db.read_one, work)
 
+    async def write_one(self, work: Callable[[Connection], T]) -> T:
+        """``write`` for work of one statement that is safe to run again: no transaction around it
+        (``Database.write_one``)."""
+        return await self._near("statements", self.db.write_one, work)
+
     async def write(self, work: Callable[[Connection], T], *, near: bool = True) -> T:
         """``near``: False for large work (a push), always run in a worker thread."""
         if not near:

@@ -97,9 +97,12 @@ class SyncService:
         self._reach.check(info)
         if beat.online:
             box = self._reach.secrets
-            await self._store.write_events(
-                lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box, last=True))
-            )
+            if self._store.db.is_sqlite or not await self._store.write_one(
+                lambda c: ingest.beat(c, agent.agent_id, info, now=now(), box=box)
+            ):
+                await self._store.write_events(
+                    lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box, last=True))
+                )
             await self._recheck_on_beat(agent.agent_id, info.run_id, beat.discovered)
         else:
             await self._store.write_events(lambda c: (None, _go_offline(c, agent.agent_id)))
