@@ -673,12 +673,13 @@ async def test_a_chat_created_while_the_first_push_runs_ends_up_pinned(
     async def push() -> None:
         outcomes.append(await plane.sync.push(agent_principal, big_snapshot(1, initial=True, files=FILES)))
 
+    loop = anyio.lowlevel.current_token()  # the store's worker threads are not anyio's
     async with anyio.create_task_group() as group:
 
         def create_while_a_push_starts(*args: Any, **kwargs: Any) -> Any:
             chat = original(*args, **kwargs)  # no snapshot yet: unpinned, not committed, its agent's row held
             assert chat.pinned_hash is None
-            anyio.from_thread.run_sync(group.start_soon, push)
+            anyio.from_thread.run_sync(group.start_soon, push, token=loop)
             poll(partial(_waiting_on_a_lock, db), bool, "the push to wait for this chat's commit")
             return chat
 
@@ -710,11 +711,12 @@ async def test_a_refresh_while_a_push_commits_waits_for_it_and_pins_what_it_push
         refreshed.append(await plane.chats.refresh(principal, created.id))
 
     original = ingest_module.ingest
+    loop = anyio.lowlevel.current_token()  # the store's worker threads are not anyio's
     async with anyio.create_task_group() as group:
 
         def ingest_while_a_refresh_starts(*args: Any, **kwargs: Any) -> Any:
             outcome = original(*args, **kwargs)  # version 2 written, not committed, the agent's row held
-            anyio.from_thread.run_sync(group.start_soon, refresh)
+            anyio.from_thread.run_sync(group.start_soon, refresh, token=loop)
             poll(partial(_waiting_on_a_lock, db), bool, "the refresh to wait for this push's commit")
             return outcome
 

@@ -2,7 +2,7 @@
 
 Each request's database work is one function run in one worker thread (the driver is
 synchronous) inside one transaction: a request hops to a thread once, and waits for a worker in
-the event loop, never for a connection (the workers are as many as the pool's connections).
+the pool's queue, never for a connection (the workers are as many as the pool's connections).
 Against a near PostgreSQL or a SQLite file short work runs on the loop itself first, and in a
 thread only when it would wait there (``loop_store``; ``near``). The events a write produces are
 published after it commits (or with it, where the broker can: ``Broker.send_with``).
@@ -10,7 +10,10 @@ published after it commits (or with it, where the broker can: ``Broker.send_with
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from functools import partial
 from typing import TypeVar
 
@@ -29,15 +32,23 @@ class Store:
     def __init__(self, db: Database, broker: Broker, *, on_loop: bool = True) -> None:
         self.db = db
         self.broker = broker
-        self._workers = anyio.CapacityLimiter(db.pool_size)
+        self._workers = ThreadPoolExecutor(db.pool_size, thread_name_prefix="agentcontext-store")
         self.loop_store: LoopStore | None = db.loop_store() if on_loop else None
 
     def close(self) -> None:
         if self.loop_store is not None:
             self.loop_store.close()
+        self._workers.shutdown(wait=False)
 
     async def thread(self, work: Callable[[], T]) -> T:
-        return await anyio.to_thread.run_sync(work, limiter=self._workers)
+        """``work`` in a worker thread, handed to it at once; awaited to its end even by a cancelled request (a
+        write's outcome is known before the request goes). anyio's ``to_thread`` first yields to the loop and
+        takes a limiter's token, each a turn of the loop's queue: at 2,000 agents a push waited a median 4.8 ms
+        (p99 159-188 ms) before its thread began. Here the pool's queue stands for the limiter."""
+        future = self._workers.submit(copy_context().run, work)
+        with anyio.CancelScope(shield=True):
+            done = await asyncio.wrap_future(future)
+        return done
 
     async def _near(
         self, kind: Kind, in_thread: Callable[[Callable[[Connection], T]], T], work: Callable[[Connection], T]
