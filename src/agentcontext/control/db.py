@@ -194,11 +194,6 @@ class Database:
         not agree): each statement sees what had committed when it ran, and none waits on a BEGIN or COMMIT."""
         return _retrying(partial(_statements, self._rows, work))
 
-    def write_one(self, work: Callable[[Connection], T]) -> T:
-        """``read_one`` for ``work`` that writes in one statement, its own transaction: it is run again on a fresh
-        connection when the old one was dropped, even during the statement's commit, so it must be safe to."""
-        return _retrying(partial(_statements, self._rows, work))
-
     def write_rows(self, work: Callable[[Connection], T]) -> T:
         """``write`` on a Core connection at READ COMMITTED (PostgreSQL), for hot paths that lock what they order on."""
         return _retrying(partial(_transaction, self._rows, self._begin_write, work))

@@ -70,9 +70,9 @@ class Store:
         return await self._near("statements", self.db.read_one, work)
 
     async def write_one(self, work: Callable[[Connection], T]) -> T:
-        """``write`` for work of one statement that is safe to run again: no transaction around it
-        (``Database.write_one``)."""
-        return await self._near("statements", self.db.write_one, work)
+        """``write`` for work of one statement, its own transaction (``Database.read_one``'s way, which runs it
+        again on a fresh connection when the old one was dropped, even during its commit: it must be safe to)."""
+        return await self._near("statements", self.db.read_one, work)
 
     async def write(self, work: Callable[[Connection], T], *, near: bool = True) -> T:
         """``near``: False for large work (a push), always run in a worker thread."""
