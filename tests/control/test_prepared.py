@@ -54,7 +54,8 @@ USERS = cast(sa.Table, User.__table__)
 
 
 def test_the_hot_paths_hold_prepared_statements() -> None:
-    assert {"turns._RUN_KEY", "turns._RUN_KEY_AND_INPUTS", "chats._PIN_TO_SNAPSHOT"} <= PREPARED.keys()
+    hot = {"turns._RUN_KEY", "turns._RUN_KEY_AND_INPUTS", "chats._PIN_TO_SNAPSHOT", "rediscovery._WATCHED"}
+    assert hot <= PREPARED.keys()
 
 
 @pytest.mark.parametrize(
@@ -195,6 +196,8 @@ async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path
         mine = "---\nname: mine\ndescription: My own way of working\n---\nDo it my way.\n"
         await running.plane.skills.create(running.people["alice"].user, mine)
         bobs = await running.chat("bob")  # bob's agent has not pushed: his chat has no pin, his agent no snapshot
+        touched = await running.chat("alice")  # pinned to the latest snapshot: a heartbeat rechecks what it found
+        running.db.write_rows(lambda c: _discovered(c, touched, f"{WORK}/services/AGENTS.md", f"{WORK}/services/a.py"))
         params = values_for(running, chat)
         bob = {"chat_id": bobs, "agent_id": running.people["bob"].agent.agent_id}
         pinned_hash = running.db.read_rows(
@@ -229,6 +232,15 @@ async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path
             assert found == expected, where
             compared += bool(expected) and "Error" not in str(expected)
         assert compared == len(here)  # rows, or changed rows, for every statement: a real comparison
+
+
+def _discovered(connection: sa.Connection, chat_id: str, path: str, cause: str) -> None:
+    """A file the chat found on demand, as ``touched`` pins one: a copy of a pinned row, its origin "discovered"."""
+    pinned = connection.execute(sa.select(t.chat_resources).where(t.chat_resources.c.chat_id == chat_id)).first()
+    assert pinned is not None
+    row = {**pinned._mapping, "source": f"discovered:{path}", "path": path}
+    connection.execute(sa.insert(t.chat_resources).values({**row, "origin": "discovered", "caused_by": [cause]}))
+    connection.execute(sa.update(t.chats).where(t.chats.c.id == chat_id).values(discovered_at=sa.func.now()))
 
 
 def _stored_row(db: Database, prepared: Prepared) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from agentcontext.control.discovered import INSERT, MOVED, Target, new_row
 from agentcontext.control.discovered_answer import MAX_DISCOVERED, MAX_PATHS, Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.ingest import ACTIVE_STATUSES
+from agentcontext.control.prepared import Prepared
 from agentcontext.resource import Resource
 
 # --- refresh: the discovered rows re-resolved --------------------------------------------------------
@@ -124,15 +125,23 @@ def refresh_target(executor: Executor, user_id: str, chat_id: str) -> tuple[Targ
     return Target(chat_id, first.agent_id, first.url, first.sealed_secret), causes(found)
 
 
-_WATCHED = (
+# Asked on an agent's heartbeats (each agent's first one after a restart: thousands at once), mostly to find
+# nothing: one prepared statement, where the agent's address comes with each row.
+_WATCHED = Prepared(
     sa.select(
         t.chat_resources.c.chat_id,
         t.chat_resources.c.path,
         t.chat_resources.c.content_hash,
         t.chat_resources.c.status,
         t.chat_resources.c.caused_by,
+        t.agents.c.url,
+        t.agents.c.sealed_secret,
     )
-    .select_from(t.chat_resources.join(t.chats, t.chats.c.id == t.chat_resources.c.chat_id))
+    .select_from(
+        t.chat_resources.join(t.chats, t.chats.c.id == t.chat_resources.c.chat_id).join(
+            t.agents, t.agents.c.id == t.chats.c.agent_id
+        )
+    )
     .where(
         t.chats.c.agent_id == sa.bindparam("agent_id"),
         t.chats.c.discovered_at.is_not(None),
@@ -143,7 +152,6 @@ _WATCHED = (
     )
     .limit(MAX_WATCHED_ROWS)
 )
-_ADDRESS = sa.select(t.agents.c.url, t.agents.c.sealed_secret).where(t.agents.c.id == sa.bindparam("agent_id"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +173,11 @@ class Watched:
 
 
 def watched(executor: Executor, agent_id: str) -> Watched | None:
-    found = executor.execute(_WATCHED, {"agent_id": agent_id}).all()
+    """The discovered rows of the agent's chats to recheck, in one statement; None when there are none."""
+    found = _WATCHED.all(executor, {"agent_id": agent_id})
     if not found:
         return None
-    address = executor.execute(_ADDRESS, {"agent_id": agent_id}).first()
-    return Watched(list(found), address.url if address else None, address.sealed_secret if address else None)
+    return Watched(found, found[0].url, found[0].sealed_secret)
 
 
 def stale(found: Watched, answer: Answer) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

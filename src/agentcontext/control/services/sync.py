@@ -130,7 +130,7 @@ class SyncService:
         if not force and clock - self._rechecked.get(agent_id, -1e18) < interval:
             return []
         self._rechecked[agent_id] = clock
-        found = await self._store.read(lambda c: rediscovery.watched(c, agent_id))
+        found = await self._store.read_one(lambda c: rediscovery.watched(c, agent_id))
         if found is None:
             self._taught[agent_id] = run_id
             return []
