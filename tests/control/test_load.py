@@ -109,3 +109,17 @@ def test_a_run_slow_only_while_it_settles_is_held_from_then_on_but_not_overall()
     assert not load.held(run)
     assert load.held(run, settled=True)
     assert not load.held({**run, "lost": {"pushes": 1}}, settled=True)
+
+
+@pytest.mark.anyio
+async def test_a_loop_asleep_until_its_next_request_ends_when_the_run_does() -> None:
+    load = _load_module()
+    pace = load.PACES["realistic"]
+    chat = load.ChatSim("c1", 0, "skill", "pinned")
+    agent = load.AgentSim(0, "token", [], "rotate")
+    started = time.monotonic()
+    later = started + 100  # the first request of each would come long after the run ends
+    await load.run_chat(None, load.Record(), chat, later, started + 0.2, pace)
+    await load.run_agent(None, load.Record(), agent, later, started + 0.2, pace)
+    assert time.monotonic() - started < 1
+    assert chat.turns == 0 and agent.version == 0
