@@ -50,7 +50,8 @@ At the end the loops stop, events get a moment to arrive, and the database is re
 Each count of mismatches must be 0. Reported: requests by kind with p50/p99 latency (and p99 of the requests
 started 15 s or more after the loops began: every agent and chat begins within its first period, its
 connection new and the caches cold, as after a restart; what comes later is the load once settled), error rate
-(non-2xx and transport errors), requests over 250 ms by when they started (5 s windows), pushes
+(non-2xx and transport errors), requests over 250 ms by when they started (5 s windows) beside the
+machine's CPUs busy in each (``/proc/stat``; what the host of a virtual machine stole, apart), pushes
 accepted and refused, events received, the prompts the server answered from its turn cache
 (``X-Prompt-Cache``; and apart, the prompts whose chat's pin had not moved since its previous
 prompt, and those after a refresh moved it: a hit when the push edited no text the prompt shows,
@@ -516,6 +517,48 @@ class DatabaseMeter:
         return total
 
 
+@dataclass
+class MachineMeter:
+    """The machine's CPUs, from the first line of ``/proc/stat`` each second: when a burst of slow requests
+    comes, whether the CPUs were full, and whether the host of this virtual machine took them (``steal``)."""
+
+    samples: list[tuple[float, tuple[int, ...]]] = field(default_factory=list)  # perf_counter, the line's counters
+
+    def read(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            line = Path("/proc/stat").read_text().split("\n", 1)[0]
+            self.samples.append((time.perf_counter(), tuple(int(n) for n in line.split()[1:])))
+
+    async def run(self) -> None:
+        while True:
+            self.read()
+            await anyio.sleep(1.0)
+
+
+def machine_by_5s(
+    samples: Sequence[tuple[float, Sequence[int]]], began: float, cpus: int
+) -> dict[int, dict[str, float]]:
+    """Each 5 s window after ``began`` (its start, in seconds): the CPUs' busy and stolen time as a percent of
+    one CPU (``cpus`` full ones: ``100 * cpus``), from the ``/proc/stat`` samples that end in it. Idle and I/O
+    wait are not busy; ``steal``, time the host gave this machine's CPUs to someone else, is (not ours to use)."""
+    sums: dict[int, list[int]] = {}
+    for (_, before), (at, after) in zip(samples, samples[1:], strict=False):
+        if at <= began:
+            continue
+        delta = [a - b for a, b in zip(after, before, strict=False)]
+        total = sum(delta[:8])  # user nice system idle iowait irq softirq steal (guest time is within user)
+        window = 5 * int((at - began) // 5)
+        kept = sums.setdefault(window, [0, 0, 0])
+        kept[0] += total
+        kept[1] += total - delta[3] - delta[4]
+        kept[2] += delta[7] if len(delta) > 7 else 0
+    return {
+        window: {"busy_percent": 100 * cpus * busy / total, "steal_percent": 100 * cpus * steal / total}
+        for window, (total, busy, steal) in sorted(sums.items())
+        if total
+    }
+
+
 def slope(points: Sequence[tuple[float, float]]) -> float:
     """Least-squares slope of ``points``, per minute."""
     if len(points) < 2:
@@ -586,6 +629,7 @@ class Outcome:
     chats: list[ChatSim]
     record: Record
     meters: list[Meter]  # one a server
+    machine: MachineMeter
     seconds: float
     client_cpu: float
     lag: list[float]  # how late a 100 ms sleep of this client woke
@@ -621,11 +665,12 @@ async def drive(
         Connection.to(bases[agent.index % len(bases)], {"Authorization": f"Bearer {agent.token}"}) for agent in agents
     ]
     chat_http = [Connection.to(bases[n % len(bases)], user) for n in range(len(chats))]
-    database = DatabaseMeter(db_pid)
+    database, machine = DatabaseMeter(db_pid), MachineMeter()
     start, cpu0 = time.monotonic(), time.process_time()
     async with anyio.create_task_group() as outer:
         for each in meters:
             outer.start_soon(each.run, start)
+        outer.start_soon(machine.run)
         async with anyio.create_task_group() as streams:
             for n, chat in enumerate(chats):  # on the next replica: events cross from the one that made them
                 token = stream_tokens[n // STREAMS_PER_TOKEN]  # the server caps open streams per token
@@ -669,7 +714,7 @@ async def drive(
         http.close()
     opened = sum(http.opened for http in (*agent_http, *chat_http))
     return Outcome(
-        agents, chats, record, meters, time.monotonic() - start, time.process_time() - cpu0, meter.lag,
+        agents, chats, record, meters, machine, time.monotonic() - start, time.process_time() - cpu0, meter.lag,
         loops_cpu, database_cpu, opened, pace, scans,
     )  # fmt: skip
 
@@ -854,6 +899,7 @@ def summarise(
         "client_lag_p50_ms": pct(out.lag, 0.5),
         "client_lag_p99_ms": pct(out.lag, 0.99),
         "slow_by_5s": dict(sorted(Counter(5 * int((t - r.began) // 5) for t in r.slow).items())),
+        "machine_cpu_by_5s": machine_by_5s(out.machine.samples, r.began, os.cpu_count() or 1),
         "prompt_cache": dict(r.cache),
         "prompt_cache_hit_rate": _rate(r.cache),
         "prompt_cache_same_pin": dict(r.cache_same_pin),
@@ -865,6 +911,16 @@ def summarise(
         "lost_said": {k: v[:5] for k, v in lost.items() if v},
         "server_log_errors": log_errors[:10],
     }
+
+
+def _machine_said(machine: dict[int, dict[str, float]]) -> str:
+    full = 100 * (os.cpu_count() or 1)
+    said = ", ".join(
+        f"{t}-{t + 5} s: {m['busy_percent']:.0f}%"
+        + (f" ({m['steal_percent']:.0f}% stolen)" if m["steal_percent"] >= 1 else "")
+        for t, m in machine.items()
+    )
+    return f"the machine's CPUs busy, of {full}%, by 5 s window: {said or 'not measured'}"
 
 
 def _rate(said: Counter[str]) -> float | None:
@@ -905,6 +961,7 @@ def report(results: Sequence[dict[str, Any]]) -> None:
         slow = r.get("slow_by_5s") or {}
         windows = ", ".join(f"{t}-{t + 5} s: {n}" for t, n in slow.items())
         print(f"requests over {P99_LIMIT_MS:.0f} ms, by when they started: {windows or 'none'}")
+        print(_machine_said(r.get("machine_cpu_by_5s") or {}))
         print(f"pushes accepted {r['pushes_accepted']}, refused {r['pushes_refused']} (the replays)")
         print(f"chat turns {r['turns']}, refreshes {r['refreshes']}; events received {r['events']}")
         rate = r["prompt_cache_hit_rate"]

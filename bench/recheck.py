@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -42,7 +43,7 @@ async def measure(url: str, agents: int, rounds: int) -> list[float]:
     person = await plane.access.authenticate(user.token)
     ids = []
     for n in range(agents):
-        issued = db.write(lambda s, n=n: identity.create_agent(s, f"ws-{n}", "main"))
+        issued = db.write(partial(identity.create_agent, workspace_name=f"ws-{n}", name="main"))
         agent = await plane.access.authenticate(issued.token)
         assert isinstance(agent, identity.AgentPrincipal)
         await plane.sync.push(agent, big_snapshot(1, initial=True, files=3))

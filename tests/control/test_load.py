@@ -123,3 +123,25 @@ async def test_a_loop_asleep_until_its_next_request_ends_when_the_run_does() -> 
     await load.run_agent(None, load.Record(), agent, later, started + 0.2, pace)
     assert time.monotonic() - started < 1
     assert chat.turns == 0 and agent.version == 0
+
+
+def test_the_machines_cpu_is_told_by_window_busy_and_stolen_apart_from_idle_and_io_wait() -> None:
+    load = _load_module()
+
+    def counters(user: int, idle: int, iowait: int, steal: int) -> tuple[int, ...]:
+        return (user, 0, 0, idle, iowait, 0, 0, steal, 0, 0)  # /proc/stat's cpu line, guest time last
+
+    began = 100.0
+    samples = [
+        (98.0, counters(0, 0, 0, 0)),
+        (99.5, counters(100, 100, 0, 0)),  # ends before the loops began: no window's
+        (101.0, counters(200, 100, 0, 0)),  # 0-5 s: all busy
+        (104.0, counters(500, 100, 0, 0)),
+        (106.0, counters(520, 160, 20, 0)),  # 5-10 s: idle and I/O wait are not busy
+        (109.0, counters(580, 160, 20, 100)),  # stolen by the host: busy (not ours to use), and said apart
+    ]
+    windows = load.machine_by_5s(samples, began, cpus=2)
+    assert windows.keys() == {0, 5}
+    assert windows[0] == {"busy_percent": 200.0, "steal_percent": 0.0}
+    assert windows[5]["busy_percent"] == pytest.approx(200 * (20 + 160) / (100 + 160))
+    assert windows[5]["steal_percent"] == pytest.approx(200 * 100 / (100 + 160))
