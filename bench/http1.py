@@ -6,7 +6,7 @@ one write of its bytes, and its answer is gathered by an ``asyncio.Protocol`` un
 ``Content-Length`` (or its last chunk) has come, then handed over in one wake-up: no stream reader,
 no timeout context, one future and one timer a request. Only what the control plane answers is
 understood: no redirects, no compression, no TLS. An event stream (``stream``) is read on asyncio's
-streams: it opens once a chat and reads a few events, so its cost does not count.
+streams: it opens once a chat and reads a few events, so its cost is small beside the requests'.
 """
 
 from __future__ import annotations

@@ -540,7 +540,8 @@ def machine_by_5s(
 ) -> dict[int, dict[str, float]]:
     """Each 5 s window after ``began`` (its start, in seconds): the CPUs' busy and stolen time as a percent of
     one CPU (``cpus`` full ones: ``100 * cpus``), from the ``/proc/stat`` samples that end in it. Idle and I/O
-    wait are not busy; ``steal``, time the host gave this machine's CPUs to someone else, is (not ours to use)."""
+    wait are not busy; ``steal`` (time the host gave this machine's CPUs to someone else: not ours to use) is,
+    and is also said apart."""
     sums: dict[int, list[int]] = {}
     for (_, before), (at, after) in zip(samples, samples[1:], strict=False):
         if at <= began:

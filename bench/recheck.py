@@ -16,7 +16,6 @@ import argparse
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -41,13 +40,13 @@ async def measure(url: str, agents: int, rounds: int) -> list[float]:
     plane = ControlPlane(db, LocalBroker())
     user = db.write(lambda s: identity.create_user(s, "bench"))
     person = await plane.access.authenticate(user.token)
+    assert isinstance(person, identity.UserPrincipal)
     ids = []
     for n in range(agents):
         issued = db.write(partial(identity.create_agent, workspace_name=f"ws-{n}", name="main"))
         agent = await plane.access.authenticate(issued.token)
         assert isinstance(agent, identity.AgentPrincipal)
         await plane.sync.push(agent, big_snapshot(1, initial=True, files=3))
-        assert isinstance(person, identity.UserPrincipal)
         await plane.chats.create(person, NewChat(workspace=f"ws-{n}"))
         ids.append(agent.agent_id)
     per_round = []
@@ -66,7 +65,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(), TempCluster.start() as cluster:
+    with TempCluster.start() as cluster:
         url = cluster.create_database()
         rounds = anyio.run(measure, url, args.agents, args.rounds, backend_options={"use_uvloop": True})
     print(f"{platform.machine()}, Python {platform.python_version()}: {args.agents} agents, {args.rounds} rounds")
