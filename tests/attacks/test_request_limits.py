@@ -301,9 +301,11 @@ async def _closed_by_the_server(stream: anyio.abc.SocketStream, within: float) -
 
 
 @contextlib.asynccontextmanager
-async def _served_once(tmp_path: Path, home: Path, edge: Edge) -> AsyncIterator[tuple[Served, anyio.abc.SocketStream]]:
+async def _served_once(
+    tmp_path: Path, home: Path, edge: Edge, *, h11: bool = False
+) -> AsyncIterator[tuple[Served, anyio.abc.SocketStream]]:
     """The agent's app behind ``edge``, and a connection that one request was answered on (kept open)."""
-    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge) as served:
+    async with agent_surface(tmp_path, home) as agent, guarded_serving(agent.app, edge, h11=h11) as served:
         stream = await anyio.connect_tcp("127.0.0.1", served.port)
         async with stream:
             assert (await _get(stream, served.port)).startswith(b"HTTP/1.1 200 ")
@@ -322,18 +324,35 @@ async def test_a_connection_idle_between_requests_serves_the_next_past_the_head_
     assert served.server.config.census.open == 0  # type: ignore[attr-defined]
 
 
+async def _trickle_a_head(stream: anyio.abc.SocketStream, *, for_at_most: float) -> float:
+    """Send a request's head a byte every 10 ms until the server closes; the seconds that took."""
+    started = time.monotonic()
+    with anyio.move_on_after(for_at_most), contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
+        for byte in b"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 2000:
+            await stream.send(bytes([byte]))
+            await anyio.sleep(0.01)
+    assert await _closed_by_the_server(stream, within=1.0)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])
 async def test_a_kept_connection_that_trickles_its_next_head_is_closed_at_the_head_deadline(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, h11: bool
 ) -> None:
     edge = Edge(header_timeout=0.5, keep_alive=30.0, max_connections=64)
-    async with _served_once(tmp_path, home, edge) as (_, stream):
-        started = time.monotonic()
-        with anyio.fail_after(10), contextlib.suppress(anyio.BrokenResourceError, ConnectionError):
-            for byte in b"GET /api/v0/context HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 1000:
-                await stream.send(bytes([byte]))
-                await anyio.sleep(0.01)
-        assert await _closed_by_the_server(stream, within=5.0)
-        assert time.monotonic() - started < 5  # the head's deadline, not keep-alive's 30 s
+    async with _served_once(tmp_path, home, edge, h11=h11) as (_, stream):
+        assert await _trickle_a_head(stream, for_at_most=8.0) < 4  # the head's deadline, not keep-alive's 30 s
+
+
+@pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])
+async def test_a_connection_idle_past_an_idle_check_that_then_trickles_a_head_is_closed_at_the_head_deadline(
+    tmp_path: Path, home: Path, h11: bool
+) -> None:
+    """The check that found it idle set its next one for keep-alive's end; the head's first byte brings it forward."""
+    edge = Edge(header_timeout=0.5, keep_alive=30.0, max_connections=64)
+    async with _served_once(tmp_path, home, edge, h11=h11) as (_, stream):
+        await anyio.sleep(1.0)  # past the first check (0.5 s after the connection opened), idle
+        assert await _trickle_a_head(stream, for_at_most=8.0) < 4
 
 
 @pytest.mark.parametrize("h11", [False, True], ids=["httptools", "h11"])

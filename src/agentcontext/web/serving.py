@@ -94,6 +94,7 @@ class _IdleGuard(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.head_since is None and self.idle():  # the first bytes of the next request's head
             self.head_since = self.loop.time()
+            self._bring_forward(self.head_since + self.limits.header_timeout)
         super().data_received(data)
 
     def on_response_complete(self) -> None:
@@ -136,6 +137,13 @@ class _IdleGuard(asyncio.Protocol):
 
     def _arm(self, delay: float) -> None:
         self._idle_timer = self.loop.call_later(delay, self._check_idle)
+
+    def _bring_forward(self, deadline: float) -> None:
+        """Check by ``deadline``: an idle check may have set the next for keep-alive's end, far later."""
+        timer = self._idle_timer
+        if timer is not None and timer.when() > deadline:
+            timer.cancel()
+            self._idle_timer = self.loop.call_at(deadline, self._check_idle)
 
     def _check_idle(self) -> None:
         self._idle_timer = None
