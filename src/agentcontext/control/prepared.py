@@ -30,6 +30,7 @@ from sqlalchemy.sql.dml import Delete, Insert, Update, UpdateBase
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import CompoundSelect, Select, SelectBase, TextualSelect
 
+from agentcontext.control import pq_statement
 from agentcontext.errors import UnavailableError
 
 Executor = Connection | Session  # as ``contents.Executor``: a Core connection on hot paths, a session on cold ones
@@ -62,6 +63,7 @@ class _Compiled:
     binds: tuple[tuple[str, Processor], ...]  # parameters SQLAlchemy would convert on their way in
     row: type[tuple[Any, ...]] | None  # the row class (column names as attributes); None: no rows
     results: tuple[tuple[int, Processor], ...]  # columns SQLAlchemy would convert on their way out
+    numbered: pq_statement.Numbered | None = None  # PostgreSQL: the statement as libpq runs it (``pq_statement``)
 
     def arguments(self, params: Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
         values = {**self.defaults, **params}
@@ -135,11 +137,19 @@ class Prepared:
         arguments: Any = (
             [compiled.arguments(p) for p in params] if many else compiled.arguments(params)  # type: ignore[arg-type]
         )
+        driver: Any = pooled.driver_connection
+        # libpq's own call where we say the transaction's ends: in psycopg's own transactions its cursor says BEGIN
+        if compiled.numbered is not None and not many and isinstance(driver, psycopg.Connection) and driver.autocommit:
+            try:
+                found, changed = pq_statement.run(pooled.info, driver, compiled.numbered, arguments)
+            except psycopg.Error as exc:
+                _translated(connection, compiled.sql, arguments, exc, None)
+            return (compiled.rows(found) if found else []), changed
         # One cursor a connection, kept with it in the pool: psycopg builds a cursor's type loaders afresh
         # (a third of a short statement's cost). It keeps only its last result, until the next statement.
         cursor = pooled.info.get(_CURSOR)
         if cursor is None:
-            cursor = pooled.info[_CURSOR] = pooled.driver_connection.cursor()  # type: ignore[union-attr]
+            cursor = pooled.info[_CURSOR] = driver.cursor()
         try:
             if many:
                 cursor.executemany(compiled.sql, arguments)
@@ -184,7 +194,8 @@ def _compile(statement: Statement, dialect: Dialect) -> _Compiled:
             if process is not None:
                 results.append((index, process))
     order = tuple(compiled.positiontup) if compiled.positional else None
-    return _Compiled(compiled.string, order, defaults, tuple(binds.items()), row, tuple(results))
+    numbered = pq_statement.numbered(statement, dialect) if dialect.driver == "psycopg" else None
+    return _Compiled(compiled.string, order, defaults, tuple(binds.items()), row, tuple(results), numbered)
 
 
 def _row_class(names: list[str]) -> type[tuple[Any, ...]]:
@@ -221,7 +232,7 @@ def _command(driver: psycopg.Connection[Any], sql: str, *, answer: bool = False,
     against 28 (``bench/begin_commit.py``). A failure is raised as the error psycopg would raise."""
     pgconn = driver.pgconn
     encoding = driver.info.encoding  # the connection's, as psycopg encodes its queries (and ``mogrify`` quoted for)
-    result = pgconn.exec_(sql.encode(encoding))
+    result = pq_statement.checked(pgconn.exec_(sql.encode(encoding)), pgconn, encoding)
     if result.status == psycopg.pq.ExecStatus.COMMAND_OK and not answer:
         if ending and result.command_status == b"ROLLBACK":
             # PostgreSQL answers the COMMIT of an aborted transaction (work that caught a database error and went
@@ -231,9 +242,7 @@ def _command(driver: psycopg.Connection[Any], sql: str, *, answer: bool = False,
     if result.status == psycopg.pq.ExecStatus.TUPLES_OK and answer:
         value = result.get_value(0, 0)
         return None if value is None else bytes(value).decode(encoding)
-    if pgconn.status == psycopg.pq.ConnStatus.BAD:  # lost: psycopg's own class for it, whatever the message
-        raise psycopg.OperationalError(result.get_error_message(encoding) or "the connection was lost")
-    raise psycopg.errors.error_from_result(result, encoding=encoding)
+    raise psycopg.ProgrammingError(f"{sql[:80]!r} answered {result.status.name}, not what it was said for")
 
 
 def at_commit(connection: Connection, statement: Prepared, params: Mapping[str, Any]) -> None:
