@@ -21,7 +21,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
 
-from tests.pg_cluster import TempCluster, find_binaries
+from tests.pg_cluster import bench_database
 
 from agentcontext.control import prepared
 
@@ -63,10 +63,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2500)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    if find_binaries() is None:
-        raise SystemExit("no PostgreSQL binaries (install Debian's postgresql, or set PG_BIN)")
-    with TempCluster.start() as cluster:
-        url = cluster.create_database("bench")
+    with bench_database() as (_, url):
         report("BEGIN + COMMIT on PostgreSQL", begin_commit_figures(url, args.calls, args.rounds))
 
 

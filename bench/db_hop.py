@@ -35,7 +35,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repo root: tests/pg_cluster.py
 
-from tests.pg_cluster import TempCluster, find_binaries
+from tests.pg_cluster import bench_database
 
 from agentcontext.control import prepared
 
@@ -108,10 +108,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    if find_binaries() is None:
-        raise SystemExit("no PostgreSQL binaries (install Debian's postgresql, or set PG_BIN)")
-    with TempCluster.start() as cluster:
-        url = cluster.create_database("bench")
+    with bench_database() as (_, url):
         with psycopg.connect(url, autocommit=True) as setup:
             setup.execute("CREATE TABLE chats (id text PRIMARY KEY, pin int NOT NULL, snapshot text)")
             setup.execute("INSERT INTO chats SELECT 'c' || g, 0, 's' FROM generate_series(0, 99) g")

@@ -1048,6 +1048,9 @@ def main() -> None:
     )
     parser.add_argument("--postgres", action="store_true", help="on a throwaway PostgreSQL instead of SQLite")
     parser.add_argument("--replicas", type=int, default=1, help="with --postgres: servers on the one database")
+    parser.add_argument(
+        "--pg-socket", action="store_true", help="with --postgres: the servers reach it over its Unix socket, not TCP"
+    )
     parser.add_argument("--no-mcp", action="store_true", help="no real agent: chats make no MCP tool calls")
     parser.add_argument(
         "--scale",
@@ -1201,7 +1204,11 @@ def _database(args: argparse.Namespace, tmp: Path) -> Iterator[tuple[str, str, i
         return
     with TempCluster.start() as cluster:
         postmaster = int((cluster.data / "postmaster.pid").read_text().split()[0])
-        yield "load-postgresql", cluster.create_database("load"), postmaster
+        url = cluster.create_database("load")
+        if args.pg_socket:
+            yield "load-postgresql-socket", cluster.socket_url("load"), postmaster
+        else:
+            yield "load-postgresql", url, postmaster
 
 
 if __name__ == "__main__":

@@ -78,6 +78,10 @@ class TempCluster:
     def url(self, database: str) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
+    def socket_url(self, database: str) -> str:
+        """``database`` reached over the cluster's Unix socket (in ``root``) rather than loopback TCP."""
+        return f"postgresql://postgres@/{database}?host={self.root}&port={self.port}"
+
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         owner = self.owner
         return subprocess.run(
@@ -149,3 +153,13 @@ class TempCluster:
 
     def psql_ready(self) -> bool:
         return self._run("pg_isready", "-h", "127.0.0.1", "-p", str(self.port)).returncode == 0
+
+
+@contextlib.contextmanager
+def bench_database(name: str = "bench") -> Iterator[tuple[TempCluster, str]]:
+    """A throwaway cluster and the URL of a database of it, for a benchmark; where PostgreSQL is not installed,
+    the benchmark ends with one line saying so."""
+    if find_binaries() is None:
+        raise SystemExit("no PostgreSQL binaries (install Debian's postgresql, or set PG_BIN)")
+    with TempCluster.start() as cluster:
+        yield cluster, cluster.create_database(name)

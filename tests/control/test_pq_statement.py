@@ -16,6 +16,7 @@ from sqlalchemy.pool import NullPool
 from agentcontext.control import pq_statement, prepared
 from agentcontext.control.prepared import Prepared
 from tests.control.test_prepared import PREPARED
+from tests.pg_cluster import TempCluster
 
 METADATA = sa.MetaData()
 NUMBERS = sa.Table(
@@ -38,9 +39,14 @@ def test_every_prepared_statement_numbered_for_libpq_is_the_sql_sqlalchemy_compi
     assert set(numbered.order) == set(re.findall(r"%\((\w+)\)s", compiled.sql))
 
 
-@pytest.fixture
-def engines(pg_database: str) -> Iterator[tuple[Engine, Engine]]:
-    """An autocommit engine (as the hot paths') and one where psycopg begins its own transactions, on one table."""
+@pytest.fixture(params=["tcp", "unix_socket"])
+def engines(
+    request: pytest.FixtureRequest, pg_cluster: TempCluster, pg_database: str
+) -> Iterator[tuple[Engine, Engine]]:
+    """An autocommit engine (as the hot paths') and one where psycopg begins its own transactions, on one table,
+    over loopback TCP or the cluster's Unix socket."""
+    if request.param == "unix_socket":
+        pg_database = pg_cluster.socket_url(str(sa.make_url(pg_database).database))
     url = sa.make_url(pg_database).set(drivername="postgresql+psycopg")
     hot = sa.create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
     own = sa.create_engine(url, poolclass=NullPool)
