@@ -1,12 +1,13 @@
 """One statement said through libpq itself: prepared once a connection, its values adapted by psycopg.
 
-psycopg's cursor spends about 40 us of CPU a statement in Python around libpq's call (the query's
-conversion, its prepared-statement manager, the result's bookkeeping), about half of what a short
-statement costs this side (``bench/pq_statement.py``). Here a ``Prepared`` statement's SQL, numbered
-(``$1``) by SQLAlchemy once, is prepared under a name of ours the first time a connection runs it, and
-run with ``PQexecPrepared``; its values are dumped and its rows loaded by the connection's own
-``Transformer``, as the cursor's are. A statement is prepared once for each set of its parameters'
-types, as psycopg keys its own (an int's type follows its size, a NULL's is left to the server).
+psycopg's cursor spends about 30 us of CPU a statement in Python around libpq's call (the query's
+conversion, its prepared-statement manager, the result's bookkeeping): over loopback TCP a short
+statement costs this side 108 us through the cursor, 78 through here (``bench/pq_statement.py``). Here a
+``Prepared`` statement's SQL, numbered (``$1``) by SQLAlchemy once, is prepared under a name of ours the
+first time a connection runs it, and run with ``PQexecPrepared``; its values are dumped and its rows
+loaded by the connection's own ``Transformer``, as the cursor's are. A statement is prepared once for
+each set of its parameters' types, as psycopg keys its own (an int's type follows its size, a NULL's is
+left to the server).
 
 Prepared statements live as long as the connection (not its transactions); a connection that ran
 ``MAX_PREPARED`` of them runs any other unnamed (``PQexecParams``: parsed each time, one round trip all
