@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import statistics
 import sys
 import time
@@ -32,6 +31,7 @@ from tests.pg_cluster import bench_database
 
 from agentcontext.control import pq_statement
 from agentcontext.control.prepared import Prepared
+from load import cpu_seconds
 
 METADATA = sa.MetaData()
 ROWS = sa.Table(
@@ -63,11 +63,6 @@ INSERT = Prepared(
     )
 )
 Way = Callable[[Prepared, dict[str, Any]], Any]
-
-
-def _ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
 
 
 def figures(url: sa.URL, calls: int, rounds: int) -> dict[str, dict[str, list[float]]]:
@@ -105,12 +100,12 @@ def figures(url: sa.URL, calls: int, rounds: int) -> dict[str, dict[str, list[fl
                 ):
                     for _ in range(200):  # warm: prepared, loaders built
                         way(statement, params())
-                    ticks, cpu, wall = _ticks(backend), time.process_time(), time.perf_counter()
+                    ticks, cpu, wall = cpu_seconds(backend), time.process_time(), time.perf_counter()
                     for _ in range(calls):
                         way(statement, params())
                     row = out.setdefault(f"{what} {name}", {"cpu": [], "backend": [], "wall": []})
                     row["cpu"].append((time.process_time() - cpu) / calls)
-                    row["backend"].append((_ticks(backend) - ticks) / os.sysconf("SC_CLK_TCK") / calls)
+                    row["backend"].append((cpu_seconds(backend) - ticks) / calls)
                     row["wall"].append((time.perf_counter() - wall) / calls)
     engine.dispose()
     return out
