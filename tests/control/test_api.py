@@ -50,6 +50,7 @@ from tests.control.conftest import (
     push_body,
     text_resource,
 )
+from tests.web.test_direct_route import solving_counted
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -456,6 +457,29 @@ async def test_chat_create_show_refresh_prompt_and_tools_follow_the_contract(wor
     assert "Use tox." in fresh["system"]
     again = (await world.call("PUT", f"/api/v1/chats/{chat['id']}/context", "alice")).json()
     assert again["diff"] == {"added": [], "removed": [], "changed": []}
+
+
+async def test_a_turn_and_an_agents_pushes_are_answered_without_fastapis_dependency_solving(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hot routes are served directly (``web.direct_route``) in the app as composed, answers unchanged."""
+    solved = solving_counted(monkeypatch)
+    assert (await world.push(first_push())).json()["accepted"] is True
+    chat = await world.chat()
+    turn = f"/api/v1/chats/{chat['id']}"
+    prompt = await world.call("GET", f"{turn}/prompt", "alice")
+    assert "Use pytest." in prompt.json()["system"] and prompt.headers["x-prompt-cache"] == "miss"
+    skill = await world.call("POST", f"{turn}/tools/read_skill", "alice", json={"name": "review"})
+    assert skill.json()["is_error"] is False and "Read the diff first." in skill.json()["content"]
+    beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"agent": AGENT_INFO})
+    assert (beat.status_code, beat.content) == (204, b"")
+    assert (await world.push(first_push(2, agents_md="Use tox.\n"))).json()["accepted"] is True
+    refreshed = await world.call("PUT", f"{turn}/context", "alice")
+    assert refreshed.json()["diff"]["changed"] == [f"{WORK}/AGENTS.md"]
+    assert solved == []
+    listed = await world.call("GET", "/api/v1/chats?archived=false", "alice")
+    assert [c["id"] for c in listed.json()] == [chat["id"]]
+    assert solved == ["/api/v1/chats"]  # a route with a query parameter is FastAPI's: what this test tells apart
 
 
 async def test_tool_failures_are_results_with_is_error_not_http_errors(world: World) -> None:

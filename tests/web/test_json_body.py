@@ -115,12 +115,13 @@ def test_every_body_gets_the_answer_fastapi_gives_it_status_and_errors_alike(
             assert ours.json() == {"version": 3, "resources": 2}
 
 
-async def _status_when_the_client_leaves(app: FastAPI) -> int:
-    """The status the app answers a push whose client went away before sending its body."""
+async def status_when_the_client_leaves(app: FastAPI, path: str = "/push", *headers: tuple[bytes, bytes]) -> int:
+    """The status the app answers a JSON POST whose client went away before sending its body."""
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": "/push", "raw_path": b"/push", "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
-        "server": ("testserver", 80), "headers": [(b"host", b"testserver"), (b"content-type", JSON.encode())],
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+        "server": ("testserver", 80),
+        "headers": [(b"host", b"testserver"), (b"content-type", JSON.encode()), *headers],
     }  # fmt: skip
     sent: list[int] = []
 
@@ -137,9 +138,9 @@ async def _status_when_the_client_leaves(app: FastAPI) -> int:
 
 @pytest.mark.anyio
 async def test_a_body_that_cannot_be_read_is_answered_as_fastapi_answers_it() -> None:
-    theirs = await _status_when_the_client_leaves(_app(None))
+    theirs = await status_when_the_client_leaves(_app(None))
     assert theirs == 400  # FastAPI: "There was an error parsing the body"
-    assert await _status_when_the_client_leaves(_app(OnePassRoute)) == theirs
+    assert await status_when_the_client_leaves(_app(OnePassRoute)) == theirs
 
 
 def test_a_json_body_is_parsed_by_pydantic_alone_and_checked_once(

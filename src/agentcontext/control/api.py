@@ -121,7 +121,8 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _internal)
     # the routes themselves, not ``include_router``: FastAPI matches an included router's routes twice a request,
-    # each through its per-include context (60-100 us of CPU a prompt or read_skill; the same OpenAPI document)
+    # each through its per-include context (60-100 us of CPU a prompt or read_skill; the same OpenAPI document),
+    # and serves its own copy of each, never the direct one (``web.direct_route``)
     app.router.routes.extend([*agent_router.routes, *router.routes])
     health = answer(wire.HealthResponse(ok=True, version=__version__, database=plane.db.dialect))
 

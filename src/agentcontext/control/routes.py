@@ -24,7 +24,7 @@ from agentcontext.control.auth import Admin, AgentToken, User
 from agentcontext.control.event_stream import EventStream, frame
 from agentcontext.control.events import Event
 from agentcontext.control.tools import ToolResult
-from agentcontext.web.json_body import OnePassRoute
+from agentcontext.web.direct_route import DirectRoute
 from agentcontext.wire.views import AgentViewsBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -47,9 +47,10 @@ class _ToolName(Convertor[str]):
 
 register_url_convertor("tool", _ToolName())
 
-# bodies of one model are parsed and validated in one pass (``web.json_body``)
-agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS, route_class=OnePassRoute)
-router = APIRouter(prefix="/api/v1", responses=ERRORS, route_class=OnePassRoute)
+# a plain route is answered without FastAPI's per-request solving (``web.direct_route``); bodies of one model are
+# parsed and validated in one pass (``web.json_body``)
+agent_router = APIRouter(prefix="/api/v1/agent", tags=["agent"], responses=ERRORS, route_class=DirectRoute)
+router = APIRouter(prefix="/api/v1", responses=ERRORS, route_class=DirectRoute)
 
 
 def answer(model: BaseModel, status: int = 200) -> Response:

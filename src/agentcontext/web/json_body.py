@@ -42,7 +42,7 @@ class OnePassRoute(APIRoute):
             return handler
 
         async def one_pass(request: Request) -> Response:
-            if _is_json(request.headers.get("content-type")):
+            if is_json(request.headers.get("content-type")):
                 try:
                     raw = await request.body()  # kept by the request: FastAPI's own read gets it back
                 except Exception as exc:  # a refusal, a client gone: FastAPI's own read meets it and answers it
@@ -79,5 +79,5 @@ def _raising(exc: Exception) -> Callable[[], Coroutine[Any, Any, bytes]]:
     return body
 
 
-def _is_json(content_type: str | None) -> bool:
+def is_json(content_type: str | None) -> bool:
     return content_type is not None and content_type.partition(";")[0].strip().lower() == _JSON
