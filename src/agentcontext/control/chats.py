@@ -503,7 +503,10 @@ def _upsert_pinned(insert: Any) -> Any:
     return statement.on_conflict_do_update(index_elements=["chat_id", "source"], set_=replaced)
 
 
-_UPSERT_PINNED = {"postgresql": _upsert_pinned(postgresql.insert), "sqlite": _upsert_pinned(sqlite.insert)}
+_UPSERT_PINNED = {
+    "postgresql": Prepared(_upsert_pinned(postgresql.insert), only="postgresql"),
+    "sqlite": Prepared(_upsert_pinned(sqlite.insert), only="sqlite"),
+}
 
 
 def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequence[Any]) -> None:
@@ -514,9 +517,10 @@ def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequ
     if gone:
         _DROP_PINNED.execute(executor, [{"chat_id": chat_id, "gone": source} for source in gone])
     changed = [row for row in new if old.get(row.source) != row]
-    if changed:
-        values = [{"chat_id": chat_id, **row._asdict()} for row in changed]
-        executor.execute(_UPSERT_PINNED[dialect_of(executor)], values)
+    if changed:  # a snapshot's row, whatever the pinned one was (a file the chat discovered, say)
+        values = [{"chat_id": chat_id, **row._asdict(), "origin": rows.SNAPSHOT, "caused_by": None} for row in changed]
+        # one row (a push edits a file at a time) goes as a single statement, through libpq on PostgreSQL
+        _UPSERT_PINNED[dialect_of(executor)].execute(executor, values[0] if len(values) == 1 else values)
 
 
 def diff_rows(before: Iterable[Any], after: Iterable[Any]) -> Diff:
