@@ -149,6 +149,10 @@ class Alices:
 
 @pytest.fixture
 async def alices(world: World) -> Alices:
+    return await make_alices(world)
+
+
+async def make_alices(world: World) -> Alices:
     assert (await world.push(first_push())).json()["accepted"] is True
     chat = await world.chat(title="alice's secret chat")
     plan = await world.call(

@@ -95,7 +95,12 @@ def _same(theirs: Any, ours: Any, case: object) -> None:
     assert ours.headers.items() == theirs.headers.items(), case
 
 
-TOOL_BODIES = {**BODIES, "an object": (b'{"path": "a/b.md"}', JSON), "a number": (b"7", JSON)}
+TOOL_BODIES = {
+    **BODIES,
+    "an object": (b'{"path": "a/b.md"}', JSON),
+    "a number": (b"7", JSON),
+    "past json's recursion limit": (b"[" * 5000 + b"]" * 5000, JSON),  # RecursionError, not a ValueError
+}
 
 
 @pytest.mark.parametrize("case", sorted(TOOL_BODIES))

@@ -1,22 +1,24 @@
 """A route whose signature is plain is served directly: what FastAPI would do for it, without its per-request work.
 
 For each request FastAPI builds its telemetry context, two exit stacks, the query, header and
-cookie maps, and solves the route's dependencies field by field: about 50 us of CPU a request on
-this machine before the route does anything (``bench/direct_route.py``), a twentieth of a turn's
-whole cost. The routes a running deployment is asked most need little of it: one dependency that
-takes the request (authentication), path parameters that are strings, and at most one JSON body
-(a model, or any JSON value), and they answer with a ``Response`` of their own.
+cookie maps, and solves the route's dependencies field by field: 70-100 us of CPU a request on this
+machine before the route does anything (``bench/direct_route.py``: a prompt served from the turn
+cache took 214 us, 142 served directly), a tenth of a request's cost in a loaded server. The routes
+a running deployment is asked most need little of it: one dependency that takes the request
+(authentication), path parameters that are strings, and at most one JSON body (a model, or any
+JSON value), and they answer with a ``Response`` of their own.
 
 A ``DirectRoute`` with exactly that signature (``direct_plan``) answers a request itself: the
 dependency is called with the request, each path parameter is the string the router matched,
 the body is validated in one pass by pydantic's JSON mode (``json.loads`` for any JSON value),
 and the endpoint's response is sent as it is. Errors propagate to the application's exception
 handlers, as FastAPI's own handler lets them. Whatever is not that plain case goes to FastAPI's
-handler untouched, with the body as it came: a content type other than ``application/json``, a
-body that is empty or does not pass (FastAPI reads it again and answers 400 or 422 exactly as it
-always has), a body the request guard refused mid-read, dependency overrides. Any other route
-(a query parameter, a response model to serialise) is FastAPI's alone, and so is a route reached through
-``include_router``, which serves copies of its own: the control plane adds its routes to the app itself.
+handler untouched, with the body as it came: a content type other than ``application/json``; a
+body that is empty, does not pass, or nests past ``json``'s recursion limit (FastAPI reads it
+again and answers 400 or 422 exactly as it always has); a body the request guard refused
+mid-read; dependency overrides. Any other route (a query parameter, a response model to
+serialise) is FastAPI's alone, and so is a route reached through ``include_router``, which serves
+copies of its own: the control plane adds its routes to the app itself.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext.web.json_body import OnePassRoute, is_json, one_model_body
 
-Parse = Callable[[bytes], Any]  # raises ValueError (pydantic's ValidationError is one) for a body it does not take
+# raises ValueError (pydantic's ValidationError is one), or json's RecursionError, for a body it does not take
+Parse = Callable[[bytes], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +150,7 @@ class _DirectApp:
                 return
             try:
                 arguments[plan.body_name] = plan.parse_body(raw)
-            except ValueError:  # an empty body too: FastAPI reads it again and says what is wrong
+            except (ValueError, RecursionError):  # empty, not JSON, too deep: FastAPI reads it again and answers
                 await self.fastapi(scope, _replaying(raw, receive), send)
                 return
         arguments[plan.dependency_name] = await plan.dependency(request)
