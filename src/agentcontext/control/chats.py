@@ -517,7 +517,7 @@ def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequ
     if gone:
         _DROP_PINNED.execute(executor, [{"chat_id": chat_id, "gone": source} for source in gone])
     changed = [row for row in new if old.get(row.source) != row]
-    if changed:  # a snapshot's row, whatever the pinned one was (a file the chat discovered, say)
+    if changed:  # the snapshot's rows: their origin and cause as the table's defaults gave them before
         values = [{"chat_id": chat_id, **row._asdict(), "origin": rows.SNAPSHOT, "caused_by": None} for row in changed]
         # one row (a push edits a file at a time) goes as a single statement, through libpq on PostgreSQL
         _UPSERT_PINNED[dialect_of(executor)].execute(executor, values[0] if len(values) == 1 else values)
