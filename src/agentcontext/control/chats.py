@@ -498,7 +498,11 @@ _DROP_PINNED = Prepared(
 
 
 def _upsert_pinned(insert: Any) -> Any:
-    statement = insert(t.chat_resources)
+    """A snapshot's row into a chat's pin. ``caused_by`` is SQL's NULL, as when a row leaves it out: a JSON ``null``
+    (what a bound None becomes) would change the stored text the render digest takes (``turns._RAW``)."""
+    columns = t.chat_resources.c
+    bound = {name: sa.bindparam(name, type_=columns[name].type) for name in ("chat_id", *rows.ROW_COLUMNS, "origin")}
+    statement = insert(t.chat_resources).values({**bound, "caused_by": sa.null()})
     replaced = {c.name: statement.excluded[c.name] for c in t.chat_resources.columns if not c.primary_key}
     return statement.on_conflict_do_update(index_elements=["chat_id", "source"], set_=replaced)
 
@@ -517,8 +521,8 @@ def _repin(executor: Executor, chat_id: str, pinned: Sequence[Any], latest: Sequ
     if gone:
         _DROP_PINNED.execute(executor, [{"chat_id": chat_id, "gone": source} for source in gone])
     changed = [row for row in new if old.get(row.source) != row]
-    if changed:  # the snapshot's rows: their origin and cause as the table's defaults gave them before
-        values = [{"chat_id": chat_id, **row._asdict(), "origin": rows.SNAPSHOT, "caused_by": None} for row in changed]
+    if changed:
+        values = [{"chat_id": chat_id, **row._asdict(), "origin": rows.SNAPSHOT} for row in changed]
         # one row (a push edits a file at a time) goes as a single statement, through libpq on PostgreSQL
         _UPSERT_PINNED[dialect_of(executor)].execute(executor, values[0] if len(values) == 1 else values)
 
