@@ -22,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,6 @@ from agentcontext.server.app import build_app
 from agentcontext.web.direct_route import DirectRoute
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import ServedHosts
-
-Call = Callable[[], Any]
 
 
 class Client:
