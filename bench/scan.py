@@ -43,6 +43,7 @@ import time
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ from agentcontext.peers.claude.discovery import CLAUDE_NAMES, RULES, upward
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import HiddenText, find_hidden_text
 from agentcontext.scan import Scanner, ScanResult
+from agentcontext.settings.config import Config
 from agentcontext.skills.frontmatter import split
 from agentcontext.testing import isolated_environ, test_config
 from workspace import age, build, build_bare, build_for, real_skills
@@ -125,20 +127,35 @@ def claude_apart(tmp: Path, home: Path, env: dict[str, str], repeat: int) -> tup
 PROFILES = ("default", "codex", "claude", "coder", "gemini", "opencode", "copilot", "cursor")
 
 
-def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int) -> dict[str, Any]:
-    """Every figure of one profile, on a workspace built under ``tmp``."""
-    root = tmp / "repo"
-    home = tmp / "home"
+@dataclass(frozen=True)
+class Built:
+    """The benchmark workspace as one profile's agent has it, and what scanning it takes."""
+
+    work: Path  # where the scan starts
+    home: Path
+    env: dict[str, str]
+    config: Config
+
+    def cold(self) -> ScanResult:
+        """A cold scan: a fresh ``Scanner`` (the page cache warm)."""
+        return Scanner(self.work, self.config, environ=self.env).run()
+
+
+def built_for(profile: str, tmp: Path, real: list[tuple[str, str]]) -> Built:
+    """``workspace.build_for`` under ``tmp`` (aged past the racy window), with a HOME of its own."""
+    root, home = tmp / "repo", tmp / "home"
     home.mkdir()
     work = build_for(root, profile, real)
     age(root)
     env = isolated_environ(home)
-    config = test_config(work, home=home, environ=env, profile=profile)
+    return Built(work, home, env, test_config(work, home=home, environ=env, profile=profile))
 
-    def cold() -> object:
-        return Scanner(work, config, environ=env).run()
 
-    result = Scanner(work, config, environ=env).run()
+def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int) -> dict[str, Any]:
+    """Every figure of one profile, on a workspace built under ``tmp``."""
+    built = built_for(profile, tmp, real)
+    work, home, env, config, cold = built.work, built.home, built.env, built.config, built.cold
+    result = cold()
     read_paths = files_of(result)
     # the skills (codex's walk inside them also reports that it stopped at skills.max_dirs_per_root)
     skills = [r for r in result.snapshot.resources if r.kind is Kind.SKILL and r.path.endswith("/SKILL.md")]
