@@ -5,7 +5,8 @@
 Issue 34's goal 2 asks for a cold scan of 1,000 real skills within 3x the floor of reading their
 bytes. This measures what any parser, however fast (a compiled one included), could reach in
 this design, by taking steps away rather than by guessing their cost. On ``bench/scan.py --real``'s
-workspace, rounds of three scans, each timed alternately with the read floor (``scan.paired_ms``):
+workspace, each of ``--rounds`` rounds times ``--repeat`` cold scans of every step below, each scan
+beside one read of the floor (``scan.paired_ms``), the steps in turn:
 
 * ``as built``: the cold scan as shipped;
 * ``parse free``: each SKILL.md's frontmatter reading and validation, and its hidden-text look,
