@@ -199,11 +199,43 @@ async def test_watcher_update_with_new_paths_restarts_the_watch(tmp_path: Path) 
         assert not is_watched(second)
         watcher.update([str(second)])
         await until_watched([second])
-        await until_watched([first], watched=False)
+        await until_watched([first], watched=False)  # retired once the new watch came up...
+        await calls.changed(1)  # ...which counts as a change of the folder it had not held
         (second / "AGENTS.md").write_text("two", encoding="utf-8")
-        await calls.changed(1)
+        await calls.changed(2)
         (first / "AGENTS.md").write_text("two", encoding="utf-8")
+        assert await calls.quiet() == 2
+
+
+async def test_an_edit_made_before_a_new_folders_watch_began_still_fires(tmp_path: Path) -> None:
+    # The answer that named a folder was read before its watch existed: an edit in between is not lost.
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    calls = Calls()
+    folders: list[set[str]] = []
+    watcher = Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, on_paths=folders.append)
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await anyio.wait_all_tasks_blocked()
+        watcher.update([str(work)])
+        (work / "AGENTS.md").write_text("two", encoding="utf-8")  # no await since: the watch cannot exist yet
+        assert not is_watched(work)
+        await calls.changed(1, timeout=5)
         assert await calls.quiet() == 1
+        group.cancel_scope.cancel()
+    assert {str(work)} in folders  # the agent forgets what it remembered of the folder
+
+
+async def test_a_watch_over_fewer_folders_does_not_count_as_a_change(tmp_path: Path) -> None:
+    first = make_workspace(tmp_path / "first", {"AGENTS.md": "one"})
+    second = make_workspace(tmp_path / "second", {"AGENTS.md": "one"})
+    calls = Calls()
+    async with watching(new_watcher(calls), [first, second]) as watcher:
+        await calls.changed(1, timeout=5)  # both folders were new
+        watcher.update([str(first)])
+        await until_watched([second], watched=False)  # the narrower watch came up: the wider one retired
+        assert await calls.quiet() == 1
+        (first / "AGENTS.md").write_text("two", encoding="utf-8")
+        await calls.changed(2)
 
 
 async def test_watcher_update_with_the_same_paths_keeps_the_watch(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ which names (:attr:`Applicable.watch`): those folders are watched too (at most
 ``agent.discovered_watch_cap``, the least recently asked dropped first), and a change of
 one of those names (an edit, a new file, a removal, a rename), once settled for
 ``agent.debounce_ms``, sends a heartbeat at once saying so; the control plane then asks
-again about its chats' discovered files and marks those that changed out of date.
+again about its chats' discovered files and marks those that changed out of date. A watch
+comes up a moment after the answer that asked for it: a change in that moment counts too,
+since the watcher takes a folder it had not held as changed once its watch is up.
 
 A folder is watched only inside the work dir or a declared source, its real path too: a
 link in a repository never makes the agent watch a folder elsewhere. The heartbeats say

@@ -104,6 +104,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         names=agent.watched_names(),
         on_error=lambda error: _watch_error(agent, error),
         on_paths=agent.forget,
+        label="snapshot",
     )
     async with agent.mcp, anyio.create_task_group() as group:
         group.start_soon(agent.run)
@@ -164,7 +165,12 @@ async def _watch_discovered(agent: ContextAgent) -> None:
     watch = agent.discovered
     debounce_ms = agent.config.agent.debounce_ms
     watcher = Watcher(
-        watch.changed, debounce_ms=debounce_ms, relevant=watch.relevant, on_error=watch.broken, on_paths=agent.forget
+        watch.changed,
+        debounce_ms=debounce_ms,
+        relevant=watch.relevant,
+        on_error=watch.broken,
+        on_paths=agent.forget,
+        label="discovered files",
     )
     async with anyio.create_task_group() as group:
         group.start_soon(watcher.run)

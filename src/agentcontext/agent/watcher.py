@@ -11,7 +11,10 @@ remembered on-demand misses there).
 
 A new set of folders starts a new watch beside the old one; the old one stops only once the
 new one is up and a debounce has passed, so a change made while the watch restarts is told
-by one of them (watchfiles drops what a stopped watch still holds).
+by one of them (watchfiles drops what a stopped watch still holds). A folder no watch held
+before may have changed between the read that named it and its watch beginning: when a
+watch comes up holding such folders, they count as changed (``on_paths``, then a settled
+change), so what depends on them is read again rather than left stale until their next edit.
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -30,6 +34,7 @@ from watchfiles import Change, awatch
 
 from agentcontext.debounce import Debouncer
 
+log = logging.getLogger("agentcontext.agent")
 WATCH_ALIVE_MS = 1000  # how often a live watch says so: clears a degraded-mode error after a restart
 _STEP_MS = 5  # how often watchfiles' thread looks at what it collected and at its stop event
 _MAX_HANDING = 2  # replaced watches left running until their successor is up (each holds a thread)
@@ -50,8 +55,11 @@ class Watcher:
         on_error: Callable[[str | None], None] = lambda error: None,
         on_paths: Callable[[set[str]], None] = lambda folders: None,
         relevant: Callable[[Change, str], bool] | None = None,
+        label: str = "files",
     ) -> None:
-        """``relevant``: which changes count, instead of :meth:`relevant` (the discovered files' own rule)."""
+        """``relevant``: which changes count, instead of :meth:`relevant` (the discovered files' own rule);
+        ``label``: what the watch is of, in its log lines."""
+        self._label = label
         self._on_change = on_change
         self._relevant = relevant or self.relevant
         self._on_paths = on_paths
@@ -62,6 +70,7 @@ class Watcher:
         self._restart = anyio.Event()
         self._current = anyio.Event()  # what retires the watch of the latest paths: it alone reports health
         self._handing: deque[anyio.Event] = deque()  # what retires each replaced watch still running, oldest first
+        self._held: frozenset[str] = frozenset()  # the folders of the latest watch that came up
         self._debounce_ms = max(50, int(self._settle.quiet * 1000))
         self.error: str | None = None
 
@@ -100,6 +109,7 @@ class Watcher:
         # watchfiles waits for changes in a worker thread that only its stop event ends: set it on
         # retirement and on cancellation, or cancelling would wait for the thread's next timeout.
         stop = anyio.Event()
+        began = False
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_set_when, retire, stop)
@@ -117,6 +127,9 @@ class Watcher:
                     up.set()  # the kernel watches these folders (an empty set is the periodic sign of life)
                     if retire is self._current:  # a watch being replaced says nothing of the watch's health
                         self._report(None)
+                        if not began:
+                            began = True
+                            self._began(paths)
                     if changes:
                         self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
                         self._settle.poke()
@@ -136,6 +149,15 @@ class Watcher:
         replaced.set()
         with contextlib.suppress(ValueError):  # retired early, past _MAX_HANDING
             self._handing.remove(replaced)
+
+    def _began(self, paths: list[str]) -> None:
+        """The latest watch is up: the folders no watch held before count as changed (see the module docstring)."""
+        fresh = set(paths) - self._held
+        self._held = frozenset(paths)
+        log.info("%s: watching %d folders (%d new)", self._label, len(paths), len(fresh))
+        if fresh:
+            self._on_paths(fresh)
+            self._settle.poke()
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
