@@ -13,6 +13,7 @@ from watchfiles import Change
 
 from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.instructions.applied import Interest
+from agentcontext.wire.sync import DiscoveredWatchInfo
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -38,3 +39,17 @@ def test_a_change_counts_only_for_the_names_that_matter_in_its_folder() -> None:
     assert watch.relevant(Change.added, "/w/a/.claude/rules/anything.md")
     assert not watch.relevant(Change.modified, "/w/a/api.py")
     assert not watch.relevant(Change.added, "/w/b/AGENTS.md")
+
+
+def test_folders_a_whole_watch_began_to_hold_are_told_as_a_change_and_past_the_cap_they_are_not() -> None:
+    # past the cap the heartbeats' rechecks cover them: telling would recheck in a loop, each recheck
+    # asking again, re-adding folders the cap drops and so beginning a watch over them again
+    watch = DiscoveredWatch(cap=1)
+    watch.learn([Interest("/w/a", None)])
+    watch.began()
+    told, changes = watch.report()
+    watch.told(changes)
+    watch.learn([Interest("/w/b", None)])  # /w/a dropped past the cap
+    watch.began()
+    assert told.changed is True
+    assert watch.report()[0] == DiscoveredWatchInfo(watching=False, changed=False)

@@ -2,7 +2,9 @@
 
 A watch is known to be live when the kernel lists it: every inotify descriptor of this
 process shows its watches (by inode) in ``/proc/self/fdinfo``. Tests wait for that before
-touching files, so no change can happen before the watch exists. The debounce is 50 ms.
+touching files, so no change can happen before the watch exists. The debounce is 50 ms. The
+folders a watch begins to hold go to their own callback (``on_began``) in most tests, so a
+change they count is one the watch saw.
 """
 
 from __future__ import annotations
@@ -29,16 +31,28 @@ _WATCH_LINE = re.compile(r"^inotify wd:\S+ ino:([0-9a-f]+) ", re.MULTILINE)
 
 
 class Calls:
-    """What the watcher reported: on_change calls and on_error messages."""
+    """What the watcher reported: on_change calls, on_error messages, and the folders each watch began to hold
+    (apart from the changes: what a test counts as changed is what the watch saw)."""
 
     def __init__(self) -> None:
         self.changes = 0
         self.errors: list[str | None] = []
+        self.began: list[set[str]] = []
         self._event = anyio.Event()
 
     def on_change(self) -> None:
         self.changes += 1
         self._event.set()
+
+    def on_began(self, folders: set[str]) -> None:
+        self.began.append(folders)
+        self._event.set()
+
+    async def began_to_hold(self, count: int, timeout: float = 10) -> None:
+        with anyio.fail_after(timeout):
+            while len(self.began) < count:
+                await self._event.wait()
+                self._event = anyio.Event()
 
     def on_error(self, error: str | None) -> None:
         self.errors.append(error)
@@ -99,7 +113,9 @@ async def watching(watcher: Watcher, dirs: Sequence[Path]) -> AsyncIterator[Watc
 
 
 def new_watcher(calls: Calls, names: Sequence[str] = ()) -> Watcher:
-    return Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, names=names, on_error=calls.on_error)
+    return Watcher(
+        calls.on_change, debounce_ms=DEBOUNCE_MS, names=names, on_error=calls.on_error, on_began=calls.on_began
+    )
 
 
 def scan_watch_dirs(work: Path, home: Path) -> list[Path]:
@@ -199,11 +215,27 @@ async def test_watcher_update_with_new_paths_restarts_the_watch(tmp_path: Path) 
         assert not is_watched(second)
         watcher.update([str(second)])
         await until_watched([second])
-        await until_watched([first], watched=False)  # retired once the new watch came up...
-        await calls.changed(1)  # ...which counts as a change of the folder it had not held
+        await until_watched([first], watched=False)
         (second / "AGENTS.md").write_text("two", encoding="utf-8")
-        await calls.changed(2)
+        await calls.changed(1)
         (first / "AGENTS.md").write_text("two", encoding="utf-8")
+        assert await calls.quiet() == 1
+    assert calls.began[-1] == {str(second)}
+
+
+async def test_a_new_folder_counts_as_changed_once_its_watch_is_up(tmp_path: Path) -> None:
+    # by default: what was read there before the watch began is read again
+    first = make_workspace(tmp_path / "first", {"AGENTS.md": "one"})
+    second = make_workspace(tmp_path / "second", {"AGENTS.md": "one"})
+    calls = Calls()
+    folders: list[set[str]] = []
+    watcher = Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, on_paths=folders.append)
+    async with watching(watcher, [first]):
+        await calls.changed(1, timeout=5)  # no edit: the folder was new
+        assert folders == [{str(first)}]
+        watcher.update([str(first), str(second)])
+        await calls.changed(2, timeout=5)
+        assert folders == [{str(first)}, {str(second)}]  # the folder held already is not counted again
         assert await calls.quiet() == 2
 
 
@@ -230,12 +262,13 @@ async def test_a_watch_over_fewer_folders_does_not_count_as_a_change(tmp_path: P
     second = make_workspace(tmp_path / "second", {"AGENTS.md": "one"})
     calls = Calls()
     async with watching(new_watcher(calls), [first, second]) as watcher:
-        await calls.changed(1, timeout=5)  # both folders were new
+        await calls.began_to_hold(1, timeout=5)
         watcher.update([str(first)])
         await until_watched([second], watched=False)  # the narrower watch came up: the wider one retired
-        assert await calls.quiet() == 1
+        assert await calls.quiet() == 0
+        assert calls.began == [{str(first), str(second)}]  # the narrower watch began to hold nothing new
         (first / "AGENTS.md").write_text("two", encoding="utf-8")
-        await calls.changed(2)
+        await calls.changed(1)
 
 
 async def test_watcher_update_with_the_same_paths_keeps_the_watch(tmp_path: Path) -> None:
@@ -290,6 +323,24 @@ async def test_watcher_degrades_when_watching_fails_and_recovers_on_update(tmp_p
         (work / "AGENTS.md").write_text("three", encoding="utf-8")
         await calls.changed(1)
         group.cancel_scope.cancel()
+
+
+async def test_a_watch_that_recovers_counts_its_folders_as_changed(tmp_path: Path) -> None:
+    # While the watch was down nothing saw the folders: what changed then is told once a watch is up again.
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    unwatchable = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9"))
+    os.mkdir(unwatchable)
+    calls = Calls()
+    async with watching(new_watcher(calls), [work]) as watcher:
+        await calls.began_to_hold(1, timeout=5)
+        watcher.update([unwatchable, str(work)])
+        await calls.errored(1)
+        await until_watched([work], watched=False)  # the failed watch's predecessor retired: nothing watches
+        watcher.update([str(work)])
+        await calls.errored(2)  # up again, and nothing was edited since...
+        await calls.began_to_hold(2, timeout=5)
+    assert calls.began == [{str(work)}, {str(work)}]  # ...yet the folder is new to it
+    assert calls.changes == 0
 
 
 async def test_watcher_close_is_clean(tmp_path: Path) -> None:

@@ -155,7 +155,8 @@ def test_a_restarted_agent_is_rechecked_on_its_first_heartbeat_and_then_watches_
                     first = stream.wait_for("out_of_date", timeout=15)
                     client.refresh(chat)
                     stream.wait_for("refreshed")
-                    until_logged(again, "discovered files: watching ")  # the watch it taught is up
+                    until_logged(again, "discovered files: watching ")  # the watch it taught is up...
+                    time.sleep(1.0)  # ...and the recheck its beginning asked for is over: the edit is the watch's
                     took, changed = timed(stream, lambda: edit(nested, "# Billing\n\nAnd again.\n"))
     assert first.data["changed"] == [str(nested)]
     assert changed == [str(nested)]

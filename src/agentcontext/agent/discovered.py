@@ -8,7 +8,7 @@ one of those names (an edit, a new file, a removal, a rename), once settled for
 ``agent.debounce_ms``, sends a heartbeat at once saying so; the control plane then asks
 again about its chats' discovered files and marks those that changed out of date. A watch
 comes up a moment after the answer that asked for it: a change in that moment counts too,
-since the watcher takes a folder it had not held as changed once its watch is up.
+told once the watch over that folder is up (:meth:`began`).
 
 A folder is watched only inside the work dir or a declared source, its real path too: a
 link in a repository never makes the agent watch a folder elsewhere. The heartbeats say
@@ -81,6 +81,13 @@ class DiscoveredWatch:
         self.error = error
 
     # --- what the control plane is told ---------------------------------------------------
+
+    def began(self) -> None:
+        """A watch over folders not watched before is up: a change there before it began counts, while the
+        watch is whole. Past the cap the heartbeats' rechecks cover it, and telling would recheck in a loop
+        (each recheck asks again, which re-adds folders the cap then drops)."""
+        if self.dropped == 0 and self.error is None:
+            self.changed()
 
     def changed(self) -> None:
         """A relevant change settled: the next heartbeat (sent at once) says so."""

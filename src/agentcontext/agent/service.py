@@ -163,13 +163,18 @@ async def _follow_watch_dirs(agent: ContextAgent, watcher: Watcher) -> None:
 async def _watch_discovered(agent: ContextAgent) -> None:
     """Watch the folders the on-demand answers depended on, those inside the work dir or a source only."""
     watch = agent.discovered
-    debounce_ms = agent.config.agent.debounce_ms
+
+    def began(folders: set[str]) -> None:
+        agent.forget(folders)  # what was remembered of them may have changed before their watch began
+        watch.began()
+
     watcher = Watcher(
         watch.changed,
-        debounce_ms=debounce_ms,
+        debounce_ms=agent.config.agent.debounce_ms,
         relevant=watch.relevant,
         on_error=watch.broken,
         on_paths=agent.forget,
+        on_began=began,
         label="discovered files",
     )
     async with anyio.create_task_group() as group:

@@ -11,10 +11,15 @@ remembered on-demand misses there).
 
 A new set of folders starts a new watch beside the old one; the old one stops only once the
 new one is up and a debounce has passed, so a change made while the watch restarts is told
-by one of them (watchfiles drops what a stopped watch still holds). A folder no watch held
-before may have changed between the read that named it and its watch beginning: when a
-watch comes up holding such folders, they count as changed (``on_paths``, then a settled
-change), so what depends on them is read again rather than left stale until their next edit.
+by one of them (watchfiles drops what a stopped watch still holds). A watch is known to be
+up at its first batch, of changes or of none after a second (``WATCH_ALIVE_MS``; changes
+are filtered here, not in watchfiles, whose filter would put that batch off for as long as
+only irrelevant changes came). A folder no running watch held before may have changed
+between the read that named it and its watch beginning: when the latest watch comes up,
+those folders go to ``on_began`` (by default they count as changed: ``on_paths``, then a
+settled change), so what depends on them is read again rather than left stale until their
+next edit. Whatever drops a watch before its successor is up (a failure, a retirement past
+``_MAX_HANDING``, a set with no folder to watch) leaves no folder held.
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -55,11 +60,14 @@ class Watcher:
         on_error: Callable[[str | None], None] = lambda error: None,
         on_paths: Callable[[set[str]], None] = lambda folders: None,
         relevant: Callable[[Change, str], bool] | None = None,
+        on_began: Callable[[set[str]], None] | None = None,
         label: str = "files",
     ) -> None:
         """``relevant``: which changes count, instead of :meth:`relevant` (the discovered files' own rule);
+        ``on_began``: what to do with the folders a watch began to hold (see the module docstring);
         ``label``: what the watch is of, in its log lines."""
         self._label = label
+        self._on_began = on_began or self._count_as_changed
         self._on_change = on_change
         self._relevant = relevant or self.relevant
         self._on_paths = on_paths
@@ -70,7 +78,7 @@ class Watcher:
         self._restart = anyio.Event()
         self._current = anyio.Event()  # what retires the watch of the latest paths: it alone reports health
         self._handing: deque[anyio.Event] = deque()  # what retires each replaced watch still running, oldest first
-        self._held: frozenset[str] = frozenset()  # the folders of the latest watch that came up
+        self._held: frozenset[str] = frozenset()  # the folders a running watch holds, as of the latest one up
         self._debounce_ms = max(50, int(self._settle.quiet * 1000))
         self.error: str | None = None
 
@@ -92,15 +100,17 @@ class Watcher:
                 self._restart = anyio.Event()
                 paths = [p for p in self._paths if os.path.isdir(p)]
                 up, retire = anyio.Event(), anyio.Event()
+                self._current = retire  # with no folder to watch, no watch is current
                 if paths:
-                    self._current = retire
                     group.start_soon(self._watch, paths, retire, up)
                 else:
                     up.set()  # nothing to watch: the last watch only hands over what it holds
+                    self._held = frozenset()
                 if replaced is not None:
                     self._handing.append(replaced)
                     if len(self._handing) > _MAX_HANDING:  # restarts faster than watches come up: bound the threads
                         self._handing.popleft().set()
+                        self._held = frozenset()  # it may have been the one holding them
                     group.start_soon(self._hand_over, replaced, up)
                 replaced = retire if paths else None
                 await self._restart.wait()
@@ -113,9 +123,9 @@ class Watcher:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_set_when, retire, stop)
-                async for changes in awatch(
+                async for batch in awatch(
                     *paths,
-                    watch_filter=self._relevant,
+                    watch_filter=None,
                     recursive=False,
                     debounce=self._debounce_ms,
                     step=_STEP_MS,
@@ -124,17 +134,19 @@ class Watcher:
                     yield_on_timeout=True,
                     ignore_permission_denied=True,
                 ):
-                    up.set()  # the kernel watches these folders (an empty set is the periodic sign of life)
+                    up.set()  # the kernel watches these folders (an empty batch is the periodic sign of life)
                     if retire is self._current:  # a watch being replaced says nothing of the watch's health
                         self._report(None)
                         if not began:
                             began = True
                             self._began(paths)
+                    changes = [(change, path) for change, path in batch if self._relevant(change, path)]
                     if changes:
                         self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
                         self._settle.poke()
                 group.cancel_scope.cancel()
         except Exception as exc:  # degraded mode: say so, keep serving, wait for the next update
+            self._held = frozenset()  # what it held is held no more (nor, if it was the latest, its predecessor)
             if retire is self._current:
                 self._report(_describe(exc))
         finally:
@@ -151,13 +163,17 @@ class Watcher:
             self._handing.remove(replaced)
 
     def _began(self, paths: list[str]) -> None:
-        """The latest watch is up: the folders no watch held before count as changed (see the module docstring)."""
+        """The latest watch is up: the folders no running watch held before go to ``on_began``."""
         fresh = set(paths) - self._held
         self._held = frozenset(paths)
         log.info("%s: watching %d folders (%d new)", self._label, len(paths), len(fresh))
         if fresh:
-            self._on_paths(fresh)
-            self._settle.poke()
+            self._on_began(fresh)
+
+    def _count_as_changed(self, fresh: set[str]) -> None:
+        """A change there before the watch began went unseen: act as if each had changed."""
+        self._on_paths(fresh)
+        self._settle.poke()
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
