@@ -53,3 +53,15 @@ def test_folders_a_whole_watch_began_to_hold_are_told_as_a_change_and_past_the_c
     watch.began()
     assert told.changed is True
     assert watch.report()[0] == DiscoveredWatchInfo(watching=False, changed=False)
+
+
+def test_a_watched_folder_that_gains_a_name_is_told_as_changed_at_once() -> None:
+    # its watch dropped a change of that name made while the answer was read: the name did not matter yet
+    watch = DiscoveredWatch(cap=10)
+    watch.learn([Interest("/w/a", frozenset({"AGENTS.md"}))])
+    new_folder = watch.report()[0].changed  # its watch tells it once up
+    watch.learn([Interest("/w/a", frozenset({"AGENTS.md"}))])
+    asked_again = watch.report()[0].changed
+    watch.learn([Interest("/w/a", frozenset({"CLAUDE.md"}))])
+    assert (new_folder, asked_again) == (False, False)
+    assert watch.report()[0].changed is True

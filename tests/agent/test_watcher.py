@@ -343,6 +343,22 @@ async def test_a_watch_that_recovers_counts_its_folders_as_changed(tmp_path: Pat
     assert calls.changes == 0
 
 
+async def test_a_watcher_with_no_folder_left_to_watch_is_not_broken(tmp_path: Path) -> None:
+    unwatchable = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9"))
+    os.mkdir(unwatchable)
+    calls = Calls()
+    watcher = new_watcher(calls)
+    watcher.update([unwatchable])
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await calls.errored(1)
+        watcher.update([])
+        await calls.errored(2)
+        group.cancel_scope.cancel()
+    assert calls.errors[1] is None
+    assert watcher.error is None
+
+
 async def test_watcher_close_is_clean(tmp_path: Path) -> None:
     work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
     calls = Calls()
@@ -366,7 +382,7 @@ async def test_watcher_names_the_folders_that_changed_at_once(tmp_path: Path) ->
     work = make_workspace(tmp_path / "work", {"pkg/x.py": ""})
     calls = Calls()
     folders: list[set[str]] = []
-    watcher = Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, on_paths=folders.append)
+    watcher = Watcher(calls.on_change, debounce_ms=DEBOUNCE_MS, on_paths=folders.append, on_began=calls.on_began)
     async with watching(watcher, [work / "pkg"]):
         (work / "pkg" / "AGENTS.md").write_text("new", encoding="utf-8")
         await calls.changed(1)

@@ -47,13 +47,17 @@ class DiscoveredWatch:
     # --- what is watched ------------------------------------------------------------------
 
     def learn(self, interests: Iterable[Interest]) -> None:
-        """Watch what an answer depends on too (on the event loop)."""
-        added = False
+        """Watch what an answer depends on too (on the event loop). A folder watched already that gains a
+        name is told as changed at once (as :meth:`began` does): the watch dropped a change of that name made
+        while the answer was being read, the name not mattering yet."""
+        added = gained = False
         for folder, names in interests:
+            watched = folder in self._folders
             known = self._folders.pop(folder, frozenset())
             joined = None if names is None or known is None else known | names
             self._folders[folder] = joined  # last: the most recently asked
             added = added or joined != known
+            gained = gained or (watched and joined != known)
         over = len(self._folders) - self.cap
         if over > 0:
             for folder in list(self._folders)[:over]:
@@ -61,6 +65,8 @@ class DiscoveredWatch:
             self.dropped += over
         if added:
             self._learned.set()
+        if gained:
+            self.began()
 
     def folders(self) -> list[str]:
         return list(self._folders)
@@ -83,10 +89,10 @@ class DiscoveredWatch:
     # --- what the control plane is told ---------------------------------------------------
 
     def began(self) -> None:
-        """A watch over folders not watched before is up: a change there before it began counts, while the
-        watch is whole. Past the cap the heartbeats' rechecks cover it, and telling would recheck in a loop
-        (each recheck asks again, which re-adds folders the cap then drops)."""
-        if self.dropped == 0 and self.error is None:
+        """A watch over folders not watched before is up: a change there before it began counts, while
+        nothing was dropped past the cap. Past it the heartbeats' rechecks cover it, and telling would
+        recheck in a loop (each recheck asks again, which re-adds folders the cap then drops)."""
+        if self.dropped == 0:
             self.changed()
 
     def changed(self) -> None:

@@ -106,6 +106,7 @@ class Watcher:
                 else:
                     up.set()  # nothing to watch: the last watch only hands over what it holds
                     self._held = frozenset()
+                    self._report(None)  # and nothing is broken
                 if replaced is not None:
                     self._handing.append(replaced)
                     if len(self._handing) > _MAX_HANDING:  # restarts faster than watches come up: bound the threads

@@ -40,7 +40,7 @@ log = logging.getLogger("agentcontext.control")
 SYNC_DISABLED = "workspace agent context sync is disabled on this deployment"
 LOOP_PUSH_RESOURCES = 200  # SQLite: a push of at most so many resources is written on the event loop
 # seconds between rechecks of an agent that watches its chats' discovered files (it says when one changes): a
-# backstop for a change its watch could not see (one an overflowing inotify queue lost)
+# backstop for a change its watch could not see (one an overflowing inotify queue lost, say)
 WATCHED_RECHECK_EVERY = 300.0
 
 
