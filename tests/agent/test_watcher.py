@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -357,6 +358,22 @@ async def test_a_watcher_with_no_folder_left_to_watch_is_not_broken(tmp_path: Pa
         group.cancel_scope.cancel()
     assert calls.errors[1] is None
     assert watcher.error is None
+
+
+async def test_a_watched_folder_removed_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    # a checkout removes a skill folder and makes it again: the kernel's watch went with the old folder
+    work = make_workspace(tmp_path / "work", {"lint/SKILL.md": "one"})
+    skill = work / "lint"
+    calls = Calls()
+    async with watching(new_watcher(calls), [work, skill]):
+        await calls.began_to_hold(1, timeout=5)
+        shutil.rmtree(skill)
+        make_workspace(work, {"lint/SKILL.md": "two"})
+        await calls.began_to_hold(2, timeout=5)
+        assert calls.began[1] == {str(skill)}  # new to the watch: what changed there before it began counts
+        seen = calls.changes
+        (skill / "SKILL.md").write_text("three", encoding="utf-8")
+        await calls.changed(seen + 1)
 
 
 async def test_watcher_close_is_clean(tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ between the read that named it and its watch beginning: when the latest watch co
 those folders go to ``on_began`` (by default they count as changed: ``on_paths``, then a
 settled change), so what depends on them is read again rather than left stale until their
 next edit. Whatever drops a watch before its successor is up (a failure, a retirement past
-``_MAX_HANDING``, a set with no folder to watch) leaves no folder held.
+``_MAX_HANDING``, a set with no folder to watch) leaves no folder held. A watched folder that
+goes or comes back (removed, renamed, made again by a checkout) restarts the watch: the
+kernel's watch went with the folder it was on, and the one made again is new to the watch.
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -141,6 +143,8 @@ class Watcher:
                         if not began:
                             began = True
                             self._began(paths)
+                    if retire is self._current:
+                        self._restart_if_a_folder_went(batch)
                     changes = [(change, path) for change, path in batch if self._relevant(change, path)]
                     if changes:
                         self._on_paths({p for _, path in changes for p in (path, os.path.dirname(path))})
@@ -162,6 +166,14 @@ class Watcher:
         replaced.set()
         with contextlib.suppress(ValueError):  # retired early, past _MAX_HANDING
             self._handing.remove(replaced)
+
+    def _restart_if_a_folder_went(self, batch: set[tuple[Change, str]]) -> None:
+        """A watched folder went or came back: watch it (or its absence) anew, and count it as new."""
+        wanted = set(self._paths)
+        moved = {path for change, path in batch if change is not Change.modified and path in wanted}
+        if moved:
+            self._held -= moved
+            self._restart.set()
 
     def _began(self, paths: list[str]) -> None:
         """The latest watch is up: the folders no running watch held before go to ``on_began``."""
