@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,6 +120,20 @@ def test_edits_on_disk_reach_the_live_snapshot(tmp_path: Path, home: Path) -> No
 
         skill.write_text(skill_md("lint", "Lints more code"), encoding="utf-8")
         poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints more code", "skill edit")
+
+
+def test_a_skill_folder_removed_and_made_again_is_still_watched(tmp_path: Path, home: Path) -> None:
+    # a checkout removes and remakes folders: the kernel's watch of the old folder went with it
+    work = make_workspace(tmp_path / "work", {".agents/skills/lint/SKILL.md": skill_md("lint", "Lints the code")})
+    skill = work / ".agents" / "skills" / "lint" / "SKILL.md"
+    with agent_process(work, home, "-v") as agent:
+        poll(agent.snapshot, lambda s: resource(s, skill) is not None, "the skill")
+        poll(agent.log.read_text, lambda log: "snapshot: watching" in log, "the watch up")
+        shutil.rmtree(skill.parent)
+        make_workspace(work, {".agents/skills/lint/SKILL.md": skill_md("lint", "Lints again")})
+        poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints again", "remade")
+        skill.write_text(skill_md("lint", "Lints more code"), encoding="utf-8")
+        poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints more code", "its edit")
 
 
 def test_mcp_json_add_change_and_remove_reach_the_catalog(tmp_path: Path, home: Path) -> None:
