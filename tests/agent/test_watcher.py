@@ -376,6 +376,25 @@ async def test_a_watched_folder_removed_and_made_again_is_watched_again(tmp_path
         await calls.changed(seen + 1)
 
 
+async def test_a_wanted_folder_made_just_before_its_parents_watch_began_is_watched(tmp_path: Path) -> None:
+    # made after the restart left it out (missing then) and before the watch over its parent began: no watch
+    # saw it appear, so the watch that came up restarts once more to hold it
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
+    lint = work / "lint"
+    calls = Calls()
+    watcher = new_watcher(calls)
+    async with anyio.create_task_group() as group:
+        group.start_soon(watcher.run)
+        await anyio.wait_all_tasks_blocked()
+        watcher.update([str(work), str(lint)])
+        await anyio.sleep(0)  # the restart runs (lint missing: left out); the watch task starts after us
+        lint.mkdir()
+        await until_watched([lint], timeout=5)
+        (lint / "SKILL.md").write_text("new", encoding="utf-8")
+        await calls.changed(1)
+        group.cancel_scope.cancel()
+
+
 async def test_watcher_close_is_clean(tmp_path: Path) -> None:
     work = make_workspace(tmp_path / "work", {"AGENTS.md": "one"})
     calls = Calls()

@@ -21,7 +21,9 @@ settled change), so what depends on them is read again rather than left stale un
 next edit. Whatever drops a watch before its successor is up (a failure, a retirement past
 ``_MAX_HANDING``, a set with no folder to watch) leaves no folder held. A watched folder that
 goes or comes back (removed, renamed, made again by a checkout) restarts the watch: the
-kernel's watch went with the folder it was on, and the one made again is new to the watch.
+kernel's watch went with the folder it was on (gone, or moved elsewhere), and the one made
+again is new to the watch; so does a wanted folder missing when the watch started and there
+once it is up (made in between, where no watch saw it appear).
 
 When watching fails (the inotify limit, say), the agent keeps working without automatic
 updates, the snapshot's ``error`` says why, and explicit resyncs still work.
@@ -176,12 +178,15 @@ class Watcher:
             self._restart.set()
 
     def _began(self, paths: list[str]) -> None:
-        """The latest watch is up: the folders no running watch held before go to ``on_began``."""
+        """The latest watch is up: the folders no running watch held before go to ``on_began``; a wanted
+        folder it left out (missing then) that exists now appeared before it began, unseen: watch it too."""
         fresh = set(paths) - self._held
         self._held = frozenset(paths)
         log.info("%s: watching %d folders (%d new)", self._label, len(paths), len(fresh))
         if fresh:
             self._on_began(fresh)
+        if any(os.path.isdir(folder) for folder in set(self._paths).difference(paths)):
+            self._restart.set()
 
     def _count_as_changed(self, fresh: set[str]) -> None:
         """A change there before the watch began went unseen: act as if each had changed."""
