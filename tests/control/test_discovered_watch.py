@@ -25,6 +25,7 @@ from agentcontext.testing import make_workspace
 from tests.control.processes import EventStream, Process, admin_token, agent, create_agent, event_stream, server
 from tests.control.processes import write_atomic as edit
 from tests.control.test_flow import RULES, any_db, logs, pinned_chat
+from tests.helpers import poll
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 __all__ = ["any_db", "logs"]  # fixtures
@@ -41,14 +42,6 @@ def timed(stream: EventStream, change: Callable[[], object], *, timeout: float =
     change()
     event = stream.wait_for("out_of_date", timeout=timeout)
     return event.at - started, list(event.data["changed"])
-
-
-def until_logged(process: Process, line: str, timeout: float = 10.0) -> None:
-    """Until ``process`` (run with ``-v``) logged ``line``."""
-    deadline = time.monotonic() + timeout
-    while line not in process.log.read_text(errors="replace"):
-        assert time.monotonic() < deadline, f"{process.name} did not log {line!r} within {timeout} s"
-        time.sleep(0.02)
 
 
 def refreshed(client: ControlClient, stream: EventStream, chat: str) -> list[str]:
@@ -155,7 +148,8 @@ def test_a_restarted_agent_is_rechecked_on_its_first_heartbeat_and_then_watches_
                     first = stream.wait_for("out_of_date", timeout=15)
                     client.refresh(chat)
                     stream.wait_for("refreshed")
-                    until_logged(again, "discovered files: watching ")  # the watch it taught is up...
+                    up = "discovered files: watching "  # logged (-v) once the watch it taught is up...
+                    poll(lambda: again.log.read_text(errors="replace"), lambda log: up in log, "the watch up", 10)
                     time.sleep(1.0)  # ...and the recheck its beginning asked for is over: the edit is the watch's
                     took, changed = timed(stream, lambda: edit(nested, "# Billing\n\nAnd again.\n"))
     assert first.data["changed"] == [str(nested)]

@@ -89,9 +89,9 @@ class DiscoveredWatch:
     # --- what the control plane is told ---------------------------------------------------
 
     def began(self) -> None:
-        """A watch over folders not watched before is up: a change there before it began counts, while
-        nothing was dropped past the cap. Past it the heartbeats' rechecks cover it, and telling would
-        recheck in a loop (each recheck asks again, which re-adds folders the cap then drops)."""
+        """A change may have gone untold (a watch just began over new folders, or a watched folder gained a
+        name): tell it, while nothing was dropped past the cap. Past it the heartbeats' rechecks cover it, and
+        telling would recheck in a loop (each recheck asks again, which re-adds folders the cap then drops)."""
         if self.dropped == 0:
             self.changed()
 

@@ -145,7 +145,6 @@ class Watcher:
                         if not began:
                             began = True
                             self._began(paths)
-                    if retire is self._current:
                         self._restart_if_a_folder_went(batch)
                     changes = [(change, path) for change, path in batch if self._relevant(change, path)]
                     if changes:
