@@ -5,15 +5,18 @@
 Each command runs as ``python -m agentcontext …`` with ``PYTHONPATH`` set to a checkout's
 ``src`` (this one, and ``--base`` if given, e.g. a ``git worktree`` of the commit before a
 change), interleaved round by round so both see the same machine load. Reported: the median
-wall time of each command (the last scans this checkout), and the ratio base / this; and
+wall time of each command (the last scans this checkout), and the ratio base / this;
 ``agentcontext server`` on a fresh SQLite file: from its launch to its first ``/healthz`` answer
-(its database made and migrated, its app built), then stopped.
+(its database made and migrated, its app built), then stopped; and ``agentcontext agent`` over a
+workspace of one AGENTS.md whose ``.mcp.json`` declares a server nobody approved: from its launch
+to its first snapshot answered on ``/api/v0/context``, then stopped.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import socket
 import statistics
@@ -48,28 +51,52 @@ def _seconds(src: Path, command: tuple[str, ...]) -> float:
 
 def _server_ready_seconds(src: Path) -> float:
     """From launching ``agentcontext server`` on a fresh SQLite file to its first ``/healthz`` answer."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     with tempfile.TemporaryDirectory(prefix="agentcontext-start-") as tmp:
         env = {**os.environ, "PYTHONPATH": str(src), "HOME": tmp, "AGENTCONTEXT_SERVER_KEY": "k" * 48}
         command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{tmp}/control.db"]
-        started = time.perf_counter()
-        server = subprocess.Popen(
-            [*command, "--listen", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            while True:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
-                        return time.perf_counter() - started
-                except OSError:
-                    if server.poll() is not None:
-                        raise SystemExit(f"the server exited with {server.returncode}") from None
-                    time.sleep(0.01)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        command += ["--listen", f"127.0.0.1:{port}"]
+        return _first_answer_seconds(command, env, f"http://127.0.0.1:{port}/healthz", {})
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _first_answer_seconds(command: list[str], env: dict[str, str], url: str, headers: dict[str, str]) -> float:
+    """From launching ``command`` to the first 200 from ``url``; the process is stopped after."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5):
+                    return time.perf_counter() - started
+            except OSError:
+                if process.poll() is not None:
+                    raise SystemExit(f"{command[3]} exited with {process.returncode}") from None
+                time.sleep(0.01)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _agent_ready_seconds(src: Path) -> float:
+    """From launching ``agentcontext agent`` to its first snapshot answered (a server waiting for approval)."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="agentcontext-start-") as tmp:
+        work = Path(tmp) / "work"
+        work.mkdir()
+        (work / "AGENTS.md").write_text("# Rules\n\nKeep it tidy.\n")
+        (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": "mcp-server-time"}}}))
+        env = {**os.environ, "PYTHONPATH": str(src), "HOME": tmp, "AGENTCONTEXT_AGENT_TOKEN": "t" * 32}
+        command = [sys.executable, "-m", "agentcontext", "agent", "--work-dir", str(work)]
+        command += ["--listen", f"127.0.0.1:{port}"]
+        url = f"http://127.0.0.1:{port}/api/v0/context"
+        return _first_answer_seconds(command, env, url, {"Authorization": f"Bearer {'t' * 32}"})
 
 
 def _row(label: str, sources: dict[str, Path], rounds: int, measure: Callable[[Path], float]) -> str:
@@ -99,6 +126,7 @@ def main() -> None:
         shown = " ".join("<this checkout>" if part == str(HERE.parent) else part for part in command)
         print(_row(f"`agentcontext {shown}`", sources, args.rounds, functools.partial(_seconds, command=command)))
     print(_row("`agentcontext server` to its first `/healthz`", sources, args.rounds, _server_ready_seconds))
+    print(_row("`agentcontext agent` to its first snapshot", sources, args.rounds, _agent_ready_seconds))
 
 
 if __name__ == "__main__":

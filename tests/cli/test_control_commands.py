@@ -32,6 +32,7 @@ from agentcontext.control import identity, migrate
 from agentcontext.control.db import Database
 from agentcontext.local import state
 from agentcontext.local.state import LocalState
+from agentcontext.testing import make_workspace
 from tests.control.conftest import first_push
 from tests.helpers import terminate
 from tests.local.running import data_dir
@@ -261,6 +262,39 @@ def test_the_command_line_loads_no_server_or_database_until_a_command_runs_one()
     )
     output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert json.loads(output) == []
+
+
+PARSERS_SCRIPT = """
+import json, sys
+from pathlib import Path
+import agentcontext.cli
+from agentcontext import scan
+from agentcontext.testing import test_config
+
+def loaded():
+    print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"strictyaml", "markdown_it"})))
+
+root = Path(sys.argv[1])
+loaded()
+spec = {"settings": {"skills.validation": "spec"}}
+for folder, kwargs in [("plain", {}), ("commented", {"profile": "claude"}), ("plain", spec)]:
+    scan(root / folder, test_config(root / folder, home=root / "home", **kwargs))
+    loaded()
+"""
+
+
+def test_the_skills_ref_parser_and_the_markdown_parser_load_only_for_a_file_that_needs_them(tmp_path: Path) -> None:
+    """strictyaml (with dateutil) and markdown-it cost every process ~80 ms to import: a scan of plain files
+    loads neither; Claude's HTML comments load markdown-it, and ``skills.validation = spec`` strictyaml."""
+    skill = "---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n"
+    make_workspace(tmp_path / "plain", {"AGENTS.md": "# Rules\n", ".agents/skills/deploy/SKILL.md": skill})
+    make_workspace(tmp_path / "commented", {"CLAUDE.md": "# Rules\n\n<!-- not for the model -->\n"})
+    (tmp_path / "home").mkdir()
+    command = [sys.executable, "-c", PARSERS_SCRIPT, str(tmp_path)]
+    ran = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert ran.returncode == 0, ran.stderr
+    loaded = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert loaded == [[], [], ["markdown_it"], ["markdown_it", "strictyaml"]]
 
 
 def test_admin_commands_and_the_server_share_the_default_database(tmp_path: Path, home: Path) -> None:

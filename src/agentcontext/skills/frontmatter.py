@@ -23,7 +23,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import strictyaml
 import yaml
 
 from agentcontext.errors import FrontmatterError
@@ -306,6 +305,8 @@ def parse_strict(text: str) -> dict[str, Any]:
         raise FrontmatterError(
             f"Invalid YAML in frontmatter: more than {MAX_STRICT_VALUES} values, too many to check strictly"
         )
+    import strictyaml  # only here (the skills-ref check): it and dateutil cost a process ~40 ms to import
+
     try:
         metadata = strictyaml.load(parts[1]).data
     except strictyaml.YAMLError as exc:

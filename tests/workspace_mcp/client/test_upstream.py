@@ -28,16 +28,11 @@ import pytest
 from agentcontext.resource import Status
 from agentcontext.settings.config import McpSettings
 from agentcontext.testing import isolated_environ, test_config
-from agentcontext.workspace_mcp.client.upstream import (
-    CallOutcome,
-    ServerStatus,
-    UpstreamError,
-    UpstreamManager,
-    child_environment,
-    convert_result,
-    input_schema,
-)
+from agentcontext.workspace_mcp.client.pinning import input_schema
+from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result
+from agentcontext.workspace_mcp.client.upstream import ServerStatus, UpstreamError, UpstreamManager
 from agentcontext.workspace_mcp.config import ServerSpec, parse
+from agentcontext.workspace_mcp.launch import child_environment
 from agentcontext.workspace_mcp.tool_names import MAX_NAME, InvalidToolName, UnknownServer
 from tests.helpers import free_port
 from tests.mcp.conftest import ROOT, wait_for_port

@@ -24,11 +24,13 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+
+if TYPE_CHECKING:  # markdown-it is imported by the first text that needs it (~40 ms a process otherwise)
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 TEXT_EXTENSIONS = frozenset(
     (  # noqa: SIM905 - one readable block, as Claude Code lists them
@@ -176,6 +178,8 @@ def _split_commas(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": True})
     md.disable("text_join")  # keep escapes apart, as marked does
     return md

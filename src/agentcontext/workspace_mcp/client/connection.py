@@ -4,17 +4,16 @@
 :class:`~agentcontext.workspace_mcp.client.stdio_transport.StdioTransport` or HTTP through
 :class:`~agentcontext.workspace_mcp.client.http_cap.CappedTransport`), run in its own task by the manager
 (:mod:`agentcontext.workspace_mcp.client.upstream`, which states the rules). Its status, with the entry's
-secrets masked, becomes the ``mcp_server`` snapshot resource (:class:`ServerStatus`).
+secrets masked, becomes the ``mcp_server`` snapshot resource
+(:class:`~agentcontext.workspace_mcp.client.status.ServerStatus`). The manager imports this module, and
+with it the SDK, only when a server is to be started.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import httpx2
@@ -27,12 +26,13 @@ from mcp.shared.exceptions import MCPError
 
 from agentcontext import __version__
 from agentcontext.debounce import Debouncer
-from agentcontext.errors import AgentContextError
-from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status, Tool, ToolChange
+from agentcontext.resource import Tool
 from agentcontext.settings.config import McpSettings
 from agentcontext.workspace_mcp.client.http_cap import CappedTransport, sse_client_factory
 from agentcontext.workspace_mcp.client.oversize import message_cap
 from agentcontext.workspace_mcp.client.pinning import NOTHING, Judged, judge, raw_definition
+from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result
+from agentcontext.workspace_mcp.client.status import ServerStatus, State, UpstreamError, approval_of
 from agentcontext.workspace_mcp.client.stdio_transport import StdioCommand, StdioTransport
 from agentcontext.workspace_mcp.config import ServerSpec
 from agentcontext.workspace_mcp.launch import Launch
@@ -41,71 +41,7 @@ from agentcontext.workspace_mcp.secrets import mask_args
 from agentcontext.workspace_mcp.tool_pins import Definition
 from agentcontext.workspace_mcp.trust import TrustStore
 
-State = Literal["connecting", "connected", "changed", "failed", "pending"]
 _SSE_EVENT_LIMIT = 1024 * 1024 - 4096  # below the SDK's own 1 MiB SSE limit, so our cut comes first
-MAX_REPORTED_CHANGES = 32  # tool diffs in one snapshot resource (each at most 4,096 characters)
-
-
-class UpstreamError(AgentContextError):
-    """A call to a workspace MCP server failed (timeout, server error, connection lost, tool withheld)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """What the catalog reports for one declared server."""
-
-    name: str
-    state: State
-    transport: str
-    tools: tuple[Tool, ...] = ()
-    error: str | None = None
-    stderr_tail: str = ""
-    warnings: tuple[str, ...] = ()
-    approval: McpApproval | None = None
-    changes: tuple[ToolChange, ...] = ()  # all of them; the approval reports the first MAX_REPORTED_CHANGES
-
-    def resource(self) -> Resource:
-        """The ``mcp_server`` snapshot resource (never drift-hashed)."""
-        digest = hashlib.sha256(self.name.encode())
-        for tool in self.tools:
-            digest.update(json.dumps(tool.to_dict(), sort_keys=True).encode())
-        if self.error:
-            digest.update(b"unreadable\0" + self.error.encode())
-        if self.approval is not None:
-            digest.update(json.dumps(self.approval.to_dict(), sort_keys=True).encode())
-        serving = self.state in ("connected", "changed")
-        status = Status.OK if serving else Status.DISABLED if self.state == "pending" else Status.UNREADABLE
-        warnings = self.warnings
-        if serving and not self.tools and not (self.approval and self.approval.changes):
-            warnings = ("connected; the server offers no tools", *warnings)
-        if self.state == "changed":
-            warnings = (_changed_warning(self.name, self.changes), *warnings)
-        if serving and self.error:  # a failed reconnect or re-list: still serving
-            warnings += (self.error,)
-        if self.stderr_tail and self.state == "failed":
-            warnings = (f"stderr (last lines): {self.stderr_tail}",)
-        return Resource(
-            Kind.MCP_SERVER,
-            self.name,
-            Scope.PROJECT,
-            status,
-            content_hash=digest.hexdigest(),
-            error=self.error if status is not Status.OK else None,
-            warnings=warnings,
-            name=self.name,
-            description=f"{self.transport} MCP server",
-            tools=self.tools if status is Status.OK else (),
-            approval=self.approval,
-        )
-
-
-def _changed_warning(name: str, changes: Sequence[ToolChange]) -> str:
-    listed = ", ".join(f"{c.tool[:64]} ({c.change})" for c in changes[:10])
-    more = f" and {len(changes) - 10} more" if len(changes) > 10 else ""
-    return (
-        f"tools changed since they were approved: {listed}{more}; changed and added tools are not offered until you"
-        f" approve them again (the dashboard, or agentcontext mcp trust {name})"
-    )
 
 
 class Upstream:
@@ -285,8 +221,8 @@ class Upstream:
                 self.error = None
                 self._on_change()
 
-    async def call(self, tool: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        """Call ``tool``.
+    async def call(self, tool: str, arguments: Mapping[str, Any]) -> CallOutcome:
+        """Call ``tool``; its result in Coder's shape, within ``mcp.max_output_bytes``.
 
         Raises:
             UpstreamError: not connected, withheld since its definition changed, timed out, or the call failed
@@ -303,7 +239,7 @@ class Upstream:
         if tool not in {t.name for t in self.judged.tools}:  # never listed (or not offered): not passed on
             raise UpstreamError(f'MCP server "{self.spec.name}" offers no tool "{tool}"')
         try:
-            return await client.call_tool(tool, dict(arguments), read_timeout_seconds=self.settings.call_timeout)
+            result = await client.call_tool(tool, dict(arguments), read_timeout_seconds=self.settings.call_timeout)
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._lost(exc.error.message)
@@ -312,6 +248,7 @@ class Upstream:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self._lost(_describe(exc))
             raise UpstreamError(f'MCP server "{self.spec.name}" connection lost: {_describe(exc)}') from None
+        return convert_result(result, self.settings.max_output_bytes)
 
     def _lost(self, reason: str) -> None:
         """The session is gone (the server exited or hung up): report it failed and wind the task down."""
@@ -337,20 +274,6 @@ class Upstream:
             self._scope.cancel()
 
 
-def approval_of(launch: Launch, trust: str, state: State, judged: Judged, since: str = "") -> McpApproval:
-    """The approval part of a server's status: what it runs, whole, where it stands, and what changed ``since``."""
-    if state == "pending":
-        label = "pending"
-    elif state == "changed":
-        label = "changed"
-    else:
-        label = "auto" if trust == "auto" else "approved"
-    changes = judged.changes[:MAX_REPORTED_CHANGES] if state == "changed" else ()
-    tool_set = judged.tool_set if state == "changed" else ""
-    spec = launch.spec
-    return McpApproval(label, spec.config_path, launch.digest, spec.shown, changes, tool_set, launch.runs(), since)
-
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
@@ -360,6 +283,3 @@ def _describe(exc: BaseException) -> str:
         return exc.error.message
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-SERVING = ("connected", "changed")

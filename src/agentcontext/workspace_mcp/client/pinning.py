@@ -10,17 +10,18 @@ so that ``agentcontext mcp trust`` approves exactly what was reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import mcp.types as types
+from typing import TYPE_CHECKING, Any
 
 from agentcontext.resource import Tool, ToolChange
-from agentcontext.workspace_mcp.client.results import input_schema
 from agentcontext.workspace_mcp.launch import Launch
 from agentcontext.workspace_mcp.tool_pins import Definition, as_pins, compare, definition, set_fingerprint
 from agentcontext.workspace_mcp.tool_text import clean
 from agentcontext.workspace_mcp.trust import TrustStore
+
+if TYPE_CHECKING:  # listings come from a session; judging them needs no SDK (``status`` imports this module)
+    import mcp.types as types
 
 MAX_SERVER_WARNINGS = 50
 
@@ -37,6 +38,15 @@ class Judged:
 
 
 NOTHING = Judged((), frozenset(), (), (), "")
+
+
+def input_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """An input schema passed through, with ``properties`` kept as ``{}`` when empty (Coder)."""
+    out = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("properties") is None:
+        out["properties"] = {}
+    return out
 
 
 def raw_definition(tool: types.Tool) -> Definition:

@@ -9,7 +9,6 @@ last text block says how much: ``[output truncated: N bytes over the M-byte limi
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,15 +24,6 @@ class CallOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         return {"content": self.content, "is_error": self.is_error}
-
-
-def input_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """An input schema passed through, with ``properties`` kept as ``{}`` when empty (Coder)."""
-    out = dict(schema or {})
-    out.setdefault("type", "object")
-    if out.get("properties") is None:
-        out["properties"] = {}
-    return out
 
 
 def convert_result(result: types.CallToolResult | None, max_bytes: int) -> CallOutcome:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -61,24 +61,19 @@ from agentcontext.resource import Resource, Tool
 from agentcontext.settings.config import McpSettings
 from agentcontext.settings.declared import BY_KEY
 from agentcontext.workspace_mcp.approvals import Standing, standing
-from agentcontext.workspace_mcp.client.connection import SERVING, ServerStatus, Upstream, UpstreamError, approval_of
 from agentcontext.workspace_mcp.client.pinning import NOTHING
-from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result, input_schema
+from agentcontext.workspace_mcp.client.status import SERVING, ServerStatus, UpstreamError, approval_of
 from agentcontext.workspace_mcp.config import ServerSpec
-from agentcontext.workspace_mcp.launch import FileHashes, Launch, approve_command, child_environment, resolve
+from agentcontext.workspace_mcp.launch import FileHashes, Launch, approve_command, resolve
 from agentcontext.workspace_mcp.tool_names import PendingApproval, ToolNames, UnknownServer, assign
 from agentcontext.workspace_mcp.tool_pins import Definition, as_pins
 from agentcontext.workspace_mcp.trust import TrustStore
 
-__all__ = [
-    "CallOutcome",
-    "ServerStatus",
-    "UpstreamError",
-    "UpstreamManager",
-    "child_environment",
-    "convert_result",
-    "input_schema",
-]
+if TYPE_CHECKING:  # the session, and the MCP SDK with it, is imported when a first server starts (``_session_class``)
+    from agentcontext.workspace_mcp.client.connection import Upstream
+    from agentcontext.workspace_mcp.client.results import CallOutcome
+
+__all__ = ["ServerStatus", "UpstreamError", "UpstreamManager"]
 
 
 @dataclass
@@ -167,6 +162,7 @@ class UpstreamManager:
             for name in [n for n in self._entries if n not in judged or n in self._pending]:
                 await self._entries.pop(name).upstream.close()
             starting: list[Upstream] = []
+            session: type[Upstream] | None = None
             for name, (launch, _) in judged.items():
                 if name in self._pending:
                     continue
@@ -175,7 +171,8 @@ class UpstreamManager:
                 if entry is not None and running == launch and running.digest == launch.digest:
                     await entry.upstream.recheck()
                     continue
-                upstream = self._start(launch)
+                session = session or await _session_class()
+                upstream = self._start(session, launch)
                 starting.append(upstream)
                 self._entries[name] = _Entry(upstream, previous=entry.upstream if entry else None)
             await self._settle(starting)
@@ -191,10 +188,10 @@ class UpstreamManager:
         await self.reload(wanted)
         return True
 
-    def _start(self, launch: Launch) -> Upstream:
+    def _start(self, session: type[Upstream], launch: Launch) -> Upstream:
         if self._task_group is None:
             raise RuntimeError("UpstreamManager used outside 'async with'")
-        upstream = Upstream(
+        upstream = session(
             launch,
             self.settings,
             store=self.store,
@@ -293,8 +290,9 @@ class UpstreamManager:
                 if entry.upstream.state == "connected":
                     group.start_soon(entry.upstream.refresh_tools)
         if failed:
+            session = await _session_class()
             async with self._lock:
-                starting = [self._start(launch) for launch in failed]
+                starting = [self._start(session, launch) for launch in failed]
                 for upstream in starting:
                     self._entries[upstream.spec.name] = _Entry(upstream)
                 await self._settle(starting)
@@ -348,5 +346,16 @@ class UpstreamManager:
         entry = self._entries.get(server)
         if entry is None:
             raise UnknownServer(f'unknown MCP server: "{server}"')
-        result = await entry.upstream.call(tool, arguments)
-        return convert_result(result, self.settings.max_output_bytes)
+        return await entry.upstream.call(tool, arguments)
+
+
+async def _session_class() -> type[Upstream]:
+    """The session's class. Its first import brings in the MCP SDK (about 0.6 s of CPU): in a worker thread, so
+    the agent's loop keeps serving meanwhile, and only once a server is to start."""
+    return await anyio.to_thread.run_sync(_import_session)
+
+
+def _import_session() -> type[Upstream]:
+    from agentcontext.workspace_mcp.client.connection import Upstream
+
+    return Upstream
