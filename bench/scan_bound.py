@@ -17,6 +17,12 @@ beside one read of the floor (``scan.paired_ms``), the steps in turn:
   no hash, no decoding and a one-character text: what walking and reading cost in this
   design, before anything is done with what was read.
 
+Beside them, two costs any scan that keeps a file's text and content hash pays whatever its parser,
+timed the same way (each beside one read of the floor) over the files' bytes already in memory:
+
+* ``sha256 alone``: ``hashlib.sha256`` of each file's bytes;
+* ``decode alone``: each file's bytes decoded as UTF-8.
+
 The steps are replaced by patching the names ``skills/discovery.py`` looks up (``check``,
 ``hidden_text_warnings``, ``_builder``) for the scans of that step only; the scans of the two
 replaced steps give wrong answers by design and are not checked. Nothing else is replaced.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import statistics
 import sys
@@ -46,6 +53,7 @@ from scan import built_for, files_of, paired_ms, read_all
 from workspace import real_skills
 
 STEPS = ("as built", "parse free", "read only")
+ALONE = ("sha256 alone", "decode alone")
 
 
 def _free_check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
@@ -97,9 +105,21 @@ def measure(profile: str, tmp: Path, real: list[tuple[str, str]], repeat: int, r
                 ours, base = paired_ms(cold, floor, repeat)
             ratios[name].append(ours / base)
             times[name].append((ours, base))
+    contents = [Path(path).read_bytes() for path in paths]
+    alone: dict[str, Callable[[], object]] = {
+        "sha256 alone": lambda: [hashlib.sha256(data).digest() for data in contents],
+        "decode alone": lambda: [data.decode("utf-8", "replace") for data in contents],
+    }
+    apart: dict[str, list[float]] = {name: [] for name in ALONE}
+    for _ in range(rounds):
+        for name in ALONE:
+            ours, base = paired_ms(alone[name], floor, repeat)
+            apart[name].append(ours / base)
     return {
         "profile": profile,
         "files_read": len(paths),
+        "bytes_read": sum(map(len, contents)),
+        "alone": {name: round(statistics.median(apart[name]), 2) for name in ALONE},
         "steps": {
             name: {
                 "ratio_median": round(statistics.median(ratios[name]), 2),
@@ -134,6 +154,9 @@ def main() -> None:
         print(f"{figures['profile']}: {figures['files_read']} files read a scan; cold scan / read floor, per round")
         for name, said in figures["steps"].items():
             print(f"  {name:<11} {said['ratio_median']:5.2f}x  ({', '.join(f'{r:.2f}' for r in said['ratios'])})")
+        print(f"  of the {figures['bytes_read']:,} bytes read, in memory, against the same floor:")
+        for name, ratio in figures["alone"].items():
+            print(f"  {name:<11} {ratio:5.2f}x")
 
 
 if __name__ == "__main__":
