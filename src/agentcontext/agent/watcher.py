@@ -170,6 +170,8 @@ class Watcher:
 
     def _restart_if_a_folder_went(self, batch: set[tuple[Change, str]]) -> None:
         """A watched folder went or came back: watch it (or its absence) anew, and count it as new."""
+        if not batch:  # the periodic sign of life
+            return
         wanted = set(self._paths)
         moved = {path for change, path in batch if change is not Change.modified and path in wanted}
         if moved:

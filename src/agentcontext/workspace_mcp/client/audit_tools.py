@@ -24,7 +24,8 @@ from typing import Any
 from agentcontext.audit.findings import Finding, Severity, printable
 from agentcontext.audit.report import hidden_characters, html_comments
 from agentcontext.settings.config import McpSettings
-from agentcontext.workspace_mcp.client.upstream import ServerStatus, UpstreamManager
+from agentcontext.workspace_mcp.client.status import SERVING, ServerStatus
+from agentcontext.workspace_mcp.client.upstream import UpstreamManager
 from agentcontext.workspace_mcp.config import ServerSpec
 from agentcontext.workspace_mcp.tool_pins import Definition
 from agentcontext.workspace_mcp.tool_text import MAX_DESCRIPTION_BYTES
@@ -57,7 +58,7 @@ async def tool_findings(
 def _server_findings(spec: ServerSpec, status: ServerStatus, listed: Sequence[Definition]) -> list[Finding]:
     where = spec.config_path
     server = f'server "{printable(spec.name)}"'
-    if status.state not in ("connected", "changed"):
+    if status.state not in SERVING:
         message = f"{server} could not be connected to list its tools: {status.error or status.state}"
         return [Finding("mcp-connect-failed", Severity.WARNING, where, printable(message))]
     names = ", ".join(printable(str(t.get("name"))) for t in listed) or "none"

@@ -20,6 +20,7 @@ from agentcontext.workspace_mcp.client.pinning import Judged
 from agentcontext.workspace_mcp.launch import Launch
 
 State = Literal["connecting", "connected", "changed", "failed", "pending"]
+SERVING: tuple[State, ...] = ("connected", "changed")  # states whose tools are offered
 MAX_REPORTED_CHANGES = 32  # tool diffs in one snapshot resource (each at most 4,096 characters)
 
 
@@ -50,7 +51,7 @@ class ServerStatus:
             digest.update(b"unreadable\0" + self.error.encode())
         if self.approval is not None:
             digest.update(json.dumps(self.approval.to_dict(), sort_keys=True).encode())
-        serving = self.state in ("connected", "changed")
+        serving = self.state in SERVING
         status = Status.OK if serving else Status.DISABLED if self.state == "pending" else Status.UNREADABLE
         warnings = self.warnings
         if serving and not self.tools and not (self.approval and self.approval.changes):
@@ -97,6 +98,3 @@ def approval_of(launch: Launch, trust: str, state: State, judged: Judged, since:
     tool_set = judged.tool_set if state == "changed" else ""
     spec = launch.spec
     return McpApproval(label, spec.config_path, launch.digest, spec.shown, changes, tool_set, launch.runs(), since)
-
-
-SERVING = ("connected", "changed")
