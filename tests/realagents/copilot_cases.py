@@ -182,6 +182,11 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/tab/SKILL.md": skill('"tab\\tname"', "a tab: dropped"),
             "w/repo/.agents/skills/dash/SKILL.md": skill("-dash", "must start with a letter or digit"),
             "w/repo/.agents/skills/longbody/SKILL.md": "---\nname: longbody\n---\n" + "word " * 300,
+            "w/repo/.agents/skills/fivelines/SKILL.md": skill("fivelines", None, "one   two\n\n# x\n3\n4\n5\n"),
+            "w/repo/.agents/skills/padded/SKILL.md": skill("padded", "'  padded both  '"),
+            "w/repo/.agents/skills/folded-key/SKILL.md": skill("folded-key", ">\n  one\n  two", "license: MIT\n"),
+            "w/repo/.agents/skills/literal-key/SKILL.md": skill("literal-key", "|\n  one\n  two", "license: MIT\n"),
+            "w/repo/.agents/skills/kept/SKILL.md": "---\nname: kept\ndescription: |+\n  kept\n\n---\n",
             "w/repo/.claude/skills/zeta/SKILL.md": skill("zeta", "a second zeta: the .github one wins"),
             "w/repo/.claude/skills/DUP2/SKILL.md": skill("DUP2", "upper"),
             "w/repo/.claude/skills/dup2/SKILL.md": skill("dup2", "lower"),
@@ -191,6 +196,23 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "home/.agents/skills/user0/SKILL.md": skill("user0", "user agents"),
             "home/.claude/skills/claudeuser/SKILL.md": skill("claudeuser", "not read"),
         },
+    ),
+    copilot(
+        "copilot_same_text_once",
+        {
+            "home/.copilot/copilot-instructions.md": "home\n",
+            "w/repo/.github/copilot-instructions.md": "home\n",  # a copy of the home file's text: sent once
+            "w/repo/AGENTS.md": "@x.md\nshared\n",
+            "w/repo/GEMINI.md": "\ufeff@x.md\nshar\u200bed\n",  # cleaned, the same text: left out
+            "w/repo/x.md": "imported\n",
+            "w/repo/sub/AGENTS.md": "@../x.md\nshared\n",  # imports the same file: expanded the same
+            "w/repo/sub/CLAUDE.md": "@x.md\nshared\n",  # imports nothing there: another text
+            "w/repo/sub/GEMINI.md": "home",  # no final line break: another text
+            "w/repo/sub/a/AGENTS.md": "",
+            "w/repo/sub/a/CLAUDE.md": "",  # empty twice: one block
+        },
+        cwd="w/repo/sub/a",
+        links={"w/repo/CLAUDE.md": "AGENTS.md"},  # a link to AGENTS.md: sent once
     ),
     copilot(
         "copilot_skills_runs",

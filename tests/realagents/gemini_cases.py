@@ -227,6 +227,9 @@ GEMINI_CASES: tuple[Workspace, ...] = (
             "w/repo/sub/.gemini/skills/nofm/SKILL.md": "no frontmatter\n",
             "w/repo/sub/.gemini/skills/badyaml/SKILL.md": "---\nname: badyaml\ndescription: [unclosed\n---\nbad\n",
             "w/repo/sub/.gemini/skills/multi/SKILL.md": skill("multi", "|\n  line one\n  line two"),
+            # a kept block last: its line breaks as js-yaml reads the block without its own closing one
+            "w/repo/sub/.gemini/skills/kept/SKILL.md": "---\nname: kept\ndescription: |+\n  kept\n\n---\nx\n",
+            "w/repo/sub/.gemini/skills/folded-key/SKILL.md": skill("folded-key", ">\n  one\n  two", "license: MIT\n"),
             "w/repo/sub/.gemini/skills/folded/SKILL.md": "---\nname: folded\ndescription: first\n  second\n",
             "w/repo/sub/.gemini/skills/long/SKILL.md": skill("long", "x" * 1100),
             "w/repo/sub/.gemini/skills/bom/SKILL.md": "\ufeff" + skill("bom", "Bom skill"),

@@ -125,6 +125,7 @@ OPENCODE_CASES: tuple[Workspace, ...] = (
             "w/repo/sub/.agents/skills/yes/SKILL.md": skill("yes-desc", "yes"),
             "w/repo/sub/.agents/skills/empty/SKILL.md": skill("emptydesc", '""'),
             "w/repo/sub/.agents/skills/folded/SKILL.md": "---\nname: folded\ndescription: >\n  one\n  two\n---\nx\n",
+            "w/repo/sub/.agents/skills/kept/SKILL.md": "---\nname: kept\ndescription: |+\n  kept\n\n---\nx\n",
             "w/repo/sub/.agents/skills/quoted/SKILL.md": skill("quoted", "'it''s \"q\" <b> & c'"),
             "w/repo/sub/.agents/skills/unclosed/SKILL.md": "---\nname: unclosed\ndescription: never closed\n",
             "w/repo/sub/.agents/skills/bom/SKILL.md": "\ufeff" + skill("bom", "bom skill"),

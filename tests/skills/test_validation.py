@@ -22,6 +22,7 @@ from skills_ref.validator import ALLOWED_FIELDS as SKILLS_REF_ALLOWED_FIELDS
 from skills_ref.validator import validate as skills_ref_validate
 
 from agentcontext.errors import FrontmatterError
+from agentcontext.settings.config import Validation
 from agentcontext.skills.frontmatter import parse_strict, strict_body
 from agentcontext.skills.validation import (
     ALLOWED_FIELDS,
@@ -684,3 +685,11 @@ def test_claude_names_a_skill_by_its_folder_and_shows_a_different_frontmatter_na
     assert check(with_when, "pdf", "claude").description == "Extract text. - asked for tables"
     hidden = check(frontmatter("description: d", "disable-model-invocation: true"), "pdf", "claude")
     assert hidden.errors == ("disable-model-invocation: true (Claude Code lists it for the user only)",)
+
+
+@pytest.mark.parametrize("mode", ["gemini", "opencode"])
+def test_a_kept_block_scalar_last_in_the_frontmatter_ends_as_js_yaml_reads_the_block(mode: Validation) -> None:
+    """Both read the block without its closing line break, and js-yaml ends a block scalar with one (binary-checked
+    in tests/realagents): a kept block before a blank line keeps that one line break, not two."""
+    assert check("---\nname: k\ndescription: |+\n  kept\n\n---\nx\n", "k", mode).description == "kept\n"
+    assert check("---\nname: k\ndescription: |\n  one\n  two\n---\nx\n", "k", mode).description == "one\ntwo\n"

@@ -97,6 +97,7 @@ class SkillSettings:
     user_links: Literal["home", "folders", "all"] = "home"  # how far the user's own links lead (module docs)
     inside_skills: bool = False  # a skill's folder is searched for more skills (Codex)
     linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
+    plugin_manifests: bool = False  # a skill below a plugin's manifest is named <plugin>:<name> (Codex)
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,6 +315,14 @@ SETTINGS: tuple[Setting, ...] = (
         "Read a `SKILL.md` that is a symlink (inside the boundary); codex: false, Codex lists no such skill.",
     ),
     _s(
+        "skills.plugin_manifests",
+        "bool",
+        False,
+        NEVER,
+        "Name a skill `<plugin>:<name>` when a folder at or above it (within its root) holds a plugin's"
+        " `.codex-plugin/plugin.json` or `.claude-plugin/plugin.json` (codex: true, as Codex does).",
+    ),
+    _s(
         "skills.inside_skills",
         "bool",
         False,

@@ -62,6 +62,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.user_links": "folders",
         "skills.inside_skills": True,
         "skills.linked_skill_md": False,
+        "skills.plugin_manifests": True,
     },
     "claude": {
         "project_doc.discovery": "claude",

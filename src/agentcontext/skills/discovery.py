@@ -28,7 +28,7 @@ from hashlib import sha256
 
 import yaml
 
-from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
+from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
 from agentcontext.layout import Layout, resolved_root
@@ -37,6 +37,7 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
+from agentcontext.skills.plugin_names import MANIFEST_FOLDERS, PluginNames
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
 from agentcontext.skills.yaml_subset import YAML_ERRORS
 
@@ -94,9 +95,24 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
     if not config.skills.enabled:
         return []
     found = _Found()
+    plugins = PluginNames(reader) if config.skills.plugin_manifests else None
     for container in containers(layout, reader):
-        _scan(container, config, reader, found)
+        start = len(found.resources)
+        _scan(container, config, reader, found, plugins)
+        if plugins is not None:
+            _name_by_plugin(found.resources, start, container, plugins)
     return _apply_precedence(found.resources, config.skills.disabled, config.skills.precedence)
+
+
+def _name_by_plugin(resources: list[Resource], start: int, container: Container, plugins: PluginNames) -> None:
+    """Codex's ``<plugin>:<name>`` for the container's skills found from ``start`` on (:mod:`.plugin_names`)."""
+    for at in range(start, len(resources)):
+        resource = resources[at]
+        if resource.name is None or resource.kind is not _SKILL:
+            continue
+        plugin = plugins.of(os.path.dirname(resource.path), container.path, container.boundary)
+        if plugin is not None:
+            resources[at] = resource._replace(name=f"{plugin}:{resource.name}")
 
 
 class _Found:
@@ -118,7 +134,7 @@ class _Found:
         self.resources[at] = first._replace(warnings=(*first.warnings, f"also reached via {resource.path}"))
 
 
-def _scan(container: Container, config: Config, reader: Reader, found: _Found) -> None:
+def _scan(container: Container, config: Config, reader: Reader, found: _Found, plugins: PluginNames | None) -> None:
     top = reader.probe(container.path, container.boundary)
     if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
@@ -126,21 +142,22 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found) -
         shared = _Shared(container, config, reader, found)
         _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
-        _walk(container, config, reader, found)
+        _walk(container, config, reader, found, plugins)
     elif (
         top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
     ):
         found.add(_bad_link(top, container))  # a SKILL.md looked for by name (Gemini CLI's, a declared source)
 
 
-def _walk(container: Container, config: Config, reader: Reader, found: _Found) -> None:
+def _walk(container: Container, config: Config, reader: Reader, found: _Found, plugins: PluginNames | None) -> None:
     """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf (Codex, with
     ``skills.inside_skills``, looks inside it too).
 
     The folders of one listing are read in one :meth:`Reader.load_each` call; a symlinked one
     (rare) closes the batch before it, so every result keeps the listing's order. In a container that
     ``follows`` (the user's own), a linked folder leaving the boundary is its own boundary, and the
-    folders below it are walked beneath it: links there stay inside it.
+    folders below it are walked beneath it: links there stay inside it. Each listing tells ``plugins``
+    whether the folder holds a plugin's manifest folder, so that a folder listed here is not probed for one.
     """
     limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
@@ -194,6 +211,13 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found) -
                 leaves, reals = [], []
         _skills_in(directory, leaves, reals, shared, deeper, boundary)
         queue.extend((folder, depth + 1, beneath) for folder, beneath in deeper or ())
+        _tell(plugins, directory, listing)
+
+
+def _tell(plugins: PluginNames | None, directory: str, listing: Sequence[ListedEntry]) -> None:
+    """Whether a listed folder holds a plugin's manifest folder (only where plugin names are wanted)."""
+    if plugins is not None:
+        plugins.listed(directory, not MANIFEST_FOLDERS.isdisjoint(child.name for child in listing))
 
 
 def _linked(path: str, boundary: str, own: bool, reader: Reader) -> tuple[Entry, str]:

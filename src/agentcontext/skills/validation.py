@@ -31,9 +31,10 @@
 ``copilot`` (GitHub Copilot CLI 1.0.102)
     Frontmatter required, its YAML valid. ``name`` trimmed, spaces made ``-`` (the folder when
     absent); it must be a string of at most 64 characters from ``[A-Za-z0-9_.: -]`` starting with a
-    letter or digit. ``description`` trimmed, at most 1,024 characters; absent: the body without
-    its headings, whitespace collapsed, cut to 1,024. ``disable-model-invocation: true`` keeps it out
-    of the list.
+    letter or digit. ``description`` as YAML gives it (spaces and a block's final line break kept),
+    at most 1,024 characters; absent: the body's first three lines that are neither blank nor a
+    heading, trimmed and joined by a space, cut to 1,024. ``disable-model-invocation: true`` keeps it
+    out of the list.
 """
 
 from __future__ import annotations
@@ -194,12 +195,18 @@ def _check_gemini(text: str, folder: str) -> SkillCheck:
     return SkillCheck(_GEMINI_UNSAFE.sub("-", name), description, frontmatter=block)
 
 
+def _as_js_yaml_reads(block: str) -> str:
+    """A frontmatter block (its closing line break cut off) as YAML text PyYAML reads as js-yaml reads the block:
+    js-yaml ends a block scalar at the input's end with one line break, and adds none after a blank line."""
+    return block if block.endswith("\n") else block + "\n"
+
+
 def _gemini_yaml(block: str) -> tuple[str, str] | None:
-    # js-yaml ends a block scalar at the input's end with its line break: the block's own is cut off
-    fields: Any = fast_load(block + "\n")
+    text = _as_js_yaml_reads(block)
+    fields: Any = fast_load(text)
     if fields is None:
         try:
-            fields = yaml.safe_load(block + "\n")
+            fields = yaml.safe_load(text)
         except YAML_ERRORS:
             return None
     if isinstance(fields, dict):
@@ -260,11 +267,11 @@ def _check_opencode(text: str, folder: str) -> SkillCheck:
     if first.strip():
         error = f"frontmatter language {first.strip()!r}: OpenCode's parser refuses it and drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
-    # js-yaml ends a block scalar at the input's end with its line break (gray-matter's block has none)
-    fields: Any = fast_load(block + "\n", _Yaml12Loader)
+    text = _as_js_yaml_reads(block)  # gray-matter's block has no closing line break
+    fields: Any = fast_load(text, _Yaml12Loader)
     try:
         if fields is None:
-            fields = yaml.load(block + "\n", Loader=_Yaml12Loader) if block.strip() else {}
+            fields = yaml.load(text, Loader=_Yaml12Loader) if block.strip() else {}
     except YAML_ERRORS as exc:
         error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}): OpenCode drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
@@ -309,10 +316,9 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
     raw = fields.get("description")
     if raw is None:
-        kept = [line for line in body.split("\n") if not line.lstrip().startswith("#")]
-        description = " ".join(" ".join(kept).split())[:MAX_DESCRIPTION]
+        description = copilot_body_description(body)
     else:
-        description = (_scalar(raw) or "").strip()
+        description = _scalar(raw) or ""  # as YAML gives it: spaces kept, a block's final line break too
         if len(description) > MAX_DESCRIPTION:
             error = f"Skill description must be at most {MAX_DESCRIPTION} characters"
             return SkillCheck(name, None, errors=(error,), frontmatter=block)
@@ -320,6 +326,14 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
         error = "disable-model-invocation: true (Copilot CLI lists it for the user only)"
         return SkillCheck(name, description, errors=(error,), frontmatter=block)
     return SkillCheck(name, description, frontmatter=block)
+
+
+def copilot_body_description(body: str) -> str:
+    """Copilot CLI's description of a skill or command that gives none: the body's first three lines that are
+    neither blank nor a heading, each trimmed, joined by a space (their own spacing kept), cut to 1,024."""
+    lines = (js_trim(line) for line in re.split(r"\r?\n", body))
+    kept = [line for line in lines if line and not line.startswith("#")][:3]
+    return " ".join(kept)[:MAX_DESCRIPTION]
 
 
 def _first_line(body: str) -> str:

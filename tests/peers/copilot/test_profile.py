@@ -237,3 +237,56 @@ def test_a_git_folder_is_a_root_only_when_git_would_take_it_for_a_repository(tmp
     assert copilot(outer / "inner" / "src", home).layout.project_root == str(outer)
     worktree = make_workspace(tmp_path / "wt", {".git": "gitdir: /nowhere\n", "src/AGENTS.md": "wt src\n"})
     assert copilot(worktree / "src", home).layout.project_root == str(worktree)  # a .git file: any
+
+
+def test_a_block_whose_text_an_earlier_one_sent_is_shadowed_and_a_link_to_agents_md_is_sent_once(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            **GIT,
+            "AGENTS.md": "same\n",
+            "GEMINI.md": "\ufeffsa\u200bme\n",  # cleaned as Copilot CLI cleans it: the same text
+            "sub/AGENTS.md": "same",  # no final line break: another text, sent
+            "sub/CLAUDE.md": "same\n",
+            ".github/instructions/a.instructions.md": "same\n",  # always-applying files are never compared
+        },
+    )
+    (root / "CLAUDE.md").symlink_to("AGENTS.md")
+    result = copilot(root / "sub", home)
+    assert sent(result) == [
+        str(root / "AGENTS.md"),
+        str(root / "sub/AGENTS.md"),
+        str(root / ".github/instructions/a.instructions.md"),
+    ]
+    found = by_path(result)
+    for left_out in ("CLAUDE.md", "GEMINI.md", "sub/CLAUDE.md"):
+        resource = found[str(root / left_out)]
+        assert resource.status is Status.SHADOWED, left_out
+        assert resource.error == f"the same text as {root / 'AGENTS.md'}: Copilot CLI sends it once"
+        assert resource.load is not None and resource.load.type is LoadType.NOT_LOADED
+    assert result.peer.wrap(result.project_doc(), str(root)).count("<custom_instruction>") == 2
+
+
+def test_a_skill_description_is_sent_as_yaml_gives_it_and_without_one_the_first_three_body_lines(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            **GIT,
+            ".github/skills/padded/SKILL.md": skill_md("padded", "'  padded  '"),
+            ".github/skills/folded/SKILL.md": "---\nname: folded\ndescription: >\n  one\n  two\nlicense: MIT\n---\n",
+            ".github/skills/last/SKILL.md": "---\nname: last\ndescription: >\n  one\n  two\n---\n",
+            ".github/skills/body/SKILL.md": "---\nname: body\n---\none   two\r\n\n# head\n  three\nfour\nfive\n",
+        },
+    )
+    result = copilot(root, home)
+    described = {r.name: r.description for r in result.snapshot.of_kind(Kind.SKILL)}
+    assert described == {
+        "padded": "  padded  ",
+        "folded": "one two\n",
+        "last": "one two",
+        "body": "one   two three four",
+    }

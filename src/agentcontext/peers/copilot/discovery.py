@@ -6,7 +6,9 @@ Three parts of its system message, in this order:
    ``.github/copilot-instructions.md`` then the work dir's; the root's ``AGENTS.md``, ``CLAUDE.md``,
    ``GEMINI.md`` (every one there is), then the work dir's; then each folder between them, nearest
    the work dir first: its ``.github/copilot-instructions.md`` and the three names. The project
-   root is the nearest folder above the work dir holding ``.git``; none: the work dir alone.
+   root is the nearest folder above the work dir holding ``.git``; none: the work dir alone. A
+   block whose text (cleaned, its imports expanded) an earlier block already sent is left out
+   (``shadowed``): a ``CLAUDE.md`` linked to ``AGENTS.md`` is sent once.
 2. The always-applying files, bare: ``~/.copilot/instructions/**/*.instructions.md``, the root's
    ``.github/instructions/**/*.instructions.md`` (the suffix in any case) and ``.claude/rules/**/*.md``,
    the same two of the work dir, then the ``COPILOT_CUSTOM_INSTRUCTIONS_DIRS`` (each folder's
@@ -79,6 +81,7 @@ class Walk:
     others: list[Found] = field(default_factory=list)  # looked at, not sent
     instructions: list[Found] = field(default_factory=list)  # always and scoped, in the order read
     _seen: set[str] = field(default_factory=set)
+    _block_texts: dict[str, str] = field(default_factory=dict)  # each block's text as sent -> the first file sending it
 
     def read(self, entry: Entry) -> FileText:
         cap = self.config.snapshot.max_resource_bytes
@@ -143,6 +146,11 @@ class Walk:
         imported: list[Found] = []
         if imports and os.path.basename(path) in IMPORTING and scope is not Scope.HOME:
             sent, imported = self._imports(path, sent, scope)
+        first = self._block_texts.setdefault(sent, path)
+        if first != path:  # a link to a file already sent, or a copy of it: Copilot CLI sends a text once
+            reason = f"the same text as {first}: Copilot CLI sends it once"
+            self.others.append(Found(resource.with_status(Status.SHADOWED, reason)))
+            return
         self.blocks.append(Found(resource._replace(load=_STARTUP), sent.encode("utf-8")))
         self.others += imported
 

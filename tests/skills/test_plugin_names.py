@@ -1,0 +1,54 @@
+"""Codex's plugin names (``skills.plugin_manifests``): what the binary showed (tests/realagents/detail_cases.py), here
+without it, with the rescans and the boundary around it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentcontext.resource import Kind
+from agentcontext.scan import Scanner
+from agentcontext.testing import isolated_environ, make_workspace, skill_md, test_config
+from tests.helpers import backdate
+
+
+def names(scanner: Scanner) -> dict[str, str | None]:
+    return {r.path.split("/skills/")[1]: r.name for r in scanner.run().snapshot.of_kind(Kind.SKILL) if "/w/" in r.path}
+
+
+def codex(work: Path, home: Path, **settings: object) -> Scanner:
+    config = test_config(work, home=home, profile="codex", settings=settings)
+    return Scanner(work, config, environ=isolated_environ(home))
+
+
+def test_a_skill_below_a_plugins_manifest_is_named_by_the_nearest_plugin_and_a_bad_manifest_by_the_next(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            ".agents/.claude-plugin/plugin.json": json.dumps({"name": "outer"}),
+            ".agents/skills/a/SKILL.md": skill_md("a"),
+            ".agents/skills/b/SKILL.md": skill_md("b"),
+            ".agents/skills/b/.codex-plugin/plugin.json": json.dumps({"version": "1"}),  # no name: the folder's
+            ".agents/skills/c/SKILL.md": skill_md("c"),
+            ".agents/skills/c/.claude-plugin/plugin.json": json.dumps({"name": ["not", "a", "string"]}),
+        },
+    )
+    assert names(codex(work, home)) == {"a/SKILL.md": "outer:a", "b/SKILL.md": "b:b", "c/SKILL.md": "outer:c"}
+    assert names(codex(work, home, **{"skills.plugin_manifests": False}))["a/SKILL.md"] == "a"
+
+
+def test_a_rescan_sees_a_manifest_come_change_and_go(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "w", {".git/": "", ".agents/skills/a/SKILL.md": skill_md("a")})
+    backdate(work)
+    scanner = codex(work, home)
+    assert names(scanner) == {"a/SKILL.md": "a"}
+    manifest = work / ".agents/.claude-plugin/plugin.json"
+    make_workspace(work, {".agents/.claude-plugin/plugin.json": json.dumps({"name": "one"})})
+    assert names(scanner) == {"a/SKILL.md": "one:a"}
+    manifest.write_text(json.dumps({"name": "two, longer"}), encoding="utf-8")
+    assert names(scanner) == {"a/SKILL.md": "two, longer:a"}
+    manifest.unlink()
+    assert names(scanner) == {"a/SKILL.md": "a"}
