@@ -172,6 +172,7 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, p
         except OSError as exc:  # a folder we may not list is reported, never passed over
             found.add(_unlistable(directory, exc, container))
             continue
+        _tell(plugins, directory, listing)
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
         deeper: list[tuple[str, str]] | None = [] if depth + 1 < max_depth else None  # folders to descend
@@ -211,7 +212,6 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, p
                 leaves, reals = [], []
         _skills_in(directory, leaves, reals, shared, deeper, boundary)
         queue.extend((folder, depth + 1, beneath) for folder, beneath in deeper or ())
-        _tell(plugins, directory, listing)
 
 
 def _tell(plugins: PluginNames | None, directory: str, listing: Sequence[ListedEntry]) -> None:

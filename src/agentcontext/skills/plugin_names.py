@@ -25,10 +25,10 @@ _MANIFEST_CAP = 64 * 1024
 class PluginNames:
     """The plugin each folder is in, looked up once per folder and boundary in one scan.
 
-    Below a container only the folders the skills walk listed are looked into, by their listing (a
-    probe for each skill would cost two system calls a skill on every rescan); a folder past
-    ``skills.max_dirs_per_root``, which the walk did not list, holds no manifest here. The container
-    and the folders above it, up to the boundary, are probed.
+    A folder the skills walk listed (the container and the folders below it) is looked into by its
+    listing, since a probe for each skill would cost two system calls a skill on every rescan; one
+    below the container that it did not list (past ``skills.max_dirs_per_root``) holds no manifest
+    here. The folders above the container, up to the boundary, are probed.
     """
 
     __slots__ = ("_known", "_listed", "_reader")
