@@ -130,7 +130,7 @@ DETAILS: tuple[Workspace, ...] = (
         agents=CODEX,
     ),
     Workspace(
-        "codex_plugin_names",  # a skill below a plugin's manifest is listed as <plugin>:<name>
+        "codex_skill_folders",  # below a plugin's manifest a skill is <plugin>:<name>; a policy may hide it
         {
             **GIT,
             "w/repo/.agents/.claude-plugin/plugin.json": '{"name": "outer"}',
@@ -150,6 +150,14 @@ DETAILS: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/codexbad/.claude-plugin/plugin.json": '{"name": "unused"}',
             "w/repo/.agents/skills/unnamed/SKILL.md": skill("unnamed", "an empty name: the folder's own"),
             "w/repo/.agents/skills/unnamed/.claude-plugin/plugin.json": '{"name": ""}',
+            "w/repo/.agents/skills/off/SKILL.md": skill("off", "its policy keeps it out of the list"),
+            "w/repo/.agents/skills/off/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n",
+            "w/repo/.agents/skills/allowed/SKILL.md": skill("allowed", "its policy lets it be listed"),
+            "w/repo/.agents/skills/allowed/agents/openai.yaml": "policy:\n  allow_implicit_invocation: true\n",
+            "w/repo/.agents/skills/badpolicy/SKILL.md": skill("badpolicy", "a policy that is no YAML: listed"),
+            "w/repo/.agents/skills/badpolicy/agents/openai.yaml": "policy: [unclosed\n",
+            "home/.agents/skills/hiddenuser/SKILL.md": skill("hiddenuser", "a user skill's policy counts too"),
+            "home/.agents/skills/hiddenuser/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n",
             "home/.agents/.codex-plugin/plugin.json": '{"description": "no name"}',
             "home/.agents/skills/user/SKILL.md": skill("user", "a user skill, the folder's own name"),
         },

@@ -98,6 +98,7 @@ class SkillSettings:
     inside_skills: bool = False  # a skill's folder is searched for more skills (Codex)
     linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
     plugin_manifests: bool = False  # a skill below a plugin's manifest is named <plugin>:<name> (Codex)
+    openai_policy: bool = False  # a skill folder's agents/openai.yaml policy may keep it out of the list (Codex)
 
 
 @dataclass(frozen=True, slots=True)

@@ -323,6 +323,14 @@ SETTINGS: tuple[Setting, ...] = (
         " `.codex-plugin/plugin.json` or `.claude-plugin/plugin.json` (codex: true, as Codex does).",
     ),
     _s(
+        "skills.openai_policy",
+        "bool",
+        False,
+        NEVER,
+        "Leave out (`disabled`) a skill whose folder's `agents/openai.yaml` sets"
+        " `policy.allow_implicit_invocation: false` (codex: true, as Codex does).",
+    ),
+    _s(
         "skills.inside_skills",
         "bool",
         False,

@@ -63,6 +63,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.inside_skills": True,
         "skills.linked_skill_md": False,
         "skills.plugin_manifests": True,
+        "skills.openai_policy": True,
     },
     "claude": {
         "project_doc.discovery": "claude",

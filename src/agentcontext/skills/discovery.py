@@ -26,8 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
-import yaml
-
 from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
@@ -37,11 +35,11 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
-from agentcontext.skills.plugin_names import MANIFEST_FOLDERS, PluginNames
+from agentcontext.skills.codex_folders import LOOKED_FOR, CodexFolders, hidden_by_policy
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
-from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
+_POLICY_HIDES = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
 _FILE, _MISSING, _DIRECTORY, _ESCAPE = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY, EntryKind.ESCAPE
 _SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
@@ -95,24 +93,33 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
     if not config.skills.enabled:
         return []
     found = _Found()
-    plugins = PluginNames(reader) if config.skills.plugin_manifests else None
+    skills = config.skills
+    codex = CodexFolders(reader) if skills.plugin_manifests or skills.openai_policy else None
     for container in containers(layout, reader):
         start = len(found.resources)
-        _scan(container, config, reader, found, plugins)
-        if plugins is not None:
-            _name_by_plugin(found.resources, start, container, plugins)
-    return _apply_precedence(found.resources, config.skills.disabled, config.skills.precedence)
+        _scan(container, config, reader, found, codex)
+        if codex is not None:
+            _as_codex_lists(found.resources, start, container, codex, config)
+    return _apply_precedence(found.resources, skills.disabled, skills.precedence)
 
 
-def _name_by_plugin(resources: list[Resource], start: int, container: Container, plugins: PluginNames) -> None:
-    """Codex's ``<plugin>:<name>`` for the container's skills found from ``start`` on (:mod:`.plugin_names`)."""
+def _as_codex_lists(
+    resources: list[Resource], start: int, container: Container, codex: CodexFolders, config: Config
+) -> None:
+    """The container's skills found from ``start`` on as Codex lists them (:mod:`.codex_folders`): hidden by
+    their folder's policy, named ``<plugin>:<name>`` below a plugin's manifest."""
+    names, policy = config.skills.plugin_manifests, config.skills.openai_policy and container.scope is not _SYSTEM
     for at in range(start, len(resources)):
         resource = resources[at]
         if resource.name is None or resource.kind is not _SKILL:
             continue
-        plugin = plugins.of(os.path.dirname(resource.path), container.path, container.boundary)
+        folder = os.path.dirname(resource.path)
+        if policy and resource.status is _OK and codex.hidden(folder, container.boundary):
+            resource = resource.with_status(Status.DISABLED, _POLICY_HIDES)
+        plugin = codex.plugin_of(folder, container.path, container.boundary) if names else None
         if plugin is not None:
-            resources[at] = resource._replace(name=f"{plugin}:{resource.name}")
+            resource = resource._replace(name=f"{plugin}:{resource.name}")
+        resources[at] = resource
 
 
 class _Found:
@@ -134,7 +141,7 @@ class _Found:
         self.resources[at] = first._replace(warnings=(*first.warnings, f"also reached via {resource.path}"))
 
 
-def _scan(container: Container, config: Config, reader: Reader, found: _Found, plugins: PluginNames | None) -> None:
+def _scan(container: Container, config: Config, reader: Reader, found: _Found, codex: CodexFolders | None) -> None:
     top = reader.probe(container.path, container.boundary)
     if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
@@ -142,22 +149,22 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found, p
         shared = _Shared(container, config, reader, found)
         _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
-        _walk(container, config, reader, found, plugins)
+        _walk(container, config, reader, found, codex)
     elif (
         top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
     ):
         found.add(_bad_link(top, container))  # a SKILL.md looked for by name (Gemini CLI's, a declared source)
 
 
-def _walk(container: Container, config: Config, reader: Reader, found: _Found, plugins: PluginNames | None) -> None:
+def _walk(container: Container, config: Config, reader: Reader, found: _Found, codex: CodexFolders | None) -> None:
     """Breadth first below the container; a folder holding SKILL.md is a skill and a leaf (Codex, with
     ``skills.inside_skills``, looks inside it too).
 
     The folders of one listing are read in one :meth:`Reader.load_each` call; a symlinked one
     (rare) closes the batch before it, so every result keeps the listing's order. In a container that
     ``follows`` (the user's own), a linked folder leaving the boundary is its own boundary, and the
-    folders below it are walked beneath it: links there stay inside it. Each listing tells ``plugins``
-    whether the folder holds a plugin's manifest folder, so that a folder listed here is not probed for one.
+    folders below it are walked beneath it: links there stay inside it. Each listing tells ``codex`` which
+    of the files Codex looks for in a skill's folder are there, so that no skill's folder is probed for them.
     """
     limit, max_depth = config.skills.max_dirs_per_root, config.skills.max_depth
     visited = {reader.real_root(container.path)}  # every folder visited, the container included (Codex)
@@ -172,7 +179,7 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, p
         except OSError as exc:  # a folder we may not list is reported, never passed over
             found.add(_unlistable(directory, exc, container))
             continue
-        _tell(plugins, directory, listing)
+        _tell(codex, directory, listing)
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
         deeper: list[tuple[str, str]] | None = [] if depth + 1 < max_depth else None  # folders to descend
@@ -214,10 +221,10 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, p
         queue.extend((folder, depth + 1, beneath) for folder, beneath in deeper or ())
 
 
-def _tell(plugins: PluginNames | None, directory: str, listing: Sequence[ListedEntry]) -> None:
-    """Whether a listed folder holds a plugin's manifest folder (only where plugin names are wanted)."""
-    if plugins is not None:
-        plugins.listed(directory, not MANIFEST_FOLDERS.isdisjoint(child.name for child in listing))
+def _tell(codex: CodexFolders | None, directory: str, listing: Sequence[ListedEntry]) -> None:
+    """What Codex looks for in a listed folder, where it is wanted (:mod:`.codex_folders`)."""
+    if codex is not None:
+        codex.listed(directory, LOOKED_FOR.intersection(child.name for child in listing))
 
 
 def _linked(path: str, boundary: str, own: bool, reader: Reader) -> tuple[Entry, str]:
@@ -307,12 +314,11 @@ def _skills_in(
             resource = resource._replace(path=meta.path, scope=scope, source=source)
         if note:
             resource = resource._replace(warnings=(*resource.warnings, note))
-        # Codex's own system skills carry an agents/openai.yaml policy; probing every skill for one would
-        # cost a stat per skill on each rescan, so other scopes' policies are not read (docs/agents.md).
+        # Codex's own system skills carry an agents/openai.yaml policy, read here; another scope's skill is
+        # read for one only when the walk's listing of its folder shows an agents/ folder (_as_codex_lists).
         hidden = scope is _SYSTEM and resource.status is _OK
-        if hidden and _hidden_from_codex(meta.path.rpartition("/")[0], container, shared.reader):
-            reason = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
-            resource = resource.with_status(Status.DISABLED, reason)
+        if hidden and hidden_by_policy(meta.path.rpartition("/")[0], container.boundary, shared.reader):
+            resource = resource.with_status(Status.DISABLED, _POLICY_HIDES)
         # Identity is the real file: a folder or container reached through a symlink is the same skill.
         path = meta.path
         real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"
@@ -322,19 +328,6 @@ def _skills_in(
             resources.append(resource)
         else:
             found.again(at, resource)
-
-
-def _hidden_from_codex(folder: str, container: Container, reader: Reader) -> bool:
-    """Codex's ``agents/openai.yaml`` policy: ``allow_implicit_invocation: false`` hides a skill."""
-    entry = reader.probe(os.path.join(folder, "agents", "openai.yaml"), container.boundary)
-    if entry.kind is not EntryKind.FILE:
-        return False
-    try:
-        data = yaml.safe_load(reader.read(entry, 64 * 1024))
-    except (OSError, *YAML_ERRORS):
-        return False
-    policy = data.get("policy") if isinstance(data, dict) else None
-    return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False
 
 
 _Build = Callable[[Entry, "bytes | OSError", str], Resource]

@@ -1,5 +1,5 @@
-"""Codex's plugin names (``skills.plugin_manifests``): what the binary showed (tests/realagents/detail_cases.py), here
-without it, with the rescans and the boundary around it."""
+"""What Codex reads in and above a skill's folder (``skills.openai_policy``, ``skills.plugin_manifests``): what the
+binary showed (tests/realagents/detail_cases.py), here without it, with the rescans around it."""
 
 from __future__ import annotations
 
@@ -52,3 +52,30 @@ def test_a_rescan_sees_a_manifest_come_change_and_go(tmp_path: Path, home: Path)
     assert names(scanner) == {"a/SKILL.md": "two, longer:a"}
     manifest.unlink()
     assert names(scanner) == {"a/SKILL.md": "a"}
+
+
+def test_a_project_skills_policy_keeps_it_out_of_the_list_and_a_rescan_sees_it_change(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            ".agents/skills/hidden/SKILL.md": skill_md("hidden"),
+            ".agents/skills/hidden/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n",
+            ".agents/skills/plain/SKILL.md": skill_md("plain"),
+        },
+    )
+    backdate(work)
+    scanner = codex(work, home)
+
+    def statuses() -> dict[str, str]:
+        return {r.name or "": r.status for r in scanner.run().snapshot.of_kind(Kind.SKILL) if "/w/" in r.path}
+
+    assert statuses() == {"hidden": "disabled", "plain": "ok"}
+    make_workspace(work, {".agents/skills/plain/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n"})
+    assert statuses() == {"hidden": "disabled", "plain": "disabled"}
+    (work / ".agents/skills/hidden/agents/openai.yaml").write_text("policy: {}\n", encoding="utf-8")
+    assert statuses() == {"hidden": "ok", "plain": "disabled"}
+    default = Scanner(work, test_config(work, home=home), environ=isolated_environ(home)).run()
+    assert {r.status for r in default.snapshot.of_kind(Kind.SKILL)} == {"ok"}  # only Codex reads the policy
