@@ -79,3 +79,23 @@ def test_a_project_skills_policy_keeps_it_out_of_the_list_and_a_rescan_sees_it_c
     assert statuses() == {"hidden": "ok", "plain": "disabled"}
     default = Scanner(work, test_config(work, home=home), environ=isolated_environ(home)).run()
     assert {r.status for r in default.snapshot.of_kind(Kind.SKILL)} == {"ok"}  # only Codex reads the policy
+
+
+def test_codex_own_system_skills_policy_is_read_the_same_way_and_only_while_the_setting_is_on(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(tmp_path / "w", {".git/": ""})
+    make_workspace(
+        home,
+        {
+            ".codex/skills/.system/quiet/SKILL.md": skill_md("quiet"),
+            ".codex/skills/.system/quiet/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n",
+        },
+    )
+
+    def quiet(**settings: object) -> list[str]:
+        found = codex(work, home, **settings).run().snapshot.of_kind(Kind.SKILL)
+        return [r.status for r in found if r.name == "quiet"]
+
+    assert quiet() == ["disabled"]
+    assert quiet(**{"skills.openai_policy": False}) == ["ok"]

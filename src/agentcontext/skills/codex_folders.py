@@ -55,7 +55,7 @@ class CodexFolders:
         """Whether the skill in ``folder`` (a folder the walk listed) has a policy keeping it out of Codex's list."""
         if POLICY_FOLDER not in self._listed.get(folder, ()):
             return False
-        return hidden_by_policy(folder, boundary, self._reader)
+        return _hidden_by_policy(folder, boundary, self._reader)
 
     def plugin_of(self, folder: str, container: str, boundary: str) -> str | None:
         """The plugin name of the nearest plugin folder from ``folder`` (in ``container`` or the container itself)
@@ -93,7 +93,7 @@ class CodexFolders:
         return None
 
 
-def hidden_by_policy(folder: str, boundary: str, reader: Reader) -> bool:
+def _hidden_by_policy(folder: str, boundary: str, reader: Reader) -> bool:
     """Codex's ``agents/openai.yaml`` policy: ``allow_implicit_invocation: false`` hides a skill."""
     entry = reader.probe(f"{folder}/{POLICY_FOLDER}/openai.yaml", boundary)
     if entry.kind is not EntryKind.FILE:

@@ -35,14 +35,14 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
-from agentcontext.skills.codex_folders import LOOKED_FOR, CodexFolders, hidden_by_policy
+from agentcontext.skills.codex_folders import LOOKED_FOR, CodexFolders
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 _POLICY_HIDES = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
 _FILE, _MISSING, _DIRECTORY, _ESCAPE = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY, EntryKind.ESCAPE
-_SKILL, _OK, _SYSTEM = ResourceKind.SKILL, Status.OK, Scope.SYSTEM
+_SKILL, _OK = ResourceKind.SKILL, Status.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +108,7 @@ def _as_codex_lists(
 ) -> None:
     """The container's skills found from ``start`` on as Codex lists them (:mod:`.codex_folders`): hidden by
     their folder's policy, named ``<plugin>:<name>`` below a plugin's manifest."""
-    names, policy = config.skills.plugin_manifests, config.skills.openai_policy and container.scope is not _SYSTEM
+    names, policy = config.skills.plugin_manifests, config.skills.openai_policy
     for at in range(start, len(resources)):
         resource = resources[at]
         if resource.name is None or resource.kind is not _SKILL:
@@ -314,11 +314,6 @@ def _skills_in(
             resource = resource._replace(path=meta.path, scope=scope, source=source)
         if note:
             resource = resource._replace(warnings=(*resource.warnings, note))
-        # Codex's own system skills carry an agents/openai.yaml policy, read here; another scope's skill is
-        # read for one only when the walk's listing of its folder shows an agents/ folder (_as_codex_lists).
-        hidden = scope is _SYSTEM and resource.status is _OK
-        if hidden and hidden_by_policy(meta.path.rpartition("/")[0], container.boundary, shared.reader):
-            resource = resource.with_status(Status.DISABLED, _POLICY_HIDES)
         # Identity is the real file: a folder or container reached through a symlink is the same skill.
         path = meta.path
         real = meta.real_path if meta.is_link else path if real_folder is None else f"{real_folder}/{meta_file}"

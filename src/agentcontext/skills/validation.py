@@ -316,7 +316,7 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
     raw = fields.get("description")
     if raw is None:
-        description = copilot_body_description(body)
+        description = _copilot_body_description(body)
     else:
         description = _scalar(raw) or ""  # as YAML gives it: spaces kept, a block's final line break too
         if len(description) > MAX_DESCRIPTION:
@@ -328,7 +328,7 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
     return SkillCheck(name, description, frontmatter=block)
 
 
-def copilot_body_description(body: str) -> str:
+def _copilot_body_description(body: str) -> str:
     """Copilot CLI's description of a skill or command that gives none: the body's first three lines that are
     neither blank nor a heading, each trimmed, joined by a space (their own spacing kept), cut to 1,024."""
     lines = (js_trim(line) for line in re.split(r"\r?\n", body))
