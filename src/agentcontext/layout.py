@@ -14,6 +14,10 @@ Each agent's peer (:mod:`agentcontext.peers`) lays out its scan with one of two 
     (``~/.coder``), the user's skill dirs (``~/.coder/skills``), the plugin cache, and the
     work dir last. Each root's top level is read; nothing below it, nothing above it.
 
+Custom commands (``skills.commands``, :mod:`agentcontext.skills.commands`) come from
+:attr:`Layout.command_folders`: the user's command dirs, then ``.claude/commands`` of the work dir
+and of each folder above it to the project root.
+
 Order is precedence: the first root to offer a skill name wins it. Every root carries
 the boundary its symlinks must stay inside.
 """
@@ -21,7 +25,7 @@ the boundary its symlinks must stay inside.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentcontext.fs.files import is_within
 from agentcontext.fs.paths import Accept, absolute, boundary_for, chain, find_project_root, resolve_all
@@ -62,6 +66,7 @@ class Layout:
     plugin_cache: str | None
     mcp_files: tuple[McpFile, ...]
     allowed_roots: tuple[str, ...]
+    command_folders: tuple[Root, ...] = ()  # custom commands (skills.commands): the user's, then the work dir's upward
 
     @property
     def doc_boundary(self) -> str:
@@ -78,7 +83,8 @@ class Layout:
         holders = [own for root in self.skill_containers if root.follows and (own := _own_holder(path, root))]
         holders += [(d, self.doc_boundary) for d in self.chain]
         holders += [(self.plugin_cache, self.plugin_cache)] if self.plugin_cache else []
-        for root in (*self.home_dirs, *self.source_roots, *self.instruction_roots, *self.skill_containers):
+        roots = (*self.home_dirs, *self.source_roots, *self.instruction_roots, *self.skill_containers)
+        for root in (*roots, *self.command_folders):
             holders.append((root.path, root.boundary))
         holders += [(os.path.dirname(r.path), r.boundary) for r in self.source_files]  # a file root: its folder
         best: tuple[str, str] | None = None
@@ -146,7 +152,12 @@ def chain_layout(
     )
     found = _chain_mode(dirs, project, given, skills.containers, (system, follows), user_skills_first)
     # A project's .mcp.json sits at its root (Claude Code)
-    return _assemble(work_dir, root, dirs, config, given, found, mcp_base=project, home_dirs=given.home_dirs)
+    layout = _assemble(work_dir, root, dirs, config, given, found, mcp_base=project, home_dirs=given.home_dirs)
+    if not (skills.enabled and skills.commands != "off"):
+        return layout
+    commands = _command_folders(config, dirs, project, work_dir)
+    allowed = tuple(dict.fromkeys((*layout.allowed_roots, *(r.boundary for r in commands))))
+    return replace(layout, command_folders=commands, allowed_roots=allowed)
 
 
 def roots_layout(work_dir: str, config: Config) -> Layout:
@@ -277,6 +288,18 @@ def _chain_mode(
         McpFile(os.path.join(r.path, ".mcp.json"), r.scope, r.boundary, False, r.source) for r in given.sources
     )
     return _Found(containers, extra_mcp, ())
+
+
+def _command_folders(config: Config, dirs: tuple[str, ...], project: str, work_dir: str) -> tuple[Root, ...]:
+    """The folders custom commands are read from, in the order their names are claimed: the user's own
+    (``skills.command_dirs``), then ``.claude/commands`` of the work dir and of each folder above it to the root."""
+    home = config.home
+    user = tuple(
+        Root(path, Scope.REPO if is_within(path, project) else Scope.USER, boundary_for(path, (project, home)))
+        for path in resolve_all(config.skills.command_dirs, home=home, work_dir=work_dir)
+    )
+    chain = tuple(Root(os.path.join(d, ".claude", "commands"), Scope.REPO, project) for d in reversed(dirs))
+    return _dedupe(user + chain)
 
 
 def _allowed(project: str, work_dir: str, home: str, given: _Given, system_dir: str) -> tuple[str, ...]:

@@ -299,6 +299,32 @@ async def test_skill_returns_body_dir_and_files(tmp_path: Path, home: Path) -> N
     assert error(missing) == (404, 'skill "nope" not found', None)
 
 
+async def test_a_custom_command_is_served_as_one_file_with_nothing_beside_it(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(
+        tmp_path / "w",
+        {
+            ".git/": "",
+            ".claude/commands/review.md": "---\ndescription: Reviews\n---\nReview $ARGUMENTS\n",
+            ".claude/commands/notes.md": "Another command, not the review's file\n",
+        },
+    )
+    agent = make_agent(work, home, profile="claude")
+    async with api(agent) as client:
+        await ready(agent)
+        response = await client.get("/api/v0/skills/review")
+        beside = await client.get("/api/v0/skills/review/files/notes.md")
+        context = await client.get("/api/v0/context-config")
+    assert response.json() == {
+        "name": "review",
+        "dir": str(work / ".claude" / "commands"),
+        "body": "Review $ARGUMENTS",
+        "files": [],
+    }
+    assert error(beside) == (404, 'read skill file: "review" is a custom command, one file with no other files', None)
+    parts = {p["skill_name"]: p for p in context.json()["parts"] if p["type"] == "skill"}
+    assert parts["review"]["skill_meta_file"] == "review.md"
+
+
 async def test_load_skill_file(tmp_path: Path, home: Path) -> None:
     agent = make_agent(skills_workspace(tmp_path), home)
     files = "/api/v0/skills/vault/files/"

@@ -25,6 +25,15 @@ def copilot(name: str, files: dict[str, str | bytes], cwd: str = "w/repo", **mor
     return Workspace(name, {**git(), **files}, cwd=cwd, agents=COPILOT, **more)  # type: ignore[arg-type]
 
 
+# scalars YAML 1.1 and 1.2 type differently: Copilot CLI keeps as text "yes", "Off", the date, "1_000", "1:20",
+# "017" and "1_0.5", and drops the skill for the others (not a string)
+YAML_WORDS = ("yes", "Off", "2024-01-01", "1_000", "1:20", "~", "0x1F", "1e3", "017", "00.5", "-0x1F", "0b101", "1_0.5")
+
+
+def command(description: str) -> str:
+    return f"---\ndescription: {description}\n---\nbody\n"
+
+
 def scoped(apply_to: str, body: str, extra: str = "") -> str:
     return f"---\napplyTo: {apply_to}\n{extra}---\n{body}"
 
@@ -284,5 +293,45 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/inner/src/AGENTS.md": "src\n",
         },
         cwd="w/repo/inner/src",
+    ),
+    copilot(
+        "copilot_commands",
+        {
+            "w/repo/AGENTS.md": "repo\n",
+            "w/.claude/commands/above-git.md": command("Above the git root: not read"),
+            "home/.claude/commands/user.md": command("The user's: not read"),
+            "w/repo/mid/sub/.claude/commands/at-cwd.md": command("The work dir's first"),
+            "w/repo/mid/sub/.claude/commands/same.md": command("The work dir's copy wins"),
+            "w/repo/mid/.claude/commands/a-mid.md": command("Then those above, sorted together"),
+            "w/repo/.claude/commands/same.md": command("The root's copy"),
+            "w/repo/.claude/commands/at-root.md": command("At the root"),
+            "w/repo/.claude/commands/plain.md": "No frontmatter\n\nsecond\nthird\nfourth\n",
+            "w/repo/.claude/commands/heading.md": "# Heading\n\nbody one\n  body two  \nbody three\n",
+            "w/repo/.claude/commands/empty.md": "",
+            "w/repo/.claude/commands/named.md": "---\nname: other-name\ndescription: Its name\n---\n",
+            "w/repo/.claude/commands/spaced name.md": command("Spaces made -"),
+            "w/repo/.claude/commands/CAPS.MD": command(".MD in any case"),
+            "w/repo/.claude/commands/.hidden.md": command("Hidden: not read"),
+            "w/repo/.claude/commands/group/nested.md": command("In a folder: not read"),
+            "w/repo/.claude/commands/hint.md": "---\ndescription: A list hint\nargument-hint: [pr]\n---\n",
+            "w/repo/.claude/commands/hint2.md": "---\ndescription: A text hint\nargument-hint: '<pr>'\n---\n",
+            "w/repo/.claude/commands/hint3.md": "---\ndescription: An empty hint\nargument-hint:\n---\n",
+            "w/repo/.claude/commands/off.md": "---\ndescription: Off\ndisable-model-invocation: true\n---\n",
+            "w/repo/.claude/commands/badyaml.md": "---\ndescription: [unclosed\n---\nbody\n",
+            "w/repo/.claude/commands/num.md": "---\ndescription: 42\n---\nbody\n",
+            "w/repo/.claude/commands/null.md": "---\ndescription:\n---\nbody\n",
+            "w/repo/.claude/commands/dup-skill.md": command("A skill of the name wins"),
+            "w/repo/.claude/skills/dup-skill/SKILL.md": skill("dup-skill", "The skill"),
+            "w/repo/.claude/skills/s-num/SKILL.md": "---\nname: s-num\ndescription: 42\n---\nbody\n",
+            "w/repo/.claude/skills/s-null/SKILL.md": "---\nname: s-null\ndescription:\n---\nbody\n",
+            **{
+                f"w/repo/.claude/skills/y-{n}/SKILL.md": f"---\nname: y-{n}\ndescription: {value}\n---\nbody\n"
+                for n, value in enumerate(YAML_WORDS)
+            },
+            "w/repo/.claude/skills/on/SKILL.md": "---\nname: on\ndescription: A name YAML 1.1 reads as true\n---\n",
+            "w/repo/target.md": command("Read through a link"),
+        },
+        cwd="w/repo/mid/sub",
+        links={"w/repo/.claude/commands/linked.md": "/w/repo/target.md"},
     ),
 )

@@ -15,6 +15,19 @@ from __future__ import annotations
 from tests.realagents.harness import Workspace, skill
 
 GIT = {"w/repo/.git/HEAD": "ref: refs/heads/main\n"}
+
+
+# descriptions: null (~, null, nothing) and a list leave the skill out; the rest are listed as written
+CODEX_WORDS = (
+    *("true", "42", "0x1F", "1_000", "1e3", "2024-01-01", "~", "", "[a, b]", "1.50", "+1", ".inf", "yes", "Off"),
+    *("007", "12:30", "null", "2024-01-01 10:00:00"),
+)
+
+
+def command(description: str) -> str:
+    return f"---\ndescription: {description}\n---\nbody\n"
+
+
 BOTH = ("claude", "codex")
 CODEX = ("codex",)
 
@@ -160,6 +173,65 @@ DETAILS: tuple[Workspace, ...] = (
             "home/.agents/skills/hiddenuser/agents/openai.yaml": "policy:\n  allow_implicit_invocation: false\n",
             "home/.agents/.codex-plugin/plugin.json": '{"description": "no name"}',
             "home/.agents/skills/user/SKILL.md": skill("user", "a user skill, the folder's own name"),
+        },
+        agents=CODEX,
+    ),
+    Workspace(
+        "claude_commands",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            "home/.claude/commands/user-one.md": command("A user command"),
+            "home/.claude/commands/same.md": command("The user's copy wins"),
+            "w/repo/.claude/commands/same.md": command("The root's copy"),
+            "w/repo/sub/.claude/commands/same.md": command("The work dir's copy"),
+            "w/repo/sub/.claude/commands/at-cwd.md": command("In the work dir"),
+            "w/repo/sub/.claude/commands/case.md": command("Lower case, in the work dir"),
+            "w/repo/.claude/commands/Case.md": command("Upper case, at the root: another name"),
+            "w/repo/sub/deeper/.claude/commands/below.md": command("Below the work dir: not read"),
+            "w/.claude/commands/above-git.md": command("Above the git root: not read"),
+            "w/repo/.claude/commands/plain.md": "The first line describes it\n\nmore\n",
+            "w/repo/.claude/commands/heading.md": "# Heading marks dropped\n\nbody\n",
+            "w/repo/.claude/commands/long.md": "L" * 120 + "\n",
+            "w/repo/.claude/commands/empty.md": "",
+            "w/repo/.claude/commands/named.md": "---\nname: other-name\ndescription: A name is ignored\n---\n",
+            "w/repo/.claude/commands/spaced name.md": command("Spaces kept"),
+            "w/repo/.claude/commands/group/nested.md": command("group/nested.md is group:nested"),
+            "w/repo/.claude/commands/group/deep/deeper.md": command("Any depth"),
+            "w/repo/.claude/commands/.hidden.md": command("Hidden names too"),
+            "w/repo/.claude/commands/notes.txt": "not a command\n",
+            "w/repo/.claude/commands/CAPS.MD": command("Only .md exactly"),
+            "w/repo/.claude/commands/off.md": "---\ndescription: Off\ndisable-model-invocation: true\n---\n",
+            "w/repo/.claude/commands/badyaml.md": "---\ndescription: [unclosed\n---\nbody\n",
+            "w/repo/.claude/commands/listed.md": "---\ndescription: [a, b]\n---\nA list: the body's line\n",
+            "w/repo/.claude/commands/num.md": "---\ndescription: 42\n---\n",
+            "w/repo/.claude/commands/when.md": "---\ndescription: No when_to_use\nwhen_to_use: ignored\n---\n",
+            "w/repo/.claude/commands/dup-skill.md": command("A skill of the name wins"),
+            "w/repo/.claude/skills/dup-skill/SKILL.md": skill("dup-skill", "The skill"),
+            "w/repo/.claude/commands/g/x.md": command("The skill g:x wins"),
+            "w/repo/.claude/skills/g:x/SKILL.md": skill("g:x", "skill g:x"),
+            "w/repo/.claude/commands/named-skill.md": command("Only a folder's name is a skill's"),
+            "w/repo/.claude/skills/folder/SKILL.md": skill("named-skill", "shown as its folder alone"),
+            "w/repo/target.md": command("Read through a link"),
+        },
+        cwd="w/repo/sub",
+        links={"w/repo/.claude/commands/linked.md": "/w/repo/target.md"},
+        agents=("claude",),
+    ),
+    Workspace(
+        "codex_yaml_words",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            # Codex reads a plain scalar as the text written: YAML 1.1's booleans, numbers and times stay text
+            **{
+                f"w/repo/.agents/skills/d{n:02d}/SKILL.md": f"---\nname: d{n:02d}\ndescription: {value}\n---\nbody\n"
+                for n, value in enumerate(CODEX_WORDS)
+            },
+            **{
+                f"w/repo/.agents/skills/n{n:02d}/SKILL.md": f"---\nname: {value}\ndescription: named {value}\n---\n"
+                for n, value in enumerate(("on", "off", "yes", "no", "y", "true", "1_0", "0x1F", "~"))
+            },
         },
         agents=CODEX,
     ),

@@ -504,6 +504,14 @@ def test_non_string_scalars_are_read_as_text_with_warnings_in_lenient_mode() -> 
     )
 
 
+def test_lenient_mode_reads_a_scalar_yaml_1_1_types_as_the_text_written_as_codex_does() -> None:
+    result = check(frontmatter("name: on", "description: 0x1F  # a comment"), "on", "lenient")
+    assert (result.name, result.description) == ("on", "0x1F")
+    assert result.warnings == ("name is a YAML bool, read as the text 'on'", "description is a YAML int, read as text")
+    for written in ("1.50", "12:30", "007", "+1", ".inf", "Off", "1_000"):
+        assert check(frontmatter("name: x", f"description: {written}"), "x", "lenient").description == written
+
+
 def test_unparseable_yaml_makes_the_skill_invalid_in_lenient_mode() -> None:
     result = check(frontmatter("name: 'unclosed", "description: d"), "my-skill", "lenient")
     assert not result.valid

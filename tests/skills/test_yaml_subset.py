@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcontext.skills.validation import _Yaml12Loader
+from agentcontext.skills.validation import _Yaml12Loader, _YamlCoreLoader
 from agentcontext.skills.yaml_subset import is_text, load
 
 _CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -36,6 +36,9 @@ def agrees(block: str) -> bool:
     opencode = load(block, _Yaml12Loader)  # OpenCode's resolvers: yes, no, on and off are strings
     if opencode is not None:
         assert typed(opencode[0]) == typed(yaml.load(block, Loader=_Yaml12Loader)), block
+    copilot = load(block, _YamlCoreLoader)  # Copilot CLI's YAML 1.2 core schema: dates and 1_000 are strings too
+    if copilot is not None:
+        assert typed(copilot[0]) == typed(yaml.load(block, Loader=_YamlCoreLoader)), block
     return True
 
 

@@ -33,6 +33,7 @@ from agentcontext.fs import plans
 from agentcontext.resource import Kind, Status
 from agentcontext.sanitize import sanitize
 from agentcontext.skills import files as skill_files
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.folder import open_folder
 from agentcontext.snapshot import Snapshot
 from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
@@ -295,7 +296,7 @@ async def context_config(agent: Agent, request: Request) -> ContextConfigRespons
     # Ready: the first scan may not have run yet, so scan (a no-op when it has). Still not
     # ready after the wait: Coder answers with the files as they are on disk now.
     snapshot = await agent.resync() if agent.ready.is_set() else await agent.disk_snapshot()
-    parts = _parts(snapshot, agent.config.skills.meta_file)
+    parts = _parts(snapshot)
     return ContextConfigResponse(parts=parts, working_dir=agent.work_dir)
 
 
@@ -303,7 +304,10 @@ async def context_config(agent: Agent, request: Request) -> ContextConfigRespons
 async def skill(agent: Agent, name: str) -> SkillResponse:
     found = _skill(agent, name)
     folder = skill_files.skill_dir(found)
-    files = await anyio.to_thread.run_sync(_listing, folder, _boundary(agent, folder), agent.config.skills.meta_file)
+    files: list[str] = []
+    if not is_command(found):  # a custom command is one file: nothing beside it is its own
+        meta_file = agent.config.skills.meta_file
+        files = await anyio.to_thread.run_sync(_listing, folder, _boundary(agent, folder), meta_file)
     return SkillResponse(name=name, dir=folder, body=skill_files.body(found.content or ""), files=files)
 
 
@@ -324,6 +328,8 @@ def _boundary(agent: ContextAgent, folder: str) -> str | None:
 async def skill_file(agent: Agent, name: str, path: str) -> SkillFileResponse:
     found = _skill(agent, name)
     folder = skill_files.skill_dir(found)
+    if is_command(found):
+        raise ApiError(404, f'read skill file: "{name}" is a custom command, one file with no other files')
     try:
         skill_files.check_file_path(path)
         text, cut = await anyio.to_thread.run_sync(
@@ -438,7 +444,7 @@ def _skill(agent: ContextAgent, name: str) -> Any:
     raise ApiError(404, f'skill "{name}" not found')
 
 
-def _parts(snapshot: Snapshot, meta_file: str) -> list[dict[str, Any]]:
+def _parts(snapshot: Snapshot) -> list[dict[str, Any]]:
     """Coder's G2 parts: sanitized context files, then skills."""
     parts: list[dict[str, Any]] = []
     ordered = sorted(
@@ -462,7 +468,7 @@ def _parts(snapshot: Snapshot, meta_file: str) -> list[dict[str, Any]]:
             "skill_name": skill.name,
             "skill_description": skill.description or "",
             "skill_dir": skill_files.skill_dir(skill),
-            "skill_meta_file": meta_file,
+            "skill_meta_file": os.path.basename(skill.path),  # a custom command's own file name
         }
         for skill in skill_files.offered(snapshot.resources)
     )

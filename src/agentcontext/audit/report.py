@@ -65,6 +65,7 @@ from agentcontext.resource import Kind, Resource, Status
 from agentcontext.sanitize import BIDI_CONTROLS, HIDDEN_CLASS, TAG_RANGE, emoji_part
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.settings.config import Config
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.folder import SkillFile, SkillFolder, open_folder
 from agentcontext.skills.frontmatter import parse as parse_frontmatter
 from agentcontext.workspace_mcp.trust import TrustStore
@@ -233,7 +234,7 @@ def _file_findings(resource: Resource, result: ScanResult, reader: Reader) -> li
         out += hidden_characters(path, text) + html_comments(path, text)
         if resource.kind is Kind.SKILL:
             out += allowed_tools(path, text, resource.name)
-    if resource.kind is Kind.SKILL:
+    if resource.kind is Kind.SKILL and not is_command(resource):  # a command is one file: no folder of its own
         folder = os.path.dirname(path)
         out += _skill_folder(folder, resource.name or os.path.basename(folder), result, cap)
     return out

@@ -26,6 +26,7 @@ from agentcontext.layout import Layout
 from agentcontext.resource import Resource
 from agentcontext.scan import ScanResult
 from agentcontext.skills import files as skill_files
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.extension import frontmatter_json
 from agentcontext.skills.folder import LeavesFolderError, SkillFolder, open_folder
 from agentcontext.skills.frontmatter import parse
@@ -70,6 +71,8 @@ def _files(skill: Resource, opened: SkillFolder) -> list[SkillResource]:
     if not stat.S_ISREG(meta.st.st_mode):
         return []
     out = [SkillResource(base + meta_name, skill.path, meta_name, meta.st.st_size, "text/markdown")]
+    if is_command(skill):  # one file: what lies beside it is not its own
+        return out
     listed, _ = opened.files(limit=MAX_FILES_PER_SKILL, meta_file=meta_name)
     for item in listed:
         if item.size > MAX_RESOURCE_BYTES:
@@ -158,14 +161,16 @@ def prompt_text(skill: Resource, layout: Layout) -> str:
     body = skill.content or ""
     with contextlib.suppress(AgentContextError):
         body = parse(body).body.strip()
+    lines = [f'<skill_content name="{skill.name}">', body]
+    if is_command(skill):  # one file, with no folder of its own
+        return "\n".join([*lines, "</skill_content>"])
     folder = skill_files.skill_dir(skill)
     try:
         with _opened(skill, layout) as opened:
             listed, more = opened.files(limit=skill_files.MAX_PACKAGE_FILES)
     except (OSError, UnsafePathError):
         listed, more = [], 0
-    lines = [f'<skill_content name="{skill.name}">', body, "", f"Skill directory: {folder}"]
-    lines.append("Relative paths in this skill are relative to the skill directory.")
+    lines += ["", f"Skill directory: {folder}", "Relative paths in this skill are relative to the skill directory."]
     if listed:
         lines.append("<skill_resources>")
         lines += [f"<file>{f.path}</file>" for f in listed]

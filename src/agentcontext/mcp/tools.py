@@ -8,6 +8,7 @@ the server turns outcomes into ``CallToolResult``. Errors are outcomes with ``er
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from agentcontext.mcp.spec import Outcome, ToolSpec, object_schema
 from agentcontext.resource import Kind, Status
 from agentcontext.scan import ScanResult
 from agentcontext.skills import files as skill_files
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.folder import LeavesFolderError, SkillFile, open_folder
 from agentcontext.views.brief import HIDDEN_NAME, instructions
 from agentcontext.views.render import model_visible_name, plain_description, shown
@@ -199,12 +201,16 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
     try:
         skill = skill_files.find(scan.skills, name)
         given = args.get("resource")  # absent means SKILL.md; "" is refused, as Codex Free refuses it
-        resource = scan.config.skills.meta_file if given is None else str(given)
+        meta_file = os.path.basename(skill.path)  # SKILL.md, or a custom command's own file
+        resource = meta_file if given is None else str(given)
         folder = skill_files.skill_dir(skill)
         path = skill_files.resolve_resource(folder, resource)
     except AgentContextError as exc:
         return Outcome(str(exc), error=True)
-    is_meta = resource == scan.config.skills.meta_file
+    is_meta = resource == meta_file
+    lone = is_command(skill)
+    if lone and not is_meta:
+        return Outcome(f"{skill.name} is a custom command: one file ({meta_file}), with no other files.", error=True)
     boundary = scan.layout.boundary_of(folder)
     if is_meta and skill.content is not None:
         text, cut = skill.content, False
@@ -226,7 +232,7 @@ def skills_read(scan: ScanResult, args: Mapping[str, Any], limits: Limits) -> Ou
     if cut:
         parts += ["", f"(the file is larger than {skill_files.MAX_FILE_BYTES} bytes; only its start can be read)"]
     files: list[str] = []
-    if is_meta and window.notice is None:
+    if is_meta and window.notice is None and not lone:
         listed, more = _package(folder, boundary)
         files = [f.path for f in listed]
         if files:

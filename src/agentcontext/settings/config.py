@@ -99,6 +99,8 @@ class SkillSettings:
     linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
     plugin_manifests: bool = False  # a skill below a plugin's manifest is named <plugin>:<name> (Codex)
     openai_policy: bool = False  # a skill folder's agents/openai.yaml policy may keep it out of the list (Codex)
+    commands: Literal["off", "claude", "copilot"] = "off"  # custom commands listed as skills, by whose rules
+    command_dirs: tuple[str, ...] = ()  # the user's custom command folders (Claude Code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -584,6 +586,7 @@ def _build(
     }
     skills = _section(v, "skills") | {
         "dirs": _expand_homes(v["skills.dirs"], env, home),
+        "command_dirs": _expand_homes(v["skills.command_dirs"], env, home),
         "system_dir": _expand_homes((v["skills.system_dir"],), env, home)[0],
     }
     return Config(

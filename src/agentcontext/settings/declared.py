@@ -331,6 +331,25 @@ SETTINGS: tuple[Setting, ...] = (
         " `policy.allow_implicit_invocation: false` (codex: true, as Codex does).",
     ),
     _s(
+        "skills.commands",
+        "str",
+        "off",
+        NEVER,
+        "Custom commands (`.claude/commands/*.md`, one file each) listed as skills, by whose rules: `claude`"
+        " (in the work dir's `.claude/commands` and each above it to the root, and `skills.command_dirs`; every"
+        " `.md` below them, named by its path with `:` for `/`) or `copilot` (the work dir's and those above it,"
+        " only the files right in them, named and described as its skills are); `off` reads none.",
+        choices=("off", "claude", "copilot"),
+    ),
+    _s(
+        "skills.command_dirs",
+        "list",
+        [],
+        NEVER,
+        "The user's custom command folders, read before the project's when `skills.commands` is on"
+        " (claude: `$CLAUDE_CONFIG_DIR/commands`).",
+    ),
+    _s(
         "skills.inside_skills",
         "bool",
         False,

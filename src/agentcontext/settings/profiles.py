@@ -80,6 +80,8 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.validation": "claude",
         "skills.precedence": "user",
         "skills.user_links": "all",
+        "skills.commands": "claude",
+        "skills.command_dirs": ["$CLAUDE_CONFIG_DIR/commands"],
     },
     "gemini": {
         "project_doc.discovery": "gemini",
@@ -136,6 +138,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.validation": "copilot",
         "skills.precedence": "user",
         "skills.max_depth": 6,
+        "skills.commands": "copilot",
     },
     "coder": {
         "project_doc.discovery": "roots",

@@ -35,6 +35,7 @@ from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Resource, Scope, Status, make
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
+from agentcontext.skills import commands
 from agentcontext.skills.codex_folders import LOOKED_FOR, CodexFolders
 from agentcontext.skills.validation import READS_AS_WRITTEN, check
 
@@ -100,7 +101,10 @@ def discover(layout: Layout, config: Config, reader: Reader) -> list[Resource]:
         _scan(container, config, reader, found, codex)
         if codex is not None:
             _as_codex_lists(found.resources, start, container, codex, config)
-    return _apply_precedence(found.resources, skills.disabled, skills.precedence)
+    offered = _apply_precedence(found.resources, skills.disabled, skills.precedence)
+    if layout.command_folders:  # custom commands: listed after every skill, which wins a name over them
+        offered += commands.discover(layout.command_folders, config, reader, offered)
+    return offered
 
 
 def _as_codex_lists(

@@ -162,7 +162,23 @@ def claude_check(text: str, folder: str) -> SkillCheck:
         fields, body = {}, text
     raw_name = _scalar(fields.get("name"))
     name = folder if not raw_name or raw_name.strip() == folder else f"{folder} ({raw_name.strip()})"
-    description = collapse(_scalar(fields.get("description")) or "") or _first_line(body)
+    return _claude_described(name, fields, body, "Skill")
+
+
+def claude_command_check(text: str, name: str) -> SkillCheck:
+    """Claude Code's reading of a custom command named ``name`` (a frontmatter ``name`` changes nothing): as a
+    skill's, but ``Custom command`` describes one whose description and body are empty."""
+    try:
+        front = parse(text)
+        fields, body = front.fields, front.body
+    except FrontmatterError:
+        fields, body = {}, text
+    return _claude_described(name, fields, body, "Custom command")
+
+
+def _claude_described(name: str, fields: Mapping[str, Any], body: str, fallback: str) -> SkillCheck:
+    """``description`` (else the first body line, else ``fallback``) and ``when_to_use``, as Claude Code joins them."""
+    description = collapse(_scalar(fields.get("description")) or "") or _first_line(body, fallback)
     when = collapse(_scalar(fields.get("when_to_use")) or "")
     if when:
         description = f"{description} - {when}"
@@ -252,6 +268,39 @@ _Yaml12Loader.yaml_implicit_resolvers = {
 _Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
+
+
+class _YamlCoreLoader(yaml.SafeLoader):
+    """How Copilot CLI 1.0.102 types a plain scalar, as seen (close to YAML 1.2's core schema): only
+    ``true``/``false`` in three cases are booleans; ``~``, ``null`` and nothing are null; ints are decimal without a
+    leading zero, or ``0x``, ``0o``, ``0b`` (a sign allowed); a float has a ``.`` or an exponent (``00.5``, ``1e3``);
+    ``yes``, ``off``, ``007``, ``1_000``, ``1:20``, ``2024-01-01`` and ``<<`` stay text."""
+
+
+_YamlCoreLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)$", list("-+0123456789")),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+):
+    _YamlCoreLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
+
+
+def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    value = str(loader.construct_scalar(node))
+    digits = value.lstrip("+-")
+    base = {"0x": 16, "0o": 8, "0b": 2}.get(digits[:2], 10)
+    number = int(digits if base == 10 else digits[2:], base)
+    return -number if value.startswith("-") else number
+
+
+_YamlCoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
 _OPENCODE_CLOSE = re.compile(r"\n---")
 
 
@@ -297,13 +346,26 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
     match = _COPILOT_FRONTMATTER.match(text)
     if match is None:
         return SkillCheck(None, None, errors=("no frontmatter: Copilot CLI does not load the skill",))
-    block, body = match.group(1), text[match.end() :]
-    fields: Any = fast_load(block)
+    return _copilot_fields(match.group(1), text[match.end() :], folder, "skill")
+
+
+def copilot_command_check(text: str, stem: str) -> SkillCheck:
+    """Copilot CLI's reading of a custom command (``.claude/commands/<stem>.md``): as a skill's, but a file
+    without frontmatter is named by its file and described by its body, and an ``argument-hint`` must be text."""
+    match = _COPILOT_FRONTMATTER.match(text)
+    if match is None:
+        return _copilot_fields("", text, stem, "command")
+    return _copilot_fields(match.group(1), text[match.end() :], stem, "command")
+
+
+def _copilot_fields(block: str, body: str, folder: str, what: str) -> SkillCheck:
+    """A skill's or command's frontmatter ``block`` as Copilot CLI validates it (``what``: ``skill`` or ``command``)."""
+    fields: Any = fast_load(block, _YamlCoreLoader)
     try:
         if fields is None:
-            fields = yaml.safe_load(block) if block.strip() else {}
+            fields = yaml.load(block, Loader=_YamlCoreLoader) if block.strip() else {}
     except YAML_ERRORS as exc:
-        error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the skill"
+        error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the {what}"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
     if not isinstance(fields, dict):
         fields = {}
@@ -314,14 +376,20 @@ def _check_copilot(text: str, folder: str) -> SkillCheck:
     if len(name) > MAX_NAME or not _COPILOT_NAME.fullmatch(name):
         error = f"name {name!r}: at most {MAX_NAME} of A-Z a-z 0-9 _ . : - (spaces), from a letter or digit"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
-    raw = fields.get("description")
-    if raw is None:
+    if "description" not in fields:
         description = _copilot_body_description(body)
     else:
-        description = _scalar(raw) or ""  # as YAML gives it: spaces kept, a block's final line break too
+        description = fields["description"]  # as YAML gives it: spaces kept, a block's final line break too
+        if not isinstance(description, str):  # a number, a list, or empty (null)
+            error = f"description must be a string: Copilot CLI does not load the {what}"
+            return SkillCheck(name, None, errors=(error,), frontmatter=block)
         if len(description) > MAX_DESCRIPTION:
             error = f"Skill description must be at most {MAX_DESCRIPTION} characters"
             return SkillCheck(name, None, errors=(error,), frontmatter=block)
+    hint = fields.get("argument-hint")
+    if what == "command" and hint is not None and not isinstance(hint, str):
+        error = "argument-hint must be a string (quote it): Copilot CLI does not load the command"
+        return SkillCheck(name, description, errors=(error,), frontmatter=block)
     if fields.get("disable-model-invocation") is True:
         error = "disable-model-invocation: true (Copilot CLI lists it for the user only)"
         return SkillCheck(name, description, errors=(error,), frontmatter=block)
@@ -336,15 +404,15 @@ def _copilot_body_description(body: str) -> str:
     return " ".join(kept)[:MAX_DESCRIPTION]
 
 
-def _first_line(body: str) -> str:
-    """Claude Code's fallback description: the first non-empty line, without heading marks."""
+def _first_line(body: str, fallback: str = "Skill") -> str:
+    """Claude Code's fallback description: the first non-empty line, without heading marks (else ``fallback``)."""
     for line in body.split("\n"):
         stripped = line.strip()
         if stripped:
             heading = re.match(r"^#+\s+(\S.*)$", stripped)
             text = heading.group(1) if heading else stripped
             return text[:97] + "..." if len(text) > 100 else text
-    return "Skill"
+    return fallback
 
 
 def _scalar(value: Any) -> str | None:
@@ -377,7 +445,7 @@ def _check_lenient(
     errors: list[str] = []
     warnings: list[str] = []
     raw_name = fields.get("name")
-    name = collapse(_scalar(raw_name) or "")
+    name = collapse(_scalar(_as_written(raw_name, "name", frontmatter)) or "")
     if raw_name is not None and not isinstance(raw_name, str) and name:
         warnings.append(f"name is a YAML {type(raw_name).__name__}, read as the text {name!r}")
     if not name:
@@ -387,7 +455,7 @@ def _check_lenient(
     else:
         warnings += _name_warnings(name, folder)
     raw_description = fields.get("description")
-    description = collapse(_scalar(raw_description) or "")
+    description = collapse(_scalar(_as_written(raw_description, "description", frontmatter)) or "")
     if isinstance(raw_description, dict | list):
         kind = "mapping" if isinstance(raw_description, dict) else "list"
         errors.append(f"invalid description: expected a string, found a {kind}")
@@ -404,6 +472,15 @@ def _check_lenient(
     if repaired:
         warnings.append("frontmatter YAML needed repair: quote values that contain ': '")
     return SkillCheck(name, description or None, tuple(errors), tuple(warnings), frontmatter)
+
+
+def _as_written(value: Any, key: str, block: str) -> Any:
+    """A plain scalar YAML 1.1 types (``on``, ``0x1F``, ``1.50``, ``12:30``) as the text written on its line, as
+    Codex 0.169.0 reads a name and a description; any other value as it is."""
+    if value is None or isinstance(value, str | dict | list):
+        return value
+    match = re.search(rf"^{re.escape(key)}:[ \t]+([^\n]*?)[ \t]*(?:[ \t]#[^\n]*)?$", block, re.MULTILINE)
+    return match.group(1) if match is not None and match.group(1)[:1] not in ("'", '"', "!", "&") else value
 
 
 def _name_warnings(name: str, folder: str) -> list[str]:

@@ -3,7 +3,8 @@
 :func:`claude_skill_lines`: ``- name: description`` lines: the user's skills, then each
 ``.claude/skills`` from the work dir up, each folder's skills in locale order; a skill is named by
 its folder, with its frontmatter ``name`` beside it in brackets only where no other listed skill
-already answers to that name; descriptions over 1,536 characters end in ``…``.
+already answers to that name; then the custom commands (:mod:`agentcontext.skills.commands`), all of them
+sorted by name without case; descriptions over 1,536 characters end in ``…``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcontext.resource import Resource
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.discovery import root_of
 
 CLAUDE_DESCRIPTION_CAP = 1536
@@ -29,14 +31,17 @@ def claude_skill_lines(skills: Sequence[Resource], containers: Sequence[str]) ->
         root = root_of(skill.path, containers)
         return (rank.get(root, len(rank)) if root else len(rank), _locale_key(skill.name or ""))
 
-    ordered = sorted(skills, key=key)
-    taken = {_folder(skill) for skill in ordered}  # every listed skill's own name, its folder's
+    ordered = sorted((s for s in skills if not is_command(s)), key=key)
+    commands = sorted((s for s in skills if is_command(s)), key=lambda s: _locale_key(s.name or ""))
+    # every listed skill's own name (its folder's) and every command's
+    taken = {_folder(skill) for skill in ordered} | {command.name or "" for command in commands}
+    shown = [(_shown(skill, taken), skill) for skill in ordered] + [(c.name or "", c) for c in commands]
     lines: list[str] = []
-    for skill in ordered:
+    for name, skill in shown:
         description = skill.description or ""
         if len(description) > CLAUDE_DESCRIPTION_CAP:
             description = description[: CLAUDE_DESCRIPTION_CAP - 1] + "…"
-        lines.append(f"- {_shown(skill, taken)}: {description}")
+        lines.append(f"- {name}: {description}")
     return lines
 
 

@@ -1,12 +1,13 @@
 """The skills list Copilot CLI sends, byte for byte (1.0.102), its own built-in skills aside.
 
-The first copy of a name (exactly) wins, in folder order: ``.github/skills`` of the work dir and
-then of each folder up to the project root, the same for ``.agents/skills`` and ``.claude/skills``,
-then ``~/.copilot/skills``, ``~/.agents/skills`` and ``COPILOT_SKILLS_DIRS``. Listed in that order,
-except that consecutive folders of one kind (the work dir's, the folders above it, each user
-folder, the custom folders) make one run sorted by name, bytewise; a folder without skills does
-not break a run. Each entry gives a name, a description and, instead of a path, a scope word:
-``project``, ``user`` or ``custom``; ``& < > ' "`` are escaped.
+The first copy of a name (exactly) wins, in folder order: ``.github/skills`` of the work dir and then of
+each folder up to the project root, the same for ``.agents/skills`` and ``.claude/skills``, then
+``~/.copilot/skills``, ``~/.agents/skills`` and ``COPILOT_SKILLS_DIRS``. Listed in that order, except
+that consecutive folders of one kind (the work dir's, the folders above it, each user folder, the custom
+folders) make one run sorted by name, bytewise; a folder without skills does not break a run. The custom
+commands follow (:mod:`agentcontext.skills.commands`): the work dir's sorted by name bytewise, then
+those of the folders above it, together. Each entry gives a name, a description and, instead of a path,
+a scope word: ``project``, ``user`` or ``custom``; ``& < > ' "`` are escaped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from itertools import groupby
 from agentcontext.fs.files import is_within
 from agentcontext.peers.copilot.text import xml_escaped
 from agentcontext.resource import Resource, Status
+from agentcontext.skills.commands import is_command
 from agentcontext.skills.discovery import root_of
 
 COPILOT_BUILTIN_SKILLS = ("customize-cloud-agent", "github-pr-media")
@@ -38,8 +40,12 @@ def copilot_skills(
     """The skills Copilot CLI lists, in its order, each with its location word (built-ins aside)."""
     rank = {root: i for i, root in enumerate(containers)}
     offered: list[tuple[int, Resource]] = []
+    commands: list[Resource] = []
     for skill in skills:
         if skill.status is not Status.OK or not skill.name:
+            continue
+        if is_command(skill):
+            commands.append(skill)
             continue
         root = root_of(skill.path, containers)
         offered.append((rank.get(root or "", len(rank)), skill))
@@ -49,7 +55,15 @@ def copilot_skills(
     for (_, word), run in groupby(labelled, key=lambda item: item[0]):
         for _, skill in sorted(run, key=lambda item: (item[1].name or "").encode()):
             out.append((skill, word))
+    here = os.path.join(work_dir, ".claude", "commands") + "/"
+    for upward in (False, True):  # the work dir's commands, then those above it
+        run_of = sorted((c for c in commands if c.path.startswith(here) != upward), key=_name_bytes)
+        out += [(command, "project") for command in run_of]
     return out
+
+
+def _name_bytes(skill: Resource) -> bytes:
+    return (skill.name or "").encode()
 
 
 def copilot_skills_xml(
