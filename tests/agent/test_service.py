@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,6 +93,11 @@ def content_of(snapshot: dict[str, Any], path: Path) -> str | None:
     return None if found is None else found.get("content")
 
 
+def holding(path: Path, text: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether a snapshot holds ``text`` for the file ``path``."""
+    return lambda snapshot: content_of(snapshot, path) == text
+
+
 def tool_names(agent: AgentProcess) -> list[str]:
     return [tool["name"] for tool in agent.get("/api/v0/mcp/tools")["tools"]]
 
@@ -120,6 +125,30 @@ def test_edits_on_disk_reach_the_live_snapshot(tmp_path: Path, home: Path) -> No
 
         skill.write_text(skill_md("lint", "Lints more code"), encoding="utf-8")
         poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints more code", "skill edit")
+
+
+def test_an_edit_in_place_to_any_file_the_snapshot_read_reaches_it(tmp_path: Path, home: Path) -> None:
+    """Files read by more than their name (a rule, an import, a custom command), edited where they are."""
+    work = make_workspace(
+        tmp_path / "work",
+        {
+            ".git/": "",
+            "CLAUDE.md": "See @docs/guide.md\n",
+            "docs/guide.md": "guide one\n",
+            ".claude/rules/style.md": "style one\n",
+            ".claude/commands/review.md": "---\ndescription: Review one\n---\n",
+        },
+    )
+    with agent_process(work, home, "--profile", "claude") as agent:
+        poll(agent.snapshot, lambda s: s["version"] >= 1, "the first snapshot")
+        for path, text in (
+            (work / ".claude/commands/review.md", "---\ndescription: Review two\n---\n"),
+            (work / "docs/guide.md", "guide two\n"),
+            (work / ".claude/rules/style.md", "style two\n"),
+        ):
+            with path.open("r+", encoding="utf-8") as file:  # in place: no file appears or goes
+                file.write(text)
+            poll(agent.snapshot, holding(path, text), f"the edit of {path.name}")
 
 
 def test_a_skill_folder_removed_and_made_again_is_still_watched(tmp_path: Path, home: Path) -> None:

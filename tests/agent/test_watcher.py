@@ -208,6 +208,21 @@ async def test_watcher_ignores_an_unrelated_modification(tmp_path: Path) -> None
         await calls.changed(1)
 
 
+async def test_watcher_counts_an_edit_to_a_file_the_snapshot_read_whatever_its_name(tmp_path: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"rule.md": "one", "other.md": "one"})
+    calls = Calls()
+    watcher = Watcher(
+        calls.on_change, debounce_ms=DEBOUNCE_MS, on_began=calls.on_began, read=lambda: {str(work / "rule.md")}
+    )
+    assert watcher.relevant(Change.modified, str(work / "rule.md"))
+    assert not watcher.relevant(Change.modified, str(work / "other.md"))
+    async with watching(watcher, [work]):
+        (work / "other.md").write_text("two", encoding="utf-8")
+        assert await calls.quiet() == 0
+        (work / "rule.md").write_text("two", encoding="utf-8")
+        await calls.changed(1)
+
+
 async def test_watcher_update_with_new_paths_restarts_the_watch(tmp_path: Path) -> None:
     first = make_workspace(tmp_path / "first", {"AGENTS.md": "one"})
     second = make_workspace(tmp_path / "second", {"AGENTS.md": "one"})

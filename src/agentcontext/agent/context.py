@@ -29,6 +29,7 @@ from agentcontext.debounce import Debouncer
 from agentcontext.errors import AgentContextError, NotFoundError, UnavailableError
 from agentcontext.fs.files import is_within
 from agentcontext.instructions.applied import Applicable
+from agentcontext.resource import Kind
 from agentcontext.scan import Scanner, ScanResult
 from agentcontext.settings.config import Config
 from agentcontext.snapshot import Snapshot, empty
@@ -94,6 +95,7 @@ class ContextAgent:
         self.snapshot: Snapshot = empty(self.work_dir, config.profile)
         self._unversioned: Snapshot | None = None
         self.last: ScanResult | None = None
+        self._read_files: tuple[ScanResult | None, frozenset[str]] = (None, frozenset())
         self._group: TaskGroup | None = None
         self.ready = anyio.Event()
         self.watch_error: str | None = None
@@ -200,6 +202,17 @@ class ContextAgent:
     def watch_dirs(self) -> list[str]:
         """The directories the current snapshot depends on (see :meth:`Scanner.watch_dirs`)."""
         return self._scanner.watch_dirs()
+
+    def read_files(self) -> frozenset[str]:
+        """The files the last scan read, whatever their names (a rule, an import, a custom command): an edit in
+        place to one changes no folder, so it counts only by its path (computed once a scan)."""
+        result = self.last
+        if result is None:
+            return frozenset()
+        if self._read_files[0] is not result:
+            paths = frozenset(r.path for r in result.snapshot.resources if r.kind is not Kind.MCP_SERVER)
+            self._read_files = (result, paths)
+        return self._read_files[1]
 
     def watched_names(self) -> list[str]:
         """File names whose edits matter, besides files appearing and disappearing."""

@@ -102,6 +102,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
         agent.trigger,
         debounce_ms=config.agent.debounce_ms,
         names=agent.watched_names(),
+        read=agent.read_files,
         on_error=lambda error: _watch_error(agent, error),
         on_paths=agent.forget,
         label="snapshot",

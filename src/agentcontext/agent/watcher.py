@@ -3,7 +3,8 @@
 Only directories are watched, each without its subdirectories: the scan's own listings
 and the folders of the files it read (a folder that does not exist yet is stood in for by
 its nearest existing ancestor). A change is relevant when a file or folder appears or
-disappears, or when a file the engine reads by name is modified. Relevant changes start a
+disappears, or when a file the engine reads by name, or one the snapshot read (a rule, an import, a
+custom command), is modified. Relevant changes start a
 quiet-period timer (``agent.debounce_ms``, 250 ms; :mod:`agentcontext.debounce`): each new
 change restarts it, up to 20 periods after the first, and when it runs out the agent
 re-scans once. ``on_paths`` hears at once which folders changed (the agent forgets its
@@ -36,7 +37,7 @@ import errno
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 
 import anyio
 from watchfiles import Change, awatch
@@ -66,10 +67,12 @@ class Watcher:
         relevant: Callable[[Change, str], bool] | None = None,
         on_began: Callable[[set[str]], None] | None = None,
         label: str = "files",
+        read: Callable[[], Container[str]] = frozenset,
     ) -> None:
         """``relevant``: which changes count, instead of :meth:`relevant` (the discovered files' own rule);
         ``on_began``: what to do with the folders a watch began to hold (see the module docstring);
-        ``label``: what the watch is of, in its log lines."""
+        ``label``: what the watch is of, in its log lines; ``read``: the files the snapshot read, whatever
+        their names (a rule, an import, a custom command), whose edits count too."""
         self._label = label
         self._on_began = on_began or self._count_as_changed
         self._on_change = on_change
@@ -78,6 +81,7 @@ class Watcher:
         self._on_error = on_error
         self._settle = Debouncer(debounce_ms / 1000)
         self._names = WATCHED_NAMES | set(names)
+        self._read = read
         self._paths: tuple[str, ...] = ()
         self._restart = anyio.Event()
         self._current = anyio.Event()  # what retires the watch of the latest paths: it alone reports health
@@ -87,7 +91,7 @@ class Watcher:
         self.error: str | None = None
 
     def relevant(self, change: Change, path: str) -> bool:
-        return change is not Change.modified or os.path.basename(path) in self._names
+        return change is not Change.modified or os.path.basename(path) in self._names or path in self._read()
 
     def update(self, paths: Sequence[str]) -> None:
         """Watch exactly ``paths`` from now on (restarts the watch only when they changed)."""
