@@ -24,6 +24,28 @@ CODEX_WORDS = (
 )
 
 
+# plain scalars the agents written in JavaScript type by their own YAML (Claude Code: YAML 1.2's core schema;
+# OpenCode: js-yaml 3): each skill's description or name is one of them
+JS_WORDS = (
+    *("true", "42", "0x1F", "1_000", "1e3", "2024-01-01", "~", "[a, b]", "1.50", "+1", ".inf", "yes", "Off"),
+    *("007", "12:30", "00.5", "0b101", "2001-02-30"),
+)
+JS_NAMES = ("on", "off", "yes", "true", "1_0", "0x1F", "007")
+
+
+def yaml_words(root: str) -> dict[str, str]:
+    """A skill in ``root`` for each of :data:`JS_WORDS` as its description and each of :data:`JS_NAMES` as its name."""
+    described = {
+        f"{root}/d{n:02d}/SKILL.md": f"---\nname: d{n:02d}\ndescription: {value}\n---\nbody line\n"
+        for n, value in enumerate(JS_WORDS)
+    }
+    named = {
+        f"{root}/n{n:02d}/SKILL.md": f"---\nname: {value}\ndescription: named {value}\n---\nbody\n"
+        for n, value in enumerate(JS_NAMES)
+    }
+    return {**described, **named}
+
+
 def command(description: str) -> str:
     return f"---\ndescription: {description}\n---\nbody\n"
 
@@ -234,5 +256,10 @@ DETAILS: tuple[Workspace, ...] = (
             },
         },
         agents=CODEX,
+    ),
+    Workspace(
+        "claude_yaml_words",
+        {**GIT, "w/repo/AGENTS.md": "repo\n", **yaml_words("w/repo/.claude/skills")},
+        agents=("claude",),
     ),
 )

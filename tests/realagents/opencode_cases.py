@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from tests.realagents.detail_cases import yaml_words
 from tests.realagents.harness import Workspace, skill
 
 OPENCODE = ("opencode",)
@@ -156,4 +157,7 @@ OPENCODE_CASES: tuple[Workspace, ...] = (
         },
         read="w/repo/a/b/c/x.py",
     ),
+    # js-yaml 3 types as YAML 1.1 but for booleans (true, false) and floats (1e3 is one, 00.5 is text); a
+    # description that is not text drops the skill
+    opencode("opencode_yaml_words", {"w/repo/AGENTS.md": "repo\n", **yaml_words("w/repo/.claude/skills")}),
 )

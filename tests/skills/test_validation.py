@@ -512,6 +512,20 @@ def test_lenient_mode_reads_a_scalar_yaml_1_1_types_as_the_text_written_as_codex
         assert check(frontmatter("name: x", f"description: {written}"), "x", "lenient").description == written
 
 
+def test_claude_mode_types_plain_values_by_yaml_1_2s_core_schema_and_writes_them_as_javascript_does() -> None:
+    written = {"1e3": "1000", ".inf": "Infinity", "007": "7", "0x1F": "31", "1.50": "1.5", "00.5": "0.5"}
+    written |= {v: v for v in ("yes", "Off", "0b101", "1_000", "12:30", "2001-02-30", "2024-01-01")}
+    for value, text in written.items():
+        assert check(frontmatter("name: f", f"description: {value}"), "f", "claude").description == text, value
+    assert check(frontmatter("name: on", "description: d"), "f", "claude").name == "f (on)"
+
+
+def test_opencode_mode_types_floats_as_js_yaml_3_does() -> None:
+    dropped = check(frontmatter("name: f", "description: 1e3"), "f", "opencode")
+    assert not dropped.valid
+    assert check(frontmatter("name: f", "description: 00.5"), "f", "opencode").description == "00.5"
+
+
 def test_unparseable_yaml_makes_the_skill_invalid_in_lenient_mode() -> None:
     result = check(frontmatter("name: 'unclosed", "description: d"), "my-skill", "lenient")
     assert not result.valid

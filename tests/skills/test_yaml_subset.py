@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcontext.skills.validation import _Yaml12Loader, _YamlCoreLoader
+from agentcontext.skills.validation import _Yaml12Core, _Yaml12Loader, _YamlCoreLoader
 from agentcontext.skills.yaml_subset import is_text, load
 
 _CLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -39,6 +39,9 @@ def agrees(block: str) -> bool:
     copilot = load(block, _YamlCoreLoader)  # Copilot CLI's YAML 1.2 core schema: dates and 1_000 are strings too
     if copilot is not None:
         assert typed(copilot[0]) == typed(yaml.load(block, Loader=_YamlCoreLoader)), block
+    claude = load(block, _Yaml12Core)  # Claude Code's: YAML 1.2's core schema exactly
+    if claude is not None:
+        assert typed(claude[0]) == typed(yaml.load(block, Loader=_Yaml12Core)), block
     return True
 
 

@@ -89,23 +89,24 @@ def split(text: str) -> tuple[str, str]:
     return parts
 
 
-def parse(text: str, *, repair: bool = True) -> Frontmatter:
-    """Codex-style frontmatter: line-split, YAML, one repair attempt (unless ``repair=False``).
+def parse(text: str, *, repair: bool = True, loader: type[yaml.SafeLoader] | None = None) -> Frontmatter:
+    """Codex-style frontmatter: line-split, YAML, one repair attempt (unless ``repair=False``); ``loader``: how
+    plain values are typed (by default PyYAML's safe loader, YAML 1.1; libyaml's when it is installed).
 
     Raises:
         FrontmatterError: the block is missing, is not a mapping, or is not YAML even after repair.
     """
     block, body = split(text)
-    fields = _fast_fields(block)
+    fields = _fast_fields(block, loader or yaml.SafeLoader)
     if fields is not None:
         return Frontmatter(fields, block, body)
     try:
-        return Frontmatter(_load_mapping(block), block, body)
+        return Frontmatter(_load_mapping(block, loader), block, body)
     except YAML_ERRORS as first:
         repaired = repair_block(block) if repair else block
         if repaired != block:
             try:
-                return Frontmatter(_load_mapping(repaired), block, body, repaired=True)
+                return Frontmatter(_load_mapping(repaired, loader), block, body, repaired=True)
             except YAML_ERRORS:
                 pass
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
@@ -196,9 +197,9 @@ def fast_load(block: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> di
     return loaded[0] if loaded is not None and loaded[1] <= MAX_VALUES else None
 
 
-def _fast_fields(block: str) -> dict[str, Any] | None:
+def _fast_fields(block: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> dict[str, Any] | None:
     """What :func:`_load_mapping` returns or raises for a block :mod:`yaml_subset` reads; None for the others."""
-    loaded = yaml_subset.load(block)
+    loaded = yaml_subset.load(block, loader)
     if loaded is None:
         return None
     if loaded[1] > MAX_VALUES:
@@ -206,8 +207,8 @@ def _fast_fields(block: str) -> dict[str, Any] | None:
     return loaded[0]
 
 
-def _load_mapping(block: str) -> dict[str, Any]:
-    data = yaml.load(block, Loader=_Loader)
+def _load_mapping(block: str, loader: type[yaml.SafeLoader] | None = None) -> dict[str, Any]:
+    data = yaml.load(block, Loader=loader or _Loader)
     if not isinstance(data, dict):
         raise FrontmatterError("invalid YAML: frontmatter must be a mapping of keys to values")
     _check_size(data)

@@ -39,6 +39,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -156,11 +157,11 @@ def _check_claude(text: str, folder: str) -> SkillCheck:
 def claude_check(text: str, folder: str) -> SkillCheck:
     """Claude Code's reading of a SKILL.md, every case (:func:`check` takes the usual one faster)."""
     try:
-        front = parse(text)
+        front = parse(text, loader=_Yaml12Core)
         fields, body = front.fields, front.body
     except FrontmatterError:
         fields, body = {}, text
-    raw_name = _scalar(fields.get("name"))
+    raw_name = _js_text(fields.get("name"))
     name = folder if not raw_name or raw_name.strip() == folder else f"{folder} ({raw_name.strip()})"
     return _claude_described(name, fields, body, "Skill")
 
@@ -169,7 +170,7 @@ def claude_command_check(text: str, name: str) -> SkillCheck:
     """Claude Code's reading of a custom command named ``name`` (a frontmatter ``name`` changes nothing): as a
     skill's, but ``Custom command`` describes one whose description and body are empty."""
     try:
-        front = parse(text)
+        front = parse(text, loader=_Yaml12Core)
         fields, body = front.fields, front.body
     except FrontmatterError:
         fields, body = {}, text
@@ -178,8 +179,8 @@ def claude_command_check(text: str, name: str) -> SkillCheck:
 
 def _claude_described(name: str, fields: Mapping[str, Any], body: str, fallback: str) -> SkillCheck:
     """``description`` (else the first body line, else ``fallback``) and ``when_to_use``, as Claude Code joins them."""
-    description = collapse(_scalar(fields.get("description")) or "") or _first_line(body, fallback)
-    when = collapse(_scalar(fields.get("when_to_use")) or "")
+    description = collapse(_js_text(fields.get("description")) or "") or _first_line(body, fallback)
+    when = collapse(_js_text(fields.get("when_to_use")) or "")
     if when:
         description = f"{description} - {when}"
     if fields.get("disable-model-invocation") in (True, "true"):
@@ -268,6 +269,37 @@ _Yaml12Loader.yaml_implicit_resolvers = {
 _Yaml12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
+for _resolvers in _Yaml12Loader.yaml_implicit_resolvers.values():  # js-yaml 3's floats: 1e3 is one, 00.5 is not
+    _resolvers[:] = [(tag, regexp) for tag, regexp in _resolvers if tag != "tag:yaml.org,2002:float"]
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:0|[1-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
+
+class _Yaml12Core(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML 1.2's core schema, as Claude Code 2.1.328 types a plain scalar (the ``yaml`` package's): only
+    ``true``/``false`` in three cases are booleans; ``~``, ``null`` and nothing are null; ``007`` is 7, ``0x1F`` and
+    ``0o17`` are ints; ``1e3`` and ``00.5`` are floats; ``yes``, ``off``, ``0b101``, ``1_000``, ``12:30`` and dates
+    are text."""
+
+
+_Yaml12Core.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+.0123456789"),
+    ),
+):
+    _Yaml12Core.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
 
 
 class _YamlCoreLoader(yaml.SafeLoader):
@@ -301,6 +333,7 @@ def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
 
 
 _YamlCoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
+_Yaml12Core.add_constructor("tag:yaml.org,2002:int", _core_int)
 _OPENCODE_CLOSE = re.compile(r"\n---")
 
 
@@ -413,6 +446,17 @@ def _first_line(body: str, fallback: str = "Skill") -> str:
             text = heading.group(1) if heading else stripped
             return text[:97] + "..." if len(text) > 100 else text
     return fallback
+
+
+def _js_text(value: Any) -> str | None:
+    """A YAML scalar as JavaScript's ``String()`` writes it (``1e3`` is ``1000``, ``.inf`` is ``Infinity``); None
+    for mappings, lists and null."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        if math.isnan(value) or math.isinf(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+    return _scalar(value)
 
 
 def _scalar(value: Any) -> str | None:
