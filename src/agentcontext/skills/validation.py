@@ -281,6 +281,28 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    value = str(loader.construct_scalar(node))
+    digits = value.lstrip("+-")
+    base = {"0x": 16, "0o": 8, "0b": 2}.get(digits[:2], 10)
+    number = int(digits if base == 10 else digits[2:], base)
+    return -number if value.startswith("-") else number
+
+
+def _typed_by(loader: type[yaml.SafeLoader], ints: str, floats: str) -> None:
+    """Make ``loader`` type a plain scalar by YAML 1.2's nulls and booleans and these ints and floats, and nothing
+    else: no dates, no ``1_000`` or ``12:30``, no ``yes``/``off``, no ``<<`` merge."""
+    loader.yaml_implicit_resolvers = {}
+    for tag, pattern, first in (
+        ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+        ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+        ("int", ints, list("-+0123456789")),
+        ("float", floats, list("-+.0123456789")),
+    ):
+        loader.add_implicit_resolver(f"tag:yaml.org,2002:{tag}", re.compile(pattern), first)
+    loader.add_constructor("tag:yaml.org,2002:int", _core_int)
+
+
 class _Yaml12Core(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """YAML 1.2's core schema, as Claude Code 2.1.328 types a plain scalar (the ``yaml`` package's): only
     ``true``/``false`` in three cases are booleans; ``~``, ``null`` and nothing are null; ``007`` is 7, ``0x1F`` and
@@ -288,18 +310,11 @@ class _Yaml12Core(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignor
     are text."""
 
 
-_Yaml12Core.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
-    (
-        "float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+.0123456789"),
-    ),
-):
-    _Yaml12Core.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
+_typed_by(
+    _Yaml12Core,
+    r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$",
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+)
 
 
 class _YamlCoreLoader(yaml.SafeLoader):
@@ -309,31 +324,12 @@ class _YamlCoreLoader(yaml.SafeLoader):
     ``yes``, ``off``, ``007``, ``1_000``, ``1:20``, ``2024-01-01`` and ``<<`` stay text."""
 
 
-_YamlCoreLoader.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("int", r"^[-+]?(?:0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)$", list("-+0123456789")),
-    (
-        "float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+.0123456789"),
-    ),
-):
-    _YamlCoreLoader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), _first)
-
-
-def _core_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    value = str(loader.construct_scalar(node))
-    digits = value.lstrip("+-")
-    base = {"0x": 16, "0o": 8, "0b": 2}.get(digits[:2], 10)
-    number = int(digits if base == 10 else digits[2:], base)
-    return -number if value.startswith("-") else number
-
-
-_YamlCoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
-_Yaml12Core.add_constructor("tag:yaml.org,2002:int", _core_int)
+_typed_by(
+    _YamlCoreLoader,
+    r"^[-+]?(?:0|[1-9][0-9]*|0x[0-9a-fA-F]+|0o[0-7]+|0b[01]+)$",
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)(?:[eE][-+]?[0-9]+)?|[-+]?[0-9]+[eE][-+]?[0-9]+"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+)
 _OPENCODE_CLOSE = re.compile(r"\n---")
 
 
