@@ -447,7 +447,7 @@ def _first_line(body: str, fallback: str = "Skill") -> str:
 def _js_text(value: Any) -> str | None:
     """A YAML scalar as JavaScript's ``String()`` writes it (``1e3`` is ``1000``, ``.inf`` is ``Infinity``); None
     for mappings, lists and null."""
-    if isinstance(value, float) and not isinstance(value, bool):
+    if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         if value.is_integer() and abs(value) < 1e21:
