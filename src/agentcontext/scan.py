@@ -20,7 +20,7 @@ from agentcontext.fs.files import Reader, StatKey, is_within, stat_key
 from agentcontext.fs.paths import absolute
 from agentcontext.instructions import children, project_doc
 from agentcontext.instructions.applied import Applicable
-from agentcontext.instructions.chain import Found
+from agentcontext.instructions.chain import Found, with_link_advice
 from agentcontext.instructions.loading import labelled
 from agentcontext.instructions.ondemand import Resolver
 from agentcontext.instructions.project_doc import ProjectDoc
@@ -110,7 +110,7 @@ class Scanner:
         try:
             found = peer.discover(layout, self.config, reader)
             child_found, child_others = children.discover(layout, self.config, reader, peer.child_instructions)
-            found = _merge(found, child_found)
+            found = with_link_advice(_merge(found, child_found), layout, reader)
             skill_resources = skills.discover(layout, self.config, reader)
             mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
             observed = reader.settled()  # what a rescan must state again

@@ -59,6 +59,7 @@ from agentcontext.audit import skills as audit_skills
 from agentcontext.audit.findings import Finding, Report, Severity, printable
 from agentcontext.audit.skills import DEFAULT_SECONDS, Budget
 from agentcontext.errors import FrontmatterError, UnsafePathError
+from agentcontext.fs import text_links
 from agentcontext.fs.files import EntryKind, Reader
 from agentcontext.fs.textdecode import decode, prepare
 from agentcontext.resource import Kind, Resource, Status
@@ -220,7 +221,7 @@ def _status(resource: Resource) -> list[Finding]:
 def _file_findings(resource: Resource, result: ScanResult, reader: Reader) -> list[Finding]:
     path = resource.path
     out = [
-        Finding("scan-warning", Severity.INFO, path, printable(warning))
+        _warning(path, warning)
         for warning in resource.warnings
         if not warning.startswith("hidden text:")  # the text rules below say it in detail
     ]
@@ -238,6 +239,12 @@ def _file_findings(resource: Resource, result: ScanResult, reader: Reader) -> li
         folder = os.path.dirname(path)
         out += _skill_folder(folder, resource.name or os.path.basename(folder), result, cap)
     return out
+
+
+def _warning(path: str, warning: str) -> Finding:
+    if warning.startswith(text_links.CHECKED_OUT):  # the agent reads a path for its text: worth fixing
+        return Finding("link-checked-out-as-file", Severity.WARNING, path, printable(warning))
+    return Finding("scan-warning", Severity.INFO, path, printable(warning))
 
 
 def _read_text(path: str, boundary: str | None, cap: int, reader: Reader) -> str | None:

@@ -23,6 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from agentcontext.fs import text_links
 from agentcontext.fs.files import Entry, EntryKind, Reader
 from agentcontext.fs.textdecode import UTF8_BOM, decode, prepare
 from agentcontext.layout import Layout, Root
@@ -224,6 +225,24 @@ def _describe(text: str) -> str | None:
         if stripped:
             return stripped.lstrip("#").strip() or None
     return None
+
+
+def with_link_advice(found: list[Found], layout: Layout, reader: Reader) -> list[Found]:
+    """``found`` with a warning on each file that is a symbolic link checked out as a file (:mod:`.text_links`):
+    the agent reads the link's target as its text. Looked at after every cached read, so that a rescan sees the
+    target come and go."""
+    out = found
+    for at, item in enumerate(found):
+        data, resource = item.data, item.resource
+        if data is None or b"\n" in data or text_links.target_text(data) is None:  # most files, at C speed
+            continue
+        boundary = layout.boundary_of(resource.path)
+        text = None if boundary is None else text_links.named_target(reader, resource.path, boundary, data)
+        if text is not None:
+            warning = text_links.advice(text, resource.path, "the agent reads that text, not the file it names")
+            out = out if out is not found else list(found)
+            out[at] = Found(resource._replace(warnings=(*resource.warnings, warning)), data, item.candidate)
+    return out
 
 
 def discover_roots(layout: Layout, config: Config, reader: Reader) -> list[Found]:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.fs.files import RACY_SECONDS, Reader, StatKey, is_within, stat_key
 from agentcontext.instructions.applied import Applicable, Applied, Interest, Refused
-from agentcontext.instructions.chain import Found, InstructionFiles
+from agentcontext.instructions.chain import Found, InstructionFiles, with_link_advice
 from agentcontext.instructions.ondemand_paths import Place, Target, locate
 from agentcontext.instructions.ondemand_paths import place as lookup_place
 from agentcontext.instructions.project_doc import whole
@@ -194,6 +194,7 @@ class Resolver:
                 targets.append(target)
                 asked.append(located.dirs if isinstance(located, Target) else ())
         result.peer.later().collect(targets, held, startup, lookup)
+        _advise_links(lookup, result, self.reader)
         interests = watched(asked, targets, held, startup.tops) if watch else ()
         return _answer(lookup, startup, tuple(t.path for t in targets), tuple(refused), interests)
 
@@ -411,6 +412,17 @@ def _watch_of(directory: str, observed: list[Observed]) -> tuple[tuple[str, str 
             parent, _, name = path.rpartition(os.sep)
             pairs[parent, name] = None
     return tuple(pairs)
+
+
+def _advise_links(lookup: Lookup, result: ScanResult, reader: Reader) -> None:
+    """Each file found that is a link checked out as a file, warned about as the scan warns
+    (:func:`~agentcontext.instructions.chain.with_link_advice`)."""
+    found = lookup.found
+    keys = list(found)
+    for key, advised in zip(keys, with_link_advice([found[k][0] for k in keys], result.layout, reader), strict=True):
+        item, hook = found[key]
+        if advised is not item:
+            found[key] = (advised, hook)
 
 
 def _answer(

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
+from agentcontext.fs import text_links
 from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_within
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
@@ -43,7 +44,8 @@ _SKIPPED_NAMES = frozenset({"node_modules"})
 _POLICY_HIDES = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
 _FILE, _MISSING, _DIRECTORY, _ESCAPE = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY, EntryKind.ESCAPE
-_SKILL, _OK = ResourceKind.SKILL, Status.OK
+_SKILL, _OK, _INVALID = ResourceKind.SKILL, Status.OK, Status.INVALID
+_FOLDER = (EntryKind.DIRECTORY,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,11 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found, c
         shared = _Shared(container, config, reader, found)
         _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
+        start = len(found.resources)
         _walk(container, config, reader, found, codex)
+        _explain_text_links(found.resources, start, config.skills.meta_file, container.boundary, reader)
+    elif top.kind is EntryKind.FILE:  # a link to a folder of skills, checked out as a file: said, not passed over
+        _text_link(top.path, container, reader, found, "no skill in the folder it names is read")
     elif (
         top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
     ):
@@ -184,6 +190,7 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, c
             found.add(_unlistable(directory, exc, container))
             continue
         _tell(codex, directory, listing)
+        _text_links_among(directory, listing, container, reader, found, boundary)
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
         deeper: list[tuple[str, str]] | None = [] if depth + 1 < max_depth else None  # folders to descend
@@ -389,6 +396,50 @@ def _truncated_scan(container: Container, limit: int) -> Resource:
         error=f"skills scan truncated after {limit} directories (skills.max_dirs_per_root)",
         source=container.source,
     )
+
+
+def _text_links_among(
+    directory: str, listing: Sequence[ListedEntry], container: Container, reader: Reader, found: _Found, boundary: str
+) -> None:
+    """The files of a listing that are skill folders linked and checked out as files, named as folders are:
+    with no suffix (a ``README.md`` is never read for it)."""
+    for child in listing:
+        if child.is_file and "." not in child.name:
+            _text_link(f"{directory}/{child.name}", container, reader, found, "its skill is not read", boundary)
+
+
+def _text_link(
+    path: str, container: Container, reader: Reader, found: _Found, lost: str, boundary: str | None = None
+) -> None:
+    """``path`` as ``invalid`` when it is a link to a folder checked out as a file (:mod:`~agentcontext.fs.text_links`);
+    any other file where a folder is looked for is none of the skills' business."""
+    text = text_links.named_target(reader, path, boundary or container.boundary, kinds=_FOLDER)
+    if text is not None:
+        error = f"a file, not a folder: {text_links.advice(text, path, lost)}"
+        found.add(
+            Resource(ResourceKind.SKILL, path, container.scope, Status.INVALID, error=error, source=container.source)
+        )
+
+
+def _explain_text_links(resources: list[Resource], start: int, meta_file: str, boundary: str, reader: Reader) -> None:
+    """Each SKILL.md from ``start`` on that is a link checked out as a file, told so: in its error when it is
+    invalid, in a warning when the agent takes its text as a skill (Claude Code needs no frontmatter)."""
+    suffix, most = f"/{meta_file}", text_links.MAX_TARGET
+    for at in range(start, len(resources)):
+        resource = resources[at]
+        if resource.size_bytes > most:
+            continue
+        status = resource.status
+        if not (status is _INVALID or (status is _OK and "\n" not in (resource.content or "\n"))):
+            continue
+        path = resource.path
+        if path.endswith(suffix) and (text := text_links.named_target(reader, path, boundary)) is not None:
+            if status is _OK:
+                said = text_links.advice(text, path, "the agent takes that text for the skill")
+                resources[at] = resource._replace(warnings=(*resource.warnings, said))
+            else:
+                said = text_links.advice(text, path, "the agent reads that text as the skill")
+                resources[at] = resource._replace(error=f"{resource.error}; {said}" if resource.error else said)
 
 
 def _unlistable(directory: str, exc: OSError, container: Container) -> Resource:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agentcontext.errors import McpConfigError
+from agentcontext.fs import text_links
 from agentcontext.fs.files import EntryKind, Reader
 from agentcontext.layout import Layout, McpFile
 from agentcontext.resource import Kind as ResourceKind
@@ -98,4 +99,10 @@ def _read(
 
     tag = f"mcp:{cap}:{strict}:{env_tag}:{repository}"
     result: tuple[Resource, ParsedConfig | None] = reader.cached(entry, tag, compute)
+    resource = result[0]
+    if resource.status is Status.INVALID and entry.size <= text_links.MAX_TARGET:  # a config linked, checked out
+        text = text_links.named_target(reader, item.path, item.boundary, kinds=(EntryKind.FILE,))
+        if text is not None:
+            said = text_links.advice(text, item.path, "it is no JSON config")
+            return resource._replace(error=f"{resource.error}; {said}"), None
     return result
