@@ -152,3 +152,20 @@ def test_a_nested_file_checked_out_from_a_link_is_warned_about_when_a_touched_pa
         warned = {path for path, r in files.items() if any("checked out as a file" in w for w in r.warnings)}
         assert warned == ({"pkg/CLAUDE.md"} if profile == "claude" else set()), profile  # Codex reads pkg/AGENTS.md
         assert files, profile
+
+
+def test_every_profile_warns_about_each_instruction_file_it_loads_that_holds_only_a_link_target(
+    tmp_path: Path, home: Path
+) -> None:
+    names = ("AGENTS.md", "CLAUDE.md", "GEMINI.md", ".cursorrules")
+    work = make_workspace(
+        tmp_path / "w",
+        {".git/": "", "RULES.md": "# Rules\n", ".github/copilot-instructions.md": "../RULES.md"}
+        | dict.fromkeys(names, "RULES.md"),
+    )
+    for profile in ("default", "codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder"):
+        files = scan_tree(work, home=home, profile=profile).snapshot.of_kind(Kind.INSTRUCTION_FILE)
+        loaded = [r for r in files if r.status is Status.OK]
+        assert loaded, profile
+        for resource in loaded:
+            assert any('holds only "' in w and "RULES.md" in w for w in resource.warnings), (profile, resource.path)

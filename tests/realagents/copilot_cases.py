@@ -334,4 +334,28 @@ COPILOT_CASES: tuple[Workspace, ...] = (
         cwd="w/repo/mid/sub",
         links={"w/repo/.claude/commands/linked.md": "/w/repo/target.md"},
     ),
+    copilot(  # names in another case: the exact one wins, else the folder's first listed; the .github folder exact
+        "copilot_name_case",
+        {
+            "home/.copilot/Copilot-Instructions.md": "home copilot, in another case\n",
+            "w/repo/agents.md": "root agents, lower\n",
+            "w/repo/Agents.md": "root agents, title\n",
+            "w/repo/claude.md": "root claude, lower: the exact name wins\n",
+            "w/repo/CLAUDE.md": "root claude, exact\n",
+            "w/repo/.github/Copilot-Instructions.md": "root copilot file, in another case\n",
+            "w/repo/.GITHUB/copilot-instructions.md": "a .github folder in another case: not read\n",
+            "w/repo/mid/gemini.MD": "mid gemini, caps suffix\n",
+            "w/repo/mid/Claude.md/x": "a folder so named: passed over\n",
+            "w/repo/mid/sub/agents.md": "cwd agents, lower\n",
+            "w/repo/mid/sub/AGENTS.md": "cwd agents, exact\n",
+            "w/repo/mid/sub/x.py": "",
+            # a container holding a SKILL.md is that one skill; nothing below it is listed
+            "w/repo/.github/skills/SKILL.md": skill("container-skill", "Right in .github/skills"),
+            "w/repo/.github/skills/below/SKILL.md": skill("below-container", "Below a container skill: not listed"),
+            "w/repo/.agents/skills/good/SKILL.md": skill("good", "In a container without its own"),
+            "home/.copilot/skills/SKILL.md": skill("user-container", "Right in the user's folder"),
+            "home/.copilot/skills/user-below/SKILL.md": skill("user-below", "Not listed"),
+        },
+        cwd="w/repo/mid/sub",
+    ),
 )

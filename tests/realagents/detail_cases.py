@@ -262,4 +262,22 @@ DETAILS: tuple[Workspace, ...] = (
         {**GIT, "w/repo/AGENTS.md": "repo\n", **yaml_words("w/repo/.claude/skills")},
         agents=("claude",),
     ),
+    Workspace(  # a SKILL.md right in a skills folder: a skill too for Codex (named by its folder when unnamed)
+        "container_skill_md",
+        {
+            **GIT,
+            "w/repo/AGENTS.md": "repo\n",
+            "w/repo/.agents/skills/SKILL.md": skill("top-agents", "Right in .agents/skills"),
+            "w/repo/.agents/skills/below/SKILL.md": skill("below-agents", "Below it"),
+            "w/repo/.codex/skills/SKILL.md": skill("top-codex", "Right in .codex/skills"),
+            "w/repo/.claude/skills/SKILL.md": skill(
+                "top-claude", "Right in .claude/skills: Claude Code passes it over"
+            ),
+            "w/repo/.claude/skills/below-claude/SKILL.md": skill("below-claude", "Below it"),
+            "home/.agents/skills/SKILL.md": skill("top-home", "Right in ~/.agents/skills"),
+            "home/.codex/skills/SKILL.md": "---\ndescription: No name, right in ~/.codex/skills\n---\n",
+            "home/.claude/skills/SKILL.md": skill("top-claude-home", "Right in ~/.claude/skills"),
+        },
+        agents=BOTH,
+    ),
 )

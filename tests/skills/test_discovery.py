@@ -696,3 +696,30 @@ def test_resource_order_and_json_do_not_depend_on_the_order_entries_were_created
     assert [r.id for r in first.resources] == sorted(r.id for r in first.resources)
     dup_winners = [r.path for r in first.resources if r.name == "dup" and r.status is Status.OK]
     assert dup_winners == [str(work / ".agents/skills/Beta/SKILL.md")]
+
+
+def test_a_skill_md_right_in_a_container_is_passed_over_by_default_a_skill_too_for_codex_the_only_one_for_copilot(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",
+            ".git/objects/": "",
+            ".git/refs/": "",
+            ".agents/skills/SKILL.md": skill_md("top"),
+            ".agents/skills/below/SKILL.md": skill_md("below"),
+        },
+    )
+    names = {
+        profile: sorted(r.name for r in scan_tree(root, home=home, profile=profile).skills if r.name)
+        for profile in ("default", "codex", "copilot")
+    }
+    assert names["default"] == ["below"]
+    assert names["codex"] == ["below", "top"]
+    assert names["copilot"] == ["top"]
+    unnamed = make_workspace(
+        tmp_path / "unnamed", {".git/": "", ".codex/skills/SKILL.md": "---\ndescription: d\n---\n"}
+    )
+    [skill] = scan_tree(unnamed, home=home, profile="codex").skills
+    assert (skill.name, skill.path) == ("skills", str(unnamed / ".codex/skills/SKILL.md"))  # named by its folder

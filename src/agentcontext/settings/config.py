@@ -96,6 +96,7 @@ class SkillSettings:
     system_dir: str = ""  # skills the agent ships itself (scope system)
     user_links: Literal["home", "folders", "all"] = "home"  # how far the user's own links lead (module docs)
     inside_skills: bool = False  # a skill's folder is searched for more skills (Codex)
+    container_skill: Literal["ignored", "also", "only"] = "ignored"  # a SKILL.md right in a container (module docs)
     linked_skill_md: bool = True  # a SKILL.md that is a symlink is read (Codex lists no such skill)
     plugin_manifests: bool = False  # a skill below a plugin's manifest is named <plugin>:<name> (Codex)
     openai_policy: bool = False  # a skill folder's agents/openai.yaml policy may keep it out of the list (Codex)

@@ -350,6 +350,15 @@ SETTINGS: tuple[Setting, ...] = (
         " (claude: `$CLAUDE_CONFIG_DIR/commands`).",
     ),
     _s(
+        "skills.container_skill",
+        "str",
+        "ignored",
+        NEVER,
+        "A `SKILL.md` right in a skills container: `ignored` (claude), `also` a skill, beside the skills below"
+        " it (codex), or `only`: the container is that one skill and nothing below it is looked at (copilot).",
+        choices=("ignored", "also", "only"),
+    ),
+    _s(
         "skills.inside_skills",
         "bool",
         False,

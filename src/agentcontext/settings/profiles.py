@@ -61,6 +61,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.max_depth": 6,
         "skills.user_links": "folders",
         "skills.inside_skills": True,
+        "skills.container_skill": "also",
         "skills.linked_skill_md": False,
         "skills.plugin_manifests": True,
         "skills.openai_policy": True,
@@ -139,6 +140,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.precedence": "user",
         "skills.max_depth": 6,
         "skills.commands": "copilot",
+        "skills.container_skill": "only",
     },
     "coder": {
         "project_doc.discovery": "roots",

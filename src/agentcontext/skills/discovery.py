@@ -156,6 +156,9 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found, c
         _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         start = len(found.resources)
+        mode = config.skills.container_skill
+        if mode != "ignored" and _own_skill(container, config, reader, found) and mode == "only":
+            return  # the container is that one skill (Copilot CLI)
         _walk(container, config, reader, found, codex)
         _explain_text_links(found.resources, start, config.skills.meta_file, container.boundary, reader)
     elif top.kind is EntryKind.FILE:  # a link to a folder of skills, checked out as a file: said, not passed over
@@ -164,6 +167,18 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found, c
         top.kind in (EntryKind.ESCAPE, EntryKind.BROKEN) and os.path.basename(container.path) == config.skills.meta_file
     ):
         found.add(_bad_link(top, container))  # a SKILL.md looked for by name (Gemini CLI's, a declared source)
+
+
+def _own_skill(container: Container, config: Config, reader: Reader, found: _Found) -> bool:
+    """The container's own ``SKILL.md`` as a skill, when it holds one (``skills.container_skill``); whether it did."""
+    meta_file = config.skills.meta_file
+    entry = reader.probe(f"{container.path}/{meta_file}", container.boundary)
+    if entry.kind is EntryKind.MISSING or entry.kind is EntryKind.DIRECTORY:
+        return False
+    parent, _, name = container.path.rpartition("/")
+    shared = _Shared(container, config, reader, found)
+    _skills_in(parent, [name], [reader.real_root(container.path)], shared, None, container.boundary)
+    return True
 
 
 def _walk(container: Container, config: Config, reader: Reader, found: _Found, codex: CodexFolders | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agentcontext.peers.copilot import text as ctext
@@ -290,3 +291,52 @@ def test_a_skill_description_is_sent_as_yaml_gives_it_and_without_one_the_first_
         "last": "one two",
         "body": "one   two three four",
     }
+
+
+def test_instruction_names_in_another_case_are_read_the_exact_name_first_and_the_github_folder_as_written(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            **GIT,
+            "agents.md": "root agents, lower\n",
+            "claude.md": "root claude, lower\n",
+            "CLAUDE.md": "root claude, exact\n",
+            ".github/Copilot-Instructions.md": "copilot file\n",
+            ".GITHUB/copilot-instructions.md": "not read\n",
+            "cwd/Claude.md/x": "a folder so named\n",
+            "cwd/GEMINI.MD": "cwd gemini\n",
+        },
+    )
+    make_workspace(home, {".copilot/COPILOT-INSTRUCTIONS.md": "home\n"})
+    result = copilot(root / "cwd", home)
+    assert sent(result) == [
+        str(home / ".copilot/COPILOT-INSTRUCTIONS.md"),
+        str(root / ".github/Copilot-Instructions.md"),
+        str(root / "agents.md"),
+        str(root / "CLAUDE.md"),
+        str(root / "cwd/GEMINI.MD"),
+    ]
+
+
+def test_of_two_names_in_other_cases_the_folder_lists_first_is_read(tmp_path: Path, home: Path) -> None:
+    root = make_workspace(tmp_path / "repo", {**GIT, "agents.md": "lower\n", "Agents.md": "title\n"})
+    first = next(name for name in os.listdir(root) if name.lower() == "agents.md")  # the folder's own order
+    assert sent(copilot(root, home)) == [str(root / first)]
+
+
+def test_a_container_holding_a_skill_md_is_that_one_skill_and_nothing_below_it_is_listed(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(
+        tmp_path / "repo",
+        {
+            **GIT,
+            ".github/skills/SKILL.md": skill_md("container-skill"),
+            ".github/skills/below/SKILL.md": skill_md("below"),
+            ".agents/skills/good/SKILL.md": skill_md("good"),
+        },
+    )
+    offered = [r.name or "" for r in copilot(root, home).skills]
+    assert sorted(offered) == ["container-skill", "good"]

@@ -135,9 +135,12 @@ class Walk:
     # --- the three parts
 
     def block(self, path: str, scope: Scope, boundary: str, *, imports: bool = True) -> None:
-        entry = self.probe(path, boundary)
+        if path in self._seen:
+            return
+        entry = self.probe(path, boundary) or self._spelled_otherwise(path, boundary)
         if entry is None:
             return
+        path = entry.path
         got = self.text_of(entry, scope)
         if isinstance(got, Found):
             self.others.append(got)
@@ -153,6 +156,17 @@ class Walk:
             return
         self.blocks.append(Found(resource._replace(load=_STARTUP), sent.encode("utf-8")))
         self.others += imported
+
+    def _spelled_otherwise(self, path: str, boundary: str) -> Entry | None:
+        """The file Copilot CLI reads for ``path``'s name when no file has that exact name: the first entry of
+        the folder, in the order the folder lists them, whose name is the same but for case (``agents.md``,
+        ``Claude.md``); a folder so named is passed over."""
+        folder, _, name = path.rpartition("/")
+        wanted = name.lower()
+        for item in self.reader.list_dir(folder, boundary=boundary, as_listed=True):
+            if not item.is_dir and item.name.lower() == wanted and item.name != name:
+                return self.probe(f"{folder}/{item.name}", boundary)
+        return None
 
     def _imports(self, path: str, body: str, scope: Scope) -> tuple[str, list[Found]]:
         texts: dict[str, str] = {}
