@@ -22,6 +22,7 @@ from agentcontext.instructions import children, project_doc
 from agentcontext.instructions.applied import Applicable
 from agentcontext.instructions.chain import Found, with_link_advice
 from agentcontext.instructions.loading import labelled
+from agentcontext.instructions.misspelled import misspelled
 from agentcontext.instructions.ondemand import Resolver
 from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.layout import Layout
@@ -111,6 +112,7 @@ class Scanner:
             found = peer.discover(layout, self.config, reader)
             child_found, child_others = children.discover(layout, self.config, reader, peer.child_instructions)
             found = with_link_advice(_merge(found, child_found), layout, reader)
+            found += misspelled(found, layout, peer, self.config, reader)
             skill_resources = skills.discover(layout, self.config, reader)
             mcp = mcp_discovery.discover(layout, self.config, reader, self.environ)
             observed = reader.settled()  # what a rescan must state again

@@ -170,10 +170,9 @@ def test_a_case_mismatched_name_names_the_spelling_that_is_read(
     tmp_path: Path, home: Path, name: str, expected: str
 ) -> None:
     root = make_workspace(tmp_path / "repo", {".git/": "", name: "rules"})
-    answer = why(root / name, scan_tree(root, home=home))
-    assert answer == Explanation(
-        str(root / name), None, "is not read: instruction file names are case-sensitive", (f"read: {expected!r}",)
-    )
+    answer = why(root / name, scan_tree(root, home=home))  # the scan lists it (instructions/misspelled.py)
+    assert answer.summary == "instruction file (project) is not usable: invalid"
+    assert answer.details == (f"reason: not read: Codex reads the name {expected} exactly, with its case",)
 
 
 def test_an_mcp_config_that_is_not_configured_names_the_files_read(tmp_path: Path, home: Path) -> None:

@@ -280,4 +280,28 @@ DETAILS: tuple[Workspace, ...] = (
         },
         agents=BOTH,
     ),
+    Workspace(  # names in another case: no agent reads skill.md or SKILL.MD; only Copilot CLI reads agents.md
+        "names_in_another_case",
+        {
+            **GIT,
+            "w/repo/.git/objects/info/.keep": "",  # a repository for Copilot CLI too
+            "w/repo/.git/refs/heads/.keep": "",
+            "w/repo/agents.md": "root agents.md, lower\n",
+            "w/repo/Claude.md": "root Claude.md, title\n",
+            "w/repo/sub/Agents.md": "cwd Agents.md, title\n",
+            "w/repo/sub/gemini.md": "cwd gemini.md, lower\n",
+            **{
+                f"w/repo/{folder}/{how}-{n}/{name}": skill(f"{how}-{n}", f"In {name}")
+                for n, folder in enumerate((".agents/skills", ".claude/skills", ".github/skills", ".gemini/skills"))
+                for how, name in (
+                    ("good", "SKILL.md"),
+                    ("lower", "skill.md"),
+                    ("title", "Skill.md"),
+                    ("caps", "SKILL.MD"),
+                )
+            },
+        },
+        cwd="w/repo/sub",
+        agents=("claude", "codex", "copilot", "gemini", "opencode"),
+    ),
 )

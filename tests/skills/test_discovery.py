@@ -340,7 +340,9 @@ def test_node_modules_is_skipped_at_every_depth(tmp_path: Path, home: Path) -> N
     assert [r.name for r in skills(result)] == ["kept"]
 
 
-def test_discover_passes_over_dir_without_skill_md_quietly(tmp_path: Path, home: Path) -> None:
+def test_discover_passes_over_a_dir_without_skill_md_and_lists_a_lowercase_skill_md_as_not_read(
+    tmp_path: Path, home: Path
+) -> None:
     make_workspace(
         tmp_path,
         {
@@ -353,7 +355,10 @@ def test_discover_passes_over_dir_without_skill_md_quietly(tmp_path: Path, home:
         },
     )
     result = scan(tmp_path, home)
-    assert [r.path for r in skills(result)] == [str(tmp_path / ".agents/skills/real/SKILL.md")]
+    assert {r.path: r.status for r in skills(result)} == {
+        str(tmp_path / ".agents/skills/lowercase/skill.md"): Status.INVALID,  # no agent reads it: said, not dropped
+        str(tmp_path / ".agents/skills/real/SKILL.md"): Status.OK,
+    }
 
 
 def test_skill_md_that_is_a_fifo_is_invalid_and_never_opened(tmp_path: Path, home: Path) -> None:

@@ -636,6 +636,18 @@ class Reader:
         self.observed.append((path, key, True))
         return listing[2]
 
+    def peek(self, path: str, boundary: str) -> list[str]:
+        """The regular files of the folder ``path`` (walked from ``boundary``), listed but neither cached nor
+        observed: a look that must not make a busy folder's listing part of what a rescan states. The caller
+        probes what it uses of it. Empty when it cannot be listed."""
+        try:
+            found = self._walker.resolve(path, boundary, self._root(boundary).real)
+            if not stat.S_ISDIR(found.st.st_mode):
+                return []
+            return [entry.name for entry in self._walker.entries(found.real) if entry.is_file]
+        except OSError:
+            return []
+
     def listed(self, folder: str) -> Names | None:
         """The names of the real folder ``folder`` if a quiet listing of it was taken this pass."""
         return self._names.get(folder)

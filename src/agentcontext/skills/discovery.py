@@ -205,7 +205,7 @@ def _walk(container: Container, config: Config, reader: Reader, found: _Found, c
             found.add(_unlistable(directory, exc, container))
             continue
         _tell(codex, directory, listing)
-        _text_links_among(directory, listing, container, reader, found, boundary)
+        _strays_among(directory, listing, shared, boundary, top=depth == 0)
         real_directory = reader.real_root(directory)
         aliased = real_directory != directory  # most folders are where they are written: one path per child
         deeper: list[tuple[str, str]] | None = [] if depth + 1 < max_depth else None  # folders to descend
@@ -329,6 +329,8 @@ def _skills_in(
             add(Resource(_SKILL, meta.path, scope, Status.INVALID, meta.size, error=error, source=source))
             continue
         if cached is None:
+            if kind is _MISSING and deeper is None:  # a folder the walk will not list: a misnamed SKILL.md?
+                _misnamed_in(meta.path.rpartition("/")[0], shared, boundary)
             if kind is _MISSING or kind is _DIRECTORY:
                 continue
             status = Status.UNREADABLE if kind in (EntryKind.BROKEN, EntryKind.ERROR) else Status.INVALID
@@ -413,14 +415,43 @@ def _truncated_scan(container: Container, limit: int) -> Resource:
     )
 
 
-def _text_links_among(
-    directory: str, listing: Sequence[ListedEntry], container: Container, reader: Reader, found: _Found, boundary: str
+def _strays_among(
+    directory: str, listing: Sequence[ListedEntry], shared: _Shared, boundary: str, *, top: bool = False
 ) -> None:
-    """The files of a listing that are skill folders linked and checked out as files, named as folders are:
-    with no suffix (a ``README.md`` is never read for it)."""
+    """The files of a listing that mean a skill the agent will not read: a skill folder linked and checked out as
+    a file (named as folders are, with no suffix: a ``README.md`` is never read for it), and below the container
+    a ``skill.md`` or ``SKILL.MD`` in a folder with no ``SKILL.md``."""
+    container, reader, found, meta_file = shared.container, shared.reader, shared.found, shared.meta_file
+    size, lowered = len(meta_file), meta_file.lower()
     for child in listing:
-        if child.is_file and "." not in child.name:
-            _text_link(f"{directory}/{child.name}", container, reader, found, "its skill is not read", boundary)
+        if not child.is_file:
+            continue
+        name = child.name
+        if "." not in name:
+            _text_link(f"{directory}/{name}", container, reader, found, "its skill is not read", boundary)
+        elif (
+            not top
+            and len(name) == size
+            and name != meta_file
+            and name.lower() == lowered
+            and all(other.name != meta_file for other in listing)
+        ):
+            found.add(_misnamed(f"{directory}/{name}", shared))
+
+
+def _misnamed_in(folder: str, shared: _Shared, boundary: str) -> None:
+    """A folder with no ``SKILL.md`` at the walk's last depth: its files named so but for case, said."""
+    size, lowered, reader = len(shared.meta_file), shared.meta_file.lower(), shared.reader
+    names = reader.names(folder, boundary)  # None: a busy folder, whose listing a rescan must not state
+    for name in names.files if names is not None else reader.peek(folder, boundary):
+        if len(name) == size and name.lower() == lowered and reader.probe(f"{folder}/{name}", boundary).is_file:
+            shared.found.add(_misnamed(f"{folder}/{name}", shared))
+
+
+def _misnamed(path: str, shared: _Shared) -> Resource:
+    meta_file, container = shared.meta_file, shared.container
+    error = f"not read: a skill's file is named {meta_file}, with its case (no agent reads {path.rpartition('/')[2]})"
+    return Resource(ResourceKind.SKILL, path, container.scope, Status.INVALID, error=error, source=container.source)
 
 
 def _text_link(
