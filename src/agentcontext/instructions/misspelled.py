@@ -21,6 +21,7 @@ from agentcontext.settings.config import Config
 def misspelled(found: list[Found], layout: Layout, peer: Peer, config: Config, reader: Reader) -> list[Found]:
     """The files of the walk's folders named as the agent's instruction files but for case, and not read."""
     wanted = {name.lower(): name for name in peer.read_names(config.project_doc) if "/" not in name}
+    sizes = {len(name) for name in wanted}  # a folder of thousands of files: most names end at their length
     taken = {item.resource.path for item in found}
     boundary = layout.doc_boundary
     out: list[Found] = []
@@ -29,7 +30,7 @@ def misspelled(found: list[Found], layout: Layout, peer: Peer, config: Config, r
             continue
         names = reader.listed(folder) or reader.names(folder, boundary)  # None: a busy folder, looked at unstated
         for name in names.files if names is not None else reader.peek(folder, boundary):
-            exact = wanted.get(name.lower())
+            exact = wanted.get(name.lower()) if len(name) in sizes else None
             path = f"{folder}/{name}"
             if exact is None or name == exact or path in taken or peer.unread_here(folder, layout) is not None:
                 continue
