@@ -169,3 +169,13 @@ def test_every_profile_warns_about_each_instruction_file_it_loads_that_holds_onl
         assert loaded, profile
         for resource in loaded:
             assert any('holds only "' in w and "RULES.md" in w for w in resource.warnings), (profile, resource.path)
+
+
+def test_a_skills_folder_whose_own_skill_md_was_checked_out_from_a_link_says_so_for_copilot(
+    tmp_path: Path, home: Path
+) -> None:
+    clone = linked_clone(tmp_path, {".github/skills/SKILL.md": "../../library/shared/SKILL.md"}, FILES)
+    found = by_path(scan_tree(clone, home=home, profile="copilot").snapshot.resources, clone)
+    own = found[".github/skills/SKILL.md"]
+    assert own.status is Status.INVALID  # no frontmatter: Copilot CLI does not load it
+    assert 'it holds only "../../library/shared/SKILL.md"' in str(own.error)

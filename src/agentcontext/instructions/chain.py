@@ -228,9 +228,9 @@ def _describe(text: str) -> str | None:
 
 
 def with_link_advice(found: list[Found], layout: Layout, reader: Reader) -> list[Found]:
-    """``found`` with a warning on each file that is a symbolic link checked out as a file (:mod:`.text_links`):
-    the agent reads the link's target as its text. Looked at after every cached read, so that a rescan sees the
-    target come and go."""
+    """``found`` with a warning on each file that is a symbolic link checked out as a file
+    (:mod:`agentcontext.fs.text_links`): the agent reads the link's target as its text. Looked at after every
+    cached read, so that a rescan sees the target come and go."""
     out = found
     for at, item in enumerate(found):
         data, resource = item.data, item.resource

@@ -157,9 +157,9 @@ def _scan(container: Container, config: Config, reader: Reader, found: _Found, c
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
         start = len(found.resources)
         mode = config.skills.container_skill
-        if mode != "ignored" and _own_skill(container, config, reader, found) and mode == "only":
-            return  # the container is that one skill (Copilot CLI)
-        _walk(container, config, reader, found, codex)
+        own = mode != "ignored" and _own_skill(container, config, reader, found)
+        if not (own and mode == "only"):  # ``only``: the container is that one skill (Copilot CLI)
+            _walk(container, config, reader, found, codex)
         _explain_text_links(found.resources, start, config.skills.meta_file, container.boundary, reader)
     elif top.kind is EntryKind.FILE:  # a link to a folder of skills, checked out as a file: said, not passed over
         _text_link(top.path, container, reader, found, "no skill in the folder it names is read")
