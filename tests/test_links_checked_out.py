@@ -179,3 +179,40 @@ def test_a_skills_folder_whose_own_skill_md_was_checked_out_from_a_link_says_so_
     own = found[".github/skills/SKILL.md"]
     assert own.status is Status.INVALID  # no frontmatter: Copilot CLI does not load it
     assert 'it holds only "../../library/shared/SKILL.md"' in str(own.error)
+
+
+def test_custom_commands_checked_out_from_links_say_so_a_command_file_a_group_and_the_commands_folder(
+    tmp_path: Path, home: Path
+) -> None:
+    command = "---\ndescription: review a change\n---\nReview it.\n"
+    grouped = linked_clone(
+        tmp_path / "a",
+        {".claude/commands/review.md": "../../shared/review.md", ".claude/commands/team": "../../shared/team"},
+        {"shared/review.md": command, "shared/team/deploy.md": command, ".claude/commands/own.md": command},
+    )
+    found = by_path(scan_tree(grouped, home=home, profile="claude").snapshot.resources, grouped)
+    review = found[".claude/commands/review.md"]
+    assert (review.status, review.content) == (Status.OK, "../../shared/review.md")  # what Claude Code lists
+    assert 'it holds only "../../shared/review.md", so the agent takes that text for the command' in review.warnings[-1]
+    team = found[".claude/commands/team"]
+    assert team.status is Status.INVALID
+    assert 'it holds only "../../shared/team", so no command in it is read' in str(team.error)
+    assert found[".claude/commands/own.md"].warnings == ()
+    whole = linked_clone(tmp_path / "b", {".claude/commands": "../shared/commands"}, {"shared/commands/x.md": command})
+    for profile in ("claude", "copilot"):
+        folder = by_path(scan_tree(whole, home=home, profile=profile).snapshot.resources, whole)[".claude/commands"]
+        assert folder.status is Status.INVALID
+        assert "so no command in the folder it names is read" in str(folder.error)
+        assert f"git checkout -- {whole}/.claude/commands" in str(folder.error)
+
+
+def test_a_declared_source_that_is_one_skill_md_checked_out_from_a_link_says_so_within_its_folder(
+    tmp_path: Path, home: Path
+) -> None:
+    clone = linked_clone(tmp_path, {"kit/SKILL.md": "skill-base.md"}, {"kit/skill-base.md": SKILL, "AGENTS.md": "x\n"})
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "work\n"})
+    source = str(clone / "kit" / "SKILL.md")
+    config = test_config(work, home=home, profile="coder", settings={"sources": [source]})
+    found = Scanner(work, config, environ=isolated_environ(home)).run().snapshot.find(source)
+    assert found is not None and found.status is Status.INVALID  # no frontmatter: Coder lists no such skill
+    assert 'it holds only "skill-base.md", so the agent reads that text as the skill' in str(found.error)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 
+from agentcontext.fs import text_links
 from agentcontext.fs.files import Entry, EntryKind, Reader
 from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
@@ -55,6 +56,8 @@ def discover(folders: Sequence[Root], config: Config, reader: Reader, skills: Se
         if _no_claude_folder(folder, reader):
             continue
         listed = rules.listing(folder, reader, config.skills.max_dirs_per_root, found)
+        if not listed:
+            _folder_as_text(folder.path, folder, reader, found, "no command in the folder it names is read")
         found.extend(_read(folder, relative, rules.check, config, reader) for relative in listed)
     if not found:  # the usual case: no names to weigh against every skill's
         return found
@@ -97,7 +100,18 @@ def _every_md(folder: Root, reader: Reader, cap: int, found: list[Resource]) -> 
                 queue.append(inner)
             elif entry.name.endswith(".md"):
                 out.append(inner)
+            elif entry.is_file and "." not in entry.name:  # named as folders are: a group linked, checked out?
+                _folder_as_text(f"{where}/{entry.name}", folder, reader, found, "no command in it is read")
     return out
+
+
+def _folder_as_text(path: str, folder: Root, reader: Reader, found: list[Resource], lost: str) -> None:
+    """``path`` as ``invalid`` when it is a link to a folder checked out as a file (:mod:`~agentcontext.fs.text_links`);
+    a folder that is simply missing, or any other file, is nothing to say."""
+    text = text_links.named_target(reader, path, folder.boundary, kinds=(EntryKind.DIRECTORY,))
+    if text is not None:
+        error = f"a file, not a folder: {text_links.advice(text, path, lost)}"
+        found.append(Resource(Kind.SKILL, path, folder.scope, Status.INVALID, error=error))
 
 
 def _read(
@@ -121,6 +135,12 @@ def _read(
     if text is None:
         return Resource(Kind.SKILL, path, scope, Status.INVALID, size, digest, error="binary file (contains NUL bytes)")
     checked = check(text, relative)
+    if "\n" not in text and (linked := text_links.named_target(reader, path, folder.boundary, raw)) is not None:
+        said = text_links.advice(linked, path, "the agent takes that text for the command")
+        if checked.errors:
+            checked = checked._replace(errors=(*checked.errors, said))
+        else:
+            checked = checked._replace(warnings=(*checked.warnings, said))
     warnings = (*decode_warnings, *checked.warnings, *hidden_text_warnings(text))
     if checked.errors:
         error = "; ".join(checked.errors)

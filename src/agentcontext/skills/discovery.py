@@ -149,13 +149,14 @@ class _Found:
 
 def _scan(container: Container, config: Config, reader: Reader, found: _Found, codex: CodexFolders | None) -> None:
     top = reader.probe(container.path, container.boundary)
+    start = len(found.resources)
     if top.kind is EntryKind.FILE and os.path.basename(container.path) == config.skills.meta_file:
         folder = os.path.dirname(container.path)  # a declared source that is one SKILL.md (Coder)
         parent, _, name = folder.rpartition("/")
         shared = _Shared(container, config, reader, found)
         _skills_in(parent, [name], [reader.real_root(folder)], shared, None, container.boundary)
+        _explain_text_links(found.resources, start, config.skills.meta_file, container.boundary, reader)
     elif top.kind is EntryKind.DIRECTORY:  # a missing container is not a problem
-        start = len(found.resources)
         mode = config.skills.container_skill
         own = mode != "ignored" and _own_skill(container, config, reader, found)
         if not (own and mode == "only"):  # ``only``: the container is that one skill (Copilot CLI)

@@ -8,9 +8,10 @@ from pathlib import Path
 from agentcontext.peers.copilot import text as ctext
 from agentcontext.peers.copilot.skills import copilot_skills_xml
 from agentcontext.resource import Kind, LoadType, Resource, Status
-from agentcontext.scan import ScanResult, skill_roots
-from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md
+from agentcontext.scan import Scanner, ScanResult, skill_roots
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
 from tests.cli.test_commands import run
+from tests.helpers import backdate
 
 GIT = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}  # a repository to git
 
@@ -340,3 +341,18 @@ def test_a_container_holding_a_skill_md_is_that_one_skill_and_nothing_below_it_i
     )
     offered = [r.name or "" for r in copilot(root, home).skills]
     assert sorted(offered) == ["container-skill", "good"]
+
+
+def test_a_new_file_of_another_spelling_in_a_busy_folder_is_read_on_the_next_copilot_rescan(
+    tmp_path: Path, home: Path
+) -> None:
+    # Copilot CLI reads any case of a name, so the folder's listing (not each name probed) is what a rescan
+    # must state: a busy folder costs full passes until it settles, rather than a file missed for good
+    work = make_workspace(tmp_path / "w" / "repo", {**GIT, "AGENTS.md": "root\n", "a/x.txt": ""}) / "a"
+    backdate(tmp_path, 3600.0)
+    (work.parent / "scratch").write_text("")  # the project folder changed a moment ago (racy)
+    env = isolated_environ(home)
+    scanner = Scanner(work, test_config(work, home=home, environ=env, profile="copilot"), environ=env)
+    assert sent(scanner.run()) == [str(work.parent / "AGENTS.md")]
+    (work.parent / "claude.md").write_text("here\n")  # no CLAUDE.md was there to probe again
+    assert sent(scanner.run()) == [str(work.parent / "AGENTS.md"), str(work.parent / "claude.md")]
