@@ -355,7 +355,14 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/good/SKILL.md": skill("good", "In a container without its own"),
             "home/.copilot/skills/SKILL.md": skill("user-container", "Right in the user's folder"),
             "home/.copilot/skills/user-below/SKILL.md": skill("user-below", "Not listed"),
+            # a custom instruction dir's AGENTS.md is matched with its case (its *.instructions.md without)
+            "w/c1/agents.md": "c1 agents, lower: not read\n",
+            "w/c2/Agents.md": "c2 agents, title: not read\n",
+            "w/c2/AGENTS.md": "c2 agents, exact\n",
+            "w/c3/AGENTS.MD": "c3 agents, caps: not read\n",
+            "w/c3/X.INSTRUCTIONS.MD": "c3 caps suffix\n",
         },
         cwd="w/repo/mid/sub",
+        env={"COPILOT_CUSTOM_INSTRUCTIONS_DIRS": "{ws}/w/c1,{ws}/w/c2,{ws}/w/c3"},
     ),
 )
