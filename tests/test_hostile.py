@@ -11,7 +11,9 @@ import pytest
 from agentcontext.fs.files import Reader
 from agentcontext.resource import Kind, Resource, Status
 from agentcontext.scan import ScanResult
+from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.wire.sync import PushRequest, validated
 from tests.containment import outside_the_roots
 from tests.helpers import as_unprivileged_user
 
@@ -212,3 +214,13 @@ def test_the_whole_hostile_tree_scans_without_reading_outside_it(hostile: Path, 
         Reader.read = original  # type: ignore[method-assign]
     assert all(path.startswith(str(hostile)) for path in reader_reads)
     assert "TOP SECRET" not in result.snapshot.to_json()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_hostile_trees_snapshot_is_one_the_control_plane_takes_under_every_profile(
+    hostile: Path, home: Path, profile: str
+) -> None:
+    """What a repository holds never keeps its workspace from syncing: the push contract (one resource per id, no
+    text a database cannot store, within its sizes) holds for whatever the scan found."""
+    snapshot = scan_tree(hostile, home=home, profile=profile).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})

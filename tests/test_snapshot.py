@@ -6,14 +6,17 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcontext.resource import Kind, Resource, Scope, Status, Tool
+from agentcontext.resource import Kind, Load, LoadType, Resource, Scope, Status, Tool
 from agentcontext.scan import ScanResult
 from agentcontext.settings.config import SnapshotSettings
+from agentcontext.settings.profiles import PROFILES
 from agentcontext.snapshot import Snapshot, aggregate_hash, apply_caps, apply_mcp_caps, build, diff
 from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.wire.sync import PushRequest, validated
 
 
 def scan_with(work_dir: Path, home: Path, settings: dict[str, Any]) -> ScanResult:
@@ -436,3 +439,45 @@ def test_end_to_end_byte_cap_excludes_what_does_not_fit(tmp_path: Path, home: Pa
     assert snapshot.payload_bytes == len("rules") + len(alpha)
     unlimited = scan_tree(tmp_path, home=home).snapshot
     assert unlimited.aggregate_hash != snapshot.aggregate_hash
+
+
+def test_a_file_met_twice_is_one_resource_kept_as_loaded_first_with_the_other_way_said() -> None:
+    shadowed = file_resource("/w/AGENTS.md", "rules")._replace(
+        status=Status.SHADOWED, content=None, load=Load(LoadType.NOT_LOADED, reason="a CLAUDE.md is there")
+    )
+    imported = file_resource("/w/AGENTS.md", "rules")._replace(load=Load(LoadType.IMPORT, importer="/w/CLAUDE.md"))
+    started = file_resource("/w/AGENTS.md", "rules")._replace(load=Load(LoadType.STARTUP))
+    for order in ((shadowed, imported), (imported, shadowed)):
+        [one] = build(
+            version=1, work_dir="/w", project_root=None, profile="claude", resources=order, caps=caps()
+        ).resources
+        assert (one.status, one.load, one.content) == (Status.OK, imported.load, "rules")
+        assert one.warnings == ("also looked at on its own: shadowed: a CLAUDE.md is there",)
+    [one] = build(
+        version=1, work_dir="/w", project_root=None, profile="copilot", resources=(imported, started), caps=caps()
+    ).resources
+    assert (one.load, one.warnings) == (started.load, ("also imported by /w/CLAUDE.md",))
+    skill = file_resource("/w/AGENTS.md", "rules", kind=Kind.SKILL)  # another kind at the same path: its own id
+    assert (
+        len(
+            build(
+                version=1, work_dir="/w", project_root=None, profile="x", resources=(started, skill), caps=caps()
+            ).resources
+        )
+        == 2
+    )
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_claude_md_importing_agents_md_gives_a_snapshot_the_control_plane_takes_under_every_profile(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    # the pattern Claude Code's own docs suggest; its AGENTS.md was listed twice (shadowed, and imported), and the
+    # control plane refuses a push that repeats an id: that workspace never synced under `claude` and `copilot`
+    git = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}
+    work = make_workspace(
+        tmp_path, {**git, "AGENTS.md": "Use tabs.\n", "CLAUDE.md": "@AGENTS.md\n", "GEMINI.md": "@AGENTS.md\n"}
+    )
+    snapshot = scan_tree(work, home=home, profile=profile).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})
+    assert len({r.id for r in snapshot.resources}) == len(snapshot.resources)

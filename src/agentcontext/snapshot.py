@@ -11,6 +11,14 @@ netstring fields ``<len>:<bytes>`` for id, kind and path, the 32 raw bytes of th
 content hash, ``<len>:<status>`` and a NUL. MCP resources are left out, so an MCP-only
 change never marks a pinned chat out of date.
 
+What no database stores (a file name that is not UTF-8, a NUL in a skill's description:
+:mod:`agentcontext.storable`) makes its resource ``invalid``, said with the text escaped, so a push
+is never refused whole for it. A file is one resource: where a scan met it twice (a CLAUDE.md
+importing ``@AGENTS.md`` while the AGENTS.md itself is shadowed, or sent on its own as well), the
+snapshot keeps the way it is loaded first (at startup, then imported, then the rest) and says the
+other in a warning. Ids are the snapshot's keys everywhere it goes: the control plane refuses a
+push that repeats one.
+
 Version 0 means "not ready" and is never published; a scan is version 1; a long-running
 agent counts up from there.
 """
@@ -25,7 +33,8 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any
 
-from agentcontext.resource import DRIFTING, Kind, Resource, Scope, Status
+from agentcontext import storable
+from agentcontext.resource import DRIFTING, Kind, LoadType, Resource, Scope, Status
 from agentcontext.settings.config import SnapshotSettings
 
 
@@ -110,6 +119,80 @@ def _ordered(resources: Iterable[Resource], kinds: tuple[Kind, ...], *, by_path:
     if by_path:
         return [resource for kind in kinds for resource in groups[kind]]
     return [resource for kind in kinds for resource in sorted(groups[kind], key=_BY_PATH)]
+
+
+def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
+    """Each (kind, path) once, storable: the way it is loaded first, the others said in its warnings (module
+    docs)."""
+    out: list[Resource] = []
+    at: dict[tuple[Kind, str], int] = {}
+    for resource in resources:
+        if not (
+            resource.path.isascii()
+            and _plain(resource.name)
+            and _plain(resource.description)
+            and _plain(resource.error)
+            and all(map(_plain, resource.warnings))
+        ) or (resource.content is not None and "\x00" in resource.content):
+            resource = _storable(resource)
+        key = (resource.kind, resource.path)
+        first = at.setdefault(key, len(out))
+        if first == len(out):
+            out.append(resource)
+            continue
+        kept, other = out[first], resource
+        if _load_rank(other) < _load_rank(kept):
+            kept, other = other, kept
+        out[first] = kept._replace(warnings=(*kept.warnings, _also(other)))
+    return out
+
+
+def _plain(text: str | None) -> bool:
+    return text is None or (text.isascii() and "\x00" not in text)
+
+
+def _storable(resource: Resource) -> Resource:
+    """``resource`` as a snapshot can carry it (it may hold text no database stores: look closer)."""
+    problem = storable.problem
+    if problem(resource.path) is not None:
+        error = (
+            "its path is not UTF-8 (its bytes shown escaped), which no snapshot holds: not offered (Copilot CLI reads"
+            " such a file; Claude Code, Codex, Gemini CLI and OpenCode pass it over); rename it"
+        )
+        return Resource(resource.kind, storable.shown(resource.path), resource.scope, Status.INVALID, error=error)
+    for field, text in (("name", resource.name), ("description", resource.description), ("text", resource.content)):
+        found = None if text is None else problem(text)
+        if found is not None:
+            why = f"its {field} holds {found}, which no database stores: not offered; remove it"
+            return Resource(resource.kind, resource.path, resource.scope, Status.INVALID, resource.size_bytes,
+                            resource.content_hash, error=why)  # fmt: skip
+    # what the scan says may name another file whose name is not UTF-8: said escaped
+    said, warnings = resource.error, resource.warnings
+    if said is not None and problem(said) is not None:
+        resource = resource._replace(error=storable.shown(said))
+    if any(problem(warning) is not None for warning in warnings):
+        resource = resource._replace(warnings=tuple(map(storable.shown, warnings)))
+    return resource
+
+
+_RANKS = {LoadType.STARTUP: 0, LoadType.IMPORT: 1}
+
+
+def _load_rank(resource: Resource) -> int:
+    load = resource.load
+    if resource.status is not Status.OK or load is None or load.type is LoadType.NOT_LOADED:
+        return 4
+    return _RANKS.get(load.type, 2)
+
+
+def _also(other: Resource) -> str:
+    load = other.load
+    if load is not None and load.type is LoadType.IMPORT and other.status is Status.OK:
+        return f"also imported by {load.importer}"
+    if _load_rank(other) == 4:
+        why = other.error or (load.reason if load is not None else None)
+        return f"also looked at on its own: {other.status}" + (f": {why}" if why else "")
+    return f"also loaded {load.type if load is not None else 'as listed'}"
 
 
 def apply_caps(resources: Iterable[Resource], caps: SnapshotSettings) -> list[Resource]:
@@ -221,8 +304,8 @@ def build(
     mcp_servers: Sequence[Resource] = (),
     error: str | None = None,
 ) -> Snapshot:
-    """Cap, order and hash resources into a snapshot."""
-    capped, total = _apply_caps(resources, caps)  # by kind in cap order (servers last), then path
+    """One per file, cap, order and hash resources into a snapshot."""
+    capped, total = _apply_caps(one_per_file(resources), caps)  # by kind in cap order (servers last), then path
     kept = len(capped)
     # the servers after them, by path: each kind stays in path order unless servers were in both
     in_order = not mcp_servers or not kept or capped[-1].kind is not Kind.MCP_SERVER

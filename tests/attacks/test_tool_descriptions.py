@@ -59,6 +59,18 @@ def workspace(tmp_path: Path, name: str = "docs", *, marker: Path | None = None)
     return work, specs[name]
 
 
+async def served(spec: ServerSpec, work: Path, home: Path) -> Resource:
+    """The server's resource once the user approved it and it listed its tools."""
+    environ = isolated_environ(home)
+    store = TrustStore.default(environ)
+    store.approve([launched(spec, work, home)])
+    settings = test_config(work, home=home, settings={"mcp.connect_timeout": 15}).mcp
+    async with UpstreamManager(settings, work_dir=str(work), environ=environ, store=store) as manager:
+        await manager.reload([spec])
+        [status] = manager.statuses()
+    return status.resource()
+
+
 def hidden_in(text: str) -> bool:
     found = find_hidden_text(text)
     return bool(found.invisible[0] or found.bidi[0] or found.tags[0] or found.html_comments[0])
@@ -67,14 +79,7 @@ def hidden_in(text: str) -> bool:
 @pytest.mark.anyio
 async def test_hidden_text_in_tools_is_warned_about_and_never_reaches_a_prompt(tmp_path: Path, home: Path) -> None:
     work, spec = workspace(tmp_path)
-    environ = isolated_environ(home)
-    store = TrustStore.default(environ)
-    store.approve([launched(spec, work, home)])
-    settings = test_config(work, home=home, settings={"mcp.connect_timeout": 15}).mcp
-    async with UpstreamManager(settings, work_dir=str(work), environ=environ, store=store) as manager:
-        await manager.reload([spec])
-        [status] = manager.statuses()
-    resource = status.resource()
+    resource = await served(spec, work, home)
     tools = {t.name: t for t in resource.tools}
     assert sorted(tools) == ["poke", "search", "verbose"]  # "up\u200bload" is not offered at all
     warnings = "\n".join(resource.warnings)

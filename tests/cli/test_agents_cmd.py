@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcontext.testing import make_workspace, skill_md
+from agentcontext.testing import make_workspace, scan_tree, skill_md
 from tests.cli.test_commands import run
 from tests.helpers import AGENT_VIEWS
 
@@ -67,11 +67,12 @@ def test_agents_path_names_the_folder_file_a_session_started_there_loads_as_doc_
     assert "loads nothing more in the session; a session started in its folder also loads the 1 marked there" in text
 
 
-def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_and_once_as_not(
+def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_with_the_fallback_said(
     tmp_path: Path, home: Path
 ) -> None:
-    # This project's own set-up: CLAUDE.md is "@AGENTS.md", so Claude Code loads AGENTS.md by import
-    # while the same file is also the AGENTS.md fallback it does not take.
+    # This project's own set-up: CLAUDE.md is "@AGENTS.md", so Claude Code loads AGENTS.md by import while the same
+    # file is also the AGENTS.md fallback it does not take. One file is one resource (a snapshot repeating an id is
+    # one the control plane refuses): loaded, the fallback said in its warnings.
     work = make_workspace(tmp_path / "repo", {".git/": "", "CLAUDE.md": "@AGENTS.md\n", "AGENTS.md": "agents rules\n"})
     done = run("agents", str(work), "--json", home=home)
     assert done.returncode == 0, done.stderr
@@ -81,15 +82,16 @@ def test_a_file_shadowed_as_the_fallback_but_imported_is_listed_once_as_loaded_a
         (str(work / "CLAUDE.md"), "startup"),
         (agents_md, "import"),
     ]
-    assert [(r["path"], r["status"]) for r in claude["not_loaded"]] == [(agents_md, "shadowed")]
+    assert claude["not_loaded"] == []
+    [resource] = [r for r in scan_tree(work, home=home, profile="claude").snapshot.resources if r.path == agents_md]
+    assert resource.warnings == (
+        "also looked at on its own: shadowed: AGENTS.md is read only when no CLAUDE.md is found up to / "
+        f"(found {work}/CLAUDE.md)",
+    )
     table = run("agents", str(work), home=home).stdout
     claude_table = table.split("Claude Code", 1)[1].split("Gemini CLI", 1)[0]
     cells = [[cell.strip() for cell in line.split("│")] for line in claude_table.splitlines() if "│" in line]
-    assert [(row[1], row[2]) for row in cells if row[2]] == [
-        ("loads", "CLAUDE.md"),
-        ("loads", "AGENTS.md"),
-        ("not", "AGENTS.md"),
-    ]
+    assert [(row[1], row[2]) for row in cells if row[2]] == [("loads", "CLAUDE.md"), ("loads", "AGENTS.md")]
 
 
 def test_a_file_that_loads_later_is_marked_later_not_as_never_loaded(tmp_path: Path, home: Path) -> None:

@@ -11,7 +11,7 @@ import codecs
 from dataclasses import dataclass
 
 UTF8_BOM = codecs.BOM_UTF8
-_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Prepared:
 
 def prepare(raw: bytes) -> Prepared:
     """Turn a file's raw bytes into UTF-8 bytes that byte budgets can cut."""
-    if raw.startswith(_UTF16_BOMS):
+    if raw.startswith(UTF16_BOMS):
         text = raw.decode("utf-16", errors="replace")
         warnings = ["decoded from UTF-16 (byte order mark)"]
         if "\ufffd" in text:

@@ -3,6 +3,11 @@
 The bytes, up to the per-resource cap, decoded as Node decodes UTF-8 (invalid sequences
 replaced, a BOM and CRLF kept), with the hidden-text warnings every profile gives; each peer
 adds what is its own (its text handling, its warnings).
+
+A file holding NUL bytes (a UTF-16 file, a binary) is the one departure: these agents send it as
+text, but no database stores a NUL in text (PostgreSQL refuses one), so a snapshot holding it could
+never reach the control plane and every chat of the workspace would keep what it had. It is listed
+``invalid`` with what the agent would do (:func:`sent_as_text`), as Claude Code's is.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import hashlib
 from typing import NamedTuple
 
 from agentcontext.fs.files import Entry, Reader
+from agentcontext.fs.textdecode import UTF16_BOMS
 from agentcontext.resource import Status
 from agentcontext.sanitize import hidden_text_warnings
 
@@ -28,8 +34,21 @@ class FileText(NamedTuple):
     text: str | None = None  # None unless ``ok``
 
 
-def read_text(entry: Entry, reader: Reader, cap: int, *, strip_bom: bool = False) -> FileText:
-    """``entry``'s text; ``strip_bom``: without a leading BOM (before the warnings are looked for)."""
+def sent_as_text(raw: bytes, agent: str) -> str | None:
+    """Why a file holding NUL bytes is not loaded where ``agent`` would send it as text (None: it holds none)."""
+    if b"\x00" not in raw:
+        return None
+    if raw.startswith(UTF16_BOMS):
+        return (
+            f"UTF-16 (byte order mark): {agent} reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
+            " not loaded: save it as UTF-8"
+        )
+    return f"binary file (contains NUL bytes); not loaded ({agent} would send it as text)"
+
+
+def read_text(entry: Entry, reader: Reader, cap: int, agent: str, *, strip_bom: bool = False) -> FileText:
+    """``entry``'s text as ``agent`` reads it; ``strip_bom``: without a leading BOM (before the warnings are
+    looked for)."""
     try:
         raw = reader.read(entry, cap + 1)
     except OSError as exc:
@@ -38,6 +57,8 @@ def read_text(entry: Entry, reader: Reader, cap: int, *, strip_bom: bool = False
     digest = hashlib.sha256(raw[:cap]).hexdigest()
     if len(raw) > cap:
         return FileText(Status.OVERSIZE, f"file size {size} exceeds per-resource cap of {cap} bytes", size, digest)
+    if (refused := sent_as_text(raw, agent)) is not None:
+        return FileText(Status.INVALID, refused, size, digest)
     text = raw.decode("utf-8", errors="replace")
     if strip_bom and text.startswith("\ufeff"):
         text = text[1:]

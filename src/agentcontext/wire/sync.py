@@ -38,6 +38,7 @@ from typing_extensions import TypedDict  # pydantic reads a TypedDict's config f
 from agentcontext.errors import InvalidRequestError
 from agentcontext.resource import Kind, LoadType, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
+from agentcontext.storable import problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -57,13 +58,9 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 def storable(value: str) -> str:
     """Raises ValueError for text no database stores: PostgreSQL refuses NUL; no database a lone surrogate."""
-    if "\x00" in value:
-        raise ValueError("contains a NUL character (\\u0000)")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("contains a lone surrogate (not valid Unicode)") from None
+    found = problem(value)
+    if found is not None:
+        raise ValueError(f"contains {found}")
     return value
 
 

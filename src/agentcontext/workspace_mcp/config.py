@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentcontext import storable
 from agentcontext.errors import McpConfigError
 from agentcontext.workspace_mcp.secrets import shown
 
@@ -153,19 +154,10 @@ def check_name(name: str) -> None:
     Raises:
         McpConfigError: the name is empty, contains ``__`` or starts or ends with ``_``.
     """
-    if _unstorable(name):  # the name goes into snapshots, which no database would store
+    if storable.problem(name):  # the name goes into snapshots, which no database would store
         raise McpConfigError(f"server name {_shown(name)} contains a NUL character or a lone surrogate")
     if not name or "__" in name or name.startswith("_") or name.endswith("_"):
         raise McpConfigError(f'server name "{name}" contains reserved separator "__" or leading/trailing underscore')
-
-
-def _unstorable(text: str) -> bool:
-    """Whether ``text`` holds NUL or a lone surrogate (which a JSON escape can smuggle in)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return "\x00" in text
 
 
 def _shown(value: object) -> str:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agentcontext import storable
 from agentcontext.resource import Tool
 from agentcontext.sanitize import hidden_text_warnings, sanitize
 from agentcontext.workspace_mcp.tool_pins import Definition
@@ -71,10 +72,20 @@ def _schema(value: Any, where: str, path: str, warnings: list[str]) -> Any:
     return value
 
 
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(map(_holds_nul, value))
+    return False
+
+
 def clean(tool: Definition) -> tuple[Tool | None, tuple[str, ...]]:
     """The tool as offered (None: not offered), and the warnings about it."""
     name = str(tool.get("name") or "")
-    where = f'tool "{name[:MAX_NAME].encode("ascii", "backslashreplace").decode()}"'
+    where = f'tool "{storable.shown(name[:MAX_NAME]).encode("ascii", "backslashreplace").decode()}"'
     if hidden_text_warnings(name):
         return None, (f"{where}: not offered: its name holds hidden characters",)
     if not name or len(name) > MAX_NAME:
@@ -88,7 +99,10 @@ def clean(tool: Definition) -> tuple[Tool | None, tuple[str, ...]]:
     notes = _schema(annotations, where, "annotations", warnings) if isinstance(annotations, Mapping) else {}
     if len(warnings) > MAX_WARNINGS:
         warnings = [*warnings[: MAX_WARNINGS - 1], f"{where}: {len(warnings) - MAX_WARNINGS + 1} more hidden texts"]
-    return Tool(name, description, schema, dict(notes)), tuple(warnings)
+    offered = Tool(name, description, schema, dict(notes))
+    if _holds_nul(offered.to_dict()):  # JSON can carry a NUL; no database stores one in a snapshot
+        return None, (*warnings, f"{where}: not offered: its definition holds a NUL character (\\u0000)")
+    return offered, tuple(warnings)
 
 
 def for_prompt(tool: Tool) -> Tool:

@@ -33,6 +33,7 @@ from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_with
 from agentcontext.instructions.chain import Found, relabelled
 from agentcontext.layout import Layout
 from agentcontext.peers.claude.text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
+from agentcontext.peers.file_text import sent_as_text
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
@@ -305,9 +306,8 @@ def _from_bytes(entry: Entry, raw: bytes | OSError, cap: int, home: str) -> _Rea
     if len(raw) > cap:
         error = f"file size {size} exceeds per-resource cap of {cap} bytes (Claude Code reads files up to 4 MiB)"
         return _Read(Status.OVERSIZE, error, size, digest)
-    if b"\x00" in raw:
-        error = "binary file (contains NUL bytes); not loaded (Claude Code would send it as text)"
-        return _Read(Status.INVALID, error, size, digest)
+    if (refused := sent_as_text(raw, "Claude Code")) is not None:
+        return _Read(Status.INVALID, refused, size, digest)
     text = raw.decode("utf-8", errors="replace")
     warnings = hidden_text_warnings(text)
     if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:

@@ -52,7 +52,7 @@ _ALWAYS = Load(LoadType.STARTUP, reason=ALWAYS)
 
 
 def _read_file(entry: Entry, reader: Reader, cap: int) -> FileText:
-    read = read_text(entry, reader, cap)
+    read = read_text(entry, reader, cap, "Copilot CLI")
     if read.text is not None and ctext.has_hidden(read.text):
         return read._replace(warnings=(*read.warnings, "invisible characters: Copilot CLI removes them before sending"))
     return read
@@ -244,7 +244,7 @@ class Walk:
                     continue
                 self._seen.add(path)
                 found.append((relative, self.reader.probe(path, boundary)))
-        return sorted(found, key=lambda item: item[0].encode())
+        return sorted(found, key=lambda item: item[0].encode("utf-8", "surrogateescape"))  # bytewise, as listed
 
     def _files(self, folder: str, boundary: str, prefix: str, seen: set[str]) -> Iterator[str]:
         listing = self.reader.list_dir(folder, boundary=boundary)

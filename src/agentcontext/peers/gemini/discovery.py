@@ -38,10 +38,7 @@ _EMPTY = "empty or whitespace only once its imports are expanded: Gemini CLI ski
 
 
 def _read_file(entry: Entry, reader: Reader, cap: int) -> FileText:
-    read = read_text(entry, reader, cap)
-    if read.text is not None and "\x00" in read.text:
-        return read._replace(warnings=("contains NUL bytes (Gemini CLI sends them as text)", *read.warnings))
-    return read
+    return read_text(entry, reader, cap, "Gemini CLI")
 
 
 def _unread(path: str, scope: Scope, status: Status, reason: str, load: Load) -> Resource:

@@ -92,9 +92,9 @@ class Walk:
             return _unread(entry.path, scope, Status.INVALID, reason)
         if kind is not EntryKind.FILE:
             return _unread(entry.path, scope, Status.UNREADABLE, entry.error or f"{entry.special or kind.value}")
-        read = read_text(entry, self.reader, self.config.snapshot.max_resource_bytes, strip_bom=True)
-        if read.status is Status.UNREADABLE:
-            return _unread(entry.path, scope, Status.UNREADABLE, read.error or "cannot be read")
+        read = read_text(entry, self.reader, self.config.snapshot.max_resource_bytes, "OpenCode", strip_bom=True)
+        if read.status is Status.UNREADABLE or read.status is Status.INVALID:
+            return _unread(entry.path, scope, read.status, read.error or "cannot be read")
         size, digest, text = read.size, read.content_hash, read.text
         if text is None:  # over the cap
             reason = read.error or "over the per-resource cap"

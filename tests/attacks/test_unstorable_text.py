@@ -1,0 +1,119 @@
+"""Text no database stores, put in front of the scan by a repository: files holding NUL bytes (a UTF-16 file
+written by a Windows shell, a binary renamed), a ``\u0000`` in a skill's YAML, names that are not UTF-8. Every
+profile lists each one with what its agent would do, and none crashes the scan or keeps the workspace from syncing.
+
+PostgreSQL refuses a NUL in text and no database holds a lone surrogate (how Python lists a name's bytes that are
+not UTF-8), so the control plane's contract refuses both (``wire.sync.storable``): a snapshot holding one would
+never be pushed, and the chats of that workspace would keep what they had, silently. Gemini CLI, Copilot CLI and
+OpenCode send a NUL-holding file as text; the scan lists it ``invalid`` with that said, as it does for Claude Code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcontext import storable
+from agentcontext.resource import Status
+from agentcontext.settings.profiles import PROFILES
+from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.wire.sync import PushRequest, validated
+from agentcontext.workspace_mcp.config import parse
+from tests.attacks.test_tool_descriptions import RUGPULL, served
+
+NUL = b"rules\x00 with a NUL\n"
+UTF16 = "Use tabs.\n".encode("utf-16")  # what PowerShell's `>` writes: a BOM, then two bytes a character
+GIT = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}
+NAMED = (
+    "AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENTS.override.md", "CLAUDE.local.md", ".cursorrules",
+    ".github/copilot-instructions.md", ".github/instructions/x.instructions.md", ".claude/rules/r.md",
+    ".cursor/rules/r.mdc", ".claude/commands/c.md",
+)  # fmt: skip
+SKILL = skill_md("nul-skill", "a skill") + "\x00 in its body\n"
+SKILLS = (".agents/skills", ".claude/skills", ".github/skills", ".gemini/skills", ".opencode/skills", ".cursor/skills")
+
+
+def hostile(root: Path, body: bytes) -> Path:
+    files: dict[str, str | bytes] = {**GIT, **dict.fromkeys(NAMED, body), ".mcp.json": b'{"mcpServers": {}}\x00'}
+    files |= {f"{container}/nul-skill/SKILL.md": SKILL.encode() for container in SKILLS}
+    return make_workspace(root, files)
+
+
+def imported(root: Path) -> Path:
+    """Clean files that import one holding a NUL (Claude Code's, Gemini CLI's and Copilot CLI's ``@`` imports)."""
+    files: dict[str, str | bytes] = {**GIT, "notes.md": NUL}
+    files |= dict.fromkeys(("AGENTS.md", "CLAUDE.md", "GEMINI.md"), "See @notes.md\n")
+    return make_workspace(root, files)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("body", [NUL, UTF16], ids=["nul", "utf16"])
+def test_files_holding_nul_bytes_are_each_listed_and_never_keep_the_snapshot_from_being_pushed(
+    tmp_path: Path, home: Path, profile: str, body: bytes
+) -> None:
+    for work, held in ((hostile(tmp_path / "all", body), NAMED), (imported(tmp_path / "imports"), ("notes.md",))):
+        snapshot = scan_tree(work, home=home, profile=profile).snapshot
+        validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})  # raises ContractError
+        for resource in snapshot.resources:
+            assert "\x00" not in (resource.content or ""), resource.path
+            if resource.status is Status.OK and resource.path.endswith(held):  # decoded from UTF-16, and said
+                assert body is UTF16 and "UTF-16" in " ".join(resource.warnings), (resource.path, resource.warnings)
+
+
+NOT_UTF8 = (
+    b".agents/skills/bad\xff/SKILL.md", b".claude/skills/bad\xff/SKILL.md", b".github/skills/bad\xff/SKILL.md",
+    b".claude/rules/r\xff.md", b".github/instructions/r\xff.instructions.md", b".cursor/rules/r\xff.mdc",
+    b".claude/commands/c\xff.md", b"sub\xff/AGENTS.md",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_names_that_are_not_utf8_are_listed_escaped_and_neither_crash_the_scan_nor_block_the_push(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    work = make_workspace(tmp_path / "w", {**GIT, "AGENTS.md": "rules\n", "GEMINI.md": "rules\n"})
+    for relative in NOT_UTF8:
+        path = os.path.join(bytes(work), relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as out:
+            out.write(skill_md("bad-ff", "a name that is not UTF-8").encode())
+    snapshot = scan_tree(work, home=home, profile=profile).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})
+    odd = [r for r in snapshot.resources if "\\xff" in r.path]
+    assert odd, "each profile meets at least one of them"
+    for resource in odd:
+        assert resource.status is Status.INVALID and "its path is not UTF-8" in str(resource.error), resource
+    assert {r.status for r in snapshot.resources if r.path.endswith(("/AGENTS.md", "/GEMINI.md"))} >= {Status.OK}
+
+
+NUL_TOOLS: list[dict[str, Any]] = [
+    {"name": "fine", "description": "Says \\u0000 as six characters: kept.", "inputSchema": {"type": "object"}},
+    {"name": "nul-description", "description": "Reads.\x00", "inputSchema": {"type": "object"}},
+    {"name": "nul-schema", "description": "Writes.", "inputSchema": {"type": "object", "enum": ["a\x00"]}},
+    {"name": "nul\x00name", "description": "Named.", "inputSchema": {"type": "object"}},
+]
+
+
+@pytest.mark.anyio
+async def test_a_servers_tools_holding_nul_are_not_offered_and_its_resource_stays_storable(
+    tmp_path: Path, home: Path
+) -> None:
+    """A server that lies: JSON carries ``\\u0000`` into a tool's name, description or schema. Such a tool is not
+    offered (said in a warning), so the server's resource, pushed with every snapshot, stays one a database takes."""
+    work = tmp_path / "work"
+    work.mkdir()
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(NUL_TOOLS), encoding="utf-8")
+    text = json.dumps({"mcpServers": {"liar": {"command": sys.executable, "args": [str(RUGPULL), str(tools)]}}})
+    (work / ".mcp.json").write_text(text, encoding="utf-8")
+    [spec] = parse(text.encode(), str(work / ".mcp.json"), {}).servers
+    resource = await served(spec, work, home)
+    assert sorted(t.name for t in resource.tools) == ["fine", "poke"]  # poke: the test server's own
+    for name in ("nul-description", "nul-schema", "nul\\x00name"):
+        assert f'tool "{name}": not offered: its definition holds a NUL character (\\u0000)' in resource.warnings
+    assert storable.problem(json.dumps(resource.to_dict(), ensure_ascii=False)) is None
