@@ -176,3 +176,21 @@ def test_up_in_a_second_folder_joins_the_running_control_plane(tmp_path: Path, h
             assert second.stop(signal.SIGINT) == 0
         with ControlClient(url, token) as client:
             assert client.overview().server.database == "sqlite"  # the first stack still serves
+
+
+def test_a_claude_md_that_imports_agents_md_reaches_the_chats_under_the_claude_profile(
+    tmp_path: Path, home: Path, logs: Path
+) -> None:
+    """Claude Code's own advice (a CLAUDE.md of ``@AGENTS.md``) once gave a snapshot listing AGENTS.md twice, which
+    the control plane refuses whole: the workspace never synced. Now its chats get both files."""
+    repo = make_repo(tmp_path / "app")
+    (repo / "CLAUDE.md").write_text("@AGENTS.md\n", encoding="utf-8")
+    config = home / ".config" / "agentcontext" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('profile = "claude"\n', encoding="utf-8")
+    with running(repo, home, logs) as up:
+        url, token = up.login()
+        with ControlClient(url, token) as client:
+            chat = client.create_chat("app")
+    paths = {r.path: r.status for r in chat.context.resources}
+    assert paths[str(repo / "CLAUDE.md")] == paths[str(repo / "AGENTS.md")] == "ok"
