@@ -127,13 +127,15 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
     out: list[Resource] = []
     at: dict[tuple[Kind, str], int] = {}
     for resource in resources:
-        if not (
-            resource.path.isascii()
-            and _plain(resource.name)
-            and _plain(resource.description)
-            and _plain(resource.error)
-            and all(map(_plain, resource.warnings))
-        ) or (resource.content is not None and "\x00" in resource.content):
+        # the usual resource in a few C calls; its text was read without NUL (the readers refuse a file holding one)
+        name, description, error = resource.name, resource.description, resource.error
+        if (
+            not resource.path.isascii()
+            or resource.warnings
+            or (name is not None and not (name.isascii() and "\x00" not in name))
+            or (description is not None and not (description.isascii() and "\x00" not in description))
+            or (error is not None and not (error.isascii() and "\x00" not in error))
+        ):
             resource = _storable(resource)
         key = (resource.kind, resource.path)
         first = at.setdefault(key, len(out))
@@ -147,10 +149,6 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
     return out
 
 
-def _plain(text: str | None) -> bool:
-    return text is None or (text.isascii() and "\x00" not in text)
-
-
 def _storable(resource: Resource) -> Resource:
     """``resource`` as a snapshot can carry it (it may hold text no database stores: look closer)."""
     problem = storable.problem
@@ -160,7 +158,7 @@ def _storable(resource: Resource) -> Resource:
             " such a file; Claude Code, Codex, Gemini CLI and OpenCode pass it over); rename it"
         )
         return Resource(resource.kind, storable.shown(resource.path), resource.scope, Status.INVALID, error=error)
-    for field, text in (("name", resource.name), ("description", resource.description), ("text", resource.content)):
+    for field, text in (("name", resource.name), ("description", resource.description)):
         found = None if text is None else problem(text)
         if found is not None:
             why = f"its {field} holds {found}, which no database stores: not offered; remove it"

@@ -28,6 +28,7 @@ from tests.attacks.test_tool_descriptions import RUGPULL, served
 
 NUL = b"rules\x00 with a NUL\n"
 UTF16 = "Use tabs.\n".encode("utf-16")  # what PowerShell's `>` writes: a BOM, then two bytes a character
+UTF16_NUL = "Use\x00tabs.\n".encode("utf-16")  # U+0000 itself, encoded
 GIT = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/": "", ".git/refs/": ""}
 NAMED = (
     "AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENTS.override.md", "CLAUDE.local.md", ".cursorrules",
@@ -52,7 +53,7 @@ def imported(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("body", [NUL, UTF16], ids=["nul", "utf16"])
+@pytest.mark.parametrize("body", [NUL, UTF16, UTF16_NUL], ids=["nul", "utf16", "utf16-nul"])
 def test_files_holding_nul_bytes_are_each_listed_and_never_keep_the_snapshot_from_being_pushed(
     tmp_path: Path, home: Path, profile: str, body: bytes
 ) -> None:

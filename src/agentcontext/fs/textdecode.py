@@ -27,6 +27,8 @@ def prepare(raw: bytes) -> Prepared:
     """Turn a file's raw bytes into UTF-8 bytes that byte budgets can cut."""
     if raw.startswith(UTF16_BOMS):
         text = raw.decode("utf-16", errors="replace")
+        if "\x00" in text:  # U+0000 itself, which no snapshot can hold: binary, as in UTF-8
+            return Prepared(raw, binary=True)
         warnings = ["decoded from UTF-16 (byte order mark)"]
         if "\ufffd" in text:
             warnings.append("invalid UTF-16 sequences were replaced")
