@@ -127,16 +127,8 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
     out: list[Resource] = []
     at: dict[tuple[Kind, str], int] = {}
     for resource in resources:
-        # the usual resource in a few C calls; its text was read without NUL (the readers refuse a file holding one)
-        name, description, error = resource.name, resource.description, resource.error
-        if (
-            not resource.path.isascii()
-            or resource.warnings
-            or (name is not None and not (name.isascii() and "\x00" not in name))
-            or (description is not None and not (description.isascii() and "\x00" not in description))
-            or (error is not None and not (error.isascii() and "\x00" not in error))
-        ):
-            resource = _storable(resource)
+        if not storable.plain(resource):  # the usual resource in a few C calls
+            resource = storable.carried(resource)
         key = (resource.kind, resource.path)
         first = at.setdefault(key, len(out))
         if first == len(out):
@@ -147,30 +139,6 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
             kept, other = other, kept
         out[first] = kept._replace(warnings=(*kept.warnings, _also(other)))
     return out
-
-
-def _storable(resource: Resource) -> Resource:
-    """``resource`` as a snapshot can carry it (it may hold text no database stores: look closer)."""
-    problem = storable.problem
-    if problem(resource.path) is not None:
-        error = (
-            "its path is not UTF-8 (its bytes shown escaped), which no snapshot holds: not offered (Copilot CLI reads"
-            " such a file; Claude Code, Codex, Gemini CLI and OpenCode pass it over); rename it"
-        )
-        return Resource(resource.kind, storable.shown(resource.path), resource.scope, Status.INVALID, error=error)
-    for field, text in (("name", resource.name), ("description", resource.description)):
-        found = None if text is None else problem(text)
-        if found is not None:
-            why = f"its {field} holds {found}, which no database stores: not offered; remove it"
-            return Resource(resource.kind, resource.path, resource.scope, Status.INVALID, resource.size_bytes,
-                            resource.content_hash, error=why)  # fmt: skip
-    # what the scan says may name another file whose name is not UTF-8: said escaped
-    said, warnings = resource.error, resource.warnings
-    if said is not None and problem(said) is not None:
-        resource = resource._replace(error=storable.shown(said))
-    if any(problem(warning) is not None for warning in warnings):
-        resource = resource._replace(warnings=tuple(map(storable.shown, warnings)))
-    return resource
 
 
 _RANKS = {LoadType.STARTUP: 0, LoadType.IMPORT: 1}

@@ -1,14 +1,26 @@
-"""Text a snapshot can carry: no NUL and no lone surrogate, which no database stores.
+"""What a snapshot can carry: text a database stores, within the sizes the control plane takes.
 
-PostgreSQL refuses a NUL in text, and no database (nor UTF-8) holds a lone surrogate: the control
-plane refuses a push holding either (``wire.sync``), whole. A repository can put both in front of
-the scan: a file name that is not UTF-8 (Python lists it with surrogates standing for its bytes), a
-``\\u0000`` escape in a skill's YAML, a UTF-16 file an agent would send as text. The snapshot says
-such a resource is ``invalid`` instead (:func:`agentcontext.snapshot.build`), so one file never
-keeps a workspace from syncing.
+The control plane refuses a push whole when one field breaks its contract (``wire.sync``, whose
+bounds are these): a NUL (PostgreSQL refuses one in text), a lone surrogate (no database holds
+one), a path over :data:`MAX_PATH_BYTES`, a name, error or warning over :data:`MAX_TEXT_BYTES`, a
+load with more than :data:`MAX_LOAD_ITEMS` globs. A repository can put each of them in front of the
+scan: a file name that is not UTF-8 (Python lists it with surrogates standing for its bytes), a
+``\\u0000`` escape in a skill's YAML, folders nested past 1 KiB of path, a rule with a thousand
+globs. :func:`carried` makes such a resource ``invalid`` (or cuts our own text about it), said,
+so one file never keeps a workspace from syncing; :func:`plain` answers for the usual resource in
+a few C calls.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+from agentcontext.resource import Load, Resource, Status
+
+MAX_PATH_BYTES = 1024  # a path, an importer, a glob
+MAX_TEXT_BYTES = 4096  # a name, an error, a warning, a load's reason
+MAX_LOAD_ITEMS = 1024  # a load's globs, or its chain of importers
 
 
 def problem(text: str) -> str | None:
@@ -30,3 +42,95 @@ def shown(text: str) -> str:
     except UnicodeEncodeError:
         raw = text.encode("utf-8", "backslashreplace")
     return raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+
+
+def plain(resource: Resource) -> bool:
+    """Whether ``resource`` is surely carried as it is: short ASCII text, no NUL, no warning, a load of few paths.
+    (Its content was read without NUL: the readers refuse a file holding one.)"""
+    name, description, error, load = resource.name, resource.description, resource.error, resource.load
+    return (
+        resource.path.isascii()
+        and len(resource.path) <= MAX_PATH_BYTES
+        and not resource.warnings
+        and (name is None or (name.isascii() and len(name) <= MAX_TEXT_BYTES and "\x00" not in name))
+        and (description is None or (description.isascii() and "\x00" not in description))
+        and (error is None or (error.isascii() and len(error) <= MAX_TEXT_BYTES and "\x00" not in error))
+        and (load is None or (not load.globs and not load.chain and load.importer is None and _short(load.reason)))
+    )
+
+
+def _short(text: str | None) -> bool:
+    return text is None or (text.isascii() and len(text) <= MAX_TEXT_BYTES and "\x00" not in text)
+
+
+def carried(resource: Resource) -> Resource:
+    """``resource`` as a snapshot can carry it: ``invalid`` with the reason when a field of its own cannot be,
+    our own text about it (its error, warnings, a load's reason) escaped and cut."""
+    refused = _refused(resource)
+    if refused is not None:
+        path, why = refused
+        return Resource(resource.kind, path, resource.scope, Status.INVALID, resource.size_bytes,
+                        resource.content_hash, error=why)  # fmt: skip
+    said, warnings, load = resource.error, resource.warnings, resource.load
+    if said is not None and (text := _text(said)) is not said:
+        resource = resource._replace(error=text)
+    if warnings and (texts := tuple(map(_text, warnings))) != warnings:
+        resource = resource._replace(warnings=texts)
+    if load is not None and load.reason is not None and (text := _text(load.reason)) is not load.reason:
+        resource = resource._replace(load=dataclasses.replace(load, reason=text))
+    return resource
+
+
+def _refused(resource: Resource) -> tuple[str, str] | None:
+    """The path to list and why, when a field of the resource's own cannot be carried."""
+    path = resource.path
+    if problem(path) is not None:
+        why = (
+            "its path is not UTF-8 (its bytes shown escaped), which no snapshot holds: not served (Copilot CLI reads"
+            " such a file; Claude Code, Codex, Gemini CLI and OpenCode pass it over); rename it"
+        )
+        return _path(shown(path)), why
+    size = len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        why = f"its path is {size:,} bytes long, over the {MAX_PATH_BYTES:,} a snapshot holds: not served"
+        return _path(path), why
+    for field, text in (("name", resource.name), ("description", resource.description)):
+        found = None if text is None else problem(text)
+        if found is not None:
+            return path, f"its {field} holds {found}, which no database stores: not served; remove it"
+    name = resource.name
+    if name is not None and len(name.encode("utf-8")) > MAX_TEXT_BYTES:
+        return path, f"its name is over the {MAX_TEXT_BYTES:,} bytes a snapshot holds: not served"
+    return None if resource.load is None else _load_refused(path, resource.load)
+
+
+def _load_refused(path: str, load: Load) -> tuple[str, str] | None:
+    if len(load.globs) > MAX_LOAD_ITEMS or len(load.chain) > MAX_LOAD_ITEMS:
+        return path, f"it names more than {MAX_LOAD_ITEMS:,} globs or importers, which a snapshot does not hold"
+    named = [*load.globs, *load.chain, load.importer or "", load.root or ""]
+    if any(problem(item) is not None or len(item.encode("utf-8")) > MAX_PATH_BYTES for item in named):
+        return path, f"a glob or importer of it is not UTF-8 or over {MAX_PATH_BYTES:,} bytes: not served"
+    return None
+
+
+def _path(path: str) -> str:
+    """``path`` within :data:`MAX_PATH_BYTES`: cut, with a digest of the whole, so two long paths stay two."""
+    data = path.encode("utf-8")
+    if len(data) <= MAX_PATH_BYTES:
+        return path
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    kept = data[: MAX_PATH_BYTES - 64].decode("utf-8", "ignore")
+    return f"{kept}…[{len(data):,} bytes, sha256 {digest}]"
+
+
+def _text(text: str) -> str:
+    """Our own text about a resource (it may quote a path) as stored: escaped, within :data:`MAX_TEXT_BYTES` (the
+    same object when it already is)."""
+    if len(text) * 4 <= MAX_TEXT_BYTES and problem(text) is None:
+        return text
+    if problem(text) is not None:
+        text = shown(text)
+    data = text.encode("utf-8")
+    if len(data) <= MAX_TEXT_BYTES:
+        return text
+    return data[: MAX_TEXT_BYTES - 32].decode("utf-8", "ignore") + f"… [cut at {MAX_TEXT_BYTES:,} bytes]"

@@ -118,3 +118,35 @@ async def test_a_servers_tools_holding_nul_are_not_offered_and_its_resource_stay
     for name in ("nul-description", "nul-schema", "nul\\x00name"):
         assert f'tool "{name}": not offered: its definition holds a NUL character (\\u0000)' in resource.warnings
     assert storable.problem(json.dumps(resource.to_dict(), ensure_ascii=False)) is None
+
+
+DEEP = "/".join(["d" * 200] * 5)  # 1,000 bytes of folders: a file below is past the 1,024 bytes a path may hold
+GLOBS = "".join(f"  - 'src/g{i}/**'\n" for i in range(100))
+LONG_NAME = f"---\nname: {'n' * 5000}\ndescription: d\n---\n"
+PAST_THE_SIZES = {
+    **GIT, "AGENTS.md": "x\n", "CLAUDE.md": "x\n", "GEMINI.md": "x\n",
+    f"{DEEP}/AGENTS.md": "deep\n", f"{DEEP}/CLAUDE.md": "deep\n", f"{DEEP}/GEMINI.md": "deep\n",
+    f".agents/skills/{DEEP}/SKILL.md": skill_md("deep-skill"),
+    **{f"{container}/longname/SKILL.md": LONG_NAME for container in SKILLS},
+    ".claude/rules/many.md": f"---\npaths:\n{GLOBS}---\nrule\n",
+    ".github/instructions/many.instructions.md": f"---\napplyTo: \"{','.join(f'g{i}/**' for i in range(100))}\"\n---\n",
+    ".cursor/rules/many.mdc": f"---\nglobs: {','.join(f'g{i}/**' for i in range(100))}\n---\nx\n",
+    ".agents/skills/badyaml/SKILL.md": f"---\nname: badyaml\ndescription: [{'x' * 6000}\n---\n",
+    f".claude/commands/{'c' * 250}.md": "x\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_what_is_past_the_sizes_a_snapshot_holds_is_said_and_never_blocks_the_push(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    """Paths past 1,024 bytes, names and our own reasons past 4,096 (a 5,000-character skill name quoted in an
+    error), a rule of 100 globs: each once refused the whole push."""
+    work = make_workspace(tmp_path / "w", PAST_THE_SIZES)
+    snapshot = scan_tree(work, home=home, profile=profile).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})
+    for resource in snapshot.resources:
+        if "longname" in resource.path or "d" * 200 in resource.path:
+            assert resource.status is Status.INVALID, resource
+    rules = [r for r in snapshot.resources if "many." in r.path]
+    assert all(r.status is Status.OK for r in rules), rules  # 100 globs are a rule like any other

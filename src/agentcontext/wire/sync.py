@@ -35,30 +35,30 @@ from pydantic import (
 )
 from typing_extensions import TypedDict  # pydantic reads a TypedDict's config from this one alone before 3.12
 
+from agentcontext import storable as carried
 from agentcontext.errors import InvalidRequestError
 from agentcontext.resource import Kind, LoadType, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
-from agentcontext.storable import problem
 
 M = TypeVar("M", bound=BaseModel)
 
 MAX_RESOURCES = 1000
 MAX_RESOURCE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
-MAX_PATH_BYTES = 1024
-MAX_ERROR_BYTES = 4096
+MAX_PATH_BYTES = carried.MAX_PATH_BYTES  # what a snapshot holds (agentcontext.storable), and no more
+MAX_ERROR_BYTES = carried.MAX_TEXT_BYTES
 MAX_HASH_CHARS = 64
 MAX_INT64 = 2**63 - 1
 MAX_CHANGES = 512  # tool changes reported for one MCP server
 MAX_DIFF_BYTES = 16 * 1024  # one tool's diff (the agent cuts them at 4,096 characters)
-MAX_LOAD_ITEMS = 64
+MAX_LOAD_ITEMS = carried.MAX_LOAD_ITEMS
 MAX_RUNS_ITEMS = 256  # arguments, env and header entries, files and notes of what one MCP server runs
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def storable(value: str) -> str:
     """Raises ValueError for text no database stores: PostgreSQL refuses NUL; no database a lone surrogate."""
-    found = problem(value)
+    found = carried.problem(value)
     if found is not None:
         raise ValueError(f"contains {found}")
     return value
