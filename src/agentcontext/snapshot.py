@@ -96,6 +96,26 @@ class Snapshot:
         digest, payload = aggregate_hash(kept, sorted_by_id=True), sum(r.payload_bytes for r in kept)
         return replace(self, resources=kept, aggregate_hash=digest, payload_bytes=payload)
 
+    def within(self, count: int) -> Snapshot:
+        """The snapshot with at most ``count`` resources (what one push holds): past them, excluded resources first,
+        then the last in cap order, are left out and counted in its error; its hash and size recomputed.
+
+        The caps exclude a resource without dropping it (a tree of 3,000 skills lists 2,500 ``excluded``), so a
+        snapshot can list more than a push takes; the control plane would refuse it whole."""
+        if len(self.resources) <= count:
+            return self
+        ranked = sorted(self.resources, key=lambda r: (r.status is Status.EXCLUDED, sort_key(r)))
+        taken = {r.id for r in ranked[:count]}
+        kept = tuple(r for r in self.resources if r.id in taken)
+        excluded = sum(r.status is Status.EXCLUDED for r in ranked[count:])
+        note = (
+            f"{len(self.resources) - count:,} resources past the {count:,} one push holds are left out of it"
+            f" ({excluded:,} of them excluded by the caps); agentcontext scan lists them all"
+        )
+        error = note if self.error is None else f"{self.error}; {note}"[: storable.MAX_TEXT_BYTES]
+        digest, payload = aggregate_hash(kept, sorted_by_id=True), sum(r.payload_bytes for r in kept)
+        return replace(self, resources=kept, aggregate_hash=digest, payload_bytes=payload, error=error)
+
 
 def empty(work_dir: str, profile: str) -> Snapshot:
     """The placeholder published before a workspace is ready: version 0, nothing in it."""

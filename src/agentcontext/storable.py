@@ -18,6 +18,7 @@ import hashlib
 
 from agentcontext.resource import Load, Resource, Status
 
+MAX_RESOURCES = 1000  # in one push (Snapshot.within: the rest left out, counted)
 MAX_PATH_BYTES = 1024  # a path, an importer, a glob
 MAX_TEXT_BYTES = 4096  # a name, an error, a warning, a load's reason
 MAX_LOAD_ITEMS = 1024  # a load's globs, or its chain of importers

@@ -353,3 +353,26 @@ async def test_against_a_control_plane_from_before_the_discovered_watch_heartbea
     assert "discovered" in refused  # answered 422: sent again at once without it, and so from then on
     assert "discovered" not in again and "discovered" not in later
     assert again["online"] is True
+
+
+async def test_a_snapshot_listing_more_than_a_push_holds_is_pushed_with_the_rest_left_out_and_counted(
+    tmp_path: Path, home: Path
+) -> None:
+    """The caps exclude without dropping: 1,100 skills give a snapshot of 1,101 resources, 601 of them ``excluded``.
+    A push holds 1,000 (the control plane refuses more, whole): the last 101 excluded are left out of it, and said."""
+    files = {"AGENTS.md": "rules", **{f".agents/skills/s{i:04}/SKILL.md": skill_md(f"s{i:04}") for i in range(1100)}}
+    agent = make_agent(make_workspace(tmp_path / "work", files), home)
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            snapshot = await ready(agent)
+            [sent] = await plane.requests(1)
+            assert await outcomes(pusher, 1) == [(1, True, "accepted")]
+    assert len(snapshot.resources) == 1101  # the agent's own view keeps them all
+    body = PushRequest.model_validate(sent.body)
+    assert len(body.resources) == 1000
+    assert sum(r["status"] == "excluded" for r in sent.body["resources"]) == 500  # and every ok one
+    assert sent.body["error"] == (
+        "101 resources past the 1,000 one push holds are left out of it (101 of them excluded by the caps);"
+        " agentcontext scan lists them all"
+    )

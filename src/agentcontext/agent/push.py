@@ -32,7 +32,15 @@ from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
-from agentcontext.wire.sync import AgentInfo, ContractError, HeartbeatRequest, PushRequest, PushResponse, validated
+from agentcontext.wire.sync import (
+    MAX_RESOURCES,
+    AgentInfo,
+    ContractError,
+    HeartbeatRequest,
+    PushRequest,
+    PushResponse,
+    validated,
+)
 
 log = logging.getLogger("agentcontext.agent.push")
 PUSH_PATH = "/api/v1/agent/context"
@@ -168,7 +176,8 @@ class Pusher:
 
     def _body(self, snapshot: Snapshot, initial: bool) -> bytes:
         """Raises: ContractError."""
-        raw = {**snapshot.without(self._left_out).to_dict(), "initial": initial, "agent": self.info.to_dict()}
+        pushed = snapshot.without(self._left_out).within(MAX_RESOURCES)
+        raw = {**pushed.to_dict(), "initial": initial, "agent": self.info.to_dict()}
         return validated(PushRequest, raw).model_dump_json(exclude_unset=True).encode("utf-8")
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:

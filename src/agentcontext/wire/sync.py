@@ -42,7 +42,7 @@ from agentcontext.snapshot import aggregate_hash
 
 M = TypeVar("M", bound=BaseModel)
 
-MAX_RESOURCES = 1000
+MAX_RESOURCES = carried.MAX_RESOURCES
 MAX_RESOURCE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_PATH_BYTES = carried.MAX_PATH_BYTES  # what a snapshot holds (agentcontext.storable), and no more
