@@ -22,7 +22,7 @@ from agentcontext import storable
 from agentcontext.resource import Status
 from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, scan_tree, skill_md
-from agentcontext.wire.sync import PushRequest, validated
+from agentcontext.wire.sync import PushRequest, fitted, validated
 from agentcontext.workspace_mcp.config import parse
 from tests.attacks.test_tool_descriptions import RUGPULL, served
 
@@ -150,3 +150,27 @@ def test_what_is_past_the_sizes_a_snapshot_holds_is_said_and_never_blocks_the_pu
             assert resource.status is Status.INVALID, resource
     rules = [r for r in snapshot.resources if "many." in r.path]
     assert all(r.status is Status.OK for r in rules), rules  # 100 globs are a rule like any other
+
+
+CONTROL = "\x01" * 60_000 + "\n"  # 60 KB on disk, 360 KB as JSON (each one escaped \u0001)
+SWOLLEN = {
+    **GIT, "AGENTS.md": CONTROL, "CLAUDE.md": CONTROL, "GEMINI.md": CONTROL,
+    **{f"{container}/c/SKILL.md": skill_md("c") + CONTROL for container in SKILLS},
+    **{f"d{i}/AGENTS.md": "\n" * 60_000 for i in range(40)},  # newlines: twice their bytes as JSON
+    **{f".agents/skills/q{i}/SKILL.md": skill_md(f"q{i}") + '"' * 60_000 for i in range(40)},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_texts_that_swell_as_json_are_pushed_without_their_text_never_refusing_the_push(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    """The caps count a text's bytes; JSON writes a control character in six and a newline or quote in two, so a
+    snapshot within its caps could be over the 256 KiB a resource and the 4 MiB a push may take, and was refused
+    whole. The push (``wire.sync.fitted``, what the agent sends) leaves such texts out, each said."""
+    snapshot = scan_tree(make_workspace(tmp_path / "w", SWOLLEN), home=home, profile=profile).snapshot
+    pushed = fitted(snapshot)
+    validated(PushRequest, {**pushed.to_dict(), "initial": True, "agent": {}})
+    swollen = [r for r in pushed.resources if "of a push holds" in str(r.error) or "one push holds" in str(r.error)]
+    assert swollen and all(r.status is Status.EXCLUDED and r.content is None for r in swollen)
+    assert len(pushed.resources) == len(snapshot.resources)  # listed, every one

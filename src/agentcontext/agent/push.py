@@ -33,12 +33,12 @@ from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.wire.sync import (
-    MAX_RESOURCES,
     AgentInfo,
     ContractError,
     HeartbeatRequest,
     PushRequest,
     PushResponse,
+    fitted,
     validated,
 )
 
@@ -176,7 +176,7 @@ class Pusher:
 
     def _body(self, snapshot: Snapshot, initial: bool) -> bytes:
         """Raises: ContractError."""
-        pushed = snapshot.without(self._left_out).within(MAX_RESOURCES)
+        pushed = fitted(snapshot.without(self._left_out))
         raw = {**pushed.to_dict(), "initial": initial, "agent": self.info.to_dict()}
         return validated(PushRequest, raw).model_dump_json(exclude_unset=True).encode("utf-8")
 
