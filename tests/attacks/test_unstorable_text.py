@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentcontext import storable
 from agentcontext.resource import Status
@@ -174,3 +176,47 @@ def test_texts_that_swell_as_json_are_pushed_without_their_text_never_refusing_t
     swollen = [r for r in pushed.resources if "of a push holds" in str(r.error) or "one push holds" in str(r.error)]
     assert swollen and all(r.status is Status.EXCLUDED and r.content is None for r in swollen)
     assert len(pushed.resources) == len(snapshot.resources)  # listed, every one
+
+
+_WHERE = (
+    b"AGENTS.md", b"CLAUDE.md", b"GEMINI.md", b"AGENTS.override.md", b".cursorrules", b"notes.md",
+    b".github/copilot-instructions.md", b".claude/rules/r.md", b".github/instructions/i.instructions.md",
+    b".cursor/rules/r.mdc", b".claude/commands/c.md", b"sub/AGENTS.md", b"sub/CLAUDE.md", b".mcp.json",
+    b".agents/skills/s/SKILL.md", b".claude/skills/s/SKILL.md", b".github/skills/s/SKILL.md",
+    b".gemini/skills/s/SKILL.md", b".opencode/skills/s/SKILL.md", b".cursor/skills/s/SKILL.md",
+)  # fmt: skip
+_ODD = ("\x00", "\x01", "\ud800", "\u202e", "\u200b", "\U000e0041", "\ufeff", "\r", '"', "\\", "é", "💥", "\x85")
+_YAML_ESCAPES = ("\\0", "\\x01", "\\ud800", "\\u202e", "\\u200b", "\\U000e0041", "\\ufeff", "\\r", "\\N", "\\\\")
+_PIECES = [*_ODD, "a", " ", "\n", "@notes.md", "@AGENTS.md", "#", ":", "-", "---\n"]
+_TEXTS = st.one_of(
+    st.binary(max_size=300),
+    st.lists(st.sampled_from(_PIECES), max_size=60).map(lambda parts: "".join(parts).encode("utf-8", "surrogatepass")),
+    st.tuples(
+        st.sampled_from(["name", "description", "paths", "globs", "applyTo"]), st.sampled_from(_YAML_ESCAPES)
+    ).map(lambda pair: f'---\nname: s\ndescription: d\n{pair[0]}: "a{pair[1]}"\n---\nbody @notes.md\n'.encode()),
+    st.sampled_from(["many NUL lines", "50 KB of control characters"]),
+)
+_BIG = {
+    "many NUL lines": "".join(f"{'x' * 90}\x00\n" for _ in range(800)).encode(),
+    "50 KB of control characters": ("\x02" * 50_000).encode(),
+}
+_NAMES = st.sampled_from([b"", b"\xff", b"\xc3", b" ", b"\x1b[31m", b"x" * 200])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.dictionaries(st.tuples(st.sampled_from(_WHERE), _NAMES), _TEXTS, min_size=1, max_size=12))
+def test_whatever_a_repository_holds_every_profile_scans_it_and_the_push_is_one_the_control_plane_takes(
+    tmp_path_factory: pytest.TempPathFactory, home: Path, files: dict[tuple[bytes, bytes], bytes | str]
+) -> None:
+    work = tmp_path_factory.mktemp("w")
+    os.makedirs(work / ".git" / "objects")
+    (work / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for (where, odd), body in files.items():
+        head, _, name = where.rpartition(b"/")
+        path = os.path.join(bytes(work), head + odd if head else b"", odd + name if not head else name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as out:
+            out.write(_BIG[body] if isinstance(body, str) else body)
+    for profile in PROFILES:
+        snapshot = scan_tree(work, home=home, profile=profile).snapshot
+        validated(PushRequest, {**fitted(snapshot).to_dict(), "initial": True, "agent": {}})
