@@ -145,20 +145,37 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
     """Each (kind, path) once, storable: the way it is loaded first, the others said in its warnings (module
     docs)."""
     out: list[Resource] = []
-    at: dict[tuple[Kind, str], int] = {}
+    at: dict[str, int] = {}  # by path: a path with two kinds (rare) is told apart below
+    plain, carried = storable.plain, storable.carried
     for resource in resources:
-        if not storable.plain(resource):  # the usual resource in a few C calls
-            resource = storable.carried(resource)
-        key = (resource.kind, resource.path)
-        first = at.setdefault(key, len(out))
+        if not plain(resource):
+            resource = carried(resource)
+        path = resource.path
+        first = at.setdefault(path, len(out))
         if first == len(out):
             out.append(resource)
             continue
-        kept, other = out[first], resource
+        kept = out[first]
+        if kept.kind is not resource.kind:
+            _other_kind(out, resource)
+            continue
+        other = resource
         if _load_rank(other) < _load_rank(kept):
             kept, other = other, kept
         out[first] = kept._replace(warnings=(*kept.warnings, _also(other)))
     return out
+
+
+def _other_kind(out: list[Resource], resource: Resource) -> None:
+    """``resource`` into ``out`` where a resource of another kind has its path (a SKILL.md also an instruction file)."""
+    for index, kept in enumerate(out):
+        if kept.kind is resource.kind and kept.path == resource.path:
+            other = resource
+            if _load_rank(other) < _load_rank(kept):
+                kept, other = other, kept
+            out[index] = kept._replace(warnings=(*kept.warnings, _also(other)))
+            return
+    out.append(resource)
 
 
 _RANKS = {LoadType.STARTUP: 0, LoadType.IMPORT: 1}

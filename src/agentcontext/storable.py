@@ -47,16 +47,30 @@ def shown(text: str) -> str:
 
 def plain(resource: Resource) -> bool:
     """Whether ``resource`` is surely carried as it is: short ASCII text, no NUL, no warning, a load of few paths.
-    (Its content was read without NUL: the readers refuse a file holding one.)"""
-    name, description, error, load = resource.name, resource.description, resource.error, resource.load
+    (Its content was read without NUL: the readers refuse a file holding one.) Runs once a resource a pass."""
+    path, name, error = resource.path, resource.name or "", resource.error or ""
+    joined = f"{path}{name}{error}{resource.description or ''}"  # one C pass for ASCII and NUL
+    if not joined.isascii() or "\x00" in joined or resource.warnings:
+        return False
+    if len(path) > MAX_PATH_BYTES or len(name) > MAX_TEXT_BYTES or len(error) > MAX_TEXT_BYTES:
+        return False
+    load = resource.load
+    if load is None:
+        return True
+    if load.globs or load.chain or load.importer is not None or load.root is not None:
+        return _plain_load(load)
+    return _short(load.reason)
+
+
+def _plain_load(load: Load) -> bool:
+    named = (*load.globs, *load.chain, load.importer or "", load.root or "")
+    joined = "".join(named)  # a few C calls for the paths and globs of a rule or an import
     return (
-        resource.path.isascii()
-        and len(resource.path) <= MAX_PATH_BYTES
-        and not resource.warnings
-        and (name is None or (name.isascii() and len(name) <= MAX_TEXT_BYTES and "\x00" not in name))
-        and (description is None or (description.isascii() and "\x00" not in description))
-        and (error is None or (error.isascii() and len(error) <= MAX_TEXT_BYTES and "\x00" not in error))
-        and (load is None or (not load.globs and not load.chain and load.importer is None and _short(load.reason)))
+        len(named) <= 64
+        and joined.isascii()
+        and "\x00" not in joined
+        and max(map(len, named)) <= MAX_PATH_BYTES
+        and _short(load.reason)
     )
 
 

@@ -108,6 +108,10 @@ def _every_md(folder: Root, reader: Reader, cap: int, found: list[Resource]) -> 
 def _folder_as_text(path: str, folder: Root, reader: Reader, found: list[Resource], lost: str) -> None:
     """``path`` as ``invalid`` when it is a link to a folder checked out as a file (:mod:`~agentcontext.fs.text_links`);
     a folder that is simply missing, or any other file, is nothing to say."""
+    above, _, name = path.rpartition("/")
+    names = reader.listed(above)  # no system call: this pass's listing of the folder above, if it took one
+    if names is not None and name not in names.files:
+        return
     text = text_links.named_target(reader, path, folder.boundary, kinds=(EntryKind.DIRECTORY,))
     if text is not None:
         error = f"a file, not a folder: {text_links.advice(text, path, lost)}"
