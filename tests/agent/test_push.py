@@ -376,3 +376,22 @@ async def test_a_snapshot_listing_more_than_a_push_holds_is_pushed_with_the_rest
         "101 resources past the 1,000 one push holds are left out of it (101 of them excluded by the caps);"
         " agentcontext scan lists them all"
     )
+
+
+async def test_a_text_that_swells_past_what_a_push_holds_is_sent_without_it_and_the_push_accepted(
+    tmp_path: Path, home: Path
+) -> None:
+    """60 KB of control characters is within the 64 KiB cap and 360 KB as JSON: that resource goes without its text
+    (``excluded``, said), where the control plane refused the whole push."""
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "\x01" * 60_000 + "\n", "sub/AGENTS.md": "fine"})
+    agent = make_agent(work, home)
+    async with control_plane() as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            [sent] = await plane.requests(1)
+            assert await outcomes(pusher, 1) == [(1, True, "accepted")]
+    pushed = {r["path"]: r for r in sent.body["resources"]}
+    swollen = pushed[str(work / "AGENTS.md")]
+    assert (swollen["status"], swollen.get("content")) == ("excluded", None)
+    assert "as JSON its text takes" in swollen["error"] and "one resource of a push holds" in swollen["error"]

@@ -33,6 +33,7 @@ from agentcontext.agent.discovered import DiscoveredWatch
 from agentcontext.resource import HOME_SCOPES, Scope
 from agentcontext.snapshot import Snapshot
 from agentcontext.wire.sync import (
+    MAX_RESOURCES,
     AgentInfo,
     ContractError,
     HeartbeatRequest,
@@ -175,9 +176,21 @@ class Pusher:
             snapshot = agent.snapshot
 
     def _body(self, snapshot: Snapshot, initial: bool) -> bytes:
-        """Raises: ContractError."""
-        pushed = fitted(snapshot.without(self._left_out))
-        raw = {**pushed.to_dict(), "initial": initial, "agent": self.info.to_dict()}
+        """The push of ``snapshot``, fitted to what the control plane takes only when it does not fit as it is (its
+        JSON is measured once, by the validation, in the usual case).
+
+        Raises: ContractError."""
+        pushed = snapshot.without(self._left_out).within(MAX_RESOURCES)
+        try:
+            return self._validated(pushed, initial)
+        except ContractError:
+            smaller = fitted(pushed)
+            if smaller is pushed:
+                raise
+            return self._validated(smaller, initial)
+
+    def _validated(self, snapshot: Snapshot, initial: bool) -> bytes:
+        raw = {**snapshot.to_dict(), "initial": initial, "agent": self.info.to_dict()}
         return validated(PushRequest, raw).model_dump_json(exclude_unset=True).encode("utf-8")
 
     def _outcome(self, response: httpx.Response) -> Outcome | None:
