@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentcontext import storable
 from agentcontext.control.agent_link import AgentAddress, AgentLink, AgentReplyError
 from agentcontext.errors import InvalidRequestError, UnavailableError
 from agentcontext.resource import Kind, Load, Resource, Scope, Status
@@ -116,14 +117,27 @@ def _found(file: _File) -> Found | None:
     return Found(resource, tuple(file.for_))
 
 
+def _unstorable(file: _File) -> str | None:
+    """Why no database would store the file as answered (a NUL, a lone surrogate, a path past the bound), or None."""
+    if len(file.path.encode("utf-8", "surrogatepass")) > storable.MAX_PATH_BYTES:
+        return f"its path is over the {storable.MAX_PATH_BYTES:,} bytes a snapshot holds"
+    for text in (file.path, file.content or "", *file.warnings):
+        found = storable.problem(text)
+        if found is not None:
+            return f"the agent's answer holds {found}, which no database stores"
+    return None
+
+
 def parse(body: dict[str, Any], asked: Sequence[str]) -> Answer:
     """Raises: UnavailableError (the agent's answer is not what its API documents)."""
     try:
         answer = _Answer.model_validate(body)
     except ValidationError as exc:
         raise UnavailableError(f"the workspace agent's answer is malformed: {exc.errors()[0]['msg']}") from None
-    files = tuple(found for found in map(_found, answer.files) if found is not None)
-    excluded = tuple((f.path, f.reason) for f in answer.excluded)
+    held = [(file, _unstorable(file)) for file in answer.files]
+    files = tuple(found for found in (_found(file) for file, why in held if why is None) if found is not None)
+    odd = tuple((storable.shown(file.path)[: storable.MAX_PATH_BYTES], why) for file, why in held if why is not None)
+    excluded = (*odd, *((storable.shown(f.path)[: storable.MAX_PATH_BYTES], f.reason) for f in answer.excluded))
     refused = tuple((r.path, r.reason) for r in answer.refused)
     return Answer(tuple(asked), files, excluded, refused)
 
