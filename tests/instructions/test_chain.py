@@ -306,6 +306,23 @@ def test_bom_crlf_and_utf16_decode_to_the_same_text(tmp_path: Path, home: Path, 
     assert by_path(result, tmp_path / "AGENTS.md").content == "Line one\nLine two\n"
 
 
+@pytest.mark.parametrize("profile", ["codex", "coder"])
+def test_a_utf16_agents_md_is_invalid_under_codex_which_reads_it_as_utf8_and_decoded_elsewhere(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    # what PowerShell's `>` writes; Codex 0.169.0 sends it as UTF-8, its BOM two U+FFFD and its NUL bytes kept
+    make_workspace(tmp_path, {".git/": "", "AGENTS.md": "Use tabs.\n".encode("utf-16")})
+    found = by_path(scan_tree(tmp_path, home=home, profile=profile), tmp_path / "AGENTS.md")
+    if profile == "codex":
+        assert (found.status, found.content, found.warnings) == (Status.INVALID, None, ())
+        assert found.error == (
+            "UTF-16 (byte order mark): Codex reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
+            " not loaded: save it as UTF-8"
+        )
+    else:
+        assert (found.status, found.content) == (Status.OK, "Use tabs.\n")
+
+
 def test_unreadable_file_is_reported_and_other_docs_still_load(tmp_path: Path, home: Path) -> None:
     from tests.helpers import as_unprivileged_user
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 UTF8_BOM = codecs.BOM_UTF8
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF16_WARNING = "decoded from UTF-16 (byte order mark)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,7 @@ def prepare(raw: bytes) -> Prepared:
         text = raw.decode("utf-16", errors="replace")
         if "\x00" in text:  # U+0000 itself, which no snapshot can hold: binary, as in UTF-8
             return Prepared(raw, binary=True)
-        warnings = ["decoded from UTF-16 (byte order mark)"]
+        warnings = [UTF16_WARNING]
         if "\ufffd" in text:
             warnings.append("invalid UTF-16 sequences were replaced")
         return Prepared(text.encode("utf-8"), tuple(warnings))

@@ -9,7 +9,9 @@ their trimmed texts come first, and ``--- project-doc ---`` marks where project 
 begins.
 
 With ``project_doc.keep_bytes`` (Codex) a file's bytes are kept as they are: a BOM and
-CRLF line ends reach the doc. A budget of -1 (Claude Code) means no budget at all.
+CRLF line ends reach the doc. A UTF-16 file, which Codex reads as UTF-8 (its NUL bytes and all: a
+garbled text that no database stores), is ``invalid`` with that said. A budget of -1 (Claude
+Code) means no budget at all.
 Claude Code's doc (:func:`assemble_claude`) is one ``Contents of <path> (<kind>):``
 section per loaded file, in load order, each text trimmed.
 
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext.fs.textdecode import UTF8_BOM, decode
+from agentcontext.fs.textdecode import UTF8_BOM, UTF16_WARNING, decode
 from agentcontext.instructions.chain import BOM_WARNING, Found, relabelled
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.sanitize import sanitize
@@ -71,6 +73,9 @@ def apply_budget(found: list[Found], max_bytes: int, *, keep_bytes: bool = False
     for item in found:
         resource = item.resource
         if keep_bytes and item.data is not None:
+            if _utf16(resource):
+                out.append(_garbled(resource))
+                continue
             item = Found(resource, _raw(item, resource))
         if item.data is None or resource.doc_order is None or resource.scope in _GLOBAL_SCOPES or max_bytes < 0:
             out.append(_whole(item, keep_line_ends=keep_bytes or max_bytes < 0))
@@ -86,6 +91,8 @@ def apply_budget(found: list[Found], max_bytes: int, *, keep_bytes: bool = False
 def whole(item: Found, *, keep_bytes: bool = False) -> Resource:
     """A file outside any budget (an on-demand file): all its text, its bytes as they are with ``keep_bytes``."""
     if keep_bytes and item.data is not None:
+        if _utf16(item.resource):
+            return _garbled(item.resource)
         item = Found(item.resource, _raw(item, item.resource))
     return _whole(item, keep_line_ends=keep_bytes)
 
@@ -93,9 +100,23 @@ def whole(item: Found, *, keep_bytes: bool = False) -> Resource:
 def _raw(item: Found, resource: Resource) -> bytes | None:
     """The bytes as read (a UTF-8 BOM put back), for ``keep_bytes``."""
     data = item.data
-    if data is None or any("UTF-16" in w for w in resource.warnings):
+    if data is None:
         return data
     return UTF8_BOM + data if BOM_WARNING in resource.warnings else data
+
+
+def _utf16(resource: Resource) -> bool:
+    return any(warning.startswith(UTF16_WARNING) for warning in resource.warnings)
+
+
+def _garbled(resource: Resource) -> Resource:
+    """A UTF-16 file where the bytes are kept: Codex reads it as UTF-8, which no snapshot could hold."""
+    error = (
+        "UTF-16 (byte order mark): Codex reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
+        " not loaded: save it as UTF-8"
+    )
+    warnings = tuple(warning for warning in resource.warnings if not warning.startswith(UTF16_WARNING))
+    return resource._replace(status=Status.INVALID, content=None, error=error, warnings=warnings)
 
 
 def _whole(item: Found, *, keep_line_ends: bool = False) -> Resource:
