@@ -112,7 +112,7 @@ class Snapshot:
             f"{len(self.resources) - count:,} resources past the {count:,} one push holds are left out of it"
             f" ({excluded:,} of them excluded by the caps); agentcontext scan lists them all"
         )
-        error = note if self.error is None else f"{self.error}; {note}"[: storable.MAX_TEXT_BYTES]
+        error = note if self.error is None else storable.said(f"{self.error}; {note}")
         digest, payload = aggregate_hash(kept, sorted_by_id=True), sum(r.payload_bytes for r in kept)
         return replace(self, resources=kept, aggregate_hash=digest, payload_bytes=payload, error=error)
 
@@ -162,7 +162,7 @@ def one_per_file(resources: Iterable[Resource]) -> list[Resource]:
         other = resource
         if _load_rank(other) < _load_rank(kept):
             kept, other = other, kept
-        out[first] = kept._replace(warnings=(*kept.warnings, _also(other)))
+        out[first] = kept._replace(warnings=(*kept.warnings, storable.said(_also(other))))
     return out
 
 
@@ -173,7 +173,7 @@ def _other_kind(out: list[Resource], resource: Resource) -> None:
             other = resource
             if _load_rank(other) < _load_rank(kept):
                 kept, other = other, kept
-            out[index] = kept._replace(warnings=(*kept.warnings, _also(other)))
+            out[index] = kept._replace(warnings=(*kept.warnings, storable.said(_also(other))))
             return
     out.append(resource)
 

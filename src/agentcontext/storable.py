@@ -86,12 +86,12 @@ def carried(resource: Resource) -> Resource:
         path, why = refused
         return Resource(resource.kind, path, resource.scope, Status.INVALID, resource.size_bytes,
                         resource.content_hash, error=why)  # fmt: skip
-    said, warnings, load = resource.error, resource.warnings, resource.load
-    if said is not None and (text := _text(said)) is not said:
+    error, warnings, load = resource.error, resource.warnings, resource.load
+    if error is not None and (text := said(error)) is not error:
         resource = resource._replace(error=text)
-    if warnings and (texts := tuple(map(_text, warnings))) != warnings:
+    if warnings and (texts := tuple(map(said, warnings))) != warnings:
         resource = resource._replace(warnings=texts)
-    if load is not None and load.reason is not None and (text := _text(load.reason)) is not load.reason:
+    if load is not None and load.reason is not None and (text := said(load.reason)) is not load.reason:
         resource = resource._replace(load=dataclasses.replace(load, reason=text))
     return resource
 
@@ -138,7 +138,7 @@ def _path(path: str) -> str:
     return f"{kept}…[{len(data):,} bytes, sha256 {digest}]"
 
 
-def _text(text: str) -> str:
+def said(text: str) -> str:
     """Our own text about a resource (it may quote a path) as stored: escaped, within :data:`MAX_TEXT_BYTES` (the
     same object when it already is)."""
     if len(text) * 4 <= MAX_TEXT_BYTES and problem(text) is None:
