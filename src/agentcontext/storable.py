@@ -66,7 +66,7 @@ def _plain_load(load: Load) -> bool:
     named = (*load.globs, *load.chain, load.importer or "", load.root or "")
     joined = "".join(named)  # a few C calls for the paths and globs of a rule or an import
     return (
-        len(named) <= 64
+        len(named) <= MAX_LOAD_ITEMS
         and joined.isascii()
         and "\x00" not in joined
         and max(map(len, named)) <= MAX_PATH_BYTES
@@ -100,10 +100,7 @@ def _refused(resource: Resource) -> tuple[str, str] | None:
     """The path to list and why, when a field of the resource's own cannot be carried."""
     path = resource.path
     if problem(path) is not None:
-        why = (
-            "its path is not UTF-8 (its bytes shown escaped), which no snapshot holds: not served (Copilot CLI reads"
-            " such a file; Claude Code, Codex, Gemini CLI and OpenCode pass it over); rename it"
-        )
+        why = "its path is not UTF-8 (its bytes shown escaped), which no snapshot holds: not served; rename it"
         return _path(shown(path)), why
     size = len(path.encode("utf-8"))
     if size > MAX_PATH_BYTES:
@@ -141,10 +138,10 @@ def _path(path: str) -> str:
 def said(text: str) -> str:
     """Our own text about a resource (it may quote a path) as stored: escaped, within :data:`MAX_TEXT_BYTES` (the
     same object when it already is)."""
-    if len(text) * 4 <= MAX_TEXT_BYTES and problem(text) is None:
-        return text
     if problem(text) is not None:
         text = shown(text)
+    elif len(text) * 4 <= MAX_TEXT_BYTES:  # within the bound, however many bytes a character takes
+        return text
     data = text.encode("utf-8")
     if len(data) <= MAX_TEXT_BYTES:
         return text

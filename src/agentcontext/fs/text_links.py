@@ -22,6 +22,7 @@ from agentcontext.fs.files import Entry, EntryKind, Reader, is_within
 MAX_TARGET = 4095  # PATH_MAX less its NUL: git writes no longer target
 _CONTROL = re.compile(rb"[\x00-\x1f\x7f]")
 _FILE_OR_FOLDER = frozenset({EntryKind.FILE, EntryKind.DIRECTORY})
+_FOLDER = frozenset({EntryKind.DIRECTORY})
 
 
 def target_text(data: bytes) -> str | None:
@@ -70,6 +71,13 @@ def advice(text: str, path: str, consequence: str) -> str:
         f'{CHECKED_OUT}: it holds only "{text}", so {consequence} (git core.symlinks=false); recreate the link: '
         f"git config core.symlinks true, then git checkout -- {path}"
     )
+
+
+def folder_as_file(reader: Reader, path: str, boundary: str, lost: str) -> str | None:
+    """The error for the file at ``path`` where a folder is looked for, when it is a link to a folder checked out
+    as a file (``lost``: what the agent then misses); None for any other file, or none."""
+    text = named_target(reader, path, boundary, kinds=_FOLDER)
+    return None if text is None else f"a file, not a folder: {advice(text, path, lost)}"
 
 
 CHECKED_OUT = "a symbolic link checked out as a file"

@@ -11,7 +11,7 @@ import codecs
 from dataclasses import dataclass
 
 UTF8_BOM = codecs.BOM_UTF8
-UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 UTF16_WARNING = "decoded from UTF-16 (byte order mark)"
 
 
@@ -26,7 +26,7 @@ class Prepared:
 
 def prepare(raw: bytes) -> Prepared:
     """Turn a file's raw bytes into UTF-8 bytes that byte budgets can cut."""
-    if raw.startswith(UTF16_BOMS):
+    if raw.startswith(_UTF16_BOMS):
         text = raw.decode("utf-16", errors="replace")
         if "\x00" in text:  # U+0000 itself, which no snapshot can hold: binary, as in UTF-8
             return Prepared(raw, binary=True)
@@ -78,3 +78,22 @@ def decode_file(raw: bytes) -> tuple[str | None, tuple[str, ...]]:
         return None, prepared.warnings
     text, warnings = decode(prepared.data)
     return text, prepared.warnings + warnings
+
+
+def sent_as_text(raw: bytes, agent: str) -> str | None:
+    """Why a file holding NUL bytes is not loaded where ``agent`` would send it as text (None: it holds none): no
+    database stores a NUL in text, so a snapshot holding one could never reach the control plane."""
+    if b"\x00" not in raw:
+        return None
+    if raw.startswith(_UTF16_BOMS):
+        return garbled_utf16(agent)
+    return f"binary file (contains NUL bytes); not loaded ({agent} would send it as text)"
+
+
+def garbled_utf16(agent: str) -> str:
+    """Why a UTF-16 file is not loaded where ``agent`` reads every file as UTF-8 (its BOM two U+FFFD, its NUL bytes
+    kept, as the agents' binaries were seen to send one)."""
+    return (
+        f"UTF-16 (byte order mark): {agent} reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
+        " not loaded: save it as UTF-8"
+    )

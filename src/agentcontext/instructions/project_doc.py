@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentcontext.fs.textdecode import UTF8_BOM, UTF16_WARNING, decode
+from agentcontext.fs.textdecode import UTF8_BOM, UTF16_WARNING, decode, garbled_utf16
 from agentcontext.instructions.chain import BOM_WARNING, Found, relabelled
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.sanitize import sanitize
@@ -111,10 +111,7 @@ def _utf16(resource: Resource) -> bool:
 
 def _garbled(resource: Resource) -> Resource:
     """A UTF-16 file where the bytes are kept: Codex reads it as UTF-8, which no snapshot could hold."""
-    error = (
-        "UTF-16 (byte order mark): Codex reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
-        " not loaded: save it as UTF-8"
-    )
+    error = garbled_utf16("Codex")
     warnings = tuple(warning for warning in resource.warnings if not warning.startswith(UTF16_WARNING))
     return resource._replace(status=Status.INVALID, content=None, error=error, warnings=warnings)
 

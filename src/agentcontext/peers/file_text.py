@@ -16,7 +16,7 @@ import hashlib
 from typing import NamedTuple
 
 from agentcontext.fs.files import Entry, Reader
-from agentcontext.fs.textdecode import UTF16_BOMS
+from agentcontext.fs.textdecode import sent_as_text
 from agentcontext.resource import Status
 from agentcontext.sanitize import hidden_text_warnings
 
@@ -32,18 +32,6 @@ class FileText(NamedTuple):
     content_hash: str = ""
     warnings: tuple[str, ...] = ()
     text: str | None = None  # None unless ``ok``
-
-
-def sent_as_text(raw: bytes, agent: str) -> str | None:
-    """Why a file holding NUL bytes is not loaded where ``agent`` would send it as text (None: it holds none)."""
-    if b"\x00" not in raw:
-        return None
-    if raw.startswith(UTF16_BOMS):
-        return (
-            f"UTF-16 (byte order mark): {agent} reads it as UTF-8, NUL bytes and all, so its text arrives garbled;"
-            " not loaded: save it as UTF-8"
-        )
-    return f"binary file (contains NUL bytes); not loaded ({agent} would send it as text)"
 
 
 def read_text(entry: Entry, reader: Reader, cap: int, agent: str, *, strip_bom: bool = False) -> FileText:

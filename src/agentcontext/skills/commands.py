@@ -112,9 +112,8 @@ def _folder_as_text(path: str, folder: Root, reader: Reader, found: list[Resourc
     names = reader.listed(above)  # no system call: this pass's listing of the folder above, if it took one
     if names is not None and name not in names.files:
         return
-    text = text_links.named_target(reader, path, folder.boundary, kinds=(EntryKind.DIRECTORY,))
-    if text is not None:
-        error = f"a file, not a folder: {text_links.advice(text, path, lost)}"
+    error = text_links.folder_as_file(reader, path, folder.boundary, lost)
+    if error is not None:
         found.append(Resource(Kind.SKILL, path, folder.scope, Status.INVALID, error=error))
 
 

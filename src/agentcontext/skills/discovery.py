@@ -45,7 +45,6 @@ _POLICY_HIDES = "agents/openai.yaml sets policy.allow_implicit_invocation: false
 # Enum members used once per skill, bound once (an enum class attribute costs ~0.2 us on Python 3.11).
 _FILE, _MISSING, _DIRECTORY, _ESCAPE = EntryKind.FILE, EntryKind.MISSING, EntryKind.DIRECTORY, EntryKind.ESCAPE
 _SKILL, _OK, _INVALID = ResourceKind.SKILL, Status.OK, Status.INVALID
-_FOLDER = (EntryKind.DIRECTORY,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,9 +459,8 @@ def _text_link(
 ) -> None:
     """``path`` as ``invalid`` when it is a link to a folder checked out as a file (:mod:`~agentcontext.fs.text_links`);
     any other file where a folder is looked for is none of the skills' business."""
-    text = text_links.named_target(reader, path, boundary or container.boundary, kinds=_FOLDER)
-    if text is not None:
-        error = f"a file, not a folder: {text_links.advice(text, path, lost)}"
+    error = text_links.folder_as_file(reader, path, boundary or container.boundary, lost)
+    if error is not None:
         found.add(
             Resource(ResourceKind.SKILL, path, container.scope, Status.INVALID, error=error, source=container.source)
         )

@@ -19,7 +19,6 @@ refused by an older server.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
@@ -373,18 +372,19 @@ def fitted(snapshot: Snapshot) -> Snapshot:
     within :data:`MAX_RESOURCE_BYTES` of JSON and all within :data:`MAX_TOTAL_BYTES`, which the control plane would
     otherwise refuse whole. The caps count a text's UTF-8 bytes, JSON escapes a control character in six: a
     resource whose text does not fit is pushed ``excluded`` without it (then the last in cap order, until the whole
-    fits), the reason said; its hash recomputed."""
+    fits), the reason said; its hash recomputed. The same snapshot when nothing had to change.
+
+    Raises:
+        ContractError: a resource breaks the contract in another way (what fitting cannot mend).
+    """
     snapshot = snapshot.within(MAX_RESOURCES)
-    resources = snapshot.resources
-    bounds = [_json_bound(resource) for resource in resources]
-    if max(bounds, default=0) <= MAX_RESOURCE_BYTES and sum(bounds) <= MAX_TOTAL_BYTES:
-        return snapshot  # the usual snapshot, with no JSON written
-    sizes = [_json_bytes(resource) for resource in resources]
-    out = list(resources)
+    out = list(snapshot.resources)
+    sizes = [_json_bytes(resource) for resource in out]
+    changed = False
     for index, size in enumerate(sizes):
         if size > MAX_RESOURCE_BYTES:
             why = f"as JSON its text takes {size:,} bytes, over the {MAX_RESOURCE_BYTES:,} one resource of a push holds"
-            out[index] = _without_text(out[index], why)
+            out[index], changed = _without_text(out[index], why), True
             sizes[index] = _json_bytes(out[index])
     total = sum(sizes)
     for index in sorted(range(len(out)), key=lambda at: sort_key(out[at]), reverse=True):
@@ -392,40 +392,30 @@ def fitted(snapshot: Snapshot) -> Snapshot:
             break
         if out[index].content:
             why = f"left out of the push to fit the {MAX_TOTAL_BYTES:,} bytes of JSON one push holds"
-            out[index] = _without_text(out[index], why)
+            out[index], changed = _without_text(out[index], why), True
             smaller = _json_bytes(out[index])
             total -= sizes[index] - smaller
             sizes[index] = smaller
+    if not changed:
+        return snapshot
     kept = tuple(out)
     digest, payload = aggregate_hash(kept, sorted_by_id=True), sum(r.payload_bytes for r in kept)
     return dataclasses.replace(snapshot, resources=kept, aggregate_hash=digest, payload_bytes=payload)
 
 
 def _without_text(resource: Resource, why: str) -> Resource:
+    """``resource`` pushed ``excluded``: no text, and no description as long as one (an instruction file's first
+    line can be the whole file)."""
     excluded = resource.with_status(Status.EXCLUDED, why)
-    if _json_bytes(excluded) > MAX_RESOURCE_BYTES // 4:  # a first line or a description as long as a text
+    description = excluded.description
+    if description is not None and len(description.encode("utf-8")) > MAX_ERROR_BYTES:
         excluded = excluded._replace(description=None)
     return excluded
 
 
-def _json_bound(resource: Resource) -> int:
-    """At least the resource's JSON bytes, without writing it: six bytes a character at most (``\\u001f``)."""
-    if resource.tools or resource.approval is not None:
-        return _json_bytes(resource)  # a server's tools: written
-    load = resource.load
-    if load is None:
-        return _texts(resource) + 1024
-    named = (*load.globs, *load.chain, load.importer or "", load.reason or "", load.root or "")
-    return _texts(resource) + 6 * sum(map(len, named)) + 16 * len(named) + 1024
-
-
-def _texts(resource: Resource) -> int:
-    texts = (resource.path, resource.content, resource.error, resource.name, resource.description, resource.source)
-    return 6 * (sum(len(text) for text in texts if text) + sum(map(len, resource.warnings)))
-
-
 def _json_bytes(resource: Resource) -> int:
-    return len(json.dumps(resource.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    """The resource's JSON as the contract measures it (:meth:`PushedResource.json_bytes`)."""
+    return validated(PushedResource, resource.to_dict()).json_bytes()
 
 
 class PushResponse(BaseModel):

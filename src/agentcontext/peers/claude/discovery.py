@@ -30,10 +30,10 @@ from typing import NamedTuple
 
 from agentcontext.fs.beneath import EscapeError
 from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_within
+from agentcontext.fs.textdecode import sent_as_text
 from agentcontext.instructions.chain import Found, relabelled
 from agentcontext.layout import Layout
 from agentcontext.peers.claude.text import import_paths, js_trim, loads_extension, split_frontmatter, strip_comments
-from agentcontext.peers.file_text import sent_as_text
 from agentcontext.resource import Kind as ResourceKind
 from agentcontext.resource import Load, LoadType, Resource, Scope, Status
 from agentcontext.sanitize import hidden_text_warnings
