@@ -315,7 +315,7 @@ def build(
     capped, mcp_errors = _apply_mcp_caps(capped, total, mcp_servers, caps)
     ordered = tuple(_ordered(capped, _ID_ORDER, by_path=in_order))  # by id
     total += sum(server.payload_bytes for server in capped[kept:])
-    first_error = error or (mcp_errors[0] if mcp_errors else None)
+    first_error = error or (mcp_errors[0] if mcp_errors else None)  # a watcher's may quote any path, at any length
     return Snapshot(
         version=version,
         aggregate_hash=aggregate_hash(ordered, sorted_by_id=True),
@@ -324,7 +324,7 @@ def build(
         profile=profile,
         resources=ordered,
         payload_bytes=total,
-        error=first_error,
+        error=None if first_error is None else storable.said(first_error),
     )
 
 

@@ -21,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcontext import storable
+from agentcontext.agent.watcher import _describe
 from agentcontext.resource import Status
+from agentcontext.scan import Scanner
 from agentcontext.settings.profiles import PROFILES
-from agentcontext.testing import make_workspace, scan_tree, skill_md
+from agentcontext.testing import isolated_environ, make_workspace, scan_tree, skill_md, test_config
 from agentcontext.wire.sync import PushRequest, fitted, validated
 from agentcontext.workspace_mcp.config import parse
 from tests.attacks.test_tool_descriptions import RUGPULL, served
@@ -152,6 +154,26 @@ def test_what_is_past_the_sizes_a_snapshot_holds_is_said_and_never_blocks_the_pu
             assert resource.status is Status.INVALID, resource
     rules = [r for r in snapshot.resources if "many." in r.path]
     assert all(r.status is Status.OK for r in rules), rules  # 100 globs are a rule like any other
+
+
+def test_a_broken_watch_that_quotes_a_long_path_that_is_not_utf8_is_said_and_never_blocks_the_push(
+    tmp_path: Path, home: Path
+) -> None:
+    """The watcher's error goes into the snapshot as the exception said it: any path (its bytes surrogate-escaped),
+    at any length; the control plane refuses a NUL, a lone surrogate or more than 4,096 bytes in it."""
+    work = make_workspace(tmp_path / "w", {**GIT, "AGENTS.md": "rules\n"})
+    folder = os.fsdecode(bytes(work) + b"/" + b"deep\xff/" * 1_000)
+    error = _describe(OSError(28, f"No space left on device\x00 watching {folder}"))
+    config = test_config(work, home=home)
+    snapshot = Scanner(work, config, environ=isolated_environ(home)).run(version=1, error=error).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})  # raises ContractError
+    assert snapshot.error is not None and snapshot.error.startswith("inotify watch limit exceeded")
+    quoted = "file watching failed: " + "\udcff" * 5_000
+    snapshot = Scanner(work, config, environ=isolated_environ(home)).run(version=1, error=quoted).snapshot
+    validated(PushRequest, {**snapshot.to_dict(), "initial": True, "agent": {}})
+    said = str(snapshot.error)
+    assert said.startswith("file watching failed: \\xff\\xff"), said[:60]  # the bytes shown
+    assert len(said.encode()) <= storable.MAX_TEXT_BYTES
 
 
 CONTROL = "\x01" * 60_000 + "\n"  # 60 KB on disk, 360 KB as JSON (each one escaped \u0001)

@@ -109,7 +109,7 @@ def test_a_missing_directory_or_bad_config_exits_2_with_one_line(tmp_path: Path,
     (home / ".config/agentcontext/config.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
     bad = run("scan", str(root), home=home)
     assert bad.returncode == 2
-    assert "skills.validation must be one of lenient, spec, coder" in bad.stderr
+    assert "skills.validation must be one of lenient, codex, spec, coder" in bad.stderr
 
 
 def test_a_bad_repository_config_is_named_on_stderr_and_the_scan_goes_on(tmp_path: Path, home: Path) -> None:
@@ -117,7 +117,7 @@ def test_a_bad_repository_config_is_named_on_stderr_and_the_scan_goes_on(tmp_pat
     (root / "agentcontext.toml").write_text("[skills]\nvalidation = 'strict'\n", encoding="utf-8")
     result = run("scan", str(root), home=home)
     assert result.returncode == 0
-    assert "skills.validation ignored: skills.validation must be one of lenient, spec, coder" in result.stderr
+    assert "skills.validation ignored: skills.validation must be one of lenient, codex, spec, coder" in result.stderr
 
 
 def test_doc_prints_the_exact_project_doc_and_json_contract(tmp_path: Path, home: Path) -> None:

@@ -357,6 +357,11 @@ CASES: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/badyaml/SKILL.md": "---\nname: badyaml\ndescription: [unclosed\n---\nbad\n",
             "w/repo/.agents/skills/multi/SKILL.md": skill("multi", "|\n  line one\n  line two"),
             "w/repo/.claude/skills/cl/SKILL.md": skill("cl", "claude folder"),
+            # bytes Codex does not read as a skill: a BOM, Latin-1, UTF-16 (CRLF it reads)
+            "w/repo/.agents/skills/bom/SKILL.md": "\ufeff" + skill("bom", "Bom skill"),
+            "w/repo/.agents/skills/latin/SKILL.md": skill("latin", "caf\xe9").encode("latin-1"),
+            "w/repo/.agents/skills/wide/SKILL.md": skill("wide", "UTF-16").encode("utf-16"),
+            "w/repo/.agents/skills/crlf/SKILL.md": skill("crlf", "Crlf skill").replace("\n", "\r\n"),
             "w/repo/AGENTS.md": "root agents\n",
         },
         cwd="w/repo/sub",

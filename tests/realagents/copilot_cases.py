@@ -186,6 +186,8 @@ COPILOT_CASES: tuple[Workspace, ...] = (
             "w/repo/.agents/skills/folded/SKILL.md": FOLDED,
             "w/repo/.agents/skills/literal/SKILL.md": LITERAL,
             "w/repo/.agents/skills/bom/SKILL.md": BOM_CRLF,
+            "w/repo/.agents/skills/latin/SKILL.md": skill("latin", "caf\xe9").encode("latin-1"),
+            "w/repo/.agents/skills/wide/SKILL.md": skill("wide", "UTF-16").encode("utf-16"),
             "w/repo/.agents/skills/chars/SKILL.md": skill("a.b:c_d", "dots, colons, underscores"),
             "w/repo/.agents/skills/upper/SKILL.md": skill("UPPER Name", "spaces in upper case"),
             "w/repo/.agents/skills/tab/SKILL.md": skill('"tab\\tname"', "a tab: dropped"),

@@ -233,6 +233,8 @@ GEMINI_CASES: tuple[Workspace, ...] = (
             "w/repo/sub/.gemini/skills/folded/SKILL.md": "---\nname: folded\ndescription: first\n  second\n",
             "w/repo/sub/.gemini/skills/long/SKILL.md": skill("long", "x" * 1100),
             "w/repo/sub/.gemini/skills/bom/SKILL.md": "\ufeff" + skill("bom", "Bom skill"),
+            "w/repo/sub/.gemini/skills/latin/SKILL.md": skill("latin", "caf\xe9").encode("latin-1"),
+            "w/repo/sub/.gemini/skills/wide/SKILL.md": skill("wide", "UTF-16").encode("utf-16"),
             "w/repo/sub/.gemini/skills/crlf/SKILL.md": skill("crlf", "Crlf skill").replace("\n", "\r\n"),
             "w/repo/sub/.gemini/skills/colon/SKILL.md": skill('"a:b/c"', "Name sanitized"),
             "w/repo/sub/.gemini/skills/xml/SKILL.md": skill("xml", '"a <b> & c"'),

@@ -130,6 +130,8 @@ OPENCODE_CASES: tuple[Workspace, ...] = (
             "w/repo/sub/.agents/skills/quoted/SKILL.md": skill("quoted", "'it''s \"q\" <b> & c'"),
             "w/repo/sub/.agents/skills/unclosed/SKILL.md": "---\nname: unclosed\ndescription: never closed\n",
             "w/repo/sub/.agents/skills/bom/SKILL.md": "\ufeff" + skill("bom", "bom skill"),
+            "w/repo/sub/.agents/skills/latin/SKILL.md": skill("latin", "caf\xe9").encode("latin-1"),
+            "w/repo/sub/.agents/skills/wide/SKILL.md": skill("wide", "UTF-16").encode("utf-16"),
             "w/repo/sub/.agents/skills/crlf/SKILL.md": skill("crlf", "crlf skill").replace("\n", "\r\n"),
             "w/repo/sub/.agents/skills/a&b/SKILL.md": skill("amp", "an ampersand in its path"),
             "w/repo/sub/.agents/skills/lower/skill.md": skill("lowercase", "not SKILL.md"),

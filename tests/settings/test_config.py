@@ -166,7 +166,7 @@ def test_unknown_keys_and_bad_values_are_rejected_with_their_source(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"skills.max_depth must be an integer from 1 to 6, not '9'"):
         env = {"HOME": str(home), "AGENTCONTEXT_SKILLS_MAX_DEPTH": "9"}
         load_config(tmp_path, environ=env, config_file="/dev/null")
-    with pytest.raises(ConfigError, match="skills.validation must be one of lenient, spec, coder"):
+    with pytest.raises(ConfigError, match="skills.validation must be one of lenient, codex, spec, coder"):
         overrides = {"skills.validation": "strict"}
         load_config(tmp_path, environ={"HOME": str(home)}, overrides=overrides, config_file="/dev/null")
     with pytest.raises(ConfigError, match="unknown profile 'nonesuch'"):

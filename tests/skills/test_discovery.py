@@ -728,3 +728,34 @@ def test_a_skill_md_right_in_a_container_is_passed_over_by_default_a_skill_too_f
     )
     [skill] = scan_tree(unnamed, home=home, profile="codex").skills
     assert (skill.name, skill.path) == ("skills", str(unnamed / ".codex/skills/SKILL.md"))  # named by its folder
+
+
+# a skill folder each profile reads, and which of these bytes its agent's binary loaded (tests/realagents)
+ENCODED = {
+    "bom": b"\xef\xbb\xbf" + skill_md("bom", "a BOM first").encode(),
+    "latin": skill_md("latin", "Caf\xe9").encode("latin-1"),
+    "wide": skill_md("wide", "UTF-16").encode("utf-16"),
+    "crlf": skill_md("crlf", "CRLF line ends").replace("\n", "\r\n").encode(),
+}
+READ_BY = {
+    "default": (".agents/skills", {"bom", "latin", "wide", "crlf"}),
+    "codex": (".agents/skills", {"crlf"}),
+    "claude": (".claude/skills", {"bom", "latin", "crlf"}),
+    "gemini": (".gemini/skills", {"latin", "crlf"}),
+    "opencode": (".opencode/skills", {"bom", "latin", "crlf"}),
+    "copilot": (".github/skills", {"bom", "latin", "crlf"}),
+}
+
+
+@pytest.mark.parametrize("profile", READ_BY)
+def test_a_skill_md_in_utf16_latin1_or_after_a_bom_is_offered_only_where_the_agent_reads_it(
+    tmp_path: Path, home: Path, profile: str
+) -> None:
+    container, loaded = READ_BY[profile]
+    files = {f"{container}/{name}/SKILL.md": raw for name, raw in ENCODED.items()}
+    work = make_workspace(tmp_path / "w", {".git/HEAD": "ref: refs/heads/main\n", **files})
+    found = {os.path.basename(os.path.dirname(r.path)): r for r in skills(scan(work, home, profile=profile))}
+    assert set(found) == set(ENCODED), "each is listed, loaded or not"
+    assert {name for name, r in found.items() if r.status is Status.OK} == loaded
+    for resource in found.values():
+        assert resource.status in (Status.OK, Status.INVALID) and (resource.status is Status.OK) is (not resource.error)

@@ -324,7 +324,51 @@ def test_validate_path_handles_utf8_bom_and_crlf(tmp_path: Path) -> None:
 def test_validate_path_refuses_a_binary_skill_md(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, "my-skill", b"---\nname: my-skill\x00\ndescription: d\n---\n")
     report = validate_path(folder, "lenient")
-    assert report.errors == ("SKILL.md is a binary file (contains NUL bytes)",)
+    assert report.errors == ("SKILL.md: binary file (contains NUL bytes)",)
+
+
+ENCODED = {
+    "bom": b"\xef\xbb\xbf---\nname: my-skill\ndescription: A test skill\n---\nBody\n",
+    "latin1": "---\nname: my-skill\ndescription: Caf\xe9\n---\nBody\n".encode("latin-1"),
+    "utf16": "---\nname: my-skill\ndescription: A test skill\n---\nBody\n".encode("utf-16"),
+}
+# what each agent's binary did with such a SKILL.md (tests/realagents: codex_skills, opencode_skills, ...)
+LOADED = {
+    "lenient": {"bom", "latin1", "utf16"},
+    "codex": set(),
+    "claude": {"bom", "latin1"},
+    "gemini": {"latin1"},
+    "opencode": {"bom", "latin1"},
+    "copilot": {"bom", "latin1"},
+}
+
+
+@pytest.mark.parametrize("mode", LOADED)
+def test_a_skill_md_that_is_not_plain_utf8_is_loaded_as_the_modes_agent_loads_it(tmp_path: Path, mode: str) -> None:
+    for encoding, raw in ENCODED.items():
+        report = validate_path(write_skill(tmp_path / encoding, "my-skill", raw), mode)  # type: ignore[arg-type]
+        assert report.valid is (encoding in LOADED[mode]), (encoding, report.errors)
+        if encoding == "utf16" and not report.valid and mode != "codex":
+            assert "UTF-16 (byte order mark)" in report.errors[0] and "save it as UTF-8" in report.errors[0]
+
+
+def test_codex_says_why_it_reads_no_skill_from_a_bom_latin1_or_utf16(tmp_path: Path) -> None:
+    errors = {
+        encoding: validate_path(write_skill(tmp_path / encoding, "my-skill", raw), "codex").errors
+        for encoding, raw in ENCODED.items()
+    }
+    assert errors == {
+        "bom": (
+            "SKILL.md: a byte order mark before its frontmatter: Codex does not load the skill; save it without one",
+        ),
+        "latin1": (
+            "SKILL.md: not UTF-8 (invalid continuation byte at byte 35): Codex does not load the skill;"
+            " save it as UTF-8",
+        ),
+        "utf16": (
+            "SKILL.md: not UTF-8 (invalid start byte at byte 0): Codex does not load the skill; save it as UTF-8",
+        ),
+    }
 
 
 def test_validate_path_warns_about_an_oversized_skill_md(tmp_path: Path) -> None:

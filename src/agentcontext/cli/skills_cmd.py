@@ -44,6 +44,7 @@ app = typer.Typer(
 class Mode(StrEnum):
     spec = "spec"
     lenient = "lenient"
+    codex = "codex"
     coder = "coder"
     claude = "claude"
     gemini = "gemini"
@@ -109,7 +110,9 @@ def validate(
     paths: list[Path] = typer.Argument(..., help="Skill folders (or their SKILL.md files) to check."),
     as_json: bool = JsonOption,
     validation: Mode = typer.Option(
-        Mode.spec, "--validation", help="Rules: spec (skills-ref), lenient, coder, claude, gemini or copilot."
+        Mode.spec,
+        "--validation",
+        help="Rules: spec (skills-ref), lenient, codex, coder, claude, gemini, opencode or copilot.",
     ),
 ) -> None:
     """Lint skill folders, for CI. Prints every error of every skill; exits 1 when any has one.

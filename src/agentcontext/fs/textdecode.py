@@ -11,7 +11,7 @@ import codecs
 from dataclasses import dataclass
 
 UTF8_BOM = codecs.BOM_UTF8
-_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 UTF16_WARNING = "decoded from UTF-16 (byte order mark)"
 
 
@@ -26,7 +26,7 @@ class Prepared:
 
 def prepare(raw: bytes) -> Prepared:
     """Turn a file's raw bytes into UTF-8 bytes that byte budgets can cut."""
-    if raw.startswith(_UTF16_BOMS):
+    if raw.startswith(UTF16_BOMS):
         text = raw.decode("utf-16", errors="replace")
         if "\x00" in text:  # U+0000 itself, which no snapshot can hold: binary, as in UTF-8
             return Prepared(raw, binary=True)
@@ -85,7 +85,7 @@ def sent_as_text(raw: bytes, agent: str) -> str | None:
     database stores a NUL in text, so a snapshot holding one could never reach the control plane."""
     if b"\x00" not in raw:
         return None
-    if raw.startswith(_UTF16_BOMS):
+    if raw.startswith(UTF16_BOMS):
         return garbled_utf16(agent)
     return f"binary file (contains NUL bytes); not loaded ({agent} would send it as text)"
 

@@ -35,7 +35,7 @@ from agentcontext.settings.profiles import KEYS, PROFILES, profile_defaults
 
 MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a huge one is not read whole
 
-Validation = Literal["lenient", "spec", "coder", "claude", "gemini", "opencode", "copilot"]
+Validation = Literal["lenient", "codex", "spec", "coder", "claude", "gemini", "opencode", "copilot"]
 VALIDATIONS: tuple[str, ...] = BY_KEY["skills.validation"].choices
 
 CODER_ALIASES = {

@@ -254,13 +254,14 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "lenient",
         FREE,
-        "`lenient` (Codex), `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
+        "`lenient` (the Agent Skills guidance), `codex` (lenient, for a SKILL.md that is UTF-8 from its first byte)"
+        ", `spec` (skills-ref exactly), `coder` (kebab-case names matching their folder)"
         " `claude` (named by folder, first body line as a fallback description)"
         ", `gemini` (frontmatter name and description both required, taken as written)"
         ", `opencode` (YAML frontmatter with a string name and description, else dropped)"
         " or `copilot` (frontmatter required; name from it or the folder, spaces made `-`; body as a fallback"
         " description).",
-        choices=("lenient", "spec", "coder", "claude", "gemini", "opencode", "copilot"),
+        choices=("lenient", "codex", "spec", "coder", "claude", "gemini", "opencode", "copilot"),
     ),
     _s(
         "skills.max_depth",

@@ -65,6 +65,7 @@ _OVERRIDES: dict[str, dict[str, Any]] = {
         "skills.linked_skill_md": False,
         "skills.plugin_manifests": True,
         "skills.openai_policy": True,
+        "skills.validation": "codex",
     },
     "claude": {
         "project_doc.discovery": "claude",

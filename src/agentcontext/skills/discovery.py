@@ -28,7 +28,6 @@ from hashlib import sha256
 
 from agentcontext.fs import text_links
 from agentcontext.fs.files import Entry, EntryKind, ListedEntry, Reader, is_within
-from agentcontext.fs.textdecode import decode_file
 from agentcontext.instructions.loading import OFFERED
 from agentcontext.layout import Layout, resolved_root
 from agentcontext.peers.claude.plugins import installed
@@ -38,7 +37,7 @@ from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Config
 from agentcontext.skills import commands
 from agentcontext.skills.codex_folders import LOOKED_FOR, CodexFolders
-from agentcontext.skills.validation import READS_AS_WRITTEN, check
+from agentcontext.skills.validation import check, decode_skill
 
 _SKIPPED_NAMES = frozenset({"node_modules"})
 _POLICY_HIDES = "agents/openai.yaml sets policy.allow_implicit_invocation: false (Codex leaves it out of the list)"
@@ -360,7 +359,6 @@ def _builder(container: Container, config: Config) -> _Build:
     """What turns one SKILL.md's bytes into its resource, with the container's and config's values bound once."""
     cap = config.snapshot.max_resource_bytes
     scope, source, namespace, mode = container.scope, container.source, container.namespace, config.skills.validation
-    as_written = mode in READS_AS_WRITTEN  # the agent reads the bytes as they are: a BOM or CRLF is its to judge
 
     def build(meta: Entry, raw: bytes | OSError, folder: str) -> Resource:
         """One SKILL.md (in a folder named ``folder``) into one resource, in a single step (once per skill)."""
@@ -373,20 +371,21 @@ def _builder(container: Container, config: Config) -> _Build:
         if len(raw) > cap:
             error = f"file size {size} exceeds per-resource cap of {cap} bytes"
             return Resource(_SKILL, path, scope, Status.OVERSIZE, size, digest, error=error, source=source)
-        try:  # decode_file's common case without its call: UTF-8 with no NUL, CR or BOM
+        try:  # decode_skill's common case without its call: UTF-8 with no NUL, CR or BOM
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            text = "\x00"  # not the common case: decode_file says what it is
+            text = "\x00"  # not the common case: decode_skill says what it is
         decode_warnings: tuple[str, ...] = ()
         utf8: bytes | None = raw  # the text's UTF-8 bytes
         # (looked for in the bytes: memchr, where a wide str is searched a character at a time)
+        checked = text
         if text == "\x00" or b"\x00" in raw or b"\r" in raw or raw[:3] == b"\xef\xbb\xbf":
-            decoded, decode_warnings = decode_file(raw)
+            decoded, checked, decode_warnings, refused = decode_skill(raw, mode)
             if decoded is None:
-                error = "binary file (contains NUL bytes)"
-                return Resource(_SKILL, path, scope, Status.INVALID, size, digest, error=error, source=source)
+                return Resource(
+                    _SKILL, path, scope, Status.INVALID, size, digest, None, refused, decode_warnings, source=source
+                )
             text, utf8 = decoded, None
-        checked = raw.decode("utf-8", errors="replace") if as_written and utf8 is None else text
         name, description, errors, warnings, _ = check(checked, folder, mode, namespace=namespace)
         # hidden_text_warnings' fast test first: ordinary text needs no call
         ordinary = text.isascii() and ("<" not in text or "<!--" not in text)  # one character is found 20x faster

@@ -1,9 +1,12 @@
 """Whether a SKILL.md is usable, under one of three validation modes.
 
-``lenient`` (default; the Agent Skills client guidance and Codex)
+``lenient`` (default; the Agent Skills client guidance)
     The YAML gets one repair attempt. A missing name falls back to the folder name; a
     name that is too long, not kebab-case or unlike its folder is a warning; a missing
     description or unusable YAML makes the skill ``invalid``.
+``codex`` (Codex 0.169.0 as observed)
+    ``lenient``, for a SKILL.md that is UTF-8 from its first byte: one with a BOM, invalid
+    UTF-8 or UTF-16 is not loaded.
 ``spec`` (skills-ref)
     strictyaml and skills-ref's rules and messages exactly: allowed fields, NFKC names
     of at most 64 lowercase letters, digits and hyphens matching the folder, description
@@ -50,7 +53,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from agentcontext.errors import FrontmatterError, UnsafePathError
-from agentcontext.fs.textdecode import decode_file
+from agentcontext.fs.textdecode import UTF8_BOM, UTF16_BOMS, decode_file, garbled_utf16
 from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
@@ -68,6 +71,9 @@ KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # the validation modes whose agent reads a SKILL.md's bytes as they are (a BOM is no frontmatter to Gemini CLI)
 READS_AS_WRITTEN = frozenset({"gemini", "copilot"})
+# the agents that read a SKILL.md as UTF-8 whatever it is (a UTF-16 one arrives garbled, its NUL bytes kept), by mode
+_READS_UTF8 = {"claude": "Claude Code", "gemini": "Gemini CLI", "opencode": "OpenCode", "copilot": "Copilot CLI"}
+_STRICT_UTF8 = {"codex": "Codex"}  # reads nothing but UTF-8 from the first byte: no BOM, no bad sequence
 
 
 class SkillCheck(NamedTuple):  # immutable, built per SKILL.md
@@ -105,6 +111,37 @@ def collapse(value: str) -> str:
 def check(text: str, folder: str, mode: Validation, *, namespace: str | None = None) -> SkillCheck:
     """Validate SKILL.md ``text`` found in a folder named ``folder`` under the validation ``mode``."""
     return _CHECKS[mode](text, folder, namespace)
+
+
+class Decoded(NamedTuple):
+    """A SKILL.md's bytes as text: ``text`` what a resource holds, ``checked`` what the agent's reader judges;
+    ``error`` why the agent does not load it for its bytes alone (``text`` is then None)."""
+
+    text: str | None
+    checked: str
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+
+def decode_skill(raw: bytes, mode: Validation) -> Decoded:
+    """A SKILL.md's bytes as the agent of ``mode`` reads them, for bytes that need more than a UTF-8 decode (a BOM,
+    UTF-16, a CR, a NUL, a bad sequence): the modes that name no agent decode whatever :func:`decode_file` can."""
+    if (agent := _READS_UTF8.get(mode)) is not None and raw.startswith(UTF16_BOMS):
+        return Decoded(None, "", error=garbled_utf16(agent))
+    if (agent := _STRICT_UTF8.get(mode)) is not None:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            error = f"not UTF-8 ({exc.reason} at byte {exc.start}): {agent} does not load the skill; save it as UTF-8"
+            return Decoded(None, "", error=error)
+        if raw.startswith(UTF8_BOM):
+            error = f"a byte order mark before its frontmatter: {agent} does not load the skill; save it without one"
+            return Decoded(None, "", error=error)
+    text, warnings = decode_file(raw)
+    if text is None:
+        return Decoded(None, "", warnings, "binary file (contains NUL bytes)")
+    checked = raw.decode("utf-8", errors="replace") if mode in READS_AS_WRITTEN else text
+    return Decoded(text, checked, warnings)
 
 
 def _check_lenient_text(text: str, folder: str, namespace: str | None) -> SkillCheck:
@@ -671,10 +708,10 @@ def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int
     except (OSError, UnsafePathError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return Report(shown, False, (f"failed to read file: {reason}",), ())
-    text, decode_warnings = decode_file(raw)
+    text, checked, decode_warnings, error = decode_skill(raw, mode)
     if text is None:
-        return Report(shown, False, ("SKILL.md is a binary file (contains NUL bytes)",), ())
-    result = check(text, target.resolve().name, mode)
+        return Report(shown, False, (f"SKILL.md: {error}",), decode_warnings)
+    result = check(checked, target.resolve().name, mode)
     warnings = list(decode_warnings) + list(result.warnings) + list(hidden_text_warnings(text))
     if max(size, len(raw)) > max_bytes:
         warnings.append(
@@ -691,5 +728,6 @@ _CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
     "opencode": lambda text, folder, _namespace: _check_opencode(text, folder),
     "copilot": lambda text, folder, _namespace: _check_copilot(text, folder),
     "lenient": _check_lenient_text,
+    "codex": _check_lenient_text,  # lenient, for bytes that are plain UTF-8 (decode_skill)
     "coder": _check_coder_text,
 }
