@@ -67,6 +67,23 @@ def pg_database(pg_cluster: TempCluster) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def pg_migrated_template(pg_cluster: TempCluster) -> str:
+    """The name of a database of the worker's cluster at the newest revision, migrated once, to copy from."""
+    from tests.migrated import migrate_once  # the control plane's modules, for the tests that need them only
+
+    migrate_once(pg_cluster.create_database("migrated"))
+    return "migrated"
+
+
+@pytest.fixture
+def pg_migrated_database(pg_cluster: TempCluster, pg_migrated_template: str) -> Iterator[str]:
+    """The URL of a fresh database at the newest revision (a copy: migrating each one took 0.2-0.4 s), dropped
+    after the test."""
+    with pg_cluster.database(template=pg_migrated_template) as url:
+        yield url
+
+
 def pytest_configure(config: pytest.Config) -> None:
     containment.install()
 

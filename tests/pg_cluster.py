@@ -130,20 +130,23 @@ class TempCluster:
             text = log.read_text(errors="replace")[-2000:] if log.exists() else started.stderr
             raise ConfigError(f"PostgreSQL did not start: {text.strip()}")
 
-    def create_database(self, name: str | None = None) -> str:
-        """A new empty database; returns its URL."""
+    def create_database(self, name: str | None = None, *, template: str | None = None) -> str:
+        """A new database, empty or a copy of the database named ``template`` (which nobody may be connected to);
+        returns its URL."""
         if name is None:
             self._counter += 1
             name = f"t{os.getpid()}_{self._counter}"
+        copied = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(self.admin_url, autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}"')  # our own generated name, never user input
+            connection.execute(f'CREATE DATABASE "{name}"{copied}')  # our own generated names, never user input
         return self.url(name)
 
     @contextlib.contextmanager
-    def database(self) -> Iterator[str]:
-        """A new empty database for the block (its URL), dropped after it with its connections cut: a few
-        hundred test databases of 11 MB each would otherwise fill the disk and make the cluster's removal slow."""
-        url = self.create_database()
+    def database(self, *, template: str | None = None) -> Iterator[str]:
+        """A new database for the block (its URL), empty or a copy of ``template``, dropped after it with its
+        connections cut: a few hundred test databases of 11 MB each would otherwise fill the disk and make the
+        cluster's removal slow."""
+        url = self.create_database(template=template)
         try:
             yield url
         finally:

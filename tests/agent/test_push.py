@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from agentcontext import storable
 from agentcontext.agent.context import ContextAgent
 from agentcontext.agent.push import HEARTBEAT_PATH, PUSH_PATH, Pusher
 from agentcontext.resource import Scope
@@ -281,20 +282,22 @@ async def test_run_push_retry_sends_the_newest_snapshot_not_the_one_that_failed(
 
 
 async def test_a_snapshot_that_breaks_the_contract_is_not_sent_and_the_next_change_is(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pusher builds its body from the definition the control plane validates against: a push the control
-    plane would refuse (a snapshot error past its 4,096 bytes, here a watcher's) is never sent; the next
-    snapshot goes out as usual."""
+    plane would refuse (a snapshot error past its 4,096 bytes, here a watcher's as it was stored before
+    ``storable.said`` cut it) is never sent; the next snapshot goes out as usual."""
     work = workspace(tmp_path)
     agent = make_agent(work, home)
     agent.watch_error = "the watcher failed: " + "x" * 5000
+    monkeypatch.setattr(storable, "said", lambda text: text)
     async with control_plane() as plane:
         pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
         async with pushing(agent, pusher):
             await ready(agent)
             assert await outcomes(pusher, 1) == [(1, True, "refused")]
             assert plane.received == []
+            monkeypatch.undo()
             agent.watch_error = None
             await change(agent, work, "v2")
             [sent] = await plane.requests(1)

@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 
-from agentcontext.control import migrate
 from agentcontext.control.agent_secret import SecretBox
 from agentcontext.control.api import MAX_BODY
 from agentcontext.control.db import Database
@@ -26,6 +25,7 @@ from agentcontext.snapshot import Snapshot, aggregate_hash
 from agentcontext.testing import skill_md
 from agentcontext.web.guard import Edge
 from agentcontext.web.hosts import ServedHosts
+from tests.migrated import fresh_sqlite
 
 # In-process clients reach the app as http://control: a name it serves, as behind a proxy (--allow-host control)
 CONTROL_EDGE = Edge(hosts=ServedHosts(frozenset({"control"})), max_body=MAX_BODY)
@@ -40,10 +40,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def migrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database at the newest revision (``tests/migrated.py``)."""
+    if request.param == "sqlite":
+        return fresh_sqlite(tmp_path / "control.db")
+    url: str = request.getfixturevalue("pg_migrated_database")
+    return url
+
+
 @pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    migrate.upgrade(database)
+def db(migrated_url: str) -> Iterator[Database]:
+    database = Database(migrated_url)
     yield database
     database.dispose()
 

@@ -33,6 +33,7 @@ from agentcontext.snapshot import Snapshot
 from agentcontext.testing import make_workspace
 from agentcontext.wire.sync import PushResponse
 from tests.agent.conftest import make_agent, ready, running, serving, wait_snapshot
+from tests.migrated import fresh_sqlite
 
 AGENT_TOKEN = "agent-main-token-0123456789"
 PEER_TOKEN = "agent-peer-token-0123456789"
@@ -131,8 +132,8 @@ async def control_plane(
 ) -> AsyncIterator[Control]:
     """``owned``: the workspace is the user's own (else nobody's), as ``agentcontext up`` makes it; ``db_url``: a
     database to use instead of a SQLite file in ``tmp_path``."""
-    db = Database(db_url or f"sqlite:///{tmp_path / 'c.db'}")
-    migrate.upgrade(db)
+    db = Database(db_url or fresh_sqlite(tmp_path / "c.db"))
+    migrate.upgrade(db)  # a database of the caller's own may be empty
     link = AgentLink(connect_timeout=5.0, call_timeout=30.0, quick_timeout=quick_timeout)
     plane = ControlPlane(db, LocalBroker(), settings, link=link)
     try:

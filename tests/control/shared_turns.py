@@ -27,6 +27,7 @@ from agentcontext.control.plane import ControlPlane
 from agentcontext.resource import Resource
 from agentcontext.server.app import build_app
 from tests.control.conftest import AGENT_INFO, CONTROL_EDGE, WORK, push_body
+from tests.migrated import fresh_sqlite
 
 
 @dataclass
@@ -91,8 +92,8 @@ async def two_users(
     tmp_path: Path, names: tuple[str, ...] = ("alice", "bob"), *, db_url: str | None = None
 ) -> AsyncIterator[Plane]:
     """``db_url``: a database to use instead of a SQLite file in ``tmp_path``."""
-    db = Database(db_url or f"sqlite:///{tmp_path / 'c.db'}")
-    migrate.upgrade(db)
+    db = Database(db_url or fresh_sqlite(tmp_path / "c.db"))
+    migrate.upgrade(db)  # a database of the caller's own may be empty
     plane = ControlPlane(db, LocalBroker(), link=AgentLink())
     app = build_app(plane, background=False, edge=CONTROL_EDGE)
     try:

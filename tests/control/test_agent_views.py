@@ -13,13 +13,13 @@ import pytest
 
 from agentcontext.agent.api import create_app
 from agentcontext.agent.context import ContextAgent
-from agentcontext.control import migrate
 from agentcontext.control.db import Database
 from agentcontext.control.services.views import OFFLINE_VIEWS
 from agentcontext.testing import make_workspace
 from tests.agent.conftest import make_agent, ready, running
 from tests.agent.test_api import AGENT_URL
 from tests.control.test_api import World, open_world
+from tests.migrated import fresh_sqlite
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -52,8 +52,7 @@ async def linked(tmp_path: Path, home: Path, profile: str = "codex") -> AsyncIte
     """A control plane on SQLite whose agent ``dev-coderd-chat`` is a real workspace agent over ``app``."""
     work = workspace(tmp_path)
     agent = make_agent(work, home, profile=profile)
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    migrate.upgrade(database)
+    database = Database(fresh_sqlite(tmp_path / "control.db"))
     transport = httpx.ASGITransport(app=create_app(agent, token=SECRET))
     try:
         async with running(agent), open_world(database, agent=transport) as world:

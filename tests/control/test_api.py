@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute
 
-from agentcontext.control import identity, migrate
+from agentcontext.control import identity
 from agentcontext.control import tables as t
 from agentcontext.control.agent_link import AgentLink
 from agentcontext.control.api import MAX_BODY, create_app
@@ -50,6 +50,7 @@ from tests.control.conftest import (
     push_body,
     text_resource,
 )
+from tests.migrated import fresh_sqlite
 from tests.web.test_direct_route import solving_counted
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -118,8 +119,7 @@ async def open_world(
 @contextlib.asynccontextmanager
 async def sqlite_world(tmp_path: Path) -> AsyncIterator[World]:
     """``open_world`` over a fresh SQLite file in ``tmp_path``."""
-    database = Database(f"sqlite:///{tmp_path / 'control.db'}")
-    migrate.upgrade(database)
+    database = Database(fresh_sqlite(tmp_path / "control.db"))
     try:
         async with open_world(database) as opened:
             yield opened

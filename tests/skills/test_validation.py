@@ -759,3 +759,42 @@ def test_a_kept_block_scalar_last_in_the_frontmatter_ends_as_js_yaml_reads_the_b
     in tests/realagents): a kept block before a blank line keeps that one line break, not two."""
     assert check("---\nname: k\ndescription: |+\n  kept\n\n---\nx\n", "k", mode).description == "kept\n"
     assert check("---\nname: k\ndescription: |\n  one\n  two\n---\nx\n", "k", mode).description == "one\ntwo\n"
+
+
+# what Codex 0.169.0 listed for each description (tests/realagents: codex_skills); None: not listed
+CODEX_READS = {
+    "{a: 1}": "{a: 1}",
+    "{a: 1, b: two}": "{a: 1, b: two}",
+    "{ a: 1 }": "{ a: 1 }",
+    "{a: [1, 2]}": "{a: [1, 2]}",
+    '{"a": "b"}': '{"a": "b"}',
+    "{a: 1} tail": "{a: 1} tail",
+    "a: b": "a: b",
+    "42": "42",
+    "true": "true",
+    "2024-01-01": "2024-01-01",
+    "&x hello": "hello",
+    "!!str 12": "12",
+    "{}": None,
+    "[a, b]": None,
+    "[]": None,
+    "\n  a: 1\n  b: 2": None,
+    "\n  - a\n  - b": None,
+    "null": None,
+    "~": None,
+}
+
+
+@pytest.mark.parametrize("written", CODEX_READS)
+def test_codex_reads_a_mapping_or_list_description_again_after_its_repair_as_the_binary_did(written: str) -> None:
+    result = check(frontmatter("name: my-skill", f"description: {written}"), "my-skill", "codex")
+    assert result.description == CODEX_READS[written], result.errors
+    assert result.valid is (CODEX_READS[written] is not None)
+
+
+def test_codex_names_a_skill_by_a_mapping_written_as_its_name_and_drops_one_named_by_a_list() -> None:
+    named = check(frontmatter("name: {x: 1}", "description: d"), "my-skill", "codex")
+    assert (named.valid, named.name) == (True, "{x: 1}")
+    listed = check(frontmatter("name: [x]", "description: d"), "my-skill", "codex")
+    assert listed.errors == ("invalid name: a list, not text: Codex does not load the skill",)
+    assert check(frontmatter("name: [x]", "description: d"), "my-skill", "lenient").valid  # the folder's name

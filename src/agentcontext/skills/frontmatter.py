@@ -112,6 +112,55 @@ def parse(text: str, *, repair: bool = True, loader: type[yaml.SafeLoader] | Non
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
 
 
+def parse_codex(text: str) -> Frontmatter:
+    """Codex 0.169.0's reading: YAML that must give ``name``, ``description`` and ``metadata.short-description``
+    as text (any scalar is; a mapping or a list is not) and ``metadata`` as a mapping; a block that does not, or
+    is not YAML, is read once more after :func:`codex_repair`.
+
+    Raises:
+        FrontmatterError: the block is missing, or does not give those even after the repair.
+    """
+    block, body = split(text)
+    try:
+        fields = _fast_fields(block, yaml.SafeLoader)
+        if fields is None:
+            fields = _load_mapping(block)
+    except YAML_ERRORS as exc:
+        refused = f"invalid YAML: {_yaml_message(exc)}"
+    else:
+        if (wrong := _not_codex_text(fields)) is None:
+            return Frontmatter(fields, block, body)
+        refused = f"invalid {wrong}: Codex does not load the skill"
+    repaired = codex_repair(block)
+    if repaired is not None:
+        try:
+            fixed = _load_mapping(repaired)
+        except YAML_ERRORS:
+            pass
+        else:
+            if _not_codex_text(fixed) is None:
+                return Frontmatter(fixed, block, body, repaired=True)
+    raise FrontmatterError(refused)
+
+
+def _not_codex_text(fields: Mapping[str, Any]) -> str | None:
+    """What of ``fields`` Codex's frontmatter type refuses (``name: {x: 1}``), said; None when it takes them."""
+    metadata = fields.get("metadata")
+    values = [("name", fields.get("name")), ("description", fields.get("description"))]
+    if isinstance(metadata, dict):
+        values.append(("metadata.short-description", metadata.get("short-description")))
+    elif metadata is not None:
+        return f"metadata: a {_kind(metadata)}, not a mapping"
+    for key, value in values:
+        if isinstance(value, dict | list):
+            return f"{key}: a {_kind(value)}, not text"
+    return None
+
+
+def _kind(value: Any) -> str:
+    return "mapping" if isinstance(value, dict) else "list" if isinstance(value, list) else "scalar"
+
+
 def parse_coder(text: str) -> Frontmatter:
     """Coder's ``ParseSkillFrontmatter``: its delimiter rules and its messages, YAML without repair.
 
@@ -265,6 +314,50 @@ def repair_block(block: str) -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+def codex_repair(block: str) -> str | None:
+    """Codex 0.169.0's ``repair_frontmatter_scalar_fields``: every ``key: value`` line whose value holds a colon
+    before whitespace, or starts like a flow value (``[ { @ ` ``) that is not YAML alone, gets that value
+    single-quoted, flow or not (``description: {a: 1}`` becomes the text ``{a: 1}``); a value starting with a
+    quote, and the lines of a block scalar, stay as they are. None when no line changes."""
+    changed = False
+    block_indent: int | None = None
+    out: list[str] = []
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        key, colon, value = line.partition(":")
+        if not colon or not key.strip() or (value and not value[0].isspace()):
+            out.append(line)
+            continue
+        trimmed = value.lstrip()
+        gap = value[: len(value) - len(trimmed)]
+        scalar, comment = _split_comment(trimmed)
+        scalar = scalar.rstrip()
+        if not scalar or scalar[0] in "'\"" or scalar[0] in "|>":
+            if scalar[:1] in ("|", ">"):
+                block_indent = indent
+            out.append(line)
+            continue
+        if _COLON_SPACE.search(scalar) is None and not (scalar[0] in "[{@`" and not _is_yaml(scalar)):
+            out.append(line)
+            continue
+        out.append(f"{key}:{gap}'{scalar.replace(chr(39), chr(39) * 2)}'{comment}")
+        changed = True
+    return "\n".join(out) if changed else None
+
+
+def _is_yaml(scalar: str) -> bool:
+    try:
+        yaml.load(scalar, Loader=_Loader)
+    except YAML_ERRORS:
+        return False
+    return True
 
 
 def _split_comment(value: str) -> tuple[str, str]:

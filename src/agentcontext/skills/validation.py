@@ -5,8 +5,10 @@
     name that is too long, not kebab-case or unlike its folder is a warning; a missing
     description or unusable YAML makes the skill ``invalid``.
 ``codex`` (Codex 0.169.0 as observed)
-    ``lenient``, for a SKILL.md that is UTF-8 from its first byte: one with a BOM, invalid
-    UTF-8 or UTF-16 is not loaded.
+    ``lenient``, for a SKILL.md that is UTF-8 from its first byte (one with a BOM, invalid
+    UTF-8 or UTF-16 is not loaded), its YAML read and repaired as Codex does: a name or
+    description YAML gives as a mapping or a list is read again with values holding ``: ``
+    quoted (``description: {a: 1}`` is the text ``{a: 1}``), else the skill is not loaded.
 ``spec`` (skills-ref)
     strictyaml and skills-ref's rules and messages exactly: allowed fields, NFKC names
     of at most 64 lowercase letters, digits and hyphens matching the folder, description
@@ -58,7 +60,16 @@ from agentcontext.peers.claude.text import js_trim
 from agentcontext.sanitize import hidden_text_warnings
 from agentcontext.settings.config import Validation
 from agentcontext.skills.folder import open_folder
-from agentcontext.skills.frontmatter import fast_load, parse, parse_coder, parse_plain, parse_strict, plain_skill
+from agentcontext.skills.frontmatter import (
+    Frontmatter,
+    fast_load,
+    parse,
+    parse_coder,
+    parse_codex,
+    parse_plain,
+    parse_strict,
+    plain_skill,
+)
 from agentcontext.skills.yaml_subset import YAML_ERRORS
 
 MAX_NAME = 64
@@ -144,7 +155,10 @@ def decode_skill(raw: bytes, mode: Validation) -> Decoded:
     return Decoded(text, checked, warnings)
 
 
-def _check_lenient_text(text: str, folder: str, namespace: str | None) -> SkillCheck:
+def _check_lenient_text(
+    text: str, folder: str, namespace: str | None, parsed: Callable[[str], Frontmatter] = parse
+) -> SkillCheck:
+    """``parsed``: how the frontmatter is read when it is more than plain values (Codex's: :func:`parse_codex`)."""
     plain = plain_skill(text) if namespace is None else None
     if plain is not None:
         # The usual skill in one step. Its values are printable ASCII starting with a letter and not
@@ -162,7 +176,7 @@ def _check_lenient_text(text: str, folder: str, namespace: str | None) -> SkillC
     front = parse_plain(text)
     if front is None:
         try:
-            front = parse(text)
+            front = parsed(text)
         except FrontmatterError as exc:
             return SkillCheck(None, None, errors=(str(exc),))
     return _check_lenient(front.fields, folder, namespace, front.raw, repaired=front.repaired)
@@ -728,6 +742,6 @@ _CHECKS: dict[str, Callable[[str, str, str | None], SkillCheck]] = {
     "opencode": lambda text, folder, _namespace: _check_opencode(text, folder),
     "copilot": lambda text, folder, _namespace: _check_copilot(text, folder),
     "lenient": _check_lenient_text,
-    "codex": _check_lenient_text,  # lenient, for bytes that are plain UTF-8 (decode_skill)
+    "codex": lambda text, folder, namespace: _check_lenient_text(text, folder, namespace, parse_codex),
     "coder": _check_coder_text,
 }
