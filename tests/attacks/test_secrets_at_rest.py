@@ -30,9 +30,10 @@ from agentcontext.control.events import LocalBroker
 from agentcontext.control.identity import AgentPrincipal, UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.errors import ConfigError
-from tests.control.conftest import db, db_url, first_push
+from tests.control.conftest import db, db_url, first_push, migrated_url
 
-__all__ = ["db", "db_url"]  # the control tests' fixtures: SQLite and a real PostgreSQL (the cluster: tests/conftest.py)
+# the control tests' fixtures: SQLite and a real PostgreSQL (the cluster: tests/conftest.py)
+__all__ = ["db", "db_url", "migrated_url"]
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

@@ -183,14 +183,18 @@ def test_a_claude_md_that_imports_agents_md_reaches_the_chats_under_the_claude_p
 ) -> None:
     """Claude Code's own advice (a CLAUDE.md of ``@AGENTS.md``) once gave a snapshot listing AGENTS.md twice, which
     the control plane refuses whole: the workspace never synced. Now its chats get both files."""
-    repo = make_repo(tmp_path / "app")
+    repo = make_repo(tmp_path / "app", mcp=False)  # no MCP server to approve and start: the files are the case
     (repo / "CLAUDE.md").write_text("@AGENTS.md\n", encoding="utf-8")
     config = home / ".config" / "agentcontext" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('profile = "claude"\n', encoding="utf-8")
-    with running(repo, home, logs) as up:
+    up = start(repo, home, logs)
+    try:
+        up.wait_for(lambda text: "agent online" in text, "agent online")
         url, token = up.login()
         with ControlClient(url, token) as client:
             chat = client.create_chat("app")
+    finally:
+        assert up.stop() == 0
     paths = {r.path: r.status for r in chat.context.resources}
     assert paths[str(repo / "CLAUDE.md")] == paths[str(repo / "AGENTS.md")] == "ok"
