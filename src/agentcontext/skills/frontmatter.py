@@ -324,7 +324,7 @@ def codex_repair(block: str) -> str | None:
     changed = False
     block_indent: int | None = None
     out: list[str] = []
-    for line in block.splitlines():
+    for line in block.split("\n"):  # Rust's lines(): line breaks only, not the other separators splitlines() takes
         indent = len(line) - len(line.lstrip(" "))
         if block_indent is not None:
             if not line.strip() or indent > block_indent:
@@ -339,15 +339,16 @@ def codex_repair(block: str) -> str | None:
         gap = value[: len(value) - len(trimmed)]
         scalar, comment = _split_comment(trimmed)
         scalar = scalar.rstrip()
-        if not scalar or scalar[0] in "'\"" or scalar[0] in "|>":
-            if scalar[:1] in ("|", ">"):
-                block_indent = indent
+        first = scalar[:1]
+        if first in ("|", ">"):
+            block_indent = indent
+        if first in ("", "'", '"', "|", ">") or (
+            _COLON_SPACE.search(scalar) is None and not (first in ("[", "{", "@", "`") and not _is_yaml(scalar))
+        ):
             out.append(line)
             continue
-        if _COLON_SPACE.search(scalar) is None and not (scalar[0] in "[{@`" and not _is_yaml(scalar)):
-            out.append(line)
-            continue
-        out.append(f"{key}:{gap}'{scalar.replace(chr(39), chr(39) * 2)}'{comment}")
+        quoted = scalar.replace("'", "''")
+        out.append(f"{key}:{gap}'{quoted}'{comment}")
         changed = True
     return "\n".join(out) if changed else None
 
