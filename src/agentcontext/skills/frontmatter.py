@@ -343,7 +343,7 @@ def codex_repair(block: str) -> str | None:
         if first in ("|", ">"):
             block_indent = indent
         if first in ("", "'", '"', "|", ">") or (
-            _COLON_SPACE.search(scalar) is None and not (first in ("[", "{", "@", "`") and not _is_yaml(scalar))
+            _COLON_SPACE.search(scalar) is None and not (scalar.startswith(_FLOW_LIKE) and not _is_yaml(scalar))
         ):
             out.append(line)
             continue
@@ -372,11 +372,7 @@ def _split_comment(value: str) -> tuple[str, str]:
 
 def _needs_quotes(scalar: str) -> bool:
     if scalar.startswith(_FLOW_LIKE):  # ``tags: [next,@supabase/ssr]``, ``hint: @file``
-        try:
-            yaml.load(scalar, Loader=_Loader)
-        except YAML_ERRORS:
-            return True
-        return False
+        return not _is_yaml(scalar)
     if scalar.startswith(_NEEDS_NO_REPAIR):
         return False
     return bool(_COLON_SPACE.search(scalar)) or scalar.endswith(":")
