@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +87,16 @@ def pg_migrated_database(pg_cluster: TempCluster, pg_migrated_template: str) -> 
 
 def pytest_configure(config: pytest.Config) -> None:
     containment.install()
+    if not hasattr(config, "workerinput"):  # once, in the controller, before any worker starts
+        _compile_sources()
+
+
+def _compile_sources() -> None:
+    """Writes the package's bytecode, so the hundreds of ``python -m agentcontext`` processes the suite starts load
+    it instead of compiling every module again: with ``PYTHONDONTWRITEBYTECODE`` set (this machine's image sets
+    it) no process writes it, and compiling cost each start about 0.2 s of CPU (tests/cli: 308 s of CPU, 267 s
+    with it). Only modules changed since their last compile are compiled."""
+    compileall.compile_dir(Path(__file__).parents[1] / "src", quiet=1)
 
 
 @pytest.fixture(autouse=True)
