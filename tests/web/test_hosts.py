@@ -50,6 +50,14 @@ def test_names_given_are_served_on_any_port_or_on_the_one_given() -> None:
     assert hosts.allows("[fe80::1]:8765", 8765)
 
 
+def test_a_loopback_name_on_another_port_is_served_only_as_given() -> None:
+    behind_a_local_proxy = served_hosts("127.0.0.1", ["localhost:8443"])
+    assert behind_a_local_proxy.allows("localhost:8443", 8765) and behind_a_local_proxy.allows("localhost:8765", 8765)
+    assert behind_a_local_proxy.allows_origin("https://localhost:8443", 8765)
+    for host in ("localhost:9999", "127.0.0.1:8443", "localhost"):
+        assert not behind_a_local_proxy.allows(host, 8765), host
+
+
 def test_the_listen_address_and_the_advertised_url_are_served() -> None:
     hosts = served_hosts("10.0.0.5", advertised=["http://agent.internal:8766/", "http://127.0.0.1:8766"])
     assert hosts.names == frozenset({"10.0.0.5", "agent.internal"})

@@ -23,7 +23,7 @@ AllowHostOption = typer.Option(
     [],
     "--allow-host",
     envvar="AGENTCONTEXT_ALLOWED_HOSTS",
-    help="Also answer to this host name (NAME or NAME:PORT; repeat for more). Loopback names always work.",
+    help="Also answer to this host name (NAME or NAME:PORT; repeat for more). Loopback names work on the server's own port (another port, a local proxy's: localhost:PORT).",
     show_default=False,
 )
 MaxConnectionsOption = typer.Option(

@@ -3,9 +3,9 @@
 A web page that rebinds its own name to 127.0.0.1 reaches a loopback server with
 ``Host: attacker.example``: answering only the names we serve refuses it before any work. A
 page of another site sends its own ``Origin``: only the origins of the names we serve are ours.
-Loopback names (``localhost`` and loopback IP literals) are served on the server's own port;
-other names (the listen address, the advertised URL's host, ``--allow-host``) on any port
-unless given as ``name:port``. Names compare case-insensitively; IPv6 literals are bracketed.
+Loopback names (``localhost`` and loopback IP literals) are served on the server's own port, and on
+another only where given (``--allow-host localhost:8443``, a local proxy's); other names (the listen
+address, the advertised URL's host, ``--allow-host``) on any port unless given as ``name:port``. Names compare case-insensitively; IPv6 literals are bracketed.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ def _allows(names: frozenset[str], host: str, server_port: int | None, default_p
     if parsed is None:
         return False
     name, port = parsed
-    if is_loopback(name):
-        return server_port is None or port == server_port
+    if is_loopback(name) and (server_port is None or port == server_port):
+        return True
+    # a loopback name on another port only as given (a local proxy that passes its own Host on)
     return name in names or f"{name}:{port}" in names
 
 
