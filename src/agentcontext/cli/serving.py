@@ -23,7 +23,10 @@ AllowHostOption = typer.Option(
     [],
     "--allow-host",
     envvar="AGENTCONTEXT_ALLOWED_HOSTS",
-    help="Also answer to this host name (NAME or NAME:PORT; repeat for more). Loopback names work on the server's own port (another port, a local proxy's: localhost:PORT).",
+    help=(
+        "Also answer to this host name (NAME or NAME:PORT; repeat for more). Loopback names work on the"
+        " server's own port (on another, a local proxy's, give it: localhost:PORT)."
+    ),
     show_default=False,
 )
 MaxConnectionsOption = typer.Option(

@@ -5,7 +5,8 @@ A web page that rebinds its own name to 127.0.0.1 reaches a loopback server with
 page of another site sends its own ``Origin``: only the origins of the names we serve are ours.
 Loopback names (``localhost`` and loopback IP literals) are served on the server's own port, and on
 another only where given (``--allow-host localhost:8443``, a local proxy's); other names (the listen
-address, the advertised URL's host, ``--allow-host``) on any port unless given as ``name:port``. Names compare case-insensitively; IPv6 literals are bracketed.
+address, the advertised URL's host, ``--allow-host``) on any port unless given as ``name:port``.
+Names compare case-insensitively; IPv6 literals are bracketed.
 """
 
 from __future__ import annotations
