@@ -310,7 +310,7 @@ def test_bom_crlf_and_utf16_decode_to_the_same_text(tmp_path: Path, home: Path, 
 def test_a_utf16_agents_md_is_invalid_under_codex_which_reads_it_as_utf8_and_decoded_elsewhere(
     tmp_path: Path, home: Path, profile: str
 ) -> None:
-    # what PowerShell's `>` writes; Codex 0.169.0 sends it as UTF-8, its BOM two U+FFFD and its NUL bytes kept
+    # what PowerShell's `>` writes; Codex 0.171.0 sends it as UTF-8, its BOM two U+FFFD and its NUL bytes kept
     make_workspace(tmp_path, {".git/": "", "AGENTS.md": "Use tabs.\n".encode("utf-16")})
     found = by_path(scan_tree(tmp_path, home=home, profile=profile), tmp_path / "AGENTS.md")
     if profile == "codex":

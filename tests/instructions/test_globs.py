@@ -1,4 +1,4 @@
-"""Rule globs matched as Claude Code 2.1.328 matches ``paths:`` (see tests/realagents), never catastrophically."""
+"""Rule globs matched as Claude Code 2.1.332 matches ``paths:`` (see tests/realagents), never catastrophically."""
 
 from __future__ import annotations
 

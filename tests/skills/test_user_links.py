@@ -1,4 +1,4 @@
-"""The user's own skill folders reached through links, and skills inside skills (Codex 0.169.0, Claude Code 2.1.328).
+"""The user's own skill folders reached through links, and skills inside skills (Codex 0.171.0, Claude Code 2.1.332).
 
 Both agents follow a link in the user's skill dirs wherever it leads: a skill folder linked
 elsewhere in home or out of it, the skills dir itself linked away (Codex then lists the

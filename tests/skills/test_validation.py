@@ -761,7 +761,7 @@ def test_a_kept_block_scalar_last_in_the_frontmatter_ends_as_js_yaml_reads_the_b
     assert check("---\nname: k\ndescription: |\n  one\n  two\n---\nx\n", "k", mode).description == "one\ntwo\n"
 
 
-# what Codex 0.169.0 listed for each description (tests/realagents: codex_skills); None: not listed
+# what Codex 0.171.0 listed for each description (tests/realagents: codex_skills); None: not listed
 CODEX_READS = {
     "{a: 1}": "{a: 1}",
     "{a: 1, b: two}": "{a: 1, b: two}",

@@ -1,4 +1,4 @@
-"""The ``paths:`` globs of Claude Code's rules, matched as its binary matches them (2.1.328, observed).
+"""The ``paths:`` globs of Claude Code's rules, matched as its binary matches them (2.1.332, observed).
 
 A rule's globs are ``.gitignore`` lines relative to the folder that holds its ``.claude``
 (a user rule's: the work dir): a glob without a ``/`` (other than a trailing one) matches

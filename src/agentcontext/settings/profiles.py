@@ -5,7 +5,7 @@
              known container; Claude Code plugin skills.
 ``codex``    Codex's rules: the same chain without fallbacks, ``$CODEX_HOME``, the
              ``.codex/skills`` and ``.agents/skills`` containers scanned 6 levels deep.
-``claude``   Claude Code's rules (2.1.328 as observed): the CLAUDE.md family walked up to
+``claude``   Claude Code's rules (2.1.332 as observed): the CLAUDE.md family walked up to
              ``/``, ``.claude/rules``, ``@`` imports, AGENTS.md only as a whole-walk
              fallback, no doc budget, ``.claude/skills`` named by folder, user beats project.
 ``gemini``   Gemini CLI's rules (0.61.0 as observed): ``GEMINI.md`` in every folder from the

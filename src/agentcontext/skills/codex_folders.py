@@ -1,4 +1,4 @@
-"""What Codex 0.169.0 looks for in and above a skill's folder besides its ``SKILL.md``.
+"""What Codex 0.171.0 looks for in and above a skill's folder besides its ``SKILL.md``.
 
 **A policy** (``skills.openai_policy``): ``agents/openai.yaml`` in a skill's folder with
 ``policy.allow_implicit_invocation: false`` keeps the skill out of Codex's list (``disabled``).

@@ -2,7 +2,7 @@
 their skills (``skills.commands``; the folders are the layout's :attr:`~agentcontext.layout.Layout.command_folders`:
 the user's, then the work dir's and each one above it to the root).
 
-``claude`` (Claude Code 2.1.328): every file named ``*.md`` (that suffix exactly) below each folder, at any
+``claude`` (Claude Code 2.1.332): every file named ``*.md`` (that suffix exactly) below each folder, at any
 depth, hidden names too. A command is named by its path below the folder without ``.md``, ``/`` made ``:``
 (``group/x.md`` is ``group:x``); a frontmatter ``name`` changes nothing. Described as
 :func:`~agentcontext.skills.validation.claude_command_check` says.

@@ -113,7 +113,7 @@ def parse(text: str, *, repair: bool = True, loader: type[yaml.SafeLoader] | Non
 
 
 def parse_codex(text: str) -> Frontmatter:
-    """Codex 0.169.0's reading: YAML that must give ``name``, ``description`` and ``metadata.short-description``
+    """Codex 0.171.0's reading: YAML that must give ``name``, ``description`` and ``metadata.short-description``
     as text (any scalar is; a mapping or a list is not) and ``metadata`` as a mapping; a block that does not, or
     is not YAML, is read once more after :func:`codex_repair`.
 
@@ -317,7 +317,7 @@ def repair_block(block: str) -> str:
 
 
 def codex_repair(block: str) -> str | None:
-    """Codex 0.169.0's ``repair_frontmatter_scalar_fields``: every ``key: value`` line whose value holds a colon
+    """Codex 0.171.0's ``repair_frontmatter_scalar_fields``: every ``key: value`` line whose value holds a colon
     before whitespace, or starts like a flow value (``[ { @ ` ``) that is not YAML alone, gets that value
     single-quoted, flow or not (``description: {a: 1}`` becomes the text ``{a: 1}``); a value starting with a
     quote, and the lines of a block scalar, stay as they are. None when no line changes."""

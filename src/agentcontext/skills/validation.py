@@ -4,7 +4,7 @@
     The YAML gets one repair attempt. A missing name falls back to the folder name; a
     name that is too long, not kebab-case or unlike its folder is a warning; a missing
     description or unusable YAML makes the skill ``invalid``.
-``codex`` (Codex 0.169.0 as observed)
+``codex`` (Codex 0.171.0 as observed)
     ``lenient``, for a SKILL.md that is UTF-8 from its first byte (one with a BOM, invalid
     UTF-8 or UTF-16 is not loaded), its YAML read and repaired as Codex does: a name or
     description YAML gives as a mapping or a list is read again with values holding ``: ``
@@ -16,7 +16,7 @@
 ``coder`` (Coder)
     YAML without repair; ``name`` is required, must equal the folder and be kebab-case;
     ``description`` is optional.
-``claude`` (Claude Code 2.1.328)
+``claude`` (Claude Code 2.1.332)
     A skill is named by its folder; a different frontmatter name shows as ``folder (name)``.
     No frontmatter is fine. A missing description falls back to the body's first non-empty
     line (``#`` marks dropped, over 100 characters cut to 97 and ``...``); ``when_to_use``
@@ -355,7 +355,7 @@ def _typed_by(loader: type[yaml.SafeLoader], ints: str, floats: str) -> None:
 
 
 class _Yaml12Core(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """YAML 1.2's core schema, as Claude Code 2.1.328 types a plain scalar (the ``yaml`` package's): only
+    """YAML 1.2's core schema, as Claude Code 2.1.332 types a plain scalar (the ``yaml`` package's): only
     ``true``/``false`` in three cases are booleans; ``~``, ``null`` and nothing are null; ``007`` is 7, ``0x1F`` and
     ``0o17`` are ints; ``1e3`` and ``00.5`` are floats; ``yes``, ``off``, ``0b101``, ``1_000``, ``12:30`` and dates
     are text."""
@@ -567,7 +567,7 @@ def _check_lenient(
 
 def _as_written(value: Any, key: str, block: str) -> Any:
     """A plain scalar YAML 1.1 types (``on``, ``0x1F``, ``1.50``, ``12:30``) as the text written on its line, as
-    Codex 0.169.0 reads a name and a description; any other value as it is."""
+    Codex 0.171.0 reads a name and a description; any other value as it is."""
     if value is None or isinstance(value, str | dict | list):
         return value
     match = re.search(rf"^{re.escape(key)}:[ \t]+([^\n]*?)[ \t]*(?:[ \t]#[^\n]*)?$", block, re.MULTILINE)

@@ -37,7 +37,7 @@ AGENTS = {
     "coder": "Coder",
     "default": "agentcontext default",
 }
-VERIFIED = {"codex": "0.169.0", "claude": "2.1.328", "gemini": "0.61.0", "opencode": "1.18.33", "copilot": "1.0.102"}
+VERIFIED = {"codex": "0.171.0", "claude": "2.1.332", "gemini": "0.61.0", "opencode": "1.18.33", "copilot": "1.0.102"}
 DOCUMENTED = frozenset({"cursor"})  # followed from the agent's documentation: no binary of it could be checked
 # the order views are shown in
 VIEW_PROFILES = ("codex", "claude", "gemini", "opencode", "copilot", "cursor", "coder", "default")

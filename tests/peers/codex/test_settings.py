@@ -1,6 +1,6 @@
 """Codex's own ``config.toml`` under the ``codex`` profile: its fallback names and its doc budget.
 
-Checked against Codex 0.169.0 by ``tests/realagents/detail_cases.py`` (``codex_config_toml``).
+Checked against Codex 0.171.0 by ``tests/realagents/detail_cases.py`` (``codex_config_toml``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What Claude Code adds after it reads a file (2.1.328, observed by ``tests/realagents``).
+"""What Claude Code adds after it reads a file (2.1.332, observed by ``tests/realagents``).
 
 After a ``Read`` of ``P`` it sends, in this order:
 

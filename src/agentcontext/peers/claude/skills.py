@@ -1,4 +1,4 @@
-"""The skills list Claude Code sends, byte for byte (Claude Code 2.1.328), its own built-in skills aside.
+"""The skills list Claude Code sends, byte for byte (Claude Code 2.1.332), its own built-in skills aside.
 
 :func:`claude_skill_lines`: ``- name: description`` lines: the user's skills, then each
 ``.claude/skills`` from the work dir up, each folder's skills in locale order; a skill is named by

@@ -1,4 +1,4 @@
-"""Claude Code's handling of an instruction file's text (2.1.328, as its binary behaves).
+"""Claude Code's handling of an instruction file's text (2.1.332, as its binary behaves).
 
 * Frontmatter: a file starting ``---`` loses its frontmatter block (any memory file, not
   only rules); a ``paths:`` key (a string, comma separated outside ``{}``, or a list) makes a rule

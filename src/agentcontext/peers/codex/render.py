@@ -1,4 +1,4 @@
-"""What Codex sends, byte for byte (Codex 0.169.0): its instruction frame and its skills list.
+"""What Codex sends, byte for byte (Codex 0.171.0): its instruction frame and its skills list.
 
 * :func:`codex_instructions`: the ``# AGENTS.md instructions for <cwd>`` wrapper of the doc;
 * :func:`codex_skills`: the ``## Skills`` section with its 2% / 8,000-character budget,

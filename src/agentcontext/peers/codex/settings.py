@@ -1,4 +1,4 @@
-"""Codex's own user settings where they change what it reads (Codex 0.169.0).
+"""Codex's own user settings where they change what it reads (Codex 0.171.0).
 
 ``$CODEX_HOME/config.toml`` (``~/.codex/config.toml``) may set ``project_doc_fallback_filenames``
 (names tried in a folder after ``AGENTS.override.md`` and ``AGENTS.md``, in order; each trimmed,
