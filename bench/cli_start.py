@@ -9,7 +9,9 @@ wall time of each command (the last scans this checkout), and the ratio base / t
 ``agentcontext server`` on a fresh SQLite file: from its launch to its first ``/healthz`` answer
 (its database made and migrated, its app built), then stopped; and ``agentcontext agent`` over a
 workspace of one AGENTS.md whose ``.mcp.json`` declares a server nobody approved: from its launch
-to its first snapshot answered on ``/api/v0/context``, then stopped.
+to its first snapshot answered on ``/api/v0/context``, then stopped. The last row: a user's first
+request to the server's ``/mcp`` (an ``initialize`` for a workspace it does not have), sent 2 s
+after the server's first ``/healthz`` answer, as a chat client connecting just after the start.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import argparse
 import functools
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -84,6 +88,40 @@ def _first_answer_seconds(command: list[str], env: dict[str, str], url: str, hea
         process.wait(timeout=30)
 
 
+def _first_mcp_seconds(src: Path, after: float = 2.0) -> float:
+    """A user's first ``/mcp`` request, sent ``after`` seconds after the server's first ``/healthz`` answer."""
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="agentcontext-start-") as tmp:
+        env = {**os.environ, "PYTHONPATH": str(src), "HOME": tmp, "AGENTCONTEXT_SERVER_KEY": "k" * 48}
+        command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{tmp}/control.db"]
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen([*command, "--listen", f"127.0.0.1:{port}"], env=env, stdout=out, stderr=out)
+        try:
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base}/healthz", timeout=5):
+                        break
+                except OSError:
+                    time.sleep(0.01)
+            time.sleep(after)
+            token = re.findall(r"acu_[A-Za-z0-9_-]+", log.read_text())[0]
+            body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+            headers["Accept"] = "application/json, text/event-stream"
+            request = urllib.request.Request(f"{base}/mcp/workspaces/ws", json.dumps(body).encode(), headers)
+            started = time.perf_counter()
+            try:
+                urllib.request.urlopen(request, timeout=30).close()
+            except urllib.error.HTTPError as answer:  # 404: no such workspace, answered by the endpoint
+                answer.close()
+            return time.perf_counter() - started
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def _agent_ready_seconds(src: Path) -> float:
     """From launching ``agentcontext agent`` to its first snapshot answered (a server waiting for approval)."""
     port = _free_port()
@@ -127,6 +165,7 @@ def main() -> None:
         print(_row(f"`agentcontext {shown}`", sources, args.rounds, functools.partial(_seconds, command=command)))
     print(_row("`agentcontext server` to its first `/healthz`", sources, args.rounds, _server_ready_seconds))
     print(_row("`agentcontext agent` to its first snapshot", sources, args.rounds, _agent_ready_seconds))
+    print(_row("a user's first `/mcp` request, 2 s after `/healthz`", sources, args.rounds, _first_mcp_seconds))
 
 
 if __name__ == "__main__":

@@ -6,16 +6,20 @@ over a workspace whose AGENTS.md carries a marker, gives the administrator ("ali
 personal skill and a chat of that workspace, and a second user ("bob") a personal skill of
 his own and his own chat. Then it runs each agent (``driver.run_job``) configured with
 alice's ``/mcp/workspaces/ws`` endpoint and her token, and prints what each sent to its fake
-model API, with the markers, as one JSON object.
+model API, with the markers, as one JSON object. Each agent reaches the server through a local
+proxy that holds its first connection ``HOLD`` seconds (the server answers the proxies' ``Host``
+by ``--allow-host``): configured as docs/chat-mcp.md says, each must wait for it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,7 @@ ALICE_SKILL = "alice-notes"
 BOB_SKILL = "bob-private"
 BOB_SECRET = "BOB-SECRET-91c2"
 BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
+HOLD = 2.5  # seconds; left to their defaults, both agents' first request goes without a server this slow
 
 
 def free_port() -> int:
@@ -54,6 +59,32 @@ def wait(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"{url} never answered")
 
 
+def held_door(port: int, target: int, hold: float) -> None:
+    """A TCP proxy on ``port`` to ``target`` that holds the first connection ``hold`` seconds: a slow server."""
+    first = threading.Event()
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        finally:
+            writer.close()
+
+    async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        if not first.is_set():
+            first.set()
+            await asyncio.sleep(hold)
+        reader, writer = await asyncio.open_connection("127.0.0.1", target)
+        await asyncio.gather(pipe(client_reader, writer), pipe(reader, client_writer), return_exceptions=True)
+
+    async def serve() -> None:
+        async with await asyncio.start_server(relay, "127.0.0.1", port) as server:
+            await server.serve_forever()
+
+    threading.Thread(target=asyncio.run, args=(serve(),), daemon=True).start()
+
+
 def skill_text(name: str, description: str) -> str:
     return f"---\nname: {name}\ndescription: {description}\n---\n\nBody of {name}.\n"
 
@@ -72,14 +103,13 @@ def main() -> int:
     processes: list[subprocess.Popen[bytes]] = []
     try:
         port = free_port()
+        doors = {"claude": free_port(), "codex": free_port()}  # a proxy each, its first connection held
         base = f"http://127.0.0.1:{port}"
         log = scratch / "server.log"
         command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{scratch / 'c.db'}"]
-        processes.append(
-            subprocess.Popen(
-                [*command, "--listen", f"127.0.0.1:{port}"], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT
-            )
-        )
+        command += ["--listen", f"127.0.0.1:{port}"]
+        command += [arg for door in doors.values() for arg in ("--allow-host", f"127.0.0.1:{door}")]
+        processes.append(subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT))
         wait(f"{base}/healthz", processes[0], log)
         alice = re.findall(r"acu_[A-Za-z0-9_-]+", log.read_text())[0]
         as_alice = {"Authorization": f"Bearer {alice}"}
@@ -99,7 +129,9 @@ def main() -> int:
             f"{base}/api/v1/chats", json={"workspace": "ws", "title": "bob's"}, headers=as_bob
         ).raise_for_status()
         _wait_pinned(base, as_alice)
-        url = f"{base}/mcp/workspaces/ws"
+        url = {agent: f"http://127.0.0.1:{door}/mcp/workspaces/ws" for agent, door in doors.items()}
+        for door in doors.values():
+            held_door(door, port, HOLD)
         jobs: list[dict[str, Any]] = [
             {
                 "id": "claude",
@@ -107,7 +139,8 @@ def main() -> int:
                 "binary": str(BIN / "claude"),
                 "cwd": str(work),
                 "home": _home(scratch, "claude"),
-                "env": {"MCP_TIMEOUT": "60000"},  # a loaded CI machine: give the connection time
+                # as docs/chat-mcp.md says for `claude -p`: wait for the server; and give that connection time
+                "env": {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_TIMEOUT": "60000"},
                 "setup": [
                     [
                         str(BIN / "claude"),
@@ -118,7 +151,7 @@ def main() -> int:
                         "--transport",
                         "http",
                         "agentcontext",
-                        url,
+                        url["claude"],
                         "--header",
                         f"Authorization: Bearer {alice}",
                     ],
@@ -133,7 +166,9 @@ def main() -> int:
                 "env": {"AGENTCONTEXT_TOKEN": alice},
                 "args": [
                     "-c",
-                    f'mcp_servers.agentcontext.url="{url}"',
+                    f'mcp_servers.agentcontext.url="{url["codex"]}"',
+                    "-c",
+                    "mcp_servers.agentcontext.required=true",  # as docs/chat-mcp.md says: wait for it
                     "-c",
                     'mcp_servers.agentcontext.bearer_token_env_var="AGENTCONTEXT_TOKEN"',
                 ],

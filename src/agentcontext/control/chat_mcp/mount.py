@@ -1,14 +1,18 @@
 """``/mcp``: a chat's MCP request routed and authenticated here, then served by the endpoint, loaded on first use.
 
-The endpoint runs on the official MCP SDK, which takes 1-1.5 s of CPU to import: a control plane
-that no chat reaches over MCP (a dashboard-only server, most of the test suite) never pays it, and
-one that does pays it once, in a worker thread, on its first authenticated MCP request. A request
-that is misrouted or not a user's is answered here and loads nothing. This module imports no MCP.
+The endpoint runs on the official MCP SDK, which takes 1-1.5 s of CPU to import. The server's start
+does not wait for it: a running server loads it in a worker thread just after it starts
+(``preload``), because a chat client's first connection must not wait for it either (Claude Code's
+``-p`` and Codex's ``exec`` send their first request without a server that has not connected within
+a second or two: docs/chat-mcp.md). An app built without its background work loads it on its first
+authenticated MCP request. A request that is misrouted or not a user's is answered here and loads
+nothing. This module imports no MCP.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -25,6 +29,7 @@ from agentcontext.errors import AgentContextError, AuthError
 if TYPE_CHECKING:
     from agentcontext.control.chat_mcp.endpoint import ChatMcpEndpoint
 
+_log = logging.getLogger(__name__)
 _ROUTE = re.compile(r"^/(chats|workspaces)/([^/]+)/?$")
 NOT_RUNNING = "the MCP endpoint is not running"
 
@@ -73,13 +78,22 @@ class ChatMcpMount:
             raise AuthError("this endpoint needs a user's API token, not an agent token")
         return principal
 
+    async def preload(self) -> None:
+        """Loads and starts the endpoint now, so that the first chat to connect does not wait for the SDK. A
+        failure is logged and left to the first request, which tries again and answers with it."""
+        try:
+            await self._loaded()
+        except Exception:  # the server runs on; only /mcp needs the SDK
+            _log.warning("the MCP endpoint could not be loaded ahead of its first request", exc_info=True)
+
     async def _loaded(self) -> ChatMcpEndpoint | None:
         """The endpoint, loaded and started on the first call (None: the server is stopping)."""
         if self._endpoint is not None:
             return self._endpoint
         async with self._loading:
             if self._endpoint is None:
-                endpoint_class = await anyio.to_thread.run_sync(_endpoint_class)  # the loop keeps serving
+                # the loop keeps serving; a server stopping meanwhile does not wait for the import
+                endpoint_class = await anyio.to_thread.run_sync(_endpoint_class, abandon_on_cancel=True)
                 group = self._group
                 if group is None:
                     return None
