@@ -1,12 +1,13 @@
-"""The real Claude Code and Codex with ``agentcontext mcp`` as their stdio server, configured as
-docs/mcp-server.md says, in a loopback-only namespace: their first model request carries our tools
-and the project's rules.
+"""The real agents with ``agentcontext mcp`` as their stdio server, each configured as docs/mcp-server.md
+says, all five at once in a loopback-only namespace: the turn each sends its model carries our tools.
 
-Left to their defaults, both send their first request without a server that is not ready within a
-second or two, and ``agentcontext mcp`` answers ``initialize`` about 1.4 s after it starts on a quiet
-machine (most of it the MCP SDK's import): on this loaded machine both went without it (observed
-on Claude Code 2.1.332 and Codex 0.171.0). Configured as the docs say (Claude Code:
-``MCP_CONNECTION_NONBLOCKING=false``; Codex: ``required = true``), each waits for it.
+Left to their defaults, Claude Code's ``-p`` and Codex's ``exec`` send their first request without a
+server that is not ready within a second or two, and ``agentcontext mcp`` answers ``initialize`` about
+1.4 s after it starts on a quiet machine (most of it the MCP SDK's import): on this loaded machine both
+went without it. Gemini CLI's ``-p`` offers no tool that would ask for approval, so none of an
+untrusted server's. Observed on Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0. Configured as
+the docs say (Claude Code: ``MCP_CONNECTION_NONBLOCKING=false``; Codex: ``required = true``; Gemini
+CLI: ``"trust": true``), each sends our tools; OpenCode and Copilot CLI do with their defaults.
 """
 
 from __future__ import annotations
@@ -20,16 +21,47 @@ from typing import Any
 
 import pytest
 
-from tests.realagents.harness import BIN, DRIVER, skip_unless_available
+from tests.realagents.harness import AGENTS, DRIVER, binary, skip_unless_available
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 RULE = "STDIO-RULE-5d1e: every migration gets a down step."
 CONSOLE_SCRIPT = Path(sys.executable).with_name("agentcontext")  # what the docs' "command": "agentcontext" runs
 
 
+def configured(agent: str, home: Path, serve: list[str]) -> dict[str, Any]:
+    """What of ``agent``'s job makes ``serve`` its MCP server, as docs/mcp-server.md says."""
+    server = {"command": serve[0], "args": serve[1:]}
+    if agent == "claude":
+        add = [str(binary("claude")), "mcp", "add", "--scope", "user", "agentcontext", "--", *serve]
+        return {"env": {"MCP_CONNECTION_NONBLOCKING": "false"}, "setup": [add]}
+    if agent == "codex":
+        table = {"command": json.dumps(serve[0]), "args": json.dumps(serve[1:]), "required": "true"}
+        return {
+            "args": [arg for key, value in table.items() for arg in ("-c", f"mcp_servers.agentcontext.{key}={value}")]
+        }
+    if agent == "gemini":
+        write(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": {**server, "trust": True}}})
+    elif agent == "opencode":
+        write(
+            home / ".config" / "opencode" / "opencode.json",
+            {"mcp": {"agentcontext": {"type": "local", "command": serve}}},
+        )
+    elif agent == "copilot":
+        write(
+            home / ".copilot" / "mcp-config.json",
+            {"mcpServers": {"agentcontext": {**server, "type": "local", "tools": ["*"]}}},
+        )
+    return {}
+
+
+def write(path: Path, content: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(content))
+
+
 @pytest.fixture(scope="module")
-def first_requests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Each agent's model requests, as one JSON text, after one ``hi`` turn in a project with an AGENTS.md."""
+def turns(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each agent's model requests of one ``hi`` turn, as one JSON text, in a project with an AGENTS.md."""
     skip_unless_available()
     scratch = tmp_path_factory.mktemp("mcp-agents")
     work = scratch / "work"
@@ -37,15 +69,14 @@ def first_requests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (work / "AGENTS.md").write_text(f"# Rules\n\n{RULE}\n")
     serve = [str(CONSOLE_SCRIPT), "mcp"] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "agentcontext", "mcp"]
     jobs: list[dict[str, Any]] = []
-    for agent in ("claude", "codex"):
-        (scratch / f"{agent}-home").mkdir()
-        jobs.append({"id": agent, "agent": agent, "binary": str(BIN / agent), "cwd": str(work)})
-        jobs[-1]["home"] = str(scratch / f"{agent}-home")
-    jobs[0]["env"] = {"MCP_CONNECTION_NONBLOCKING": "false"}
-    jobs[0]["setup"] = [[str(BIN / "claude"), "mcp", "add", "--scope", "user", "agentcontext", "--", *serve]]
-    jobs[1]["args"] = ["-c", f"mcp_servers.agentcontext.command={json.dumps(serve[0])}"]
-    jobs[1]["args"] += ["-c", f"mcp_servers.agentcontext.args={json.dumps(serve[1:])}"]
-    jobs[1]["args"] += ["-c", "mcp_servers.agentcontext.required=true"]
+    for agent in AGENTS:
+        home = scratch / f"{agent}-home"
+        home.mkdir()
+        job: dict[str, Any] = {"id": agent, "agent": agent, "binary": str(binary(agent)), "cwd": str(work)}
+        job |= {"home": str(home), "env": {}} | configured(agent, home, serve)
+        if agent == "copilot":  # its bundle unpacked once, outside its throwaway HOME
+            job["env"]["COPILOT_PKG_CACHE_HOME"] = str(scratch / "copilot-pkg")
+        jobs.append(job)
     job_file = scratch / "jobs.json"
     job_file.write_text(json.dumps(jobs))
     done = subprocess.run(
@@ -63,21 +94,23 @@ def first_requests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         assert result["exit"] == 0, result["stderr"]
         models = [r for r in result["requests"] if r["method"] == "POST"]
         assert models, f"{result['id']} sent no model request"
-        sent[result["id"]] = json.dumps(models[0])
+        sent[result["id"]] = json.dumps(models)
     return sent
 
 
-def test_claude_code_run_as_the_docs_say_sends_our_tools_and_the_projects_rules_in_its_first_request(
-    first_requests: dict[str, str],
-) -> None:
-    text = first_requests["claude"]
+def test_claude_code_run_as_the_docs_say_sends_our_tools_and_the_projects_rules(turns: dict[str, str]) -> None:
+    text = turns["claude"]
     for tool in ("get_project_doc", "get_instructions_for", "skills_list", "skills_read"):
         assert f"mcp__agentcontext__{tool}" in text, text[-3000:]
     assert "# MCP Server Instructions" in text and "## agentcontext" in text, text[-3000:]
     assert RULE in text  # Claude Code reads no AGENTS.md: only our server's instructions bring it
 
 
-def test_codex_run_as_the_docs_say_names_our_tool_namespace_in_its_first_request(
-    first_requests: dict[str, str],
-) -> None:
-    assert "- mcp__agentcontext: This server gives you the instructions" in first_requests["codex"]
+def test_codex_run_as_the_docs_say_names_our_tool_namespace(turns: dict[str, str]) -> None:
+    assert "- mcp__agentcontext: This server gives you the instructions" in turns["codex"]
+
+
+@pytest.mark.parametrize("agent", ["gemini", "opencode", "copilot"])
+def test_gemini_opencode_and_copilot_run_as_the_docs_say_offer_our_tools(turns: dict[str, str], agent: str) -> None:
+    for tool in ("get_project_doc", "get_instructions_for", "skills_read"):
+        assert tool in turns[agent], turns[agent][-3000:]
