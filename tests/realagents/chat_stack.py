@@ -140,7 +140,7 @@ def main() -> int:
                 "cwd": str(work),
                 "home": _home(scratch, "claude"),
                 # as docs/chat-mcp.md says for `claude -p`: wait for the server; and give that connection time
-                "env": {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_TIMEOUT": "60000"},
+                "env": {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"},
                 "setup": [
                     [
                         str(BIN / "claude"),

@@ -2,11 +2,11 @@
 
 ``chat_stack.py`` runs the control plane, a workspace agent and both binaries inside
 ``unshare -n``; each agent is configured the way docs/chat-mcp.md says (``claude mcp add
---transport http`` and ``MCP_CONNECTION_NONBLOCKING=false``, Codex's ``[mcp_servers]`` with
-``required = true``) with alice's token, each through a proxy that holds its first connection
-2.5 s: left to their defaults, both would send their first request without our server. What
-each sent to its fake model API must carry our tools and alice's pinned context, and nothing of
-bob's chat.
+--transport http`` with ``MCP_CONNECTION_NONBLOCKING=false`` and ``MCP_CONNECT_TIMEOUT_MS``,
+Codex's ``[mcp_servers]`` with ``required = true``) with alice's token, each through a proxy
+that holds its first connection 2.5 s: left to their defaults, both would send their first
+request without our server. What each sent to its fake model API must carry our tools and
+alice's pinned context, and nothing of bob's chat.
 
 Observed (Codex 0.171.0): Codex defers every MCP tool behind a namespace line
 ``- mcp__<server>: <first line of the server's instructions>`` and loads the tool schemas

@@ -5,9 +5,10 @@ Left to their defaults, Claude Code's ``-p`` and Codex's ``exec`` send their fir
 server that is not ready within a second or two, and ``agentcontext mcp`` answers ``initialize`` about
 1.4 s after it starts on a quiet machine (most of it the MCP SDK's import): on this loaded machine both
 went without it. Gemini CLI's ``-p`` offers no tool that would ask for approval, so none of an
-untrusted server's. Observed on Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0. Configured as
-the docs say (Claude Code: ``MCP_CONNECTION_NONBLOCKING=false``; Codex: ``required = true``; Gemini
-CLI: ``"trust": true``), each sends our tools; OpenCode and Copilot CLI do with their defaults.
+untrusted server's. Observed on Claude Code 2.1.332, Codex 0.171.0 and Gemini CLI 0.61.0. Configured
+as the docs say (Claude Code: ``MCP_CONNECTION_NONBLOCKING=false`` and ``MCP_CONNECT_TIMEOUT_MS``, for
+waiting it gives up after 4-6 s; Codex: ``required = true``; Gemini CLI: ``"trust": true``), each sends
+our tools; OpenCode and Copilot CLI do with their defaults.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def configured(agent: str, home: Path, serve: list[str]) -> dict[str, Any]:
     server = {"command": serve[0], "args": serve[1:]}
     if agent == "claude":
         add = [str(binary("claude")), "mcp", "add", "--scope", "user", "agentcontext", "--", *serve]
-        return {"env": {"MCP_CONNECTION_NONBLOCKING": "false"}, "setup": [add]}
+        return {"env": {"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"}, "setup": [add]}
     if agent == "codex":
         table = {"command": json.dumps(serve[0]), "args": json.dumps(serve[1:]), "required": "true"}
         return {
