@@ -1,4 +1,4 @@
-"""The real Claude Code and Codex, each pointed at a chat's MCP endpoint: run inside ``unshare -n``.
+"""The real agents, each pointed at a chat's MCP endpoint: run inside ``unshare -n``.
 
 The test process starts this script as ``unshare -n python chat_stack.py SCRATCH``. In the
 loopback-only namespace it starts ``agentcontext server`` (SQLite) and ``agentcontext agent``
@@ -34,6 +34,8 @@ ALICE_SKILL = "alice-notes"
 BOB_SKILL = "bob-private"
 BOB_SECRET = "BOB-SECRET-91c2"
 BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
+AGENTS = ("claude", "codex", "gemini", "opencode", "copilot")
+OPENCODE = BIN.parent / "opencode-linux-x64" / "bin" / "opencode"  # as harness.binary: its wrapper is not built
 HOLD = 2.5  # seconds; left to their defaults, both agents' first request goes without a server this slow
 
 
@@ -103,7 +105,7 @@ def main() -> int:
     processes: list[subprocess.Popen[bytes]] = []
     try:
         port = free_port()
-        doors = {"claude": free_port(), "codex": free_port()}  # a proxy each, its first connection held
+        doors = {agent: free_port() for agent in AGENTS}  # a proxy each, its first connection held
         base = f"http://127.0.0.1:{port}"
         log = scratch / "server.log"
         command = [sys.executable, "-m", "agentcontext", "server", "--db", f"sqlite:///{scratch / 'c.db'}"]
@@ -174,6 +176,7 @@ def main() -> int:
                 ],
             },
         ]
+        jobs += [_configured(agent, scratch, work, url[agent], alice) for agent in AGENTS[2:]]
         results = [driver.run_job(job) for job in jobs]
         chats = httpx.get(f"{base}/api/v1/chats", headers=as_alice).json()
         print(json.dumps({"interfaces": interfaces, "results": results, "alice_chats": chats}))
@@ -182,6 +185,31 @@ def main() -> int:
         for process in processes:
             process.terminate()
             process.wait(30)
+
+
+def _configured(agent: str, scratch: Path, work: Path, url: str, token: str) -> dict[str, Any]:
+    """The job of Gemini CLI, OpenCode or Copilot CLI with the chat endpoint in its own config, as
+    docs/chat-mcp.md shows it: the token read from ``AGENTCONTEXT_TOKEN``."""
+    home = Path(_home(scratch, agent))
+    binary = OPENCODE if agent == "opencode" else BIN / agent
+    job: dict[str, Any] = {"id": agent, "agent": agent, "binary": str(binary), "cwd": str(work), "home": str(home)}
+    job["env"] = {"AGENTCONTEXT_TOKEN": token}
+    if agent == "gemini":
+        server = {"httpUrl": url, "headers": {"Authorization": "Bearer $AGENTCONTEXT_TOKEN"}, "trust": True}
+        _write(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": server}})
+    elif agent == "opencode":
+        server = {"type": "remote", "url": url, "headers": {"Authorization": "Bearer {env:AGENTCONTEXT_TOKEN}"}}
+        _write(home / ".config" / "opencode" / "opencode.json", {"mcp": {"agentcontext": server}})
+    else:
+        server = {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${AGENTCONTEXT_TOKEN}"}}
+        _write(home / ".copilot" / "mcp-config.json", {"mcpServers": {"agentcontext": {**server, "tools": ["*"]}}})
+        job["env"]["COPILOT_PKG_CACHE_HOME"] = str(scratch / "copilot-pkg")
+    return job
+
+
+def _write(path: Path, content: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(content))
 
 
 def _home(scratch: Path, agent: str) -> str:
