@@ -1,4 +1,4 @@
-"""``/mcp``: a chat's MCP request routed and authenticated here, then served by the endpoint, loaded on first use.
+"""``/mcp``: a chat's MCP request routed and authenticated here, then served by the SDK-backed endpoint.
 
 The endpoint runs on the official MCP SDK, which takes 1-1.5 s of CPU to import. The server's start
 does not wait for it: a running server loads it in a worker thread just after it starts
