@@ -28,6 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: the repository's root
 from tests.realagents import driver
+from tests.realagents.harness import binary
 
 ALICE_RULE = "ALICE-RULE-7f3a: run the linters before committing."
 ALICE_SKILL = "alice-notes"
@@ -35,8 +36,7 @@ BOB_SKILL = "bob-private"
 BOB_SECRET = "BOB-SECRET-91c2"
 BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
 AGENTS = ("claude", "codex", "gemini", "opencode", "copilot")
-OPENCODE = BIN.parent / "opencode-linux-x64" / "bin" / "opencode"  # as harness.binary: its wrapper is not built
-HOLD = 2.5  # seconds; left to their defaults, both agents' first request goes without a server this slow
+HOLD = 2.5  # seconds; left to their defaults, Claude Code's and Codex's first request goes without a server this slow
 
 
 def free_port() -> int:
@@ -191,23 +191,26 @@ def _configured(agent: str, scratch: Path, work: Path, url: str, token: str) -> 
     """The job of Gemini CLI, OpenCode or Copilot CLI with the chat endpoint in its own config, as
     docs/chat-mcp.md shows it: the token read from ``AGENTCONTEXT_TOKEN``."""
     home = Path(_home(scratch, agent))
-    binary = OPENCODE if agent == "opencode" else BIN / agent
-    job: dict[str, Any] = {"id": agent, "agent": agent, "binary": str(binary), "cwd": str(work), "home": str(home)}
+    job: dict[str, Any] = {"id": agent, "agent": agent, "binary": str(binary(agent)), "cwd": str(work)}
+    job["home"] = str(home)
     job["env"] = {"AGENTCONTEXT_TOKEN": token}
     if agent == "gemini":
         server = {"httpUrl": url, "headers": {"Authorization": "Bearer $AGENTCONTEXT_TOKEN"}, "trust": True}
-        _write(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": server}})
+        write_config(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": server}})
     elif agent == "opencode":
         server = {"type": "remote", "url": url, "headers": {"Authorization": "Bearer {env:AGENTCONTEXT_TOKEN}"}}
-        _write(home / ".config" / "opencode" / "opencode.json", {"mcp": {"agentcontext": server}})
+        write_config(home / ".config" / "opencode" / "opencode.json", {"mcp": {"agentcontext": server}})
     else:
         server = {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${AGENTCONTEXT_TOKEN}"}}
-        _write(home / ".copilot" / "mcp-config.json", {"mcpServers": {"agentcontext": {**server, "tools": ["*"]}}})
+        write_config(
+            home / ".copilot" / "mcp-config.json", {"mcpServers": {"agentcontext": {**server, "tools": ["*"]}}}
+        )
         job["env"]["COPILOT_PKG_CACHE_HOME"] = str(scratch / "copilot-pkg")
     return job
 
 
-def _write(path: Path, content: dict[str, Any]) -> None:
+def write_config(path: Path, content: dict[str, Any]) -> None:
+    """An agent's JSON config file, its folders made."""
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(content))
 

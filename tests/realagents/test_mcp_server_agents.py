@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.realagents.chat_stack import write_config
 from tests.realagents.harness import AGENTS, DRIVER, binary, skip_unless_available
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -41,23 +42,18 @@ def configured(agent: str, home: Path, serve: list[str]) -> dict[str, Any]:
             "args": [arg for key, value in table.items() for arg in ("-c", f"mcp_servers.agentcontext.{key}={value}")]
         }
     if agent == "gemini":
-        write(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": {**server, "trust": True}}})
+        write_config(home / ".gemini" / "settings.json", {"mcpServers": {"agentcontext": {**server, "trust": True}}})
     elif agent == "opencode":
-        write(
+        write_config(
             home / ".config" / "opencode" / "opencode.json",
             {"mcp": {"agentcontext": {"type": "local", "command": serve}}},
         )
     elif agent == "copilot":
-        write(
+        write_config(
             home / ".copilot" / "mcp-config.json",
             {"mcpServers": {"agentcontext": {**server, "type": "local", "tools": ["*"]}}},
         )
     return {}
-
-
-def write(path: Path, content: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(content))
 
 
 @pytest.fixture(scope="module")
