@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import pkgutil
 import re
@@ -81,14 +82,17 @@ def imported_by_module(module: str, *others: str) -> list[str]:
 
 def _loaded(imports: str, others: tuple[str, ...]) -> list[str]:
     """The modules of ``agentcontext.<other>`` loaded once ``imports`` has run, in a fresh interpreter."""
-    script = (
-        f"import json, sys\n{imports}"
-        f"other = [['agentcontext', name] for name in {list(others)!r}]\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[:2] in other)))\n"
-    )
+    return sorted(m for m in _loaded_modules(imports) if m.split(".")[:2] in [["agentcontext", o] for o in others])
+
+
+@functools.cache
+def _loaded_modules(imports: str) -> frozenset[str]:
+    """Every module loaded once ``imports`` has run, in a fresh interpreter: once per worker, since importing a
+    whole package costs seconds and several tests ask of the same one."""
+    script = f"import json, sys\n{imports}print(json.dumps(sorted(sys.modules)))\n"
     output = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     found: list[str] = json.loads(output)
-    return found
+    return frozenset(found)
 
 
 def test_the_control_plane_and_the_dashboard_import_neither_the_other_nor_the_server_that_composes_them() -> None:
