@@ -35,7 +35,10 @@ from agentcontext.skills.frontmatter import (
 )
 from agentcontext.skills.validation import check
 
-REPAIRED = "frontmatter YAML needed repair: quote values that contain ': '"
+REPAIRED = (
+    "frontmatter YAML needed repair: the value of description read as quoted text; quote it in the file,"
+    " since agents that do not repair YAML drop the skill"
+)
 
 
 def skill(block: str, body: str = "\n# Body\n") -> str:
@@ -116,7 +119,7 @@ def test_parse_frontmatter_repairs_broken_flow_value_into_text_like_codex() -> N
     # Codex G3 quotes a value opening with ``[``, ``{``, ``@`` or a backtick when it is not YAML.
     front = parse("---\nname: [unclosed\n---\n")
     assert front.fields == {"name": "[unclosed"}
-    assert front.repaired
+    assert front.repaired == ("name",)
 
 
 def test_parse_frontmatter_rejects_invalid_yaml_that_repair_cannot_fix() -> None:
@@ -144,7 +147,7 @@ def test_parse_frontmatter_warns_about_overlong_name_instead_of_rejecting_it() -
 def test_loads_unquoted_description_containing_colon_space() -> None:
     text = skill("name: colon-description\ndescription: AWS deployment patterns: ECS Fargate, Lambda, and S3")
     front = parse(text)
-    assert front.repaired
+    assert front.repaired == ("description",)
     assert front.fields == {
         "name": "colon-description",
         "description": "AWS deployment patterns: ECS Fargate, Lambda, and S3",
@@ -178,6 +181,10 @@ def test_loads_unrecognized_frontmatter_fields_that_need_quotes() -> None:
     }
     result = check(text, "repaired-unknown-fields", "lenient")
     assert (result.valid, result.name, result.description) == (True, "repaired-unknown-fields", "valid description")
+    assert result.warnings == (
+        "frontmatter YAML needed repair: the values of argument-hint, tags read as quoted text; quote them in the"
+        " file, since agents that do not repair YAML drop the skill",
+    )
 
 
 def test_preserves_block_scalar_body_while_repairing_other_fields() -> None:
@@ -185,7 +192,7 @@ def test_preserves_block_scalar_body_while_repairing_other_fields() -> None:
         "name: block-description-with-repair\ndescription: |-\n  Build for AWS: ECS\nargument-hint: <duration: e.g. 7d>"
     )
     front = parse(text)
-    assert front.repaired
+    assert front.repaired == ("argument-hint",)  # not the block scalar's "Build for AWS: ECS"
     assert front.fields == {
         "name": "block-description-with-repair",
         "description": "Build for AWS: ECS",
@@ -201,12 +208,13 @@ def test_repair_keeps_a_trailing_comment_outside_the_quotes() -> None:
 def test_repair_leaves_valid_lines_and_block_scalars_untouched() -> None:
     block = "name: x\nlist: [a, b]\nquoted: 'a: b'\nbody: |\n  key: value: here\n  more: text\nlater: a: b"
     assert repair_block(block) == (
-        "name: x\nlist: [a, b]\nquoted: 'a: b'\nbody: |\n  key: value: here\n  more: text\nlater: \"a: b\""
+        "name: x\nlist: [a, b]\nquoted: 'a: b'\nbody: |\n  key: value: here\n  more: text\nlater: \"a: b\"",
+        ("later",),
     )
 
 
 def test_repair_quotes_nested_values_at_their_own_indent() -> None:
-    assert repair_block("metadata:\n  note: a: b\n  ok: fine") == 'metadata:\n  note: "a: b"\n  ok: fine'
+    assert repair_block("metadata:\n  note: a: b\n  ok: fine") == ('metadata:\n  note: "a: b"\n  ok: fine', ("note",))
 
 
 def test_repair_is_not_attempted_when_disabled() -> None:
@@ -215,7 +223,9 @@ def test_repair_is_not_attempted_when_disabled() -> None:
 
 def test_repaired_frontmatter_keeps_the_original_text_as_raw() -> None:
     front = parse(skill("name: x\ndescription: a: b", body="body\n"))
-    assert front == Frontmatter({"name": "x", "description": "a: b"}, "name: x\ndescription: a: b", "body\n", True)
+    assert front == Frontmatter(
+        {"name": "x", "description": "a: b"}, "name: x\ndescription: a: b", "body\n", ("description",)
+    )
 
 
 # --- the --- delimiters ---------------------------------------------------------------------

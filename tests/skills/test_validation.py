@@ -38,7 +38,10 @@ from agentcontext.testing import make_workspace, skill_md
 from tests.containment import outside_the_roots
 
 ALLOWED = "['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name']"
-REPAIRED = "frontmatter YAML needed repair: quote values that contain ': '"
+REPAIRED = (
+    "frontmatter YAML needed repair: the value of description read as quoted text; quote it in the file,"
+    " since agents that do not repair YAML drop the skill"
+)
 
 
 def write_skill(root: Path, folder: str, text: str | bytes, *, filename: str = "SKILL.md") -> Path:

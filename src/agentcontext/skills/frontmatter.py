@@ -43,12 +43,13 @@ MAX_STRICT_VALUES = 256  # strictyaml's time grows with the square of the values
 
 
 class Frontmatter(NamedTuple):  # immutable, built per SKILL.md
-    """A parsed frontmatter block: its fields, its verbatim YAML and the body after it."""
+    """A parsed frontmatter block: its fields, its verbatim YAML, the body after it, and the keys whose values
+    YAML read only once quoted (none: the block was YAML as written)."""
 
     fields: Mapping[str, Any]
     raw: str
     body: str
-    repaired: bool = False
+    repaired: tuple[str, ...] = ()
 
 
 def _delimit(text: str) -> tuple[str, str] | bool:
@@ -103,10 +104,10 @@ def parse(text: str, *, repair: bool = True, loader: type[yaml.SafeLoader] | Non
     try:
         return Frontmatter(_load_mapping(block, loader), block, body)
     except YAML_ERRORS as first:
-        repaired = repair_block(block) if repair else block
-        if repaired != block:
+        repaired, keys = repair_block(block) if repair else (block, ())
+        if keys:
             try:
-                return Frontmatter(_load_mapping(repaired, loader), block, body, repaired=True)
+                return Frontmatter(_load_mapping(repaired, loader), block, body, repaired=keys)
             except YAML_ERRORS:
                 pass
         raise FrontmatterError(f"invalid YAML: {_yaml_message(first)}") from None
@@ -131,15 +132,15 @@ def parse_codex(text: str) -> Frontmatter:
         if (wrong := _not_codex_text(fields)) is None:
             return Frontmatter(fields, block, body)
         refused = f"invalid {wrong}: Codex does not load the skill"
-    repaired = codex_repair(block)
-    if repaired is not None:
+    repaired, keys = codex_repair(block)
+    if keys:
         try:
             fixed = _load_mapping(repaired)
         except YAML_ERRORS:
             pass
         else:
             if _not_codex_text(fixed) is None:
-                return Frontmatter(fixed, block, body, repaired=True)
+                return Frontmatter(fixed, block, body, repaired=keys)
     raise FrontmatterError(refused)
 
 
@@ -288,9 +289,11 @@ def _yaml_message(exc: Exception) -> str:
     return str(problem)
 
 
-def repair_block(block: str) -> str:
-    """Quote unquoted values that contain ``": "``; block scalars are left as they are."""
+def repair_block(block: str) -> tuple[str, tuple[str, ...]]:
+    """The block with each unquoted value YAML would misread quoted (one holding ``": "``, or starting like a
+    flow value that is not YAML alone), and the keys of those values; block scalars are left as they are."""
     out: list[str] = []
+    keys: list[str] = []
     block_indent: int | None = None
     for line in block.split("\n"):
         indent = len(line) - len(line.lstrip())
@@ -311,17 +314,19 @@ def repair_block(block: str) -> str:
         elif scalar and _needs_quotes(scalar):
             quoted = json.dumps(scalar, ensure_ascii=False)
             out.append(f"{match.group('indent')}{match.group('key')}: {quoted}{comment}")
+            keys.append(match.group("key"))
         else:
             out.append(line)
-    return "\n".join(out)
+    return "\n".join(out), tuple(keys)
 
 
-def codex_repair(block: str) -> str | None:
+def codex_repair(block: str) -> tuple[str, tuple[str, ...]]:
     """Codex 0.171.0's ``repair_frontmatter_scalar_fields``: every ``key: value`` line whose value holds a colon
     before whitespace, or starts like a flow value (``[ { @ ` ``) that is not YAML alone, gets that value
     single-quoted, flow or not (``description: {a: 1}`` becomes the text ``{a: 1}``); a value starting with a
-    quote, and the lines of a block scalar, stay as they are. None when no line changes."""
-    changed = False
+    quote, and the lines of a block scalar, stay as they are. Returns the block and the keys of the values
+    quoted (none: nothing changed)."""
+    keys: list[str] = []
     block_indent: int | None = None
     out: list[str] = []
     for line in block.split("\n"):  # Rust's lines(): line breaks only, not the other separators splitlines() takes
@@ -349,8 +354,8 @@ def codex_repair(block: str) -> str | None:
             continue
         quoted = scalar.replace("'", "''")
         out.append(f"{key}:{gap}'{quoted}'{comment}")
-        changed = True
-    return "\n".join(out) if changed else None
+        keys.append(key.strip())
+    return "\n".join(out), tuple(keys)
 
 
 def _is_yaml(scalar: str) -> bool:

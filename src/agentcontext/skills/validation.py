@@ -518,7 +518,7 @@ def _scalar(value: Any) -> str | None:
 
 
 def _check_lenient(
-    fields: Mapping[str, Any], folder: str, namespace: str | None, frontmatter: str, *, repaired: bool
+    fields: Mapping[str, Any], folder: str, namespace: str | None, frontmatter: str, *, repaired: tuple[str, ...]
 ) -> SkillCheck:
     name, description = fields.get("name"), fields.get("description")
     if (  # the common case, with nothing to warn about, in one step
@@ -561,8 +561,18 @@ def _check_lenient(
         if len(name) > MAX_QUALIFIED_NAME:
             warnings.append(f"invalid qualified name: longer than {MAX_QUALIFIED_NAME} characters")
     if repaired:
-        warnings.append("frontmatter YAML needed repair: quote values that contain ': '")
+        warnings.append(repair_warning(repaired))
     return SkillCheck(name, description or None, tuple(errors), tuple(warnings), frontmatter)
+
+
+def repair_warning(keys: tuple[str, ...]) -> str:
+    """What a repair of the frontmatter changed, said so the author can make it YAML: an agent that reads the
+    block without a repair (OpenCode, Copilot CLI, skills-ref) drops the skill."""
+    one = len(keys) == 1
+    return (
+        f"frontmatter YAML needed repair: the {'value' if one else 'values'} of {', '.join(keys)} read as quoted"
+        f" text; quote {'it' if one else 'them'} in the file, since agents that do not repair YAML drop the skill"
+    )
 
 
 def _as_written(value: Any, key: str, block: str) -> Any:
