@@ -237,9 +237,14 @@ class _QuietServer(uvicorn.Server):
 
 
 @contextlib.asynccontextmanager
-async def guarded_serving(app: ASGIApp, edge: Edge, *, h11: bool = False) -> AsyncIterator[Served]:
-    """``app`` on a loopback port through ``web.serving`` (the connection cap and the head deadline)."""
+async def guarded_serving(
+    app: ASGIApp, edge: Edge, *, h11: bool = False, send_buffer: int | None = None
+) -> AsyncIterator[Served]:
+    """``app`` on a loopback port through ``web.serving`` (the connection cap and the head deadline); with
+    ``send_buffer``, each connection's kernel send buffer that small (loopback's takes megabytes unread)."""
     sock = socket.socket()
+    if send_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)  # accepted sockets inherit it
     sock.bind(("127.0.0.1", 0))
     sock.listen(512)
     config = GuardedConfig(app, edge, h11=h11, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)

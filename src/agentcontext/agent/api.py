@@ -139,7 +139,7 @@ class ContextConfigResponse(BaseModel):
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 408, 409, 413, 421, 500, 502, 503, 504)
 }
-PUBLIC_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})  # no data in them
+PUBLIC_PATHS = frozenset({"/openapi.json"})  # no data in it
 
 
 def snapshot_json(snapshot: Snapshot, *, payloads: bool) -> dict[str, Any]:
@@ -195,6 +195,8 @@ def create_app(
         title="agentcontext workspace agent",
         version=__version__,
         description="The live context of one workspace: snapshot, sources, skills and the workspace's MCP tools.",
+        docs_url=None,  # Swagger UI and ReDoc load their scripts from a CDN: programs read /openapi.json
+        redoc_url=None,
     )
     app.state.agent, app.state.startup_wait = agent, startup_wait
     app.state.views = views.ViewCache(agent)

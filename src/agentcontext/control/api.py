@@ -112,6 +112,9 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
         version=__version__,
         description="Snapshots pushed by workspace agents, chats that pin them, each turn's prompt and tools.",
         lifespan=lifespan,
+        # no /docs or /redoc: they load Swagger UI's scripts from a CDN, unpinned, on the dashboard's origin
+        docs_url=None,
+        redoc_url=None,
         # nothing here exports OpenTelemetry; switched on, FastAPI asks the global providers on every request
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )

@@ -9,7 +9,8 @@ Before any work, in this order, and before the request body is read:
    (``Sec-Fetch-Site: cross-site`` or ``same-site`` outside a navigation) is refused the same way.
 3. The server's ``authenticate`` hook decides from the headers: refused (401, or 503 when it
    cannot tell), authenticated, or a public route, whose body may be at most
-   ``Edge.max_public_body``.
+   ``Edge.max_public_body``; at most ``Edge.public_bodies`` such bodies are read at once (503
+   beyond), so clients without a token, trickling login forms, cannot hold every connection.
 4. A declared ``Content-Length`` over the limit is 413 at once; a body sent without one is
    counted as it streams and refused the moment it passes the limit, or 408 when it takes
    longer than ``Edge.body_timeout``. The app never sees the rest: its reads end and its
@@ -20,7 +21,8 @@ Before any work, in this order, and before the request body is read:
    names another method, or that names it twice).
 
 Refusals carry ``Connection: close`` (a body left unread is never read) and the server's own
-error shape (``render``).
+error shape (``render``). A client that goes away while its body is read is no error of the app's:
+there is nobody to answer, and nothing is logged.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from enum import Enum
 
 import anyio
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcontext.web.hosts import ServedHosts
@@ -69,6 +72,8 @@ class Edge:
     # (15 s) and a chat's turns, so they reuse their connection; idle ones beyond the cap make room for new ones
     keep_alive: float = 60.0
     max_head: int = 64 * KiB  # a request's line and headers
+    write_timeout: float = 10.0  # seconds an answer may wait on a client that reads none of it
+    public_bodies: int = 32  # requests that need no token reading their bodies at once (login forms)
 
 
 class Verdict(Enum):
@@ -127,6 +132,7 @@ class RequestGuard:
         self.app, self.edge, self.authenticate = app, edge, authenticate
         self.streams, self.stream_key, self.render = streams, stream_key, render
         self.open_streams: Counter[str] = Counter()
+        self.public_bodies = 0  # requests without a token whose bodies are being read
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -134,17 +140,19 @@ class RequestGuard:
             return
         headers = _headers(scope)
         refusal = self.foreign(scope, headers)
-        limit = self.edge.max_body
+        limit, public = self.edge.max_body, False
         if refusal is None and self.authenticate is not None:
             verdict = await self.authenticate(headers, scope["path"])
             if isinstance(verdict, Refusal):
                 refusal = verdict
             elif verdict is Verdict.PUBLIC:
-                limit = self.edge.max_public_body
+                limit, public = self.edge.max_public_body, True
         if refusal is None:
             refusal = _declared_too_large(headers, limit)
         if refusal is not None:
             await self.refuse(scope, send, refusal)
+        elif public and _has_body(headers):
+            await self._public_body(scope, receive, send)
         elif scope["type"] == "http" and _opens_stream(scope["method"], headers) and self.streams(scope["path"]):
             await self._stream(scope, receive, send, headers)
         else:
@@ -199,6 +207,18 @@ class RequestGuard:
             if self.open_streams[key] <= 0:
                 del self.open_streams[key]
 
+    async def _public_body(self, scope: Scope, receive: Receive, send: Send) -> None:
+        cap = self.edge.public_bodies
+        if self.public_bodies >= cap:
+            detail = f"{cap} requests without a token are sending their bodies already; try again shortly"
+            await self.refuse(scope, send, Refusal(503, "busy", "Service unavailable.", detail))
+            return
+        self.public_bodies += 1
+        try:
+            await self._limited(scope, receive, send, self.edge.max_public_body, True)
+        finally:
+            self.public_bodies -= 1
+
     async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int, has_body: bool) -> None:
         # a request that declares no body gets no deadline (its one empty message is there at once), but
         # whatever arrives is counted all the same
@@ -214,8 +234,10 @@ class RequestGuard:
 
         try:
             await self.app(scope, body.receive, guarded_send)
-        except Exception:
+        except Exception as failure:
             if body.refusal is None:
+                if isinstance(failure, ClientDisconnect):
+                    return  # gone while its body was read: nobody to answer
                 raise  # the app's own failure; one that follows a body we cut is ours to answer
         if body.refusal is not None and not body.answered:
             body.answered = True

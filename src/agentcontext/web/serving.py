@@ -13,13 +13,19 @@ can hold the sockets: idle connections are bounded by the cap, not by their age.
 kept as connections come and go (``_Census``), so an accept costs the same with thousands open. A
 request's head (its line and headers) may be at most ``Edge.max_head`` bytes, else 431 and the
 connection closes: h11 has such a cap of its own, httptools (uvicorn's default) none. A request in
-progress is never cut here: its body has the guard's deadline, and event streams its cap per token.
+progress is cut here only when its answer has waited ``Edge.write_timeout`` seconds on a client that
+reads none of it (asyncio's buffer past its high-water mark the whole time: a client that never reads
+would otherwise hold its connection for good, idle or not); its body has the guard's deadline, and
+event streams their cap per token. A close waits for the answer still buffered to be read, socket
+held and no longer counted by uvicorn: ours abort a connection with bytes buffered, and one uvicorn
+closed (keep-alive's end, ``Connection: close``) is aborted ``Edge.write_timeout`` seconds later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import math
 import socket
 import sys
 from typing import Any, cast
@@ -45,6 +51,7 @@ class GuardedConfig(uvicorn.Config):
         self.header_timeout = edge.header_timeout
         self.keep_alive = edge.keep_alive
         self.max_head = edge.max_head
+        self.write_timeout = edge.write_timeout
         self.census = _Census()
 
 
@@ -69,6 +76,8 @@ class _IdleGuard(asyncio.Protocol):
     cycle: Any
     idle_since: float = 0.0
     head_since: float | None = None  # when the head being read began to arrive; None: none since the last response
+    stalled_since: float | None = None  # when writing paused on a full buffer; None: writing
+    closing_since: float | None = None  # when a close was seen that waits on an unread answer
     _counted = False  # in the census's ``open``
     _idle_timer: asyncio.TimerHandle | None = None
 
@@ -100,10 +109,22 @@ class _IdleGuard(asyncio.Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols define it
         self.idle_since, self.head_since = self.loop.time(), None
+        if self.transport.is_closing():  # ``Connection: close``: its socket goes once the client reads the answer
+            self.closing_since = self.idle_since
+            self._bring_forward(self.closing_since + self.limits.write_timeout)
         if self._counted:  # to the end of the order: idle the shortest
             idle = self.limits.census.idle
             idle.pop(self, None)
             idle[self] = None
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.stalled_since = self.loop.time()
+        self._bring_forward(self.stalled_since + self.limits.write_timeout)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self.stalled_since = None
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._idle_timer is not None:
@@ -122,7 +143,10 @@ class _IdleGuard(asyncio.Protocol):
 
     def _close(self) -> None:
         self._leave()
-        self.transport.close()
+        if self.transport.get_write_buffer_size():
+            self.transport.abort()  # a close would wait, descriptor held, for a client that may never read
+        else:
+            self.transport.close()
 
     def _make_room(self) -> None:
         """Close the connection idle the longest; this one if every other has a request in progress."""
@@ -147,20 +171,29 @@ class _IdleGuard(asyncio.Protocol):
 
     def _check_idle(self) -> None:
         self._idle_timer = None
-        if self.transport.is_closing() or self not in self.connections:  # closed, or upgraded away
+        if self not in self.connections:  # closed, or upgraded away
             self._leave()
             return
-        if not self.idle():
-            self._arm(self.limits.header_timeout)
+        now = self.loop.time()
+        if self.transport.is_closing():  # closed by uvicorn (keep-alive's end, an error) with an answer still buffered
+            self.closing_since = self.closing_since or now
+            if now - self.closing_since >= self.limits.write_timeout:
+                self.transport.abort()  # its client has not read it: the socket goes now, not when it does
+            else:
+                self._arm(self.closing_since + self.limits.write_timeout - now)
             return
-        if self.head_since is not None:  # a head is arriving (or the first is awaited): it has its deadline
-            left = self.head_since + self.limits.header_timeout - self.loop.time()
+        if not self.idle():  # a request in progress is cut only when its answer is stalled
+            due, recheck = math.inf, self.limits.header_timeout
+        elif self.head_since is not None:  # a head is arriving (or the first is awaited): it has its deadline
+            due = recheck = self.head_since + self.limits.header_timeout - now
         else:
-            left = self.idle_since + self.limits.keep_alive - self.loop.time()
-        if left <= 0:
+            due = recheck = self.idle_since + self.limits.keep_alive - now
+        if self.stalled_since is not None:  # its client has read none of the answer meanwhile
+            due = min(due, self.stalled_since + self.limits.write_timeout - now)
+        if due <= 0:
             self._close()
         else:
-            self._arm(left)
+            self._arm(min(due, recheck))
 
 
 class GuardedHttpTools(_IdleGuard, HttpToolsProtocol):
