@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from rich.console import Console
@@ -32,7 +34,9 @@ from agentcontext.local import approval
 from agentcontext.resource import Kind, McpApproval, Resource, Scope, Status
 from agentcontext.testing import isolated_environ, launched, make_workspace, scan_tree, test_config
 from agentcontext.workspace_mcp.approvals import launches
+from agentcontext.workspace_mcp.client.upstream import UpstreamManager
 from agentcontext.workspace_mcp.config import parse
+from agentcontext.workspace_mcp.launch import resolve
 from agentcontext.workspace_mcp.trust import TrustStore
 from tests.agent.conftest import make_agent, ready, running, wait_snapshot
 from tests.control.conftest import AGENT_INFO, push_body
@@ -310,3 +314,45 @@ async def test_the_dashboard_shows_a_bidi_override_in_what_a_server_would_run_in
     for attribute in attributes:
         section = section.replace(attribute, "")
     assert "\u202e" not in section
+
+
+# --- the user's environment, named in an entry ------------------------------------------------------
+
+SECRET = "ghp_UsersOwnT0kenNeverShown1234567890"
+PASSPHRASE = "Sunflower1987"  # looks like no credential: masked because the environment gave it
+
+
+@pytest.mark.anyio
+async def test_an_entry_naming_the_users_variables_shows_none_of_their_values_approved_or_not(
+    tmp_path: Path, home: Path
+) -> None:
+    """Found by a review: ``"command": "${GITHUB_TOKEN}"`` put the token, expanded, in the "cannot start: command
+    ... not found" note of the pending server: in ``mcp trust --list``, on the dashboard and in every snapshot."""
+    work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "Rules.\n"})
+    echo = 'echo "leaked $1" >&2; exit 3'
+    servers = {
+        "probe": {"command": "${GITHUB_TOKEN}"},
+        "echo": {"command": "sh", "args": ["-c", echo, "x", "${PASSPHRASE}"]},
+    }
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    environ = {**isolated_environ(home), "GITHUB_TOKEN": SECRET, "PASSPHRASE": PASSPHRASE}
+    listed = subprocess.run(
+        [PYTHON, "-m", "agentcontext", "mcp", "trust", "--work-dir", str(work), "--list", "--json"],
+        env={**environ, "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "${GITHUB_TOKEN}" in listed.stdout and SECRET not in listed.stdout + listed.stderr
+    parsed = parse((work / ".mcp.json").read_bytes(), str(work / ".mcp.json"), environ)
+    store = TrustStore(tmp_path / "trust.json")
+    store.approve([resolve(s, work_dir=str(work), environ=environ) for s in parsed.servers if s.name == "echo"])
+    settings = test_config(work, home=home, settings={"mcp.connect_timeout": 5}).mcp
+    async with UpstreamManager(settings, work_dir=str(work), environ=environ, store=store) as manager:
+        with anyio.fail_after(20):
+            await manager.reload(parsed.servers)
+        statuses = {s.name: s for s in manager.statuses()}
+    shown = json.dumps({name: status.resource().to_dict() for name, status in statuses.items()})
+    assert statuses["echo"].stderr_tail.startswith("leaked ***"), statuses["echo"]  # approved, ran, echoed it
+    assert "cannot start: command" in shown and SECRET not in shown and PASSPHRASE not in shown

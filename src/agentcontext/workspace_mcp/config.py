@@ -61,6 +61,8 @@ class ServerSpec:
     config_path: str = ""
     written: Mapping[str, Any] = field(default_factory=dict, compare=False)  # the entry as written (secrets too)
     repository: str = ""  # the root of the repository whose config declares it ("" for the user's own configs)
+    # what ``${VAR}`` took from the environment, wherever it went: masked in all a server or its errors say
+    from_environment: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def shown(self) -> str:
@@ -175,7 +177,8 @@ def _entry(
     if not isinstance(raw, dict):
         raise McpConfigError(f'server "{name}" must be a JSON object')
     warnings: list[str] = []
-    expand = _Expander(name, environ, strict, warnings).text
+    expander = _Expander(name, environ, strict, warnings)
+    expand = expander.text
     transport = _transport(name, raw)
     get = raw.get
     command = expand("command", get("command", ""))  # fields in this order: the first bad one is reported
@@ -185,7 +188,18 @@ def _entry(
     headers = tuple([(k, expand("headers", v)) for k, v in _string_map(name, "headers", get("headers", _NO_MAP))])
     cwd = get("cwd")
     spec = ServerSpec(
-        name, transport, command, args, env, url, headers, cwd if isinstance(cwd, str) else None, path, raw, repository
+        name,
+        transport,
+        command,
+        args,
+        env,
+        url,
+        headers,
+        cwd if isinstance(cwd, str) else None,
+        path,
+        raw,
+        repository,
+        tuple(expander.taken),
     )
     if transport == "stdio" and not spec.command:
         raise McpConfigError(f'server "{name}" has no command')
@@ -254,6 +268,7 @@ class _Expander:
         self.environ = environ
         self.strict = strict
         self.warnings = warnings
+        self.taken: list[str] = []  # the environment's values put in
 
     def text(self, field_name: str, value: Any) -> str:
         if type(value) is str and "${" not in value:  # most values: nothing to expand
@@ -276,6 +291,7 @@ class _Expander:
             )
         value = self.environ.get(variable)
         if value:
+            self.taken.append(value)
             return value
         if default is not None:  # as in the shell, ``:-`` also replaces an empty value
             return default

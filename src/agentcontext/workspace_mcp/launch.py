@@ -274,7 +274,9 @@ def resolve(
         notes += (f'cwd "{printable(spec.cwd or work_dir)}" is not a folder: it runs in the home folder',)
     found = _which(spec.command, environment.get("PATH", os.defpath), cwd)
     if found is None:
-        problem = f'command "{printable(spec.command)}" not found (on the PATH it gets, from {cwd})'
+        # the command as written: ``${VAR}`` expanded here is the user's environment, shown to whoever sees the entry
+        written = str(spec.written.get("command", spec.command))
+        problem = f'command "{printable(written)}" not found (on the PATH it gets, from {cwd})'
         return Launch(spec, "", "", cwd, (), notes, problem, environment)
     target = realpath(found)
     binding = _Binding(spec.repository, hashes or FileHashes())

@@ -78,7 +78,8 @@ class Upstream:
         self._stdio: StdioTransport | None = None
         self._task_group: TaskGroup | None = None
         masked = [value for m in mask_args(spec.args) for value in m.values]  # a server may echo its arguments
-        self._secrets = secret_values([*masked, *(v for _, v in (*spec.env, *spec.headers))], spec.url)
+        given = [*masked, *(v for _, v in (*spec.env, *spec.headers)), *spec.from_environment]
+        self._secrets = secret_values(given, spec.url)
 
     @property
     def tools(self) -> tuple[Tool, ...]:
