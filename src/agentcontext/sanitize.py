@@ -15,6 +15,7 @@ joiner between two pictographs, one presentation selector after a pictograph or 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Coder's newest list (coder.md section 5), as inclusive ranges.
@@ -100,7 +101,10 @@ class HiddenText:
     html_comments: tuple[int, int] = (0, 0)
 
     def warnings(self) -> tuple[str, ...]:
-        out: list[str] = []
+        return tuple(f"hidden text: {said} (first on line {line})" for said, line in self.counted())
+
+    def counted(self) -> Iterator[tuple[str, int]]:
+        """Each kind found, said (``3 invisible characters``), with the line of its first."""
         for (count, line), one, many in (
             (self.invisible, "invisible character", "invisible characters"),
             (self.bidi, "bidirectional control character", "bidirectional control characters"),
@@ -108,8 +112,7 @@ class HiddenText:
             (self.html_comments, "HTML comment", "HTML comments"),
         ):
             if count:
-                out.append(f"hidden text: {count} {one if count == 1 else many} (first on line {line})")
-        return tuple(out)
+                yield f"{count} {one if count == 1 else many}", line
 
 
 def find_hidden_text(text: str, utf8: bytes | None = None) -> HiddenText:
@@ -191,6 +194,15 @@ def _line_of(text: str, position: int) -> int:
 
 
 _NONE = HiddenText()
+
+
+def hidden_path_warnings(path: str) -> tuple[str, ...]:
+    """Warnings for a file whose path holds hidden characters: agents put paths before the model (Claude Code's
+    ``Contents of <path>``, Codex's skill list), so a folder's name can carry what no reader sees."""
+    if path.isascii():
+        return ()
+    found = find_hidden_text(path)
+    return tuple(f"hidden text in its path: {said}" for said, _ in found.counted() if "HTML" not in said)
 
 
 def hidden_text_warnings(text: str, utf8: bytes | None = None) -> tuple[str, ...]:

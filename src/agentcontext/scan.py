@@ -28,6 +28,7 @@ from agentcontext.instructions.project_doc import ProjectDoc
 from agentcontext.layout import Layout
 from agentcontext.peers import Peer
 from agentcontext.resource import Resource, Scope
+from agentcontext.sanitize import hidden_path_warnings
 from agentcontext.settings.config import Config, load_config
 from agentcontext.skills import discovery as skills
 from agentcontext.skills.files import offered
@@ -126,7 +127,7 @@ class Scanner:
             work_dir=self.work_dir,
             project_root=layout.project_root,
             profile=self.config.profile,
-            resources=[*labelled([*doc_resources, *skill_resources]), *mcp.resources, *child_others],
+            resources=_paths_checked([*labelled([*doc_resources, *skill_resources]), *mcp.resources, *child_others]),
             caps=self.config.snapshot,
             mcp_servers=servers,
             error=error,
@@ -211,6 +212,15 @@ def applicable(work_dir: str | os.PathLike[str], paths: Sequence[str], config: C
         UnavailableError: the lookup ran past ``ondemand.timeout``.
     """
     return Scanner(work_dir, config).applicable(paths)
+
+
+def _paths_checked(resources: list[Resource]) -> list[Resource]:
+    """``resources``, each whose path holds hidden characters warned of (its name may reach the model)."""
+    out = []
+    for resource in resources:
+        said = hidden_path_warnings(resource.path)
+        out.append(resource._replace(warnings=(*resource.warnings, *said)) if said else resource)
+    return out
 
 
 def scan_full(

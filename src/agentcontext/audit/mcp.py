@@ -114,7 +114,7 @@ def _load(item: McpFile, reader: Reader, cap: int) -> tuple[bytes, str, dict[str
         text = raw.decode("utf-8-sig")
         document = json.loads(text)
         entries = server_map(document) if isinstance(document, dict) and len(raw) <= cap else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, McpConfigError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, McpConfigError):
         return None  # changed since the scan read it; the next audit sees it again
     return (raw, text, entries) if entries is not None else None
 

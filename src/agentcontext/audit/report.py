@@ -223,8 +223,9 @@ def _file_findings(resource: Resource, result: ScanResult, reader: Reader) -> li
     out = [
         _warning(path, warning)
         for warning in resource.warnings
-        if not warning.startswith("hidden text:")  # the text rules below say it in detail
+        if not warning.startswith("hidden text")  # the text and path rules below say it in detail
     ]
+    out += hidden_characters_in_path(path)
     out += _size(resource, result.config)
     meta_file = result.config.skills.meta_file
     if resource.kind is Kind.SKILL and os.path.basename(path) != meta_file:
@@ -342,6 +343,19 @@ def hidden_characters(path: str, text: str) -> list[Finding]:
             end = start + len(chars)
             if not emoji_part(line[start - 1 : start], chars, line[end : end + 1]):
                 out.append(_hidden_finding(path, number, start + 1, category, chars))
+    return _capped(out)
+
+
+def hidden_characters_in_path(path: str) -> list[Finding]:
+    """One finding per run of hidden code points in the file's path (agents show paths to the model)."""
+    if path.isascii():
+        return []
+    out: list[Finding] = []
+    for start, category, chars in _runs(path):
+        end = start + len(chars)
+        if not emoji_part(path[start - 1 : start], chars, path[end : end + 1]):
+            found = _hidden_finding(path, 0, start + 1, category, chars)
+            out.append(Finding(found.code, found.severity, path, f"in its path: {found.message}"))
     return _capped(out)
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from agentcontext.fs.files import EntryKind, Reader
 
 CAP = 1024 * 1024  # a settings file larger than this is not read
-_TRAILING_COMMA = re.compile(r"\s*[}\]]")
 
 
 def read_json(path: str, boundary: str, reader: Reader, what: str, clean: Any) -> tuple[Any, str | None]:
@@ -32,14 +30,19 @@ def read_json(path: str, boundary: str, reader: Reader, what: str, clean: Any) -
         return json.loads(clean(raw.decode("utf-8", errors="replace").lstrip("\ufeff"))), None
     except ValueError as exc:
         return ..., f"{what}, not valid JSON ({exc})"
+    except RecursionError:
+        return ..., f"{what}, not valid JSON (nested too deeply)"
 
 
 def strip_comments(text: str, *, trailing_commas: bool = False) -> str:
     """JSON without ``//`` and ``/* */`` comments outside strings (``strip-json-comments``, whitespace kept);
-    with ``trailing_commas``, also without a comma before a closing ``}`` or ``]`` (JSONC)."""
+    with ``trailing_commas``, also without a comma before a closing ``}`` or ``]`` (JSONC), comments and
+    blanks between them or not. One pass: a comma is dropped when the next thing that is neither a blank nor
+    a comment closes (a file of commas costs no rescans)."""
     out: list[str] = []
     at, size = 0, len(text)
     in_string = False
+    comma: int | None = None  # where in ``out`` the last comma went, while only blanks and comments follow it
     while at < size:
         char = text[at]
         if in_string:
@@ -49,15 +52,10 @@ def strip_comments(text: str, *, trailing_commas: bool = False) -> str:
                 at += 1
             elif char == '"':
                 in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
         elif text.startswith("//", at):
             end = text.find("\n", at)
             at = size if end == -1 else end
             continue
-        elif trailing_commas and char == "," and _TRAILING_COMMA.match(_blanked(text, at + 1)) is not None:
-            pass
         elif text.startswith("/*", at):
             end = text.find("*/", at + 2)
             skipped = text[at : size if end == -1 else end + 2]
@@ -65,11 +63,11 @@ def strip_comments(text: str, *, trailing_commas: bool = False) -> str:
             at = size if end == -1 else end + 2
             continue
         else:
+            if comma is not None and char in "}]":
+                out[comma] = ""
+            if not char.isspace():
+                comma = len(out) if trailing_commas and char == "," else None
+            in_string = char == '"'
             out.append(char)
         at += 1
     return "".join(out)
-
-
-def _blanked(text: str, at: int) -> str:
-    """What follows ``at`` with its comments made spaces (a comment may sit between a comma and its bracket)."""
-    return strip_comments(text[at : at + 4096])

@@ -425,6 +425,8 @@ def _read_toml(path: str, *, root: str | None = None) -> dict[str, Any]:
         data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config: {exc}", source=path) from exc
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError("cannot read config: not TOML (nested too deeply)", source=path) from None
     flat: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, dict):

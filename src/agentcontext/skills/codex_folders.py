@@ -19,10 +19,8 @@ from __future__ import annotations
 import json
 import posixpath
 
-import yaml
-
 from agentcontext.fs.files import EntryKind, Reader, is_within
-from agentcontext.skills.yaml_subset import YAML_ERRORS
+from agentcontext.skills.yaml_subset import YAML_ERRORS, pyyaml_load
 
 MANIFEST_FOLDERS = frozenset({".codex-plugin", ".claude-plugin"})
 MANIFESTS = (".codex-plugin/plugin.json", ".claude-plugin/plugin.json")  # Codex's own first
@@ -99,7 +97,7 @@ def _hidden_by_policy(folder: str, boundary: str, reader: Reader) -> bool:
     if entry.kind is not EntryKind.FILE:
         return False
     try:
-        data = yaml.safe_load(reader.read(entry, _CAP))
+        data = pyyaml_load(reader.read(entry, _CAP))
     except (OSError, RecursionError, *YAML_ERRORS):
         return False
     policy = data.get("policy") if isinstance(data, dict) else None

@@ -258,7 +258,7 @@ def _fast_fields(block: str, loader: type[yaml.SafeLoader] = yaml.SafeLoader) ->
 
 
 def _load_mapping(block: str, loader: type[yaml.SafeLoader] | None = None) -> dict[str, Any]:
-    data = yaml.load(block, Loader=loader or _Loader)
+    data = yaml_subset.pyyaml_load(block, loader or _Loader)
     if not isinstance(data, dict):
         raise FrontmatterError("invalid YAML: frontmatter must be a mapping of keys to values")
     _check_size(data)
@@ -282,6 +282,8 @@ def _check_size(data: Any) -> None:
 
 
 def _yaml_message(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
     if mark is not None:
@@ -360,7 +362,7 @@ def codex_repair(block: str) -> tuple[str, tuple[str, ...]]:
 
 def _is_yaml(scalar: str) -> bool:
     try:
-        yaml.load(scalar, Loader=_Loader)
+        yaml_subset.pyyaml_load(scalar, _Loader)
     except YAML_ERRORS:
         return False
     return True

@@ -70,7 +70,7 @@ from agentcontext.skills.frontmatter import (
     parse_strict,
     plain_skill,
 )
-from agentcontext.skills.yaml_subset import YAML_ERRORS
+from agentcontext.skills.yaml_subset import YAML_ERRORS, pyyaml_load
 
 MAX_NAME = 64
 MAX_QUALIFIED_NAME = 128
@@ -274,7 +274,7 @@ def _gemini_yaml(block: str) -> tuple[str, str] | None:
     fields: Any = fast_load(text)
     if fields is None:
         try:
-            fields = yaml.safe_load(text)
+            fields = pyyaml_load(text)
         except YAML_ERRORS:
             return None
     if isinstance(fields, dict):
@@ -400,7 +400,7 @@ def _check_opencode(text: str, folder: str) -> SkillCheck:
     fields: Any = fast_load(text, _Yaml12Loader)
     try:
         if fields is None:
-            fields = yaml.load(text, Loader=_Yaml12Loader) if block.strip() else {}
+            fields = pyyaml_load(text, _Yaml12Loader) if block.strip() else {}
     except YAML_ERRORS as exc:
         error = f"frontmatter is not valid YAML ({str(exc).splitlines()[0]}): OpenCode drops the skill"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)
@@ -443,7 +443,7 @@ def _copilot_fields(block: str, body: str, folder: str, what: str) -> SkillCheck
     fields: Any = fast_load(block, _YamlCoreLoader)
     try:
         if fields is None:
-            fields = yaml.load(block, Loader=_YamlCoreLoader) if block.strip() else {}
+            fields = pyyaml_load(block, _YamlCoreLoader) if block.strip() else {}
     except YAML_ERRORS as exc:
         error = f"invalid YAML frontmatter ({str(exc).splitlines()[0]}): Copilot CLI does not load the {what}"
         return SkillCheck(None, None, errors=(error,), frontmatter=block)

@@ -65,8 +65,26 @@ _TEXT_KEYS: dict[int, tuple[_Resolvers, frozenset[str]]] = {}
 
 
 # What loading YAML raises: PyYAML's errors, and a constructor's ValueError (a date such as 2001-02-30)
-YAML_ERRORS = (yaml.YAMLError, ValueError)
+YAML_ERRORS = (yaml.YAMLError, ValueError, RecursionError)  # PyYAML recurses into nested flow values
 _GENERAL = object()  # "not the usual case: read it the general way"
+# PyYAML's scanner costs the square of a flow value's depth (each ``[`` rechecks every open one) and its composer
+# a frame a level: a SKILL.md of 3,000 ``[`` took a second, and past 1,000 the recursion limit
+MAX_FLOW_DEPTH = 64
+_NOT_FLOW = re.compile(r"[^\[\]{}]+")
+
+
+def pyyaml_load(text: str | bytes, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+    """``yaml.load(text, loader)``, refusing first (a ``yaml.YAMLError``) a flow value nested deeper than
+    :data:`MAX_FLOW_DEPTH`: every reading of a repository's YAML goes through here."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if text.count("[") + text.count("{") > MAX_FLOW_DEPTH:
+        depth = 0
+        for char in _NOT_FLOW.sub("", text):  # brackets in quotes counted too: deeper than ever written by hand
+            depth = depth + 1 if char in "[{" else max(depth - 1, 0)
+            if depth > MAX_FLOW_DEPTH:
+                raise yaml.YAMLError(f"nested too deeply (more than {MAX_FLOW_DEPTH} levels of [ and {{)")
+    return yaml.load(text, Loader=loader)
 
 
 class _Unsure(Exception):

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
+from agentcontext.skills.yaml_subset import pyyaml_load
+
 if TYPE_CHECKING:  # markdown-it is imported by the first text that needs it (~40 ms a process otherwise)
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
@@ -83,9 +85,10 @@ def split_frontmatter(text: str) -> Split:
     try:
         fields = plain_fields(block)
         if fields is None:
-            fields = yaml.safe_load(block)
-    except yaml.YAMLError as exc:
-        problem = str(getattr(exc, "problem", None) or exc).split("\n", 1)[0]
+            fields = pyyaml_load(block)
+    except (yaml.YAMLError, RecursionError) as exc:  # PyYAML recurses into nested flow values
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(getattr(exc, "problem", None) or exc)
+        problem = problem.split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")
     paths = fields.get("paths") if isinstance(fields, dict) else None
     return Split(body, _globs(paths))

@@ -52,8 +52,9 @@ def read(codex_home: str) -> CodexSettings:
         return CodexSettings(path, {}, (f"{path}: not read (over {MAX_BYTES} bytes)",))
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return CodexSettings(path, {}, (f"{path}: not TOML ({exc}); Codex would not start with it",))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        said = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        return CodexSettings(path, {}, (f"{path}: not TOML ({said}); Codex would not start with it",))
     values: dict[str, Any] = {}
     warnings: list[str] = []
     if "project_doc_fallback_filenames" in data:

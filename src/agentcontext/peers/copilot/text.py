@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import yaml
 
+from agentcontext.skills.yaml_subset import pyyaml_load
+
 # the invisible characters Copilot CLI removes (those seen removed, and their neighbours in the same blocks)
 _INVISIBLE = re.compile(
     "[\u00ad\u180e\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
@@ -51,8 +53,8 @@ class Front(NamedTuple):
 
 def _fields(block: str) -> dict[str, object]:
     try:
-        data = yaml.safe_load(block)
-    except yaml.YAMLError:
+        data = pyyaml_load(block)
+    except (yaml.YAMLError, RecursionError):  # PyYAML recurses into nested flow values
         data = None
     if isinstance(data, dict):
         return {str(k): v for k, v in data.items()}

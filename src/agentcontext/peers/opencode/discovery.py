@@ -182,6 +182,7 @@ def _one(walk: Walk, entry: ConfigEntry, dirs: tuple[str, ...], home: str) -> No
     target = os.path.join(home, pattern[2:]) if pattern.startswith("~/") else pattern
     matches: list[tuple[str, str]] = []  # (file, boundary)
     refused: list[str] = []
+    problems: set[str | None] = set()  # why the pattern was not matched (the same in every folder)
     if os.path.isabs(target):
         folder = os.path.normpath(os.path.dirname(target))
         roots = (walk.project, home) if user else (walk.project,)
@@ -192,6 +193,7 @@ def _one(walk: Walk, entry: ConfigEntry, dirs: tuple[str, ...], home: str) -> No
             found = globs.glob(walk.reader, folder, os.path.basename(target), boundary, dot=False)
             matches += [(f, boundary) for f in found.files]
             refused += found.refused
+            problems.add(found.problem)
     else:
         for directory in dirs:
             inside = is_within(directory, walk.project)
@@ -201,6 +203,11 @@ def _one(walk: Walk, entry: ConfigEntry, dirs: tuple[str, ...], home: str) -> No
             found = globs.glob(walk.reader, directory, target, boundary, dot=True)
             matches += [(f, boundary) for f in found.files]
             refused += found.refused
+            problems.add(found.problem)
+    for problem in filter(None, problems):
+        walk.out.append(
+            _unread(entry.origin, Scope.USER if user else Scope.PROJECT, Status.INVALID, f"{pattern[:80]}: {problem}")
+        )
     for path, boundary in matches:
         scope = Scope.PROJECT if is_within(path, walk.project) else Scope.HOME if is_within(path, home) else Scope.USER
         walk.add(walk.reader.probe(path, boundary), scope, load)

@@ -6,74 +6,38 @@ with ``.``. Only files match. node-glob promises no order within a folder (OpenC
 send ``two.md`` before ``one.md`` for ``{one,two}.md``, ``a.md`` before ``b.md`` for ``*.md`` in the
 same run): ours is name order, a folder's files before its subfolders' (as it was seen to send
 ``**`` matches). A step that leaves the boundary is refused, never taken, and said.
+
+A repository writes these patterns, so they are bounded as Claude Code's rule globs are
+(:mod:`agentcontext.instructions.globs`): at most ``MAX_GLOB_CHARS`` characters and ``MAX_PATTERNS``
+brace alternatives a pattern, each name matched through :func:`fnmatch.translate` (atomic groups,
+linear: ``*a*a*a…b`` costs no backtracking), and a pattern past a bound is said, not matched.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
 
 from agentcontext.fs.files import EntryKind, Reader, is_within
+from agentcontext.instructions.globs import MAX_GLOB_CHARS, MAX_PATTERNS
+from agentcontext.instructions.globs import expand_braces as _bounded_braces
 
 _MAGIC = re.compile(r"[*?\[{]")
 _MAX_DIRS = 2000  # folders one pattern may visit
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """``a{b,c}d`` -> ``abd``, ``acd`` (nested, in order); an unclosed brace stays text."""
-    depth, start = 0, -1
-    for at, char in enumerate(pattern):
-        if char == "{":
-            if depth == 0:
-                start = at
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                options, level, last = [], 0, start + 1
-                for inner in range(start + 1, at):
-                    c = pattern[inner]
-                    level += c == "{"
-                    level -= c == "}"
-                    if c == "," and level == 0:
-                        options.append(pattern[last:inner])
-                        last = inner + 1
-                options.append(pattern[last:at])
-                if len(options) == 1:
-                    continue
-                head, tail = pattern[:start], pattern[at + 1 :]
-                return [p for option in options for p in expand_braces(head + option + tail)]
-    return [pattern]
+    """``a{b,c}d`` -> ``abd``, ``acd`` (nested, in order); an unclosed brace, or ``{x}``, stays text. At most
+    ``MAX_PATTERNS`` (and one more: the sign of too many)."""
+    return _bounded_braces(pattern)
 
 
 def _segment(segment: str) -> re.Pattern[str]:
     """One name's pattern; its ``{a,b}`` alternatives match in place (the listing's order is kept)."""
-    return re.compile("|".join(f"(?:{_translate(one)})" for one in expand_braces(segment)), re.DOTALL)
-
-
-def _translate(segment: str) -> str:
-    out, at = [], 0
-    while at < len(segment):
-        char = segment[at]
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = segment.find("]", at + 2 if segment[at + 1 : at + 2] in ("!", "^") else at + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = segment[at + 1 : end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                at = end
-        else:
-            out.append(re.escape(char))
-        at += 1
-    return "".join(out)
+    alternatives = (fnmatch.translate(one.replace("[^", "[!")) for one in expand_braces(segment))
+    return re.compile("|".join(f"(?:{one})" for one in alternatives))
 
 
 def _split_braces(pattern: str) -> list[str]:
@@ -90,11 +54,18 @@ class Matches:
     files: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     visited: int = 0
+    problem: str | None = None  # why the pattern was not matched at all
 
 
 def glob(reader: Reader, base: str, pattern: str, boundary: str, *, dot: bool) -> Matches:
     """The files ``pattern`` matches below ``base``, each read beneath ``boundary``."""
     found = Matches()
+    if len(pattern) > MAX_GLOB_CHARS:
+        found.problem = f"a pattern of {len(pattern)} characters is longer than {MAX_GLOB_CHARS}: not matched"
+        return found
+    if len(expand_braces(pattern)) > MAX_PATTERNS:
+        found.problem = f"the pattern's {{a,b}} alternatives come to more than {MAX_PATTERNS}: not matched"
+        return found
     for one in _split_braces(pattern):
         segments = [s for s in one.split("/") if s]
         if segments:

@@ -27,6 +27,7 @@ from agentcontext.resource import Scope
 
 USER_FILES = ("config.json", "opencode.json", "opencode.jsonc")
 PROJECT_FILES = ("opencode.json", "opencode.jsonc")
+MAX_ENTRIES = 256  # instructions entries taken, every file together: each is a walk of up to 2,000 folders
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +72,12 @@ def instructions(
     def add(values: Any, origin: str, scope: Scope) -> None:
         if values is ...:
             return
-        for value in values:
-            entries.setdefault(value, Entry(value, origin, scope))
+        past = _take(entries, values, origin, scope)
+        if past:
+            said = (
+                f"{len(past)} instructions entries past the first {MAX_ENTRIES} are not matched ({past[0][:80]!r} ...)"
+            )
+            problems.append((origin, scope if scope is Scope.PROJECT else Scope.HOME, said))
 
     config_dir = os.path.join(home, ".config", "opencode")
     user: Any = ...
@@ -104,6 +109,20 @@ def instructions(
             problems += [(path, Scope.HOME if scope is Scope.USER else scope, problem)] if problem else []
             add(value, path, scope)
     return Instructions(tuple(entries.values()), tuple(problems))
+
+
+def _take(entries: dict[str, Entry], values: list[str], origin: str, scope: Scope) -> list[str]:
+    """``values`` added to ``entries`` (a pattern named before keeps its first place) up to ``MAX_ENTRIES``; what
+    is past it."""
+    past: list[str] = []
+    for value in values:
+        if value in entries:
+            continue
+        if len(entries) < MAX_ENTRIES:
+            entries[value] = Entry(value, origin, scope)
+        else:
+            past.append(value)
+    return past
 
 
 def _within(path: str, root: str) -> bool:
