@@ -40,6 +40,7 @@ MAX_LINES = 1000
 MAX_WINDOW_BYTES = 128 * 1024
 MAX_FILE_BYTES = 4 * 1024 * 1024  # what a read returns at most; larger files are cut
 SKILL_FILE_BYTES = 512 * 1024  # Coder's read_skill_file limit
+MAX_RESOURCE = 4096  # PATH_MAX: no longer path names a file
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _HTML_COMMENT = re.compile(r"<!--[\s\S]*?-->")
 
@@ -80,8 +81,11 @@ def resource_parts(resource: str) -> list[str]:
     """The components of a ``skills_read`` resource, by Codex Free's rules (no file is looked at).
 
     Raises:
-        UnsafePathError: the path would leave the folder or names a hidden component.
+        UnsafePathError: the path would leave the folder, names a hidden component, or is longer than any path
+            (``MAX_RESOURCE``: resolving ``a/a/a/…`` costs the square of its length).
     """
+    if len(resource) > MAX_RESOURCE:
+        raise UnsafePathError(f"Resource path too long: {len(resource)} characters, at most {MAX_RESOURCE}")
     relative = resource.replace("\\", "/")
     if relative.startswith("./"):
         relative = relative[2:]

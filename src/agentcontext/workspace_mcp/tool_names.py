@@ -3,20 +3,24 @@
 Many model APIs refuse function names over 64 characters, so a longer ``server__tool`` is
 cut to a readable prefix plus ``_`` and a short sha256 of the full name; the mapping is
 kept, so calls still route. Two different names can never end up the same: a collision
-(of a cut name with another name) lengthens the hash until every name is distinct.
+(of a cut name with another name) lengthens the hash until every name is distinct. A server
+can name its tools to meet its own cut names at every hash length (the hash is of a name it
+chose): then the later of each such pair is not offered (``ToolNames.unnamed``), never an error
+that would take every tool of the workspace with it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentcontext.errors import AgentContextError, UnavailableError
 
 SEPARATOR = "__"
 MAX_NAME = 64
 _HASH_CHARS = 10
+_MAX_HASH_CHARS = 46
 
 
 class InvalidToolName(AgentContextError):
@@ -50,15 +54,22 @@ def _short(full: str, hash_chars: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ToolNames:
-    """Exposed name -> (server, tool as the server knows it)."""
+    """Exposed name -> (server, tool as the server knows it); ``unnamed``: pairs no distinct name was found for."""
 
     routes: dict[str, tuple[str, str]]
+    unnamed: tuple[tuple[str, str], ...] = ()
+    _names: dict[tuple[str, str], str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_names", {route: name for name, route in self.routes.items()})
 
     def exposed(self, server: str, tool: str) -> str:
-        for name, route in self.routes.items():
-            if route == (server, tool):
-                return name
-        return f"{server}{SEPARATOR}{tool}"
+        """The name ``(server, tool)`` is offered under (a ``KeyError`` for a pair not given, or ``unnamed``)."""
+        return self._names[(server, tool)]
+
+    def offered(self, server: str, tool: str) -> str | None:
+        """The name ``(server, tool)`` is offered under; None when it is not offered."""
+        return self._names.get((server, tool))
 
     def route(self, name: str, servers: Iterable[str]) -> tuple[str, str]:
         """Where a call to ``name`` goes.
@@ -81,14 +92,16 @@ def assign(tools: Iterable[tuple[str, str]]) -> ToolNames:
     hash_chars = _HASH_CHARS
     while True:
         routes: dict[str, tuple[str, str]] = {}
+        unnamed: list[tuple[str, str]] = []
         for server, tool in pairs:
             full = f"{server}{SEPARATOR}{tool}"
             name = full if len(full) <= MAX_NAME else _short(full, hash_chars)
-            if name in routes:
+            if name not in routes:
+                routes[name] = (server, tool)
+            elif hash_chars < _MAX_HASH_CHARS:
                 break
-            routes[name] = (server, tool)
+            else:  # names made to meet a cut name at every length: this one is not offered
+                unnamed.append((server, tool))
         else:
-            return ToolNames(routes)
+            return ToolNames(routes, tuple(unnamed))
         hash_chars += 4  # a cut name met another name: longer hashes make them differ
-        if hash_chars > 48:
-            raise AgentContextError("could not give every MCP tool a distinct name")

@@ -41,6 +41,8 @@ from agentcontext.workspace_mcp.secrets import mask_args
 from agentcontext.workspace_mcp.tool_pins import Definition
 from agentcontext.workspace_mcp.trust import TrustStore
 
+MAX_TOOLS = 1000  # tools one server may list: past it the listing is refused (a model takes ~128 all told)
+MAX_PAGES = 100  # pages of one listing
 _SSE_EVENT_LIMIT = 1024 * 1024 - 4096  # below the SDK's own 1 MiB SSE limit, so our cut comes first
 
 
@@ -169,14 +171,28 @@ class Upstream:
         return Client(streamable_http_client(spec.url, http_client=http, max_sse_event_size=cap + 4096), **options)
 
     async def _list_tools(self, client: Client) -> tuple[Definition, ...]:
+        """Every page of the server's listing, within :data:`MAX_PAGES` pages and :data:`MAX_TOOLS` tools.
+
+        Raises:
+            UpstreamError: past a bound, or a cursor given twice (a listing that never ends).
+        """
         found: list[Definition] = []
         cursor: str | None = None
-        while True:
+        cursors: set[str] = set()
+        for _ in range(MAX_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="bypass")
             found += [raw_definition(t) for t in page.tools]
+            if len(found) > MAX_TOOLS:
+                raise UpstreamError(f"it lists more than {MAX_TOOLS} tools: none are offered")
             cursor = page.next_cursor
             if not cursor:
                 return tuple(sorted(found, key=lambda t: str(t["name"])))
+            if cursor in cursors:
+                raise UpstreamError(
+                    f"its tool listing sent the cursor {cursor[:40]!r} twice: a listing that never ends"
+                )
+            cursors.add(cursor)
+        raise UpstreamError(f"its tool listing goes on past {MAX_PAGES} pages: none are offered")
 
     async def _take(self, listed: tuple[Definition, ...]) -> None:
         """Judge a listing against the pins (file I/O, in a thread)."""
@@ -249,6 +265,9 @@ class Upstream:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
             self._lost(_describe(exc))
             raise UpstreamError(f'MCP server "{self.spec.name}" connection lost: {_describe(exc)}') from None
+        except Exception as exc:  # the SDK's: a result that is no CallToolResult (pydantic), rounds of input
+            said = redact(_describe(exc), self._secrets)[:300]
+            raise UpstreamError(f'MCP server "{self.spec.name}" sent a result that cannot be read: {said}') from None
         return convert_result(result, self.settings.max_output_bytes)
 
     def _lost(self, reason: str) -> None:

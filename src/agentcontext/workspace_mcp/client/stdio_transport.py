@@ -32,6 +32,7 @@ from types import TracebackType
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
@@ -234,10 +235,14 @@ class _Pipes:
 
 
 async def _read(fd: int) -> bytes:
-    """Up to :data:`CHUNK` bytes; ``b""`` at the end (or when the pipe is closed under us)."""
+    """Up to :data:`CHUNK` bytes; ``b""`` at the end (or when the pipe is closed under us). Each read yields to
+    the loop: a server that keeps its pipe full (of blank lines, which make no message to await) would
+    otherwise hold the loop, every other server, the API and the call's own timeout, for as long as it likes."""
     while True:
         try:
-            return os.read(fd, CHUNK)
+            chunk = os.read(fd, CHUNK)
+            await anyio.lowlevel.checkpoint()
+            return chunk
         except BlockingIOError:
             try:
                 await anyio.wait_readable(fd)

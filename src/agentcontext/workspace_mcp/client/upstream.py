@@ -48,6 +48,7 @@ own task (:mod:`agentcontext.workspace_mcp.client.connection`); this module mana
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -242,6 +243,13 @@ class UpstreamManager:
                     approval=status.approval,
                     changes=status.changes,
                 )
+            unnamed = [tool for server, tool in self._names.unnamed if server == status.name]
+            if unnamed:
+                said = (
+                    f"{len(unnamed)} tools not offered ({', '.join(unnamed)[:200]}): cut to 64 characters, their"
+                    " names meet another of its tools' at every hash length"
+                )
+                status = dataclasses.replace(status, warnings=(*status.warnings, said))
             out.append(status)
         for name, pending in self._pending.items():
             launch = pending.launch
@@ -274,13 +282,16 @@ class UpstreamManager:
 
     def tools(self) -> list[tuple[str, str, Tool]]:
         """``(exposed name, server, tool)`` for every offered tool of every serving server."""
-        out = [
-            (self._names.exposed(s.name, t.name), s.name, t)
+        named = (
+            (self._names.offered(s.name, t.name), s.name, t)
             for s in self.statuses()
             if s.state in SERVING
             for t in s.tools
-        ]
-        return sorted(out, key=lambda item: item[0])
+        )
+        return sorted(
+            ((exposed, server, tool) for exposed, server, tool in named if exposed is not None),
+            key=lambda item: item[0],
+        )
 
     async def refresh(self) -> None:
         """Re-list every connected server's tools and reconnect failed servers."""
