@@ -177,7 +177,13 @@ class StdioTransport:
         self.cut_messages += 1
         message = replacement(overflow, self.max_message_bytes, self._requests, self.output_budget)
         if message is None:
-            log.warning("dropped a %d-byte message over the %d-byte cap", overflow.total, self.max_message_bytes)
+            if self.cut_messages <= 3 or self.cut_messages % 1000 == 0:  # a flood of them is not a flood of lines
+                log.warning(
+                    "dropped a %d-byte message over the %d-byte cap (%d so far)",
+                    overflow.total,
+                    self.max_message_bytes,
+                    self.cut_messages,
+                )
             return None
         return SessionMessage(message)
 
