@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Mapping
+from typing import Any
 
 from agentcontext.resource import Load, Resource, Status
 
@@ -146,3 +148,22 @@ def said(text: str) -> str:
     if len(data) <= MAX_TEXT_BYTES:
         return text
     return data[: MAX_TEXT_BYTES - 32].decode("utf-8", "ignore") + f"… [cut at {MAX_TEXT_BYTES:,} bytes]"
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD, as Go's JSON decoder reads them.
+
+    JSON may escape half a surrogate pair (``"\\udcff"``); such a string cannot be encoded to
+    UTF-8, so it could reach neither the workspace nor an answer.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, Mapping):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value

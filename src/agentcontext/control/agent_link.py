@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import anyio
 import httpx
 from pydantic import ValidationError
 
-from agentcontext.control.agent_http import AgentHttp, AgentHttpError
+from agentcontext.control.agent_http import MAX_BODY, AgentHttp, AgentHttpError
 from agentcontext.errors import AgentContextError, UnavailableError
+from agentcontext.storable import scrub
 from agentcontext.wire.views import AgentViewsBody
 
 
@@ -114,11 +116,14 @@ class AgentLink:
         try:
             request = httpx.Request(method, url, headers=headers, content=body)
             request.extensions = {"timeout": httpx.Timeout(timeout, connect=connect).as_dict()}
-            response = await self._transport.handle_async_request(request)
-            try:
-                return response.status_code, await response.aread()
-            finally:
-                await response.aclose()
+            with anyio.fail_after(timeout):  # the whole answer, not each read: a trickle is no answer
+                response = await self._transport.handle_async_request(request)
+                try:
+                    return response.status_code, await _capped(response)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise UnavailableError("timed out") from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: what the agent advertised is no URL
             raise UnavailableError(_describe(exc, url)) from None
         except (ValueError, UnicodeError) as exc:  # what the agent advertised is no usable secret (a header)
@@ -163,6 +168,21 @@ class AgentLink:
         )
 
 
+async def _capped(response: httpx.Response) -> bytes:
+    """The answer's body, decoded, at most ``MAX_BODY`` bytes (as the ``http://`` client reads it; a compressed
+    answer is counted as it unpacks).
+
+    Raises:
+        UnavailableError: the agent sends more.
+    """
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise UnavailableError(f"the agent's answer is larger than {MAX_BODY} bytes")
+    return bytes(body)
+
+
 def _answer(status: int, content: bytes) -> dict[str, Any]:
     """The agent's JSON object, or why there is none to use.
 
@@ -170,8 +190,9 @@ def _answer(status: int, content: bytes) -> dict[str, Any]:
         UnavailableError: refused credentials, or no JSON object. AgentReplyError: an error status.
     """
     try:
-        body = json_module.loads(content) if content else None
-    except ValueError:
+        # json.loads takes an escaped or encoded half surrogate (``"\\ud800"``): no answer or page could show it
+        body = scrub(json_module.loads(content)) if content else None
+    except (ValueError, RecursionError):
         body = None
     if status in (401, 403):  # a stale secret (the agent restarted): as good as unreachable
         raise UnavailableError("the workspace agent refused the control plane's credentials")

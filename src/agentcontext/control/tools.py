@@ -25,6 +25,7 @@ from agentcontext.errors import AgentContextError, FrontmatterError, NotFoundErr
 from agentcontext.resource import Resource
 from agentcontext.skills import files as skill_files
 from agentcontext.skills.frontmatter import split
+from agentcontext.storable import scrub
 from agentcontext.workspace_mcp.tool_names import SEPARATOR
 
 log = logging.getLogger("agentcontext.control.tools")
@@ -86,25 +87,6 @@ def wanted_skill(toolset: Toolset, name: str, arguments: Any) -> SkillRef | None
 def _text_arg(arguments: Mapping[str, Any], name: str) -> str:
     value = arguments.get(name)
     return value if isinstance(value, str) else ""
-
-
-def scrub(value: Any) -> Any:
-    """``value`` with every lone surrogate replaced by U+FFFD, as Go's JSON decoder reads them.
-
-    JSON may escape half a surrogate pair (``"\\udcff"``); such a string cannot be encoded to
-    UTF-8, so it could reach neither the workspace nor an answer.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
-    if isinstance(value, Mapping):
-        return {scrub(k): scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
-    return value
 
 
 async def run(link: AgentLink, call: ToolCall, name: str, arguments: Mapping[str, Any]) -> ToolResult:
@@ -299,8 +281,7 @@ async def _read_and_store_plan(link: AgentLink, call: ToolCall, path: str) -> To
     text = str(found.get("content") or "")
     if not text.strip():
         return error(f"plan file is empty; write your plan to {path} before proposing")
-    size = found.get("size_bytes")
-    if (size if isinstance(size, int) else len(text.encode("utf-8"))) > PLAN_CAP:
+    if len(text.encode("utf-8", "surrogatepass")) > PLAN_CAP:  # the text itself, whatever size the agent says
         return error("plan file exceeds 32 KiB size limit")
     try:
         file_id = await call.store_plan(posixpath.basename(path), path, text)
@@ -351,6 +332,12 @@ def tool_output(body: Mapping[str, Any]) -> ToolResult:
                 base64.b64decode(data, validate=True)
             except (binascii.Error, ValueError) as exc:
                 return ToolResult(f"[binary decode error: {exc}]", is_error)
-            attachment = {"type": block.get("type"), "media_type": block.get("media_type"), "data": data}
+            kind, media = block.get("type"), block.get("media_type")
+            # what the agent says of it is text or nothing: anything else would fail the answer's model
+            attachment = {
+                "type": kind if isinstance(kind, str) else None,
+                "media_type": media if isinstance(media, str) else None,
+                "data": data,
+            }
             return ToolResult("", is_error, (attachment,))
     return ToolResult("", is_error)
