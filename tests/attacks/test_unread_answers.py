@@ -13,14 +13,22 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from agentcontext.server.app import build_app
-from agentcontext.web.guard import Edge
+from agentcontext.web.guard import Edge, RequestGuard, Verdict
+from agentcontext.web.hosts import ServedHosts
 from tests.attacks.http_surfaces import AGENT_HOST, Served, agent_surface, call, control_surface, guarded_serving
 from tests.control.test_api import sqlite_world
 
@@ -129,3 +137,66 @@ async def test_no_page_of_the_control_plane_or_the_agent_loads_a_script_from_ano
                 answer = await call(app, "GET", page, {"Host": host})
                 assert answer.status in (401, 404) and b"cdn." not in answer.body, (host, page, answer.status)
             assert (await call(app, "GET", "/openapi.json", {"Host": host})).json()["info"]["title"] == title
+
+
+SIZE = 2 * 1024 * 1024
+
+
+def steady_reader(port: int, rate: int) -> tuple[int, str]:
+    """Reads a 2 MiB answer at ``rate`` bytes a second; what it got, and how it ended."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(f"GET /big HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    got, started = 0, time.monotonic()
+    while got < SIZE:
+        try:
+            chunk = sock.recv(8192)
+        except ConnectionResetError:
+            return got, "reset"
+        if not chunk:
+            return got, "closed"
+        got += len(chunk)
+        time.sleep(max(0.0, got / rate - (time.monotonic() - started)))
+    sock.close()
+    return got, "complete"
+
+
+async def test_a_client_reading_slowly_but_steadily_is_never_cut() -> None:
+    """Found by a second review: the deadline ran from the first pause, so a client reading a 2 MiB answer at
+    400 KB/s was cut at the deadline, 811 KB in. Each drained byte now starts the wait again."""
+
+    async def big(request: Request) -> Response:
+        return Response(b"x" * SIZE, media_type="application/octet-stream")  # one write, as any response
+
+    edge = Edge(write_timeout=2.0)
+    async with guarded_serving(Starlette(routes=[Route("/big", big)]), edge, send_buffer=4096) as served:
+        got, ended = await anyio.to_thread.run_sync(steady_reader, served.port, 400_000)
+    assert ended == "complete" and got > SIZE, (got, ended)  # the head, then every byte
+
+
+async def test_a_public_body_read_in_full_frees_its_place_for_the_next() -> None:
+    """The cap counts bodies being read, not handlers at work: a dashboard form whose handler waits on an agent
+    must not make the next form a 503."""
+
+    async def slow(request: Request) -> Response:
+        await request.body()
+        await anyio.sleep(1.0)  # an approval or a refresh waiting on the agent
+        return PlainTextResponse("ok")
+
+    async def public(headers: Mapping[str, str], path: str) -> Verdict:
+        return Verdict.PUBLIC
+
+    edge = Edge(hosts=ServedHosts(frozenset({"control"})), public_bodies=1)
+    app = RequestGuard(Starlette(routes=[Route("/ui/x", slow, methods=["POST"])]), edge, authenticate=public)
+    statuses: list[int] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://control") as client:
+
+        async def post() -> None:
+            statuses.append((await client.post("/ui/x", content=b"a=1")).status_code)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(post)
+            await anyio.sleep(0.2)  # the first body is in; its handler waits
+            group.start_soon(post)
+    assert statuses == [200, 200]

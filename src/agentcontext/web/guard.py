@@ -116,6 +116,10 @@ def _never(path: str) -> bool:
     return False
 
 
+def _nothing() -> None:
+    return None
+
+
 class RequestGuard:
     """Pure ASGI middleware: Host, Origin, authentication and size before the app sees the request."""
 
@@ -214,15 +218,32 @@ class RequestGuard:
             await self.refuse(scope, send, Refusal(503, "busy", "Service unavailable.", detail))
             return
         self.public_bodies += 1
-        try:
-            await self._limited(scope, receive, send, self.edge.max_public_body, True)
-        finally:
-            self.public_bodies -= 1
+        held = True
 
-    async def _limited(self, scope: Scope, receive: Receive, send: Send, limit: int, has_body: bool) -> None:
+        def release() -> None:  # once the body is in (or refused): the handler's own work holds no place
+            nonlocal held
+            if held:
+                held = False
+                self.public_bodies -= 1
+
+        try:
+            await self._limited(scope, receive, send, self.edge.max_public_body, True, release)
+        finally:
+            release()
+
+    async def _limited(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        limit: int,
+        has_body: bool,
+        read: Callable[[], None] = _nothing,
+    ) -> None:
+        """The app under the body's limit and deadline; ``read`` is called once the body is in or refused."""
         # a request that declares no body gets no deadline (its one empty message is there at once), but
         # whatever arrives is counted all the same
-        body = _Body(limit, self.edge.body_timeout if has_body else None, receive)
+        body = _Body(limit, self.edge.body_timeout if has_body else None, receive, read)
 
         async def guarded_send(message: Message) -> None:
             if body.refusal is None:
@@ -281,8 +302,8 @@ class _BodyRefused(HTTPException):
 class _Body:
     """The request body as the app reads it: counted, under a deadline, and cut at the first refusal."""
 
-    def __init__(self, limit: int, timeout: float | None, receive: Receive) -> None:
-        self.limit, self.timeout, self._receive = limit, timeout, receive
+    def __init__(self, limit: int, timeout: float | None, receive: Receive, read: Callable[[], None]) -> None:
+        self.limit, self.timeout, self._receive, self._read = limit, timeout, receive, read
         self.deadline = None if timeout is None else anyio.current_time() + timeout
         self.seen, self.complete, self.answered = 0, False, False
         self.refusal: Refusal | None = None
@@ -298,6 +319,7 @@ class _Body:
             return self._counted(await self._receive())
         detail = f"the request body did not arrive within {self.timeout:g} seconds"
         self.refusal = Refusal(408, "request_timeout", "Request timeout.", detail)
+        self._read()
         raise _BodyRefused(self.refusal)
 
     def _counted(self, message: Message) -> Message:
@@ -306,5 +328,8 @@ class _Body:
             self.complete = not message.get("more_body", False)
             if self.seen > self.limit:
                 self.refusal = _too_large(self.limit)
+                self._read()
                 raise _BodyRefused(self.refusal)
+        if self.complete or message["type"] == "http.disconnect":
+            self._read()
         return message

@@ -76,7 +76,8 @@ class _IdleGuard(asyncio.Protocol):
     cycle: Any
     idle_since: float = 0.0
     head_since: float | None = None  # when the head being read began to arrive; None: none since the last response
-    stalled_since: float | None = None  # when writing paused on a full buffer; None: writing
+    stalled_since: float | None = None  # when writing paused on a full buffer, or last drained some of it
+    _buffered = 0  # the write buffer's size then
     closing_since: float | None = None  # when a close was seen that waits on an unread answer
     _counted = False  # in the census's ``open``
     _idle_timer: asyncio.TimerHandle | None = None
@@ -119,7 +120,7 @@ class _IdleGuard(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         super().pause_writing()
-        self.stalled_since = self.loop.time()
+        self.stalled_since, self._buffered = self.loop.time(), self.transport.get_write_buffer_size()
         self._bring_forward(self.stalled_since + self.limits.write_timeout)
 
     def resume_writing(self) -> None:
@@ -188,7 +189,10 @@ class _IdleGuard(asyncio.Protocol):
             due = recheck = self.head_since + self.limits.header_timeout - now
         else:
             due = recheck = self.idle_since + self.limits.keep_alive - now
-        if self.stalled_since is not None:  # its client has read none of the answer meanwhile
+        if self.stalled_since is not None:  # writing paused: cut only a client that read none of it meanwhile
+            buffered = self.transport.get_write_buffer_size()
+            if buffered < self._buffered:  # it reads, however slowly: its deadline runs from now
+                self.stalled_since, self._buffered = now, buffered
             due = min(due, self.stalled_since + self.limits.write_timeout - now)
         if due <= 0:
             self._close()

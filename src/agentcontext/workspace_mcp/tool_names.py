@@ -68,8 +68,12 @@ class ToolNames:
         return self._names[(server, tool)]
 
     def offered(self, server: str, tool: str) -> str | None:
-        """The name ``(server, tool)`` is offered under; None when it is not offered."""
-        return self._names.get((server, tool))
+        """The name ``(server, tool)`` is offered under; None when it is left ``unnamed``; ``server__tool`` for a
+        pair not named yet (a server back from a failed reconnect before the names are assigned again)."""
+        name = self._names.get((server, tool))
+        if name is None and (server, tool) not in self.unnamed:
+            return f"{server}{SEPARATOR}{tool}"
+        return name
 
     def route(self, name: str, servers: Iterable[str]) -> tuple[str, str]:
         """Where a call to ``name`` goes.

@@ -17,8 +17,8 @@ import anyio
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from agentcontext.control import contents, identity, ingest, rediscovery
 from agentcontext.control import discovered_answer as answers
+from agentcontext.control import identity, ingest, rediscovery
 from agentcontext.control import tables as t
 from agentcontext.control.agent_reach import AgentReach
 from agentcontext.control.events import Event, agent_topic, snapshot_topic
@@ -42,7 +42,6 @@ LOOP_PUSH_RESOURCES = 200  # SQLite: a push of at most so many resources is writ
 # seconds between rechecks of an agent that watches its chats' discovered files (it says when one changes): a
 # backstop for a change its watch could not see (one an overflowing inotify queue lost, say)
 WATCHED_RECHECK_EVERY = 300.0
-COLLECT_EVERY = 600.0  # seconds between two deletions of the texts nothing refers to any more
 
 
 class SyncDisabled(UnavailableError):
@@ -163,25 +162,13 @@ class SyncService:
         await self._store.publish([_offline_event(agent_id) for agent_id in gone])
         return gone
 
-    async def collect_contents(self) -> int:
-        """Delete the texts nothing refers to any more (a push that replaces a file leaves its old text); returns how
-        many. Without it every push of new text, however small the snapshot stays, grows the database for good."""
-        return await self._store.write(contents.unreferenced, near=False)
-
     async def run_sweeper(self) -> None:
-        collected = anyio.current_time()
         while True:
             await anyio.sleep(self._settings.sweep_every)
             try:
                 await self.sweep()
             except Exception:
                 log.exception("marking silent agents offline")
-            if anyio.current_time() - collected >= COLLECT_EVERY:
-                collected = anyio.current_time()
-                try:
-                    await self.collect_contents()
-                except Exception:  # a push that took up a text as it went: the next round frees the rest
-                    log.exception("deleting texts nothing refers to")
 
 
 _GO_OFFLINE = (
