@@ -118,6 +118,19 @@ def test_deep_nesting_in_any_agents_file_is_a_status_and_every_profile_and_the_a
     assert report.complete and any(f.code == "scan-invalid" for f in report.findings)
 
 
+def test_a_date_yaml_cannot_construct_in_a_rule_is_a_status_not_a_crash(tmp_path: Path, home: Path) -> None:
+    """``2001-02-30`` is a YAML timestamp PyYAML fails to build (a ``ValueError``, not a ``YAMLError``): found
+    reading this change again, it stopped the ``claude`` and ``copilot`` scans."""
+    rule = "---\npaths: 2001-02-30\n---\nA rule.\n"
+    files = {".git/": "", "CLAUDE.md": "Rules.\n", ".claude/rules/date.md": rule}
+    work = make_workspace(
+        tmp_path / "r", {**files, ".github/instructions/date.instructions.md": rule.replace("paths", "applyTo")}
+    )
+    (claude,) = about(resources(work, home, "claude"), "date.md")
+    assert claude.status is Status.INVALID and "day is out of range for month" in (claude.error or ""), claude.error
+    assert [r.status for r in about(resources(work, home, "copilot"), "date.instructions.md")] == [Status.OK]
+
+
 def test_a_deeply_nested_repository_config_is_a_warning_and_the_scan_goes_on(tmp_path: Path, home: Path) -> None:
     work = make_workspace(tmp_path / "r", {".git/": "", "AGENTS.md": "Rules.\n"})
     (work / "agentcontext.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")

@@ -102,6 +102,7 @@ async def test_a_result_that_is_no_tool_result_is_that_servers_error(tmp_path: P
     [
         ("endless-pages", f"more than {MAX_TOOLS} tools: none are offered"),
         ("same-cursor", "sent the cursor '1' twice: a listing that never ends"),
+        ("empty-pages", f"goes on past {MAX_PAGES} pages: none are offered"),
     ],
 )
 async def test_a_listing_that_never_ends_offers_nothing_and_says_why(

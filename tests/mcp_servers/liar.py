@@ -7,6 +7,7 @@ unless the mode says otherwise; ``tools/call`` with a text result unless the mod
 * ``bad-result``: a call's result has ``content`` that is not a list.
 * ``endless-pages``: every listing page holds 20 tools and a new cursor.
 * ``same-cursor``: every listing page holds 20 tools and the same cursor.
+* ``empty-pages``: every listing page holds no tool and a new cursor.
 * ``listed FILE``: the listing is the JSON list of tools in ``FILE``.
 """
 
@@ -32,9 +33,9 @@ def listing(params: dict[str, Any]) -> dict[str, Any]:
     if MODE == "listed":
         with open(ARG, encoding="utf-8") as file:
             return {"tools": json.load(file)}
-    if MODE in ("endless-pages", "same-cursor"):
-        page = int(params.get("cursor") or "0") if MODE == "endless-pages" else 0
-        tools = [{"name": f"t{page}_{n}", "inputSchema": SCHEMA} for n in range(20)]
+    if MODE in ("endless-pages", "same-cursor", "empty-pages"):
+        page = int(params.get("cursor") or "0") if MODE != "same-cursor" else 0
+        tools = [] if MODE == "empty-pages" else [{"name": f"t{page}_{n}", "inputSchema": SCHEMA} for n in range(20)]
         return {"tools": tools, "nextCursor": str(page + 1)}
     return {"tools": [{"name": "t", "inputSchema": SCHEMA}]}
 

@@ -98,7 +98,7 @@ def _hidden_by_policy(folder: str, boundary: str, reader: Reader) -> bool:
         return False
     try:
         data = pyyaml_load(reader.read(entry, _CAP))
-    except (OSError, RecursionError, *YAML_ERRORS):
+    except (OSError, *YAML_ERRORS):
         return False
     policy = data.get("policy") if isinstance(data, dict) else None
     return isinstance(policy, dict) and policy.get("allow_implicit_invocation") is False

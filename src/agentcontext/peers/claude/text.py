@@ -26,9 +26,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import yaml
-
-from agentcontext.skills.yaml_subset import pyyaml_load
+from agentcontext.skills.yaml_subset import YAML_ERRORS, pyyaml_load
 
 if TYPE_CHECKING:  # markdown-it is imported by the first text that needs it (~40 ms a process otherwise)
     from markdown_it import MarkdownIt
@@ -86,7 +84,7 @@ def split_frontmatter(text: str) -> Split:
         fields = plain_fields(block)
         if fields is None:
             fields = pyyaml_load(block)
-    except (yaml.YAMLError, RecursionError) as exc:  # PyYAML recurses into nested flow values
+    except YAML_ERRORS as exc:  # a constructor's ValueError too (``paths: 2001-02-30``)
         problem = "nested too deeply" if isinstance(exc, RecursionError) else str(getattr(exc, "problem", None) or exc)
         problem = problem.split("\n", 1)[0]
         return Split(body, None, f"its frontmatter is not valid YAML ({problem})")

@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-import yaml
-
-from agentcontext.skills.yaml_subset import pyyaml_load
+from agentcontext.skills.yaml_subset import YAML_ERRORS, pyyaml_load
 
 # the invisible characters Copilot CLI removes (those seen removed, and their neighbours in the same blocks)
 _INVISIBLE = re.compile(
@@ -54,7 +52,7 @@ class Front(NamedTuple):
 def _fields(block: str) -> dict[str, object]:
     try:
         data = pyyaml_load(block)
-    except (yaml.YAMLError, RecursionError):  # PyYAML recurses into nested flow values
+    except YAML_ERRORS:  # a constructor's ValueError too (``applyTo: 2001-02-30``)
         data = None
     if isinstance(data, dict):
         return {str(k): v for k, v in data.items()}
