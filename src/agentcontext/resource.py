@@ -191,14 +191,22 @@ class RunsFile:
         return cls(str(data["path"]), str(data["role"]), str(data["sha256"]), int(data["size"]))
 
 
+MASKED_NOTE = (
+    "parts that look like credentials are shown as *** here: approve it on the machine that runs it, which shows"
+    " it whole (agentcontext mcp trust)"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Runs:
     """What an MCP server runs or reaches, whole, as the user approves it (:mod:`agentcontext.workspace_mcp.launch`).
 
-    ``${VAR}`` references as written, credential parts as ``***``; ``executable`` is the
-    program as resolved (the absolute path started), ``files`` the repository files bound by
-    content, ``notes`` what to weigh (environment keys that change what loads, links, folders).
-    ``executable`` is the path started and ``target`` its real path when it is a link.
+    ``${VAR}`` references as written; ``executable`` is the program as resolved (the absolute
+    path started), ``files`` the repository files bound by content, ``notes`` what to weigh
+    (environment keys that change what loads, links, folders). ``executable`` is the path started
+    and ``target`` its real path when it is a link. Where it is shown on the machine that runs it,
+    nothing is masked; in a snapshot (the agent's API, the control plane) parts that look like
+    credentials are ``***`` and ``masked`` says so: such a view is not approved from there.
     """
 
     transport: str
@@ -212,6 +220,9 @@ class Runs:
     headers: tuple[tuple[str, str], ...] = ()
     files: tuple[RunsFile, ...] = ()
     notes: tuple[str, ...] = ()
+    # parts of it are shown as ``***`` (a snapshot's view, not the one approved); on the wire, its note says so (a
+    # field would be refused by a control plane older than the agent)
+    masked: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -242,6 +253,7 @@ class Runs:
             tuple((str(k), str(v)) for k, v in data.get("headers") or ()),
             tuple(RunsFile.from_dict(f) for f in data.get("files") or ()),
             tuple(str(n) for n in data.get("notes") or ()),
+            MASKED_NOTE in (data.get("notes") or ()),
         )
 
 

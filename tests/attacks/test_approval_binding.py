@@ -26,9 +26,10 @@ import pytest
 
 from agentcontext.agent.context import ContextAgent
 from agentcontext.audit.report import audit
+from agentcontext.errors import ConflictError
 from agentcontext.local.stack import Address, UpOptions, agent_command, server_command
 from agentcontext.local.state import Binding
-from agentcontext.resource import Kind, McpApproval, Resource, Runs, RunsFile, Scope, Status
+from agentcontext.resource import MASKED_NOTE, Kind, McpApproval, Resource, Runs, RunsFile, Scope, Status
 from agentcontext.snapshot import Snapshot
 from agentcontext.testing import isolated_environ, make_workspace, scan_tree, test_config
 from agentcontext.workspace_mcp.client.upstream import UpstreamError
@@ -87,6 +88,24 @@ def test_an_entry_that_puts_the_repository_first_on_path_is_shown_running_the_re
     [loader] = [f for f in found if f.code == "mcp-loader-env"]
     assert loader.message.startswith('server "time" sets PATH in its env, which changes which program runs')
     assert not (tmp_path / "ran").exists()
+
+
+def test_code_shaped_like_a_token_is_shown_whole_where_it_is_approved(tmp_path: Path, home: Path) -> None:
+    """Found by a review: ``node -e "...//Zq8v…"`` was listed as ``node -e ***`` (the credential masker took the
+    token-shaped word for a secret), and the user approved code never shown; ``PASSWORD=`id``` in ``sh -c``, an
+    ``npx`` package name and ``NODE_OPTIONS`` were hidden the same way."""
+    code = "require('fs').writeFileSync('/tmp/pwned','x')//Zq8vX3kP0aLm9TbR2cYw7NfJ4hQe"
+    shell = "PASSWORD=`id>/tmp/pwned`;exec npx -y Zq8vX3kP0aLm9TbR2cYw7NfJ4hQe"
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"helper": {"command": "sh", "args": ["-c", shell, code], "env": {"NODE_OPTIONS": code}}})
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["runs"]["args"] == ["-c", shell, code]
+    assert row["runs"]["env"] == [["NODE_OPTIONS", code]]
+    text = run("mcp", "trust", "--list", "--work-dir", str(work), home=home).stdout
+    assert "***" not in text
+    assert "PASSWORD=`id>/tmp/pwned`" in text and text.count("Zq8vX3kP0aLm9TbR2cYw7NfJ4hQe") == 3
 
 
 @asynccontextmanager
@@ -294,9 +313,12 @@ SECRETS = (TOKEN, "hunter2pass", "s3cr3tvalue")
 
 
 @pytest.mark.anyio
-async def test_credentials_in_arguments_are_masked_wherever_the_entry_is_shown_and_each_is_found_by_audit(
+async def test_literal_credentials_are_shown_whole_where_they_run_and_masked_in_the_snapshot_never_approved_there(
     tmp_path: Path, home: Path
 ) -> None:
+    """Where the user approves (``mcp trust``, ``up``: the machine that runs it) every argument is shown as written:
+    the masker took token-shaped code for a credential (a review's finding). The snapshot, which leaves the machine
+    (the agent's API, the control plane), masks them and says so, and such a view is never approved from there."""
     work = make_workspace(tmp_path / "repo", {".git/": ""})
     mcp_json(work, {"db": {"command": "dbtool", "args": CREDENTIAL_ARGS}})
     listed = run("mcp", "trust", "--list", "--work-dir", str(work), home=home).stdout
@@ -305,12 +327,17 @@ async def test_credentials_in_arguments_are_masked_wherever_the_entry_is_shown_a
     async with running(agent):
         await ready(agent)
         snapshot = await wait_snapshot(agent, lambda s: approval(s, "db").get("state") == "pending")
+        digest = approval(snapshot, "db")["digest"]
+        with pytest.raises(ConflictError, match='"db" was shown with parts masked: .*agentcontext mcp trust'):
+            await agent.mcp.approve("db", digest)
+    for shown in (listed, as_json):
+        assert [secret for secret in SECRETS if secret in shown] == list(SECRETS)
     pushed = json.dumps(snapshot.to_dict())  # what the agent serves and pushes to the control plane
-    for shown in (listed, as_json, pushed):
-        assert not [secret for secret in SECRETS if secret in shown]
-        assert "git+https://github.com/org/repo@3f2a9c1b7e8d4a6f0b5c2e9d1a7f3b8c4e6d2a1f" in shown  # provenance kept
-    assert "'Authorization: Bearer ***'" in listed and "'host=db user=me password=***'" in listed
-    assert "'API_KEY=*** exec x'" in listed
+    assert not [secret for secret in SECRETS if secret in pushed]
+    assert "git+https://github.com/org/repo@3f2a9c1b7e8d4a6f0b5c2e9d1a7f3b8c4e6d2a1f" in pushed  # provenance kept
+    runs = approval(snapshot, "db")["runs"]
+    assert MASKED_NOTE in runs["notes"]  # what says, on the wire, that it is masked
+    assert "Authorization: Bearer ***" in runs["args"] and "API_KEY=*** exec x" in runs["args"]
     report = audit(scan_tree(work, home=home))
     found = [f.message.split(":")[0] for f in report.findings if f.code == "mcp-secret-inline"]
     assert found == [
@@ -354,3 +381,19 @@ async def test_the_dashboards_approve_section_shows_the_program_env_files_notes_
         "+runs     /home/dev/project/bin/mcp-server-time",
     ):
         assert shown in section, shown
+
+
+@pytest.mark.anyio
+async def test_the_dashboard_offers_no_approval_of_what_it_shows_masked(tmp_path: Path) -> None:
+    """A snapshot's view masks credential-shaped parts, and such a part may be code (``node -e ...//Zq8v…``): the
+    dashboard shows it, says why it cannot approve it there, and offers no button (the agent refuses it too)."""
+    runs = Runs("stdio", command="node", executable="/usr/bin/node", args=("-e", "***"), notes=(MASKED_NOTE,))
+    approval = McpApproval("pending", "/home/dev/project/.mcp.json", "ab" * 32, "node -e ***", runs=runs)
+    server = Resource(
+        Kind.MCP_SERVER, "helper", Scope.PROJECT, Status.DISABLED, error="not approved", approval=approval
+    )
+    async with dashboard_world(tmp_path) as world:
+        page = await bobs_mcp_page(world, server)
+    section = page[page.index('<section class="server"') : page.index("</section>")]
+    assert "Not approved from here" in section and "<code>agentcontext mcp trust</code>" in section
+    assert "<form" not in section and "Approve and start" not in section

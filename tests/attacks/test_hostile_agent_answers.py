@@ -3,7 +3,8 @@
 Found by a review, with the agent's token holder answering the control plane's calls:
 an ``https://`` agent's answer was read whole (200 MB: +602 MiB) and a trickle never timed
 out; ``propose_plan`` trusted the size the agent said (8 MiB stored as a 32 KiB plan); a lone
-surrogate in an answer made a 500 on other users' pages and chat tools.
+surrogate in an answer made a 500 on other users' pages and chat tools; and the texts every
+push replaced stayed in the database for good (20 pushes of 3.5 MB: 70 MB).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from agentcontext.control.agent_http import MAX_BODY
 from agentcontext.control.agent_link import AgentAddress, AgentLink
 from agentcontext.control.db import Database
 from agentcontext.errors import UnavailableError
-from tests.control.conftest import WORK, fake_agent, first_push
+from agentcontext.resource import Kind
+from tests.control.conftest import AGENT_INFO, WORK, fake_agent, first_push, push_body, text_resource
 from tests.control.test_api import World, open_world
 from tests.migrated import fresh_sqlite
 
@@ -116,3 +118,17 @@ async def test_a_binary_block_whose_type_is_not_text_is_answered(tmp_path: Path)
         answer = await world.call("POST", f"/api/v1/chats/{chat}/tools/docs__search", "alice", json={"q": "a"})
         assert answer.status_code == 200, answer.text
         assert answer.json()["attachments"] == [{"type": None, "media_type": None, "data": "AAAA"}]
+
+
+async def test_texts_no_snapshot_refers_to_any_more_are_deleted(tmp_path: Path) -> None:
+    async with world_with(tmp_path, fake_agent) as world:
+        for version in range(2, 7):
+            texts = [(f"push {version} file {n} " * 2000) for n in range(3)]
+            resources = [text_resource(Kind.INSTRUCTION_FILE, f"{WORK}/d{n}/AGENTS.md", t) for n, t in enumerate(texts)]
+            body = push_body(resources, version=version, work_dir=WORK, agent=AGENT_INFO)
+            assert (await world.push(body)).json()["accepted"]
+        removed = await world.plane.sync.collect_contents()
+        assert removed == 2 + 4 * 3  # the first push's two texts, and three for each push replaced since
+        assert await world.plane.sync.collect_contents() == 0
+        prompt = await world.call("GET", f"/api/v1/chats/{(await world.chat())['id']}/prompt", "alice")
+        assert "push 6 file 2" in prompt.text  # what the snapshot holds is kept

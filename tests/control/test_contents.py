@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from agentcontext.control import chats, contents, identity, ingest, personal_ski
 from agentcontext.control.agentselect import DEFAULT_SUFFIX
 from agentcontext.control.db import Database
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.models import Agent, ChatFile, ChatResource, Content, SnapshotResource
+from agentcontext.control.models import Agent, ChatFile, ChatResource, Content, PersonalSkill, SnapshotResource
 from agentcontext.resource import Kind, Resource, Scope, Status
 from agentcontext.snapshot import aggregate_hash
 from agentcontext.testing import skill_md
@@ -207,11 +208,11 @@ def test_unreferenced_deletes_only_what_nothing_points_at(db: Database, alice: U
     db.write(lambda s: personal_skills.create(s, alice.user_id, skill_md("notes", "Keeps notes"), now=T0))
     db.write(lambda s: contents.put(s, ["orphan"]))
 
-    removed = db.write(contents.unreferenced)
+    removed = db.write_rows(contents.unreferenced)
 
     assert removed == 2
     assert set(stored(db).values()) == {"pinned then replaced", "current", skill_md("notes", "Keeps notes")}
-    assert db.write(contents.unreferenced) == 0
+    assert db.write_rows(contents.unreferenced) == 0
 
 
 def test_unreferenced_frees_a_deleted_agents_contents(db: Database) -> None:
@@ -221,7 +222,7 @@ def test_unreferenced_frees_a_deleted_agents_contents(db: Database) -> None:
     db.write(lambda s: s.execute(sa.delete(Agent).where(Agent.id == agent_id)))
 
     assert count(db, SnapshotResource) == 0
-    assert db.write(contents.unreferenced) == 1
+    assert db.write_rows(contents.unreferenced) == 1
     assert stored(db) == {}
 
 
@@ -246,3 +247,103 @@ def test_concurrent_pushes_of_the_same_text_by_many_agents_store_it_once(db: Dat
     assert errors == []
     assert count(db, SnapshotResource) == 16
     assert len(stored(db)) == 9
+
+
+def test_unreferenced_pages_through_more_texts_than_one_page_holds(db: Database) -> None:
+    kept = agent(db, "ws")
+    push(db, kept, body(*(instruction(f"/w/{n}/AGENTS.md", f"kept {n}") for n in range(5))))
+    db.write(lambda s: contents.put(s, [f"orphan {n}" for n in range(contents.COLLECT_PAGE * 2 + 7)]))
+
+    first = db.read_rows(contents.unreferenced_page)
+    assert len(first.unreferenced) <= contents.COLLECT_PAGE and first.last is not None
+    removed = db.write_rows(contents.unreferenced)
+
+    assert removed == contents.COLLECT_PAGE * 2 + 7
+    assert sorted(stored(db).values()) == [f"kept {n}" for n in range(5)]
+
+
+def test_texts_taken_up_again_while_they_are_deleted_are_never_lost(db: Database, alice: UserPrincipal) -> None:
+    """Pushes that keep switching among a few shared texts, each text left by one agent as another takes it up,
+    while collections run without pause: no push fails, and no row ever points at a text that is gone."""
+    agents = [agent(db, f"ws{i}") for i in range(4)]
+    for agent_id in agents:
+        push(db, agent_id, body(instruction("/w/AGENTS.md", "start")))
+    pool = [f"shared text {n}\n" * 50 for n in range(3)]
+    done = threading.Event()
+    errors: list[BaseException] = []
+    collected: list[int] = []
+
+    def pushes(number: int, agent_id: str) -> None:
+        try:
+            for version in range(2, 42):
+                text = pool[(version + number) % len(pool)] if version % 4 else f"own {agent_id} {version}"
+                push(db, agent_id, body(instruction("/w/AGENTS.md", text), version=version))
+        except BaseException as exc:
+            errors.append(exc)
+
+    def collections() -> None:
+        try:
+            while not done.is_set():
+                collected.append(db.write_rows(contents.unreferenced))
+        except BaseException as exc:
+            errors.append(exc)
+
+    collector = threading.Thread(target=collections)
+    collector.start()
+    pushers = [threading.Thread(target=pushes, args=(n, a)) for n, a in enumerate(agents)]
+    for thread in pushers:
+        thread.start()
+    for thread in pushers:
+        thread.join(timeout=120)
+    done.set()
+    collector.join(timeout=60)
+
+    assert errors == []
+    assert sum(collected) > 0  # the collections did delete texts while the pushes ran
+    db.write_rows(contents.unreferenced)
+    with db.read() as session:
+        pointed = set(session.scalars(sa.select(SnapshotResource.content_key)))
+    assert set(stored(db)) == pointed
+    assert len(pointed) <= len(agents)
+
+
+@pytest.fixture
+def pg(pg_migrated_database: str) -> Iterator[Database]:
+    database = Database(pg_migrated_database)
+    yield database
+    database.dispose()
+
+
+def point_at(connection: sa.Connection, owner_id: str, key: str) -> None:
+    """A personal skill pointing at ``key``: a row of one of the four tables that point at texts."""
+    connection.execute(
+        sa.insert(PersonalSkill).values(
+            id=f"skill-{key[:8]}", owner_id=owner_id, name="notes", description="", content_key=key,
+            size_bytes=1, created_at=T0, updated_at=T0,
+        )
+    )  # fmt: skip
+
+
+def test_a_stored_text_being_taken_up_is_not_deleted_under_the_writer(pg: Database) -> None:
+    owner = pg.write(lambda s: identity.create_user(s, "alice")).id
+    key = pg.write(lambda s: contents.put(s, ["left, then taken up again"]))["left, then taken up again"]
+    with pg.engine.connect() as writer, writer.begin():
+        contents.put(writer, ["left, then taken up again"])  # a push storing the text it is about to point at
+        removed = pg.write_rows(lambda c: contents.delete_unreferenced(c, [key]))  # a collection meanwhile
+        point_at(writer, owner, key)
+
+    assert removed == 0
+    assert stored(pg) == {key: "left, then taken up again"}
+
+
+def test_a_text_pointed_at_since_its_page_was_read_is_kept(pg: Database) -> None:
+    owner = pg.write(lambda s: identity.create_user(s, "alice")).id
+    key = pg.write(lambda s: contents.put(s, ["unreferenced when read"]))["unreferenced when read"]
+    page = pg.read_rows(contents.unreferenced_page)
+    pg.write_rows(lambda c: point_at(c, owner, key))  # a push takes it up and commits before the delete
+
+    removed = pg.write_rows(lambda c: contents.delete_unreferenced(c, page.unreferenced))
+
+    assert page.unreferenced == (key,)
+    assert removed == 0
+    assert stored(pg) == {key: "unreferenced when read"}

@@ -144,7 +144,9 @@ def test_the_digest_covers_the_entry_as_written_not_the_values_of_its_variables(
     assert first.digest != launch(repo, {**entry, "args": ["--x"]}, home, TOKEN="one").digest
 
 
-def test_what_is_shown_masks_credentials_and_keeps_variables_and_provenance(repo: Path, home: Path) -> None:
+def test_what_is_shown_to_approve_is_written_whole_with_variables_unexpanded(repo: Path, home: Path) -> None:
+    """Arguments and environment exactly as written: a token-shaped word may as well be code (``node -e``), so
+    nothing of what runs is masked; a ``${VAR}`` stays unexpanded, so nothing of the user's environment shows."""
     entry = {
         "command": "uvx",
         "args": ["--from", "git+https://github.com/org/repo@3f2a9c1b7e8d4a6f0b5c2e9d1a7f3b8c4e6d2a1f", "srv"],
@@ -152,7 +154,8 @@ def test_what_is_shown_masks_credentials_and_keeps_variables_and_provenance(repo
     }
     runs = launch(repo, entry, home, GH_TOKEN=TOKEN).runs()
     assert runs.args == ("--from", "git+https://github.com/org/repo@3f2a9c1b7e8d4a6f0b5c2e9d1a7f3b8c4e6d2a1f", "srv")
-    assert runs.env == (("API_KEY", "***"), ("DB_URL", "postgres://***@db/x"), ("GH", "${GH_TOKEN}"))
+    assert runs.env == (("API_KEY", "hunter22"), ("DB_URL", "postgres://me:pw1234@db/x"), ("GH", "${GH_TOKEN}"))
+    assert TOKEN not in json.dumps(runs.to_dict())
     remote = launch(
         repo, {"url": f"https://h/mcp?token={TOKEN}", "headers": {"Authorization": f"Bearer {TOKEN}"}}, home
     )

@@ -92,8 +92,8 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
 
 def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | None = None) -> FastAPI:
     """The API over ``plane`` behind the request guard (``control.edge``; ``edge``: the names served and the
-    limits, default loopback only); with ``background``, the event broker and the offline sweeper run alongside,
-    and the chats' MCP endpoint is loaded at once (``ChatMcpMount.preload``)."""
+    limits, default loopback only); with ``background``, the event broker, the offline sweeper and the deletion
+    of unreferenced texts run alongside, and the chats' MCP endpoint is loaded at once (``ChatMcpMount.preload``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -102,6 +102,7 @@ def create_app(plane: ControlPlane, *, background: bool = True, edge: Edge | Non
             if background:
                 await group.start(plane.broker.run)
                 group.start_soon(plane.sync.run_sweeper)
+                group.start_soon(plane.sync.run_collector)
                 group.start_soon(chat_mcp.preload)
             yield
             chat_mcp.serve_in(None)

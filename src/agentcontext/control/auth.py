@@ -55,6 +55,15 @@ async def _user(request: Request) -> UserCall:
     return await _user_call(request, admin=False)
 
 
+async def user_call(request: Request) -> UserCall:
+    """``User``'s check, asked again (a stream's ``Recheck``).
+
+    Raises:
+        AuthError: no token, or one that names nobody now. ForbiddenError: an agent's token.
+    """
+    return await _user_call(request, admin=False)
+
+
 async def _admin(request: Request) -> UserCall:
     return await _user_call(request, admin=True)
 

@@ -1,8 +1,10 @@
 """A chat's events as server-sent events: the first event, then each one a subscription delivers.
 
 Between events a comment line (``: ping``) goes out every ``ping`` seconds, so proxies keep
-the connection open. The stream ends when the client goes away (watched for alongside) or
-when the subscription ends (the broker closed: the server is stopping). One task beside
+the connection open. The stream ends when the client goes away (watched for alongside), when
+the subscription ends (the broker closed: the server is stopping), or when its listener may
+no longer listen (``Recheck``: a revoked token, a deleted user or chat), asked at each ping and
+before an event goes out. One task beside
 the request's own, where a general-purpose SSE response runs four: an event stream is opened
 on every page of a chat, so opening one is made cheap.
 """
@@ -10,7 +12,7 @@ on every page of a chat, so opening one is made cheap.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -32,7 +34,25 @@ def frame(kind: str, data: Any) -> bytes:
     return f"event: {kind}\r\ndata: {json.dumps(data, separators=(',', ':'))}\r\n\r\n".encode()
 
 
+PING = b": ping\r\n\r\n"
 Opened = AbstractAsyncContextManager[tuple[bytes, MemoryObjectReceiveStream[Event]]]
+RECHECK_EVERY = 2.0  # seconds an answer of ``Recheck`` holds: as long as a checked token is trusted (``auth_ttl``)
+
+
+class Recheck:
+    """Whether a stream's listener may still listen: ``still`` asked again once its last answer is older than
+    ``RECHECK_EVERY`` seconds (before an event goes out), or whatever its age (at a ping). A stream outlives the
+    request that checked its token: without this a revoked token, a logged-out or deleted user kept receiving."""
+
+    def __init__(self, still: Callable[[], Awaitable[bool]]) -> None:
+        self._still = still
+        self._checked = anyio.current_time()
+
+    async def allowed(self, *, now: bool = False) -> bool:
+        if not now and anyio.current_time() - self._checked < RECHECK_EVERY:
+            return True
+        self._checked = anyio.current_time()
+        return await self._still()
 
 
 class EventStream(Response):
@@ -40,9 +60,10 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, open_stream: Callable[[], Opened], *, ping: float = 15.0) -> None:
+    def __init__(self, open_stream: Callable[[], Opened], recheck: Recheck, *, ping: float = 15.0) -> None:
         super().__init__(status_code=200)
         self._open = open_stream
+        self._recheck = recheck
         self._ping = ping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,6 +75,8 @@ class EventStream(Response):
                 while chunk is not None:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     chunk = await _next_frame(events, self._ping)
+                    if chunk is not None and not await self._recheck.allowed(now=chunk == PING):
+                        break
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             group.cancel_scope.cancel()
 
@@ -66,7 +89,7 @@ async def _next_frame(events: MemoryObjectReceiveStream[Event], ping: float) -> 
         except anyio.EndOfStream:
             return None
         return frame(event.kind, event.data)
-    return b": ping\r\n\r\n"
+    return PING
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

@@ -179,7 +179,8 @@ def ensure_workspace(session: Session, name: str, *, owner_id: str | None = None
     """The workspace of that name, created if needed (by whichever of two concurrent callers comes first).
 
     Raises:
-        InvalidRequestError: the name is not valid.
+        InvalidRequestError: the name is not valid. ConflictError: ``owner_id`` is given and the workspace exists
+            with another owner, or none (an operator who thinks it private must not be left with it open to all).
     """
     check_name("workspace", name)
     query = sa.select(Workspace).where(Workspace.name == name)
@@ -195,6 +196,9 @@ def ensure_workspace(session: Session, name: str, *, owner_id: str | None = None
         )
         found = session.scalar(query)
         assert found is not None
+    if owner_id is not None and found.owner_id != owner_id:  # it existed (or a concurrent creator made it)
+        whose = "has no owner (every user may see it)" if found.owner_id is None else "belongs to another user"
+        raise ConflictError(f'workspace "{name}" already exists and {whose}: its owner is not changed here')
     return found
 
 
@@ -210,7 +214,8 @@ def create_agent(
     """A new agent in the workspace (created if needed), with its token.
 
     Raises:
-        ConflictError: the workspace has an agent of that name. NotFoundError: no such parent agent.
+        ConflictError: the workspace has an agent of that name, or exists with another owner than ``owner_id``.
+        NotFoundError: no such parent agent.
     """
     check_name("agent", name)
     workspace = ensure_workspace(session, workspace_name, owner_id=owner_id)

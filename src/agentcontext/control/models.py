@@ -111,6 +111,8 @@ class Workspace(Base):
 
     id: Mapped[str] = mapped_column(sa.String(36), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(sa.String(128), unique=True)
+    # None: made without an owner, open to every user. A user's workspaces are deleted before the user (a trigger,
+    # migration 0007), so this SET NULL is never reached and a private workspace never becomes everyone's
     owner_id: Mapped[str | None] = mapped_column(sa.ForeignKey("users.id", ondelete="SET NULL"), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
 
@@ -178,7 +180,8 @@ class ResourceRow:
     status: Mapped[str] = mapped_column(sa.String(32))
     size_bytes: Mapped[int] = mapped_column(sa.BigInteger, default=0)
     content_hash: Mapped[str] = mapped_column(sa.String(64), default="")  # as pushed: sha256 of the original bytes
-    content_key: Mapped[str | None] = mapped_column(sa.ForeignKey("contents.hash"), nullable=True)
+    # indexed, as every column pointing at a text: a collection asks each whether anything still does
+    content_key: Mapped[str | None] = mapped_column(sa.ForeignKey("contents.hash"), nullable=True, index=True)
     error: Mapped[str | None] = mapped_column(sa.Text, nullable=True)
     meta: Mapped[dict[str, Any]] = mapped_column(JsonColumn, default=dict)  # warnings, name, tools, ...
 
@@ -239,7 +242,7 @@ class ChatFile(Base):
     kind: Mapped[str] = mapped_column(sa.String(32))
     media_type: Mapped[str] = mapped_column(sa.String(128))
     path: Mapped[str] = mapped_column(sa.Text, default="")
-    content_key: Mapped[str] = mapped_column(sa.ForeignKey("contents.hash"))
+    content_key: Mapped[str] = mapped_column(sa.ForeignKey("contents.hash"), index=True)
     size_bytes: Mapped[int] = mapped_column(sa.BigInteger)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
 
@@ -254,7 +257,7 @@ class PersonalSkill(Base):
     owner_id: Mapped[str] = mapped_column(sa.ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(sa.String(64))
     description: Mapped[str] = mapped_column(sa.Text, default="")
-    content_key: Mapped[str] = mapped_column(sa.ForeignKey("contents.hash"))
+    content_key: Mapped[str] = mapped_column(sa.ForeignKey("contents.hash"), index=True)
     size_bytes: Mapped[int] = mapped_column(sa.BigInteger)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=now)

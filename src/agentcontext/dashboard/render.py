@@ -25,6 +25,14 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+# what every answer of the dashboard says besides its content (an event stream's too: no page may frame one)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",  # frame-ancestors' older spelling: no page frames ours
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
 
 
 def status_tone(status: str) -> str:
@@ -69,9 +77,5 @@ def page(request: Request, name: str, user: UserPrincipal | None, code: int = 20
     query = request.url.query
     context.setdefault("page_url", request.url.path + (f"?{query}" if query else ""))  # what live updates re-fetch
     response = templates.TemplateResponse(request, name, context, status_code=code)
-    response.headers["Content-Security-Policy"] = CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["X-Frame-Options"] = "DENY"  # frame-ancestors' older spelling: no page frames ours
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["Cache-Control"] = "no-store"
+    response.headers.update(SECURITY_HEADERS)
     return response

@@ -15,22 +15,25 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from agentcontext.control.agent_link import AgentReplyError
+from agentcontext.control.event_stream import Recheck
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.wire import DiffBody
 from agentcontext.dashboard import agent_tabs, markdown, session
-from agentcontext.dashboard.render import HERE, page
-from agentcontext.errors import AgentContextError, AuthError, NotFoundError, UnavailableError
+from agentcontext.dashboard.render import HERE, SECURITY_HEADERS, page
+from agentcontext.errors import AgentContextError, AuthError, ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
 from agentcontext.skills import files as skill_files
 
 router = APIRouter(include_in_schema=False)
 Viewer = Annotated[UserPrincipal, Depends(session.require_user)]
+PING = 15.0  # seconds between two keep-alive comments of an event stream, and between two checks of its listener
 
 
 # --- login ------------------------------------------------------------------------------
@@ -213,20 +216,49 @@ async def _chat_page(
 
 @router.get("/ui/events")
 async def events(request: Request, user: Viewer, chat: str = "", agent: str = "") -> Response:
-    """Server-sent events for a page: a chat's stream, an agent's (online, snapshots), or all visible agents'."""
+    """Server-sent events for a page: a chat's stream, an agent's (online, snapshots), or all visible agents'.
+
+    Only a page's own ``EventSource`` may open one (``Sec-Fetch-Dest: empty``): a frame or an image of a page of
+    another port on this host (same site: the cookie goes along) would hold the browser's connections to the
+    dashboard. The session and what it may see are asked again at each ping and before an event goes out."""
+    if request.headers.get("sec-fetch-dest", "empty") != "empty":
+        raise ForbiddenError("an event stream is opened by a page's script, not as a frame or an image")
     plane = session.plane_of(request)
-    if chat:
-        topics = (await plane.chats.event_start(user, chat)).topics  # 404 for another user's chat, before the stream
-    else:
-        topics = await plane.views.agent_topics(user, agent or None)  # 404 for an agent the user may not see
+
+    async def topics_for(viewer: UserPrincipal) -> tuple[str, ...]:
+        if chat:  # 404 for another user's chat, before the stream
+            return tuple((await plane.chats.event_start(viewer, chat)).topics)
+        return tuple(await plane.views.agent_topics(viewer, agent or None))  # 404 for an agent it may not see
+
+    topics = await topics_for(user)
+
+    async def still() -> bool:  # the same session's user, seeing the same topics (else the page opens it anew)
+        again = await session.user_of(request)
+        if again is None or again.user_id != user.user_id:
+            return False
+        try:
+            return await topics_for(again) == topics
+        except AgentContextError:
+            return False
+
+    recheck = Recheck(still)
 
     async def stream() -> AsyncIterator[dict[str, str]]:
         with plane.broker.subscribe(topics) as receive:
             yield {"event": "ready", "data": "{}"}
-            async for event in receive:
-                yield {"event": event.kind, "data": json.dumps(event.data)}
+            while True:
+                event = None
+                with anyio.move_on_after(PING):
+                    try:
+                        event = await receive.receive()
+                    except anyio.EndOfStream:
+                        return
+                if not await recheck.allowed(now=event is None):
+                    return
+                if event is not None:
+                    yield {"event": event.kind, "data": json.dumps(event.data)}
 
-    return EventSourceResponse(stream(), ping=15)
+    return EventSourceResponse(stream(), ping=PING, headers=SECURITY_HEADERS)
 
 
 # --- the app --------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ class Standing:
     launch: Launch
     state: str
     since: str = ""  # pending after an earlier approval: what changed in what it runs
+    masked_since: str = ""  # ``since`` as a snapshot shows it (``launch.masked_view``)
     changes: tuple[ToolChange, ...] = ()  # changed: its tools, against the pins
 
     def lines(self) -> list[str]:
@@ -60,7 +61,9 @@ def standing(launch: Launch, store: TrustStore) -> Standing:
     last = store.last(launch)
     if last is None or last.digest != launch.digest or not last.approved:
         before = last.approved_runs() if last is not None else None
-        return Standing(launch, "pending", changes(before, (last.texts if last else None) or {}, launch))
+        texts = (last.texts if last else None) or {}
+        masked = changes(before, texts, launch, masked=True)
+        return Standing(launch, "pending", changes(before, texts, launch), masked_since=masked)
     if last.seen is not None and last.tools is not None:
         found = compare(last.tools, list(last.seen.values())).changes
         if found:

@@ -66,7 +66,7 @@ class ServerSpec:
 
     @property
     def shown(self) -> str:
-        """What it runs or reaches, as written, credentials masked."""
+        """What it runs or reaches, as written, credentials masked (a snapshot's line: ``Launch.runs``)."""
         return shown(self.written)
 
     def __repr__(self) -> str:  # keep env and header values out of tracebacks and logs

@@ -21,12 +21,17 @@ runs other code once ``server.js`` changes. So:
   :data:`INHERITED` and those the user's ``mcp.inherit_env`` names, never agentcontext's own
   (``AGENTCONTEXT_*``), then the entry's ``env``.
 
-What the user is shown is :meth:`Launch.runs` (credentials masked, ``${VAR}`` as written),
-and :func:`describe` its lines for a terminal. Nothing here starts anything.
+What the user is shown is :meth:`Launch.runs`: the arguments and environment as written and whole
+(``${VAR}`` unexpanded; nothing masked, since a token-shaped word may as well be code that runs),
+a URL's and headers' credentials masked; and :func:`describe` its lines for a terminal. A snapshot
+(the agent's API, the control plane) holds ``runs(masked=True)`` instead, its credential-shaped
+parts ``***`` and said to be (``Runs.masked``): a view that hides part of what runs is never
+approved from there (``MASKED_NOTE``). Nothing here starts anything.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import fnmatch
 import functools
@@ -42,7 +47,7 @@ from typing import Any
 
 from agentcontext.audit.findings import printable
 from agentcontext.fs.beneath import Walker, is_within, realpath
-from agentcontext.resource import Runs, RunsFile
+from agentcontext.resource import MASKED_NOTE, Runs, RunsFile
 from agentcontext.workspace_mcp.config import PRODUCT_PREFIXES, ServerSpec
 from agentcontext.workspace_mcp.secrets import entry_args, mask_args, mask_value, quoted, redact_url
 
@@ -170,8 +175,14 @@ class Launch:
         }
         return hashlib.sha256(_CANONICAL(payload).encode()).hexdigest()
 
-    def runs(self) -> Runs:
-        """What the user approves, whole: ``${VAR}`` as written, credentials masked."""
+    def runs(self, *, masked: bool = False) -> Runs:
+        """What the user approves, whole: arguments and environment as written (``${VAR}`` unexpanded), nothing
+        masked; a remote server's URL and headers with their credentials masked (nothing of theirs runs here).
+        ``masked``: a snapshot's view, credential-shaped parts as ``***`` (``masked_view``)."""
+        whole = self._runs()
+        return masked_view(whole) if masked else whole
+
+    def _runs(self) -> Runs:
         written = self.spec.written
         notes = (*self.notes, f"it cannot start: {self.problem}") if self.problem else self.notes
         if self.spec.transport != "stdio":
@@ -183,12 +194,30 @@ class Launch:
             command=str(written.get("command", "")),
             executable=self.executable,
             target=self.target if self.target != self.executable else "",
-            args=tuple(m.text for m in mask_args(entry_args(written))),
+            args=tuple(entry_args(written)),
             cwd=self.cwd,
-            env=_masked_map(written.get("env")),
+            env=_written_map(written.get("env")),
             files=tuple(f.shown() for f in self.files),
             notes=notes,
         )
+
+
+def masked_view(runs: Runs) -> Runs:
+    """``runs`` with the credential-shaped parts of its arguments and environment as ``***`` (a snapshot's view),
+    flagged ``masked`` and with ``MASKED_NOTE`` when that hid anything."""
+    if runs.transport != "stdio":
+        return runs
+    args = tuple(m.text for m in mask_args(list(runs.args)))
+    env = tuple((key, mask_value(key, value).text) for key, value in runs.env)
+    if (args, env) == (runs.args, runs.env):
+        return runs
+    return dataclasses.replace(runs, args=args, env=env, notes=(*runs.notes, MASKED_NOTE), masked=True)
+
+
+def _written_map(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        return ()
+    return tuple((str(k), v) for k, v in sorted(value.items()) if isinstance(v, str))
 
 
 def _masked_map(value: Any) -> tuple[tuple[str, str], ...]:
@@ -384,7 +413,7 @@ def describe(runs: Runs, digest: str = "") -> list[str]:
     return [f"{label:<8} {printable(value)}" for label, value in lines]
 
 
-def changes(before: Runs | None, texts: Mapping[str, str], launch: Launch) -> str:
+def changes(before: Runs | None, texts: Mapping[str, str], launch: Launch, *, masked: bool = False) -> str:
     """What changed in what a server runs since the approval that recorded ``before`` (and its files' ``texts``).
 
     The lines of :func:`describe` that differ, then a unified diff of each bound file whose content
@@ -392,7 +421,9 @@ def changes(before: Runs | None, texts: Mapping[str, str], launch: Launch) -> st
     """
     if before is None:
         return ""
-    after = launch.runs()
+    if masked:  # a snapshot's: as the snapshot shows what runs
+        before = masked_view(before)
+    after = launch.runs(masked=masked)
     out = list(difflib.unified_diff(describe(before), describe(after), "approved", "now", lineterm="", n=0))
     now = {f.path: f for f in launch.files}
     for old in before.files:

@@ -274,19 +274,21 @@ def quoted(word: str) -> str:
     return word if re.fullmatch(r"[\w@%+=:,./*-]+", word) else shlex.quote(word)
 
 
-def command_line(entry: Mapping[str, Any]) -> str:
-    """A stdio entry's command line as written, shell-quoted, credential parts as ``***``."""
-    words = [str(entry.get("command", "")), *(m.text for m in mask_args(entry_args(entry)))]
-    return " ".join(quoted(word) for word in words)
+def command_line(entry: Mapping[str, Any], *, masked: bool = True) -> str:
+    """A stdio entry's command line as written, shell-quoted; with ``masked``, credential parts as ``***``."""
+    args = [m.text for m in mask_args(entry_args(entry))] if masked else entry_args(entry)
+    return " ".join(quoted(word) for word in (str(entry.get("command", "")), *args))
 
 
-def shown(entry: Mapping[str, Any]) -> str:
+def shown(entry: Mapping[str, Any], *, masked: bool = True) -> str:
     """What an entry runs or reaches, as written: a command line, or a URL with its transport.
 
     Control, format and private-use characters are shown as ``\\uXXXX``: this is the text a user
     approves, and a bidi override or an escape sequence in it must not hide or reorder the rest.
+    ``masked=False`` for an approval: anything masked there could be code (a token-shaped word is
+    one of ``node -e``'s too), and what a user approves is shown whole.
     """
     if entry.get("command") and entry.get("type", entry.get("transport", "stdio")) == "stdio":
-        return printable(command_line(entry))
+        return printable(command_line(entry, masked=masked))
     transport = str(entry.get("type", entry.get("transport", "http")))
     return printable(f"{redact_url(str(entry.get('url', '')))} ({transport})")

@@ -11,14 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import anyio
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from agentcontext.control import contents, identity, ingest, rediscovery
 from agentcontext.control import discovered_answer as answers
-from agentcontext.control import identity, ingest, rediscovery
 from agentcontext.control import tables as t
 from agentcontext.control.agent_reach import AgentReach
 from agentcontext.control.events import Event, agent_topic, snapshot_topic
@@ -42,6 +43,7 @@ LOOP_PUSH_RESOURCES = 200  # SQLite: a push of at most so many resources is writ
 # seconds between rechecks of an agent that watches its chats' discovered files (it says when one changes): a
 # backstop for a change its watch could not see (one an overflowing inotify queue lost, say)
 WATCHED_RECHECK_EVERY = 300.0
+COLLECT_FIRST, COLLECT_EVERY = 60.0, 600.0  # seconds to the first deletion of unreferenced texts, and between two
 
 
 class SyncDisabled(UnavailableError):
@@ -161,6 +163,35 @@ class SyncService:
         gone = await self._store.write_orm(lambda s: identity.offline_before(s, cutoff))
         await self._store.publish([_offline_event(agent_id) for agent_id in gone])
         return gone
+
+    async def collect_contents(self) -> int:
+        """Delete the texts nothing points at any more (a push that changes a file leaves its old text); returns
+        how many. A page of keys is read without a lock, then deleted in a short write that rechecks each under
+        its row lock (``contents``), so pushes go on meanwhile and SQLite's one writer is held a page at a time."""
+        removed, after = 0, ""
+        while True:
+            page = await self._store.thread(
+                partial(self._store.db.read_rows, partial(contents.unreferenced_page, after=after))
+            )
+            if page.unreferenced:
+                delete = partial(contents.delete_unreferenced, keys=page.unreferenced)
+                removed += await self._store.write(delete, near=False)
+            if page.last is None:
+                return removed
+            after = page.last
+
+    async def run_collector(self) -> None:
+        wait = COLLECT_FIRST
+        while True:
+            await anyio.sleep(wait)
+            wait = COLLECT_EVERY
+            try:
+                removed = await self.collect_contents()
+            except Exception:  # the database busy or gone: the next round starts over
+                log.exception("deleting the texts nothing points at")
+            else:
+                if removed:
+                    log.info("deleted %d stored texts nothing pointed at any more", removed)
 
     async def run_sweeper(self) -> None:
         while True:

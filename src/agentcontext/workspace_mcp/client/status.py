@@ -87,7 +87,8 @@ def _changed_warning(name: str, changes: Sequence[ToolChange]) -> str:
 
 
 def approval_of(launch: Launch, trust: str, state: State, judged: Judged, since: str = "") -> McpApproval:
-    """The approval part of a server's status: what it runs, whole, where it stands, and what changed ``since``."""
+    """The approval part of a server's status (a snapshot's: credential-shaped parts masked and said to be), where
+    it stands, and what changed ``since``."""
     if state == "pending":
         label = "pending"
     elif state == "changed":
@@ -97,4 +98,5 @@ def approval_of(launch: Launch, trust: str, state: State, judged: Judged, since:
     changes = judged.changes[:MAX_REPORTED_CHANGES] if state == "changed" else ()
     tool_set = judged.tool_set if state == "changed" else ""
     spec = launch.spec
-    return McpApproval(label, spec.config_path, launch.digest, spec.shown, changes, tool_set, launch.runs(), since)
+    runs = launch.runs(masked=True)
+    return McpApproval(label, spec.config_path, launch.digest, spec.shown, changes, tool_set, runs, since)

@@ -58,7 +58,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from agentcontext.errors import ConflictError, NotFoundError
-from agentcontext.resource import Resource, Tool
+from agentcontext.resource import MASKED_NOTE, Resource, Tool
 from agentcontext.settings.config import McpSettings
 from agentcontext.settings.declared import BY_KEY
 from agentcontext.workspace_mcp.approvals import Standing, standing
@@ -253,7 +253,7 @@ class UpstreamManager:
             out.append(status)
         for name, pending in self._pending.items():
             launch = pending.launch
-            approval = approval_of(launch, self.settings.trust, "pending", NOTHING, pending.since)
+            approval = approval_of(launch, self.settings.trust, "pending", NOTHING, pending.masked_since)
             reason = self._pending_reason(name, pending)
             out.append(ServerStatus(name, "pending", launch.spec.transport, error=reason, approval=approval))
         return sorted(out, key=lambda s: s.name)
@@ -323,6 +323,8 @@ class UpstreamManager:
             launch = await anyio.to_thread.run_sync(self.launch, pending.launch.spec)
             if launch.digest != digest or pending.launch.digest != digest:
                 raise ConflictError(f'what "{name}" runs changed since it was shown: look at it again')
+            if launch.runs(masked=True).masked:  # what was shown (a snapshot's view) hid part of what would run
+                raise ConflictError(f'"{name}" was shown with parts masked: {MASKED_NOTE}')
             await anyio.to_thread.run_sync(self.store.approve, [launch])
             await self.reload(self._wanted)
             return f'approved "{name}" ({digest[:12]}): starting it'

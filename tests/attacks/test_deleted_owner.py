@@ -1,0 +1,62 @@
+"""A private workspace stays private: when its owner goes, and when an agent joins it (found by a review).
+
+Deleting a user (an operator's SQL) set their workspaces' owner to NULL, and a workspace
+without an owner is open to every user: another user listed it, opened a chat on it, read its
+snapshot (the owner's private notes) and ran its MCP tools on the owner's machine. A user's
+workspaces now go with the user (migration 0007), on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from agentcontext.control import identity, ingest, overview
+from agentcontext.control.db import Database
+from agentcontext.control.identity import UserPrincipal
+from agentcontext.control.models import Agent, Snapshot, User, Workspace, now
+from agentcontext.errors import ConflictError
+from agentcontext.wire.sync import PushRequest, validated
+from tests.control.conftest import BOX, db, first_push, migrated_url
+
+__all__ = ["db", "migrated_url"]
+
+
+def principal(db: Database, name: str) -> UserPrincipal:
+    issued = db.write(lambda s: identity.create_user(s, name))
+    return UserPrincipal("user", issued.id, name, False)
+
+
+def test_a_deleted_users_private_workspace_is_not_opened_to_every_user(db: Database) -> None:
+    carol, dave = principal(db, "carol"), principal(db, "dave")
+    agent = db.write(lambda s: identity.create_agent(s, "carols-box", "box", owner_id=carol.user_id))
+    push = validated(PushRequest, first_push(agents_md="Carol's private notes\n"))
+    db.write_rows(lambda c: ingest.ingest(c, agent.id, push, now=now(), box=BOX))
+    db.write(lambda s: identity.create_agent(s, "shared", "main"))
+    with db.read() as session:
+        assert [w.name for w in overview.visible_workspaces(session, dave)] == ["shared"]
+
+    db.write(lambda s: s.execute(sa.delete(User).where(User.name == "carol")))
+
+    with db.read() as session:
+        assert [w.name for w in overview.visible_workspaces(session, dave)] == ["shared"]
+        assert session.scalar(sa.select(sa.func.count()).select_from(Workspace)) == 1
+        assert session.scalar(sa.select(sa.func.count()).where(Agent.id == agent.id)) == 0  # its token is gone too
+        assert session.scalar(sa.select(sa.func.count()).where(Snapshot.agent_id == agent.id)) == 0
+
+
+def test_an_owner_given_for_a_workspace_that_exists_otherwise_is_refused_not_ignored(db: Database) -> None:
+    """Found by a review: ``workspace-agents create --workspace open --owner bo`` exited 0 and left the workspace
+    open to every user, and ``--workspace bos --owner al`` left it Bo's; the operator thought otherwise."""
+    bo, al = principal(db, "bo"), principal(db, "al")
+    db.write(lambda s: identity.create_agent(s, "open", "main"))
+    db.write(lambda s: identity.create_agent(s, "bos", "main", owner_id=bo.user_id))
+
+    with pytest.raises(ConflictError, match='workspace "open" already exists and has no owner'):
+        db.write(lambda s: identity.create_agent(s, "open", "second", owner_id=bo.user_id))
+    with pytest.raises(ConflictError, match='workspace "bos" already exists and belongs to another user'):
+        db.write(lambda s: identity.create_agent(s, "bos", "second", owner_id=al.user_id))
+    db.write(lambda s: identity.create_agent(s, "bos", "second", owner_id=bo.user_id))  # its own owner: joins it
+    with db.read() as session:
+        owners = {row.name: row.owner_id for row in session.execute(sa.select(Workspace.name, Workspace.owner_id))}
+    assert owners == {"open": None, "bos": bo.user_id}
