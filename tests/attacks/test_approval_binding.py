@@ -397,3 +397,26 @@ async def test_the_dashboard_offers_no_approval_of_what_it_shows_masked(tmp_path
     section = page[page.index('<section class="server"') : page.index("</section>")]
     assert "Not approved from here" in section and "<code>agentcontext mcp trust</code>" in section
     assert "<form" not in section and "Approve and start" not in section
+
+
+def test_a_runner_that_loads_code_from_the_repository_unnamed_is_called_out(tmp_path: Path, home: Path) -> None:
+    """Found by a review: ``npx -y @modelcontextprotocol/server-memory`` run in the repository runs the repository's
+    own ``node_modules`` package of that name, edited after approval at will, and the approval said nothing; so
+    did ``python3 -m srv`` (``srv.py`` of the repository). What they load is not bound (only a guess could name
+    it); the approval now says so. A runner started elsewhere is not called out."""
+    work = make_workspace(tmp_path / "repo", {".git/": "", "srv.py": "print('hi')\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    servers = {
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+        "srv": {"command": "python3", "args": ["-m", "srv"]},
+        "away": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "cwd": str(outside)},
+    }
+    mcp_json(work, servers)
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert listed.returncode == 0, listed.stderr
+    notes = {row["name"]: row["runs"]["notes"] for row in json.loads(listed.stdout)}
+    said = f"in {work}, a folder of the repository: that code is not bound"
+    assert [n for n in notes["memory"] if n.startswith("npx may run code it finds") and n.endswith(said)]
+    assert [n for n in notes["srv"] if n.startswith("python3 -m loads its module") and n.endswith(said)]
+    assert not [n for n in notes["away"] if "not bound" in n]

@@ -19,12 +19,15 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from agentcontext.control.event_stream import RECHECK_EVERY
+from agentcontext.control.db import Database
 from agentcontext.control.models import ApiToken, DashboardSession, User
 from agentcontext.server.app import build_app as control_app
+from agentcontext.web.recheck import RECHECK_EVERY
 from tests.attacks.http_surfaces import guarded_serving
+from tests.attacks.test_chat_mcp_access import ACCEPT, new_user
 from tests.control.conftest import CONTROL_EDGE, first_push
 from tests.control.test_api import World, sqlite_world
+from tests.control.test_chat_mcp import initialize, pinned_chat, stack
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -88,3 +91,34 @@ async def test_the_dashboard_stream_opens_for_a_pages_script_only_and_never_in_a
             assert response.status_code == 200
             assert response.headers["x-frame-options"] == "DENY"
             assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+
+
+@pytest.mark.slow
+async def test_a_chat_mcp_sessions_standing_stream_ends_once_its_token_is_deleted(tmp_path: Path) -> None:
+    """The 2025-06-18 session's standing ``GET`` kept delivering the chat's notices (``notifications/message``:
+    the pinned context is out of date, with the changed path) after its token was deleted."""
+    with stack(tmp_path) as running:
+        token = new_user(running, "gina")
+        chat_id = pinned_chat(running, token)
+        opened = initialize(running, chat_id, token)
+        headers = {
+            **ACCEPT,
+            "Authorization": f"Bearer {token}",
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-06-18",
+        }
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        url = running.url(f"chats/{chat_id}")
+        async with httpx.AsyncClient(timeout=30) as http:
+            assert (await http.post(url, headers=headers, json=initialized)).status_code == 202
+            async with http.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as standing:
+                assert standing.status_code == 200
+                database = Database(f"sqlite:///{tmp_path / 'control.db'}")
+                gina = sa.select(User.id).where(User.name == "gina").scalar_subquery()
+                database.write(lambda s: s.execute(sa.delete(ApiToken).where(ApiToken.user_id == gina)))
+                database.dispose()
+                await anyio.sleep(RECHECK_EVERY + 2.5)  # the token cache's 2 s, and the last answer's
+                (running.work / "AGENTS.md").write_text("Edited after gina's token went.\n")
+                with anyio.fail_after(30):
+                    data = [line async for line in standing.aiter_lines() if line.startswith("data:")]
+        assert not [line for line in data if "out of date" in line], data

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -30,6 +30,15 @@ SCHEME_DESCRIPTION = (
 class UserCall:
     plane: ControlPlane
     user: UserPrincipal
+    token: str = field(default="", repr=False)  # what named ``user``: a stream asks again (``still_the_user``)
+
+    async def still_the_user(self) -> bool:
+        """Whether the token still names this user (a stream outlives its request's check)."""
+        try:
+            again = await self.plane.access.authenticate(self.token)
+        except AuthError:
+            return False
+        return isinstance(again, UserPrincipal) and again.user_id == self.user.user_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +47,7 @@ class AgentCall:
     agent: AgentPrincipal
 
 
-async def _principal(request: Request) -> tuple[ControlPlane, Principal]:
+async def _principal(request: Request) -> tuple[ControlPlane, Principal, str]:
     """The bearer token's owner. One dependency does it all: each one FastAPI solves costs a request time.
 
     (The OpenAPI document declares the scheme: ``api._openapi``.)
@@ -48,19 +57,10 @@ async def _principal(request: Request) -> tuple[ControlPlane, Principal]:
     if not token:
         raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
     plane: ControlPlane = request.app.state.plane
-    return plane, await plane.access.authenticate(token)
+    return plane, await plane.access.authenticate(token), token
 
 
 async def _user(request: Request) -> UserCall:
-    return await _user_call(request, admin=False)
-
-
-async def user_call(request: Request) -> UserCall:
-    """``User``'s check, asked again (a stream's ``Recheck``).
-
-    Raises:
-        AuthError: no token, or one that names nobody now. ForbiddenError: an agent's token.
-    """
     return await _user_call(request, admin=False)
 
 
@@ -69,18 +69,18 @@ async def _admin(request: Request) -> UserCall:
 
 
 async def _user_call(request: Request, *, admin: bool) -> UserCall:
-    plane, principal = await _principal(request)
+    plane, principal, token = await _principal(request)
     if not isinstance(principal, UserPrincipal):
         raise ForbiddenError("this route needs a user's API token, not an agent token")
     if admin and not principal.is_admin:  # refused before the body is looked at
         raise ForbiddenError("only an administrator may do this")
     await check_text(request)
-    return UserCall(plane, principal)
+    return UserCall(plane, principal, token)
 
 
 async def _agent(request: Request) -> AgentCall:
     """An agent token; with context sync switched off, every agent route answers 501 whatever the body."""
-    plane, principal = await _principal(request)
+    plane, principal, _ = await _principal(request)
     if not isinstance(principal, AgentPrincipal):
         raise ForbiddenError("this route needs an agent token")
     plane.sync.check_enabled()

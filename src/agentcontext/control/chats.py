@@ -33,7 +33,7 @@ from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.ingest import Written, copy_pin
 from agentcontext.control.models import new_id
 from agentcontext.control.prepared import Prepared
-from agentcontext.control.visibility import may_see
+from agentcontext.control.visibility import OWNED_CHAT, may_see
 from agentcontext.control.wire import DEFAULT_STATUS, STATUSES, ChatResponse, RefreshResponse
 from agentcontext.errors import InvalidRequestError, NotFoundError
 from agentcontext.snapshot import Diff
@@ -70,9 +70,7 @@ class ChatRow:
 
 _CHAT_FIELDS = tuple(ChatRow.__dataclass_fields__)
 _CHAT_COLUMNS = [t.chats.c[name] for name in _CHAT_FIELDS]
-_OWNED = sa.select(*_CHAT_COLUMNS).where(
-    t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id")
-)
+_OWNED = sa.select(*_CHAT_COLUMNS).where(OWNED_CHAT)
 _OWNED_LOCKED = Prepared(_OWNED.with_for_update())
 _OWNED_UNLOCKED = Prepared(_OWNED)
 
@@ -428,7 +426,7 @@ _OWNED_WITH_SOURCE = Prepared(
         t.snapshots.c.received_at,
     )
     .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 # PostgreSQL: the chat, and its agent's row held against pushes (``lock_agent``) by the same statement
 _OWNED_HOLDING_AGENT = Prepared(
@@ -439,7 +437,7 @@ _OWNED_HOLDING_AGENT = Prepared(
         .with_for_update(read=True, key_share=True)
         .scalar_subquery()
         .label("held"),
-    ).where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id")),
+    ).where(OWNED_CHAT),
     only="postgresql",
 )
 # PostgreSQL: ``_set_pin`` to the agent's snapshot as this statement reads it (no row: the agent has none)
@@ -586,7 +584,7 @@ _LATEST_HASH = sa.select(t.snapshots.c.aggregate_hash).where(t.snapshots.c.agent
 _OWNED_WITH_LATEST = (
     sa.select(*_CHAT_COLUMNS, t.snapshots.c.aggregate_hash.label("latest_hash"))
     .select_from(t.chats.outerjoin(t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id))
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 
 

@@ -12,7 +12,7 @@ on every page of a chat, so opening one is made cheap.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from agentcontext.control.events import Event
+from agentcontext.web.recheck import Recheck
 
 HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -36,23 +37,6 @@ def frame(kind: str, data: Any) -> bytes:
 
 PING = b": ping\r\n\r\n"
 Opened = AbstractAsyncContextManager[tuple[bytes, MemoryObjectReceiveStream[Event]]]
-RECHECK_EVERY = 2.0  # seconds an answer of ``Recheck`` holds: as long as a checked token is trusted (``auth_ttl``)
-
-
-class Recheck:
-    """Whether a stream's listener may still listen: ``still`` asked again once its last answer is older than
-    ``RECHECK_EVERY`` seconds (before an event goes out), or whatever its age (at a ping). A stream outlives the
-    request that checked its token: without this a revoked token, a logged-out or deleted user kept receiving."""
-
-    def __init__(self, still: Callable[[], Awaitable[bool]]) -> None:
-        self._still = still
-        self._checked = anyio.current_time()
-
-    async def allowed(self, *, now: bool = False) -> bool:
-        if not now and anyio.current_time() - self._checked < RECHECK_EVERY:
-            return True
-        self._checked = anyio.current_time()
-        return await self._still()
 
 
 class EventStream(Response):

@@ -14,18 +14,19 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from anyio.streams.memory import MemoryObjectReceiveStream
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body
 from fastapi.responses import Response
 from pydantic import BaseModel, TypeAdapter
 from starlette.convertors import Convertor, register_url_convertor
 
 from agentcontext.control import chats, wire
-from agentcontext.control.auth import Admin, AgentToken, User, user_call
-from agentcontext.control.event_stream import EventStream, Recheck, frame
+from agentcontext.control.auth import Admin, AgentToken, User
+from agentcontext.control.event_stream import EventStream, frame
 from agentcontext.control.events import Event
 from agentcontext.control.tools import ToolResult
 from agentcontext.errors import AgentContextError
 from agentcontext.web.direct_route import DirectRoute
+from agentcontext.web.recheck import Recheck
 from agentcontext.wire.views import AgentViewsBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -283,7 +284,7 @@ def _disposition(name: str) -> str:
         429: {"model": wire.ErrorBody, "description": "Too many event streams open with this token."},
     },
 )
-async def chat_events(call: User, chat_id: str, request: Request) -> EventStream:
+async def chat_events(call: User, chat_id: str) -> EventStream:
     broker = call.plane.broker
     mark = broker.mark()
     start = await call.plane.chats.event_start(call.user, chat_id)  # a 404 must come before the stream starts
@@ -297,12 +298,13 @@ async def chat_events(call: User, chat_id: str, request: Request) -> EventStream
             yield frame("state", current), receive
 
     async def still() -> bool:  # the same token, naming the same user, who still has the chat
+        if not await call.still_the_user():
+            return False
         try:
-            again = await user_call(request)
-            await call.plane.chats.event_start(again.user, chat_id)
+            await call.plane.chats.event_start(call.user, chat_id)
         except AgentContextError:
             return False
-        return again.user.user_id == call.user.user_id
+        return True
 
     return EventStream(opened, Recheck(still), ping=15)
 

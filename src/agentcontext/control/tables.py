@@ -21,6 +21,7 @@ from agentcontext.control.models import (
     PersonalSkill,
     Snapshot,
     SnapshotResource,
+    User,
     Workspace,
 )
 
@@ -33,3 +34,4 @@ personal_skills = cast(sa.Table, PersonalSkill.__table__)
 snapshots = cast(sa.Table, Snapshot.__table__)
 snapshot_resources = cast(sa.Table, SnapshotResource.__table__)
 workspaces = cast(sa.Table, Workspace.__table__)
+users = cast(sa.Table, User.__table__)

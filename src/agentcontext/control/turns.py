@@ -56,6 +56,7 @@ from agentcontext.control.prompt import (
     with_plan_file,
 )
 from agentcontext.control.turn_cache import Recent, Weighed
+from agentcontext.control.visibility import OWNED_CHAT
 from agentcontext.control.wire import ToolSpecBody
 from agentcontext.errors import NotFoundError
 from agentcontext.resource import Kind, Resource
@@ -86,7 +87,7 @@ _KEY = (
             t.snapshots, t.snapshots.c.agent_id == t.chats.c.agent_id
         )
     )
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 # the same, and the text of one pinned resource (a skill a tool call reads) in the same statement
 _KEY_AND_TEXT = _KEY.add_columns(

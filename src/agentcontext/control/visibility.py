@@ -35,6 +35,23 @@ def visible(user: UserPrincipal, owner: ColumnElement[str | None]) -> ColumnElem
     return sa.or_(owner.is_(None), owner == user.user_id)
 
 
+# A chat query's check, beside its owner's: the chat's workspace is still the user's (``bindparam("user_id")``) to see.
+# A chat outlives a change of who may see its workspace (its owner set by an operator, an admin no longer one), and
+# must not keep reading the workspace's latest snapshot or calling its tools then.
+CHAT_WORKSPACE_VISIBLE = sa.exists().where(
+    t.workspaces.c.id == t.chats.c.workspace_id,
+    sa.or_(
+        t.workspaces.c.owner_id.is_(None),
+        t.workspaces.c.owner_id == sa.bindparam("user_id"),
+        sa.exists().where(t.users.c.id == sa.bindparam("user_id"), t.users.c.is_admin.is_(True)),
+    ),
+)
+# the chat (``bindparam("chat_id")``) is the user's, in a workspace they may still see: else "not found"
+OWNED_CHAT = sa.and_(
+    t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"), CHAT_WORKSPACE_VISIBLE
+)
+
+
 def may_approve(user: UserPrincipal, owner_id: str | None) -> bool:
     """Whether ``user`` may approve what a workspace owned by ``owner_id`` runs."""
     return owner_id == user.user_id or (owner_id is None and user.is_admin)

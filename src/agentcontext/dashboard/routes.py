@@ -22,7 +22,6 @@ from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from agentcontext.control.agent_link import AgentReplyError
-from agentcontext.control.event_stream import Recheck
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.wire import DiffBody
 from agentcontext.dashboard import agent_tabs, markdown, session
@@ -30,6 +29,7 @@ from agentcontext.dashboard.render import HERE, SECURITY_HEADERS, page
 from agentcontext.errors import AgentContextError, AuthError, ForbiddenError, NotFoundError, UnavailableError
 from agentcontext.resource import Kind
 from agentcontext.skills import files as skill_files
+from agentcontext.web.recheck import Recheck
 
 router = APIRouter(include_in_schema=False)
 Viewer = Annotated[UserPrincipal, Depends(session.require_user)]

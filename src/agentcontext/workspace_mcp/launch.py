@@ -317,7 +317,27 @@ def resolve(
         for candidate in _paths_in(arg):
             binding.argument(os.path.join(cwd, candidate), index)
     notes += tuple(binding.notes)
+    runner = _loads_from_cwd(os.path.basename(found), spec.args)  # the name started: npx's target is npx-cli.js
+    if runner and inside and is_within(cwd, inside):
+        notes += (f"{runner} in {printable(cwd)}, a folder of the repository: that code is not bound",)
     return Launch(spec, found, target, cwd, tuple(binding.files), notes, binding.problem, environment)
+
+
+_NODE_RUNNERS = ("npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun", "node", "deno")
+
+
+def _loads_from_cwd(program: str, args: Sequence[str]) -> str | None:
+    """What ``program`` (its real name) run with ``args`` may load from its working folder unnamed, said for a
+    note; None when nothing is known. Such code (a ``node_modules`` package ``npx`` picks first, the module of
+    ``python -m``, the project ``uv run`` uses) is not bound: naming it could only be a guess."""
+    name = re.sub(r"[-.\d]+$", "", program)  # python3.12, node-20 -> python, node
+    if name in _NODE_RUNNERS:
+        return f"{program} may run code it finds (a package of node_modules, a script named without its extension)"
+    if name in ("python", "pypy") and "-m" in args:
+        return f"{program} -m loads its module first from where it runs"
+    if name == "uv" and "run" in args:
+        return "uv run uses the project it finds"
+    return None
 
 
 def _which(command: str, path: str, cwd: str) -> str | None:

@@ -16,6 +16,7 @@ own DNS-rebinding check is therefore off here.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import anyio
@@ -27,7 +28,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from agentcontext.control.chat_mcp.binding import OPENING, SCOPE_KEY, ChatBinding
-from agentcontext.control.chat_mcp.mount import NOT_RUNNING, header, send_error, send_json
+from agentcontext.control.chat_mcp.mount import NOT_RUNNING, header, send_error, send_json, user_of
 from agentcontext.control.chat_mcp.notices import ChatNotices
 from agentcontext.control.chat_mcp.server import ChatMcpServer
 from agentcontext.control.chat_mcp.sessions import SessionsFull, UserSessions
@@ -37,6 +38,7 @@ from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.plane import ControlPlane
 from agentcontext.control.turn_cache import Recent
 from agentcontext.errors import AgentContextError, NotFoundError
+from agentcontext.web.recheck import Recheck
 
 MCP_CHAT_TITLE = "MCP session"
 CHAT_HEADER = b"x-agentcontext-chat"
@@ -148,13 +150,39 @@ class ChatMcpEndpoint:
         inner: dict[str, Any] = {**scope, SCOPE_KEY: binding, "user": AuthenticatedUser(owner)}
         OPENING.set(binding)
 
+        # a streamed answer (a session's standing GET, a 2026 listen) outlives the request that checked its token:
+        # asked again before what it sends once the last answer is RECHECK_EVERY old, it ends when the token or the
+        # chat is gone
+        recheck = Recheck(partial(self._still, scope, user, chat_id))
+        ended = anyio.CancelScope()
+        started = False
+
         async def send_with_chat(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = [*message.get("headers", []), (CHAT_HEADER, chat_id.encode())]
                 session = dict(headers).get(b"mcp-session-id")
                 if remember and session:
                     self._workspace_sessions.put(session.decode("latin-1"), user.user_id, chat_id)
                 message = {**message, "headers": headers}
+            elif ended.cancel_called:  # ending: nothing more goes out
+                return
+            elif message.get("more_body") and not await recheck.allowed():
+                ended.cancel()
+                return
             await send(message)
 
-        await manager.handle_request(inner, receive, send_with_chat)
+        with ended:
+            await manager.handle_request(inner, receive, send_with_chat)
+        if ended.cancel_called and started:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _still(self, scope: Scope, user: UserPrincipal, chat_id: str) -> bool:
+        """The request's token still names ``user``, whose chat it still is (its workspace theirs to see)."""
+        try:
+            again = await user_of(self.plane, scope)
+            await self.plane.chats.get(again, chat_id)
+        except AgentContextError:
+            return False
+        return again.user_id == user.user_id

@@ -58,7 +58,7 @@ class ChatMcpMount:
             await send_error(send, 503, NOT_RUNNING)
             return
         try:
-            user = await self._user(scope)
+            user = await user_of(self.plane, scope)
         except AgentContextError as exc:
             await send_error(send, status_of(exc)[0], str(exc))
             return
@@ -67,16 +67,6 @@ class ChatMcpMount:
             await send_error(send, 503, NOT_RUNNING)
             return
         await endpoint.serve(scope, receive, send, user, match.group(1), match.group(2))
-
-    async def _user(self, scope: Scope) -> UserPrincipal:
-        value = header(scope, b"authorization")
-        token = value[7:].strip() if value[:7].lower() == "bearer " else ""
-        if not token:
-            raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
-        principal = await self.plane.access.authenticate(token)
-        if not isinstance(principal, UserPrincipal):
-            raise AuthError("this endpoint needs a user's API token, not an agent token")
-        return principal
 
     async def preload(self) -> None:
         """Loads and starts the endpoint now, so that the first chat to connect does not wait for the SDK. A
@@ -133,3 +123,19 @@ async def send_json(send: Send, status: int, content: Mapping[str, object]) -> N
         headers.append((b"www-authenticate", b'Bearer realm="agentcontext"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def user_of(plane: ControlPlane, scope: Scope) -> UserPrincipal:
+    """The user whose API token the request carries (asked again by a standing stream's ``Recheck``).
+
+    Raises:
+        AuthError: no token, one that names nobody, or an agent's.
+    """
+    value = header(scope, b"authorization")
+    token = value[7:].strip() if value[:7].lower() == "bearer " else ""
+    if not token:
+        raise AuthError("a bearer token is required (Authorization: Bearer <token>)")
+    principal = await plane.access.authenticate(token)
+    if not isinstance(principal, UserPrincipal):
+        raise AuthError("this endpoint needs a user's API token, not an agent token")
+    return principal

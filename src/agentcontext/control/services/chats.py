@@ -34,6 +34,7 @@ from agentcontext.control.settings import ControlSettings
 from agentcontext.control.store import Store
 from agentcontext.control.turn_cache import Recent
 from agentcontext.control.turns import Inputs, TurnRow, Turns, load_context, turn_and_inputs, turn_row
+from agentcontext.control.visibility import OWNED_CHAT
 from agentcontext.errors import InvalidRequestError, NotFoundError, UnavailableError
 from agentcontext.snapshot import Diff, diff
 
@@ -409,7 +410,7 @@ def _pinned_text(connection: Connection, chat_id: str, source: str) -> str | Non
 _STATE = Prepared(  # read by every event stream as it opens: after a restart, every chat's at once
     sa.select(t.chats.c.id, t.chats.c.agent_id, t.chats.c.pinned_hash, t.chats.c.dirty_since, t.agents.c.online)
     .select_from(t.chats.outerjoin(t.agents, t.agents.c.id == t.chats.c.agent_id))
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 
 

@@ -3,10 +3,14 @@
 Deleting a user (an operator's SQL) set their workspaces' owner to NULL, and a workspace
 without an owner is open to every user: another user listed it, opened a chat on it, read its
 snapshot (the owner's private notes) and ran its MCP tools on the owner's machine. A user's
-workspaces now go with the user (migration 0007), on SQLite and PostgreSQL.
+workspaces now go with the user (migration 0007), on SQLite and PostgreSQL; an owner given for a
+workspace that exists otherwise is refused, and a chat whose workspace its owner may no longer see
+answers "not found" on every chat route.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,6 +22,7 @@ from agentcontext.control.models import Agent, Snapshot, User, Workspace, now
 from agentcontext.errors import ConflictError
 from agentcontext.wire.sync import PushRequest, validated
 from tests.control.conftest import BOX, db, first_push, migrated_url
+from tests.control.test_api import sqlite_world
 
 __all__ = ["db", "migrated_url"]
 
@@ -60,3 +65,28 @@ def test_an_owner_given_for_a_workspace_that_exists_otherwise_is_refused_not_ign
     with db.read() as session:
         owners = {row.name: row.owner_id for row in session.execute(sa.select(Workspace.name, Workspace.owner_id))}
     assert owners == {"open": None, "bos": bo.user_id}
+
+
+@pytest.mark.anyio
+async def test_a_chat_in_a_workspace_its_owner_may_no_longer_see_is_not_found(tmp_path: Path) -> None:
+    """Found by a review: Ivy's chat in an open workspace kept refreshing, prompting (with the workspace's latest
+    secrets) and having children after an operator gave the workspace to Hank; chat routes checked the chat's owner
+    only, never whether its workspace was still the user's to see."""
+    async with sqlite_world(tmp_path) as world:
+        assert (await world.push(first_push())).json()["accepted"]
+        chat = (await world.chat())["id"]
+        assert (await world.call("GET", f"/api/v1/chats/{chat}/prompt", "alice")).status_code == 200
+        bob = sa.select(User.id).where(User.name == "bob").scalar_subquery()
+        world.db.write(lambda s: s.execute(sa.update(Workspace).where(Workspace.name == "shared").values(owner_id=bob)))
+
+        for method, path, body in (
+            ("GET", f"/api/v1/chats/{chat}", None),
+            ("GET", f"/api/v1/chats/{chat}/prompt", None),
+            ("PUT", f"/api/v1/chats/{chat}/context", None),
+            ("GET", f"/api/v1/chats/{chat}/events", None),
+            ("POST", "/api/v1/chats", {"parent_id": chat}),
+        ):
+            answer = await world.call(method, path, "alice", json=body)
+            assert answer.status_code == 404, (method, path, answer.text)
+        assert (await world.call("GET", f"/api/v1/chats/{chat}/prompt", "admin")).status_code == 404  # not theirs
+        assert (await world.call("POST", "/api/v1/chats", "bob", json={"workspace": "shared"})).status_code == 201
