@@ -19,7 +19,7 @@ from agentcontext.control import identity, ingest, overview
 from agentcontext.control.db import Database
 from agentcontext.control.identity import UserPrincipal
 from agentcontext.control.models import Agent, Snapshot, User, Workspace, now
-from agentcontext.errors import ConflictError
+from agentcontext.errors import AuthError, ConflictError
 from agentcontext.wire.sync import PushRequest, validated
 from tests.control.conftest import BOX, db, first_push, migrated_url
 from tests.control.test_api import sqlite_world
@@ -85,8 +85,21 @@ async def test_a_chat_in_a_workspace_its_owner_may_no_longer_see_is_not_found(tm
             ("PUT", f"/api/v1/chats/{chat}/context", None),
             ("GET", f"/api/v1/chats/{chat}/events", None),
             ("POST", "/api/v1/chats", {"parent_id": chat}),
+            ("POST", f"/api/v1/chats/{chat}/touched", {"paths": ["services/billing/api.py"]}),
         ):
             answer = await world.call(method, path, "alice", json=body)
             assert answer.status_code == 404, (method, path, answer.text)
         assert (await world.call("GET", f"/api/v1/chats/{chat}/prompt", "admin")).status_code == 404  # not theirs
         assert (await world.call("POST", "/api/v1/chats", "bob", json={"workspace": "shared"})).status_code == 201
+
+
+def test_a_push_of_an_agent_deleted_with_its_owner_is_refused_as_unauthenticated(db: Database) -> None:
+    """The trigger deletes a user's workspaces and their agents: a push of such an agent, its token checked before
+    the delete, is a 401 (``AuthError``), not a foreign-key violation (a 500)."""
+    carol = principal(db, "carol")
+    agent = db.write(lambda s: identity.create_agent(s, "carols-box", "box", owner_id=carol.user_id))
+    db.write(lambda s: s.execute(sa.delete(User).where(User.name == "carol")))
+
+    push = validated(PushRequest, first_push())
+    with pytest.raises(AuthError, match="this agent no longer exists"):
+        db.write_rows(lambda c: ingest.ingest(c, agent.id, push, now=now(), box=BOX))

@@ -118,12 +118,14 @@ async def test_chats_with_different_discovered_context_do_not_share(tmp_path: Pa
     async with two_users(tmp_path, ("alice",)) as running:
         await running.push("alice", snapshot())
         plain, touched, touched_elsewhere, touched_alike = [await running.chat("alice") for _ in range(4)]
-        user = running.people["alice"].user
+        user, agent = running.people["alice"].user, running.people["alice"].agent
         causes = {touched: "api.py", touched_elsewhere: "db.py", touched_alike: "api.py"}
         for chat, cause in ((chat, f"{WORK}/billing/{name}") for chat, name in causes.items()):
             answer = Answer(asked=(cause,), files=(Found(nested, (cause,)),))
             now = dt.datetime.now(dt.UTC)
-            pin = partial(discovered.pin, user_id=user.user_id, chat_id=chat, answer=answer, now=now)
+            pin = partial(
+                discovered.pin, user_id=user.user_id, chat_id=chat, agent_id=agent.agent_id, answer=answer, now=now
+            )
             running.db.write_rows(pin)
         said = [await running.prompt("alice", chat) for chat in (plain, touched, touched_elsewhere, touched_alike)]
         assert [cached for _, cached in said] == ["miss", "miss", "miss", "hit"]  # the same files for the same paths

@@ -185,3 +185,20 @@ def test_a_digest_binds_exactly_the_launches_it_names(repo: Path, home: Path) ->
         bind([found], ["0" * 64])
     with pytest.raises(ConflictError, match="names none of the servers"):
         bind([found], [found.digest, "0" * 64])
+
+
+def test_an_approval_recorded_masked_is_compared_masked_so_an_unchanged_credential_is_not_said_changed(
+    repo: Path, home: Path
+) -> None:
+    """Approvals were recorded as shown, credentials masked, before approvals were shown whole: against such a
+    record every credential read as changed (``-API_KEY=***`` / ``+API_KEY=hunter22``), where the user judges
+    what changed. Only what did change is said."""
+    entry = {"command": "sh", "args": ["--api-key", "sk-live-0123456789abcdefABCDEF"], "env": {"API_KEY": "hunter22"}}
+    recorded = replace(
+        launch(repo, entry, home).runs(), args=("--api-key", "***"), env=(("API_KEY", "***"),)
+    )  # as an older approval stored it
+    now = launch(repo, {**entry, "args": [*entry["args"], "--verbose"]}, home)
+    diff = changes(recorded, {}, now)
+    assert "--verbose" in diff
+    assert "hunter22" not in diff and "sk-live-0123456789abcdefABCDEF" not in diff
+    assert "API_KEY" not in diff  # the env did not change

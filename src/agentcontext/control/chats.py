@@ -30,7 +30,7 @@ from agentcontext.control.contents import Executor, dialect_of
 from agentcontext.control.discovered_answer import Answer
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.identity import UserPrincipal
-from agentcontext.control.ingest import Written, copy_pin
+from agentcontext.control.ingest import Written, copy_pin, lock_agent
 from agentcontext.control.models import new_id
 from agentcontext.control.prepared import Prepared
 from agentcontext.control.visibility import OWNED_CHAT, may_see
@@ -142,26 +142,11 @@ class PinSource:
     received_at: dt.datetime | None = None  # with the version: which write of the snapshot this is
 
 
-_LOCK_AGENT = Prepared(
-    sa.select(t.agents.c.id)
-    .where(t.agents.c.id == sa.bindparam("agent_id"))
-    .with_for_update(read=True, key_share=True),
-    only="postgresql",
-)
 _PIN_SOURCE = Prepared(
     sa.select(
         t.snapshots.c.aggregate_hash, t.snapshots.c.version, t.snapshots.c.error, t.snapshots.c.received_at
     ).where(t.snapshots.c.agent_id == sa.bindparam("agent_id"))
 )
-
-
-def lock_agent(executor: Executor, agent_id: str) -> None:
-    """Hold the agent's row against pushes (``FOR KEY SHARE``) for the rest of the transaction.
-
-    SQLite has no row locks to take: its one writer at a time orders pins and pushes already.
-    """
-    if dialect_of(executor) != "sqlite":
-        _LOCK_AGENT.all(executor, {"agent_id": agent_id})
 
 
 def pin_source(executor: Executor, agent_id: str) -> PinSource | None:

@@ -59,7 +59,9 @@ def put_keyed(executor: Executor, keys: dict[str, str]) -> None:
     """Store each text (text -> its key, already computed) unless already stored."""
     if not keys:
         return
-    rows = [{"hash": key, "size_bytes": len(text.encode("utf-8")), "text": text} for text, key in keys.items()]
+    # by key: two writers taking up the same stored texts lock their rows (``_INSERT``) in one order, never a circle
+    ordered = sorted(keys.items(), key=lambda pair: pair[1])
+    rows = [{"hash": key, "size_bytes": len(text.encode("utf-8")), "text": text} for text, key in ordered]
     _INSERT[dialect_of(executor)].execute(executor, rows)  # one row a parameter set
 
 

@@ -33,7 +33,9 @@ from agentcontext.control import tables as t
 from agentcontext.control.contents import Executor
 from agentcontext.control.discovered_answer import MAX_CAUSES, MAX_DISCOVERED, MAX_DISCOVERED_BYTES, Answer, Found
 from agentcontext.control.events import Event, chat_topic
+from agentcontext.control.ingest import lock_agent
 from agentcontext.control.prompt import DiscoveredFile
+from agentcontext.control.visibility import OWNED_CHAT
 from agentcontext.control.wire import AddedFile, PathReason, TouchedResponse
 from agentcontext.errors import ConflictError, NotFoundError
 from agentcontext.resource import LoadType
@@ -54,7 +56,7 @@ class Target:
 _TARGET = (
     sa.select(t.chats.c.id, t.chats.c.agent_id, t.chats.c.pinned_hash, t.agents.c.url, t.agents.c.sealed_secret)
     .select_from(t.chats.outerjoin(t.agents, t.agents.c.id == t.chats.c.agent_id))
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 
 
@@ -109,11 +111,7 @@ _PINNED = sa.select(
     t.chat_resources.c.caused_by,
     t.chat_resources.c.meta,
 ).where(t.chat_resources.c.chat_id == sa.bindparam("chat_id"))
-_LOCK_CHAT = (
-    sa.select(t.chats.c.dirty_since)
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
-    .with_for_update()
-)
+_LOCK_CHAT = sa.select(t.chats.c.dirty_since).where(OWNED_CHAT).with_for_update()
 INSERT = sa.insert(t.chat_resources)
 # a snapshot row the prompt leaves out until the chat works there (on demand, path-scoped), found for the
 # paths touched: it becomes discovered, so the prompt's <discovered-context> carries it from now on
@@ -161,12 +159,17 @@ def new_row(chat_id: str, found: Found, texts: dict[str, str]) -> dict[str, Any]
 
 
 def pin(
-    executor: Executor, user_id: str, chat_id: str, answer: Answer, *, now: dt.datetime
+    executor: Executor, user_id: str, chat_id: str, agent_id: str, answer: Answer, *, now: dt.datetime
 ) -> tuple[Touched, list[Event]]:
     """Add the answer's files the chat has not pinned; mark it out of date when a discovered one changed.
 
+    The chat's agent is held first (``lock_agent``), as a refresh holds it: a push locks its agent, then the texts
+    it takes up, then the agent's chats; a pin that locked the chat first and then waited on a text the push held
+    would close the circle (a deadlock, a second lost and the work done again).
+
     Raises: NotFoundError (the chat is gone).
     """
+    lock_agent(executor, agent_id)
     locked = executor.execute(_LOCK_CHAT, {"chat_id": chat_id, "user_id": user_id}).first()
     if locked is None:
         raise NotFoundError(f'chat "{chat_id}" not found')

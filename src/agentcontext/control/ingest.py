@@ -42,6 +42,7 @@ from agentcontext.control.contents import Executor
 from agentcontext.control.events import Event, agent_topic, chat_topic
 from agentcontext.control.loop_store import COMMITS_WAIT_FOR_STANDBY
 from agentcontext.control.prepared import Prepared
+from agentcontext.errors import AuthError
 from agentcontext.resource import Kind, Resource
 from agentcontext.wire.sync import AgentInfo, PushRequest
 
@@ -181,6 +182,24 @@ def beat(executor: Executor, agent_id: str, info: AgentInfo, *, now: dt.datetime
     return info.api_token is None or box.matches(agent_id, row.sealed_secret, info.api_token)
 
 
+_LOCK_AGENT = Prepared(
+    sa.select(t.agents.c.id)
+    .where(t.agents.c.id == sa.bindparam("agent_id"))
+    .with_for_update(read=True, key_share=True),
+    only="postgresql",
+)
+
+
+def lock_agent(executor: Executor, agent_id: str) -> None:
+    """Hold the agent's row against pushes (``FOR KEY SHARE``) for the rest of the transaction: a pin, a refresh
+    or a fork waits for a push of its agent to commit, and a push for them. Take it before any other lock.
+
+    SQLite has no row locks to take: its one writer at a time orders pins and pushes already.
+    """
+    if contents.dialect_of(executor) != "sqlite":
+        _LOCK_AGENT.all(executor, {"agent_id": agent_id})
+
+
 # --- the snapshot ------------------------------------------------------------------------------
 
 _SNAPSHOT = Prepared(
@@ -246,6 +265,9 @@ def ingest(
 
     ``box`` seals the per-run secret the agent sends (``agent_secret``); ``written`` is what this replica
     wrote for the agent last (``Outcome.written``), if it kept it.
+
+    Raises:
+        AuthError: the agent was deleted since its token was checked.
     """
     agent: Any
     if contents.dialect_of(executor) == "sqlite":
@@ -255,6 +277,8 @@ def ingest(
         agent = _AGENT_LOCKED.first(executor, {"agent_id": agent_id})
         found = _SNAPSHOT.first(executor, {"agent_id": agent_id})
         snapshot = (found.version, found.received_at) if found is not None else None
+    if agent is None:  # deleted since its token was checked (its workspace with its owner, say): a 401, not a 500
+        raise AuthError("this agent no longer exists")
     stored = snapshot[0] if snapshot is not None else None
     info = push.agent or AgentInfo()
     if stored is not None and not push.initial and push.version <= stored:

@@ -26,6 +26,7 @@ from agentcontext.control.discovered_answer import MAX_DISCOVERED, MAX_PATHS, An
 from agentcontext.control.events import Event, chat_topic
 from agentcontext.control.ingest import ACTIVE_STATUSES
 from agentcontext.control.prepared import Prepared
+from agentcontext.control.visibility import OWNED_CHAT
 from agentcontext.resource import Resource
 
 # --- refresh: the discovered rows re-resolved --------------------------------------------------------
@@ -112,7 +113,7 @@ _TARGET_AND_CAUSES = (
             sa.and_(t.chat_resources.c.chat_id == t.chats.c.id, t.chat_resources.c.origin == rows.DISCOVERED),
         )
     )
-    .where(t.chats.c.id == sa.bindparam("chat_id"), t.chats.c.owner_id == sa.bindparam("user_id"))
+    .where(OWNED_CHAT)
 )
 
 

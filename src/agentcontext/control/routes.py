@@ -298,13 +298,10 @@ async def chat_events(call: User, chat_id: str) -> EventStream:
             yield frame("state", current), receive
 
     async def still() -> bool:  # the same token, naming the same user, who still has the chat
-        if not await call.still_the_user():
-            return False
         try:
-            await call.plane.chats.event_start(call.user, chat_id)
-        except AgentContextError:
+            return await call.still_the_user() and bool(await call.plane.chats.event_start(call.user, chat_id))
+        except AgentContextError:  # the chat gone, or the database: the client opens it again
             return False
-        return True
 
     return EventStream(opened, Recheck(still), ping=15)
 

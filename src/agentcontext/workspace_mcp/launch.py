@@ -49,7 +49,7 @@ from agentcontext.audit.findings import printable
 from agentcontext.fs.beneath import Walker, is_within, realpath
 from agentcontext.resource import MASKED_NOTE, Runs, RunsFile
 from agentcontext.workspace_mcp.config import PRODUCT_PREFIXES, ServerSpec
-from agentcontext.workspace_mcp.secrets import entry_args, mask_args, mask_value, quoted, redact_url
+from agentcontext.workspace_mcp.secrets import MASK, entry_args, mask_args, mask_value, quoted, redact_url
 
 # What a server inherits of the agent's environment: the MCP SDK's own default for stdio servers
 # (HOME, LOGNAME, PATH, SHELL, TERM, USER), the locale and time zone, the temporary and XDG folders,
@@ -441,7 +441,10 @@ def changes(before: Runs | None, texts: Mapping[str, str], launch: Launch, *, ma
     """
     if before is None:
         return ""
-    if masked:  # a snapshot's: as the snapshot shows what runs
+    # a snapshot's diff masks as the snapshot shows; so does one against an approval recorded masked (before
+    # approvals were shown whole), else every credential it holds would read as changed
+    masked = masked or any(MASK in word for word in (*before.args, *(value for _, value in before.env)))
+    if masked:
         before = masked_view(before)
     after = launch.runs(masked=masked)
     out = list(difflib.unified_diff(describe(before), describe(after), "approved", "now", lineterm="", n=0))

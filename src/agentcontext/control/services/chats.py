@@ -177,7 +177,8 @@ class ChatService:
         if not answer.files and refused >= set(asked):
             reasons = "; ".join(f"{path}: {reason}" for path, reason in answer.refused[:5])
             raise InvalidRequestError(f"no path was looked at by the workspace agent: {reasons}")
-        done = await self._store.write_events(lambda c: discovered.pin(c, user.user_id, chat_id, answer, now=now()))
+        pin = partial(discovered.pin, user_id=user.user_id, chat_id=chat_id, agent_id=target.agent_id, answer=answer)
+        done = await self._store.write_events(lambda c: pin(c, now=now()))
         if done.added:
             self.turns.forget(chat_id)  # its next turn carries them (other replicas: the turn key moved)
         return done.to_wire()

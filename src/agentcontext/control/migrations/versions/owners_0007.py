@@ -9,7 +9,10 @@ A workspace without an owner is open to every user (``visibility.may_see``). Del
 the foreign key's ``ON DELETE SET NULL``, and so opened each of them, its snapshot and its MCP
 tools, to every user. A trigger now deletes a user's workspaces before the user (their agents,
 snapshots and chats with them, by their own foreign keys), whoever deletes the user; altering the
-foreign key instead would copy the table on SQLite (see 0002).
+foreign key instead would copy the table on SQLite (see 0002). On SQLite the cascades need foreign
+keys on, as every connection of ours has them (``sqlite3``'s shell has them off unless told
+``PRAGMA foreign_keys=ON``: a user deleted there leaves their agents behind, in no workspace, seen
+by nobody).
 """
 
 from __future__ import annotations
