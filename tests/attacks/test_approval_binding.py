@@ -337,6 +337,9 @@ async def test_literal_credentials_are_shown_whole_where_they_run_and_masked_in_
     assert "git+https://github.com/org/repo@3f2a9c1b7e8d4a6f0b5c2e9d1a7f3b8c4e6d2a1f" in pushed  # provenance kept
     runs = approval(snapshot, "db")["runs"]
     assert MASKED_NOTE in runs["notes"]  # what says, on the wire, that it is masked
+    [server] = [r for r in snapshot.resources if r.kind is Kind.MCP_SERVER and r.path == "db"]
+    assert server.error is not None  # what the agent, the chat tools and the dashboard say of it: not the dashboard
+    assert server.error.startswith('pending approval: approve "db" on this machine, which shows it whole: run `')
     assert "Authorization: Bearer ***" in runs["args"] and "API_KEY=*** exec x" in runs["args"]
     report = audit(scan_tree(work, home=home))
     found = [f.message.split(":")[0] for f in report.findings if f.code == "mcp-secret-inline"]

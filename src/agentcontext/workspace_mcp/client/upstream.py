@@ -264,10 +264,10 @@ class UpstreamManager:
 
     def _pending_reason(self, name: str, pending: Standing) -> str:
         changed = "what it runs changed since you approved it; " if pending.since else ""
-        return (
-            f'pending approval: {changed}approve "{name}" in the dashboard or run'
-            f" `{approve_command(self.work_dir, [pending.launch])}`"
-        )
+        command = approve_command(self.work_dir, [pending.launch])
+        if pending.launch.runs(masked=True).masked:  # the dashboard shows it masked and offers no approval
+            return f'pending approval: {changed}approve "{name}" on this machine, which shows it whole: run `{command}`'
+        return f'pending approval: {changed}approve "{name}" in the dashboard or run `{command}`'
 
     def resources(self) -> list[Resource]:
         return [status.resource() for status in self.statuses()]
