@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -326,3 +327,17 @@ def test_audit_dir_scans_and_audits_in_one_call(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "a\u202eb\n"})
     report = audit_dir(root)
     assert report.dir == str(root) and [f.code for f in report.findings] == ["bidi-control"]
+
+
+def test_every_code_the_audit_reports_is_in_the_cli_pages_table() -> None:
+    """``docs/cli.md`` is where audit.md sends a reader for the codes: each one the audit's modules name is there."""
+    root = Path(__file__).resolve().parents[2]
+    named = {
+        code
+        for module in (root / "src" / "agentcontext" / "audit").glob("*.py")
+        for code in re.findall(r'Finding\(\s*"([a-z-]+)"', module.read_text(encoding="utf-8"))
+    }
+    table = (root / "docs" / "cli.md").read_text(encoding="utf-8").split("| code | severity | what |", 1)[1]
+    listed = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", table.split("\n\n", 1)[0]))
+    assert len(named) > 15
+    assert named - listed == set(), "audit codes missing from docs/cli.md's table"

@@ -18,7 +18,7 @@ from agentcontext.workspace_mcp.approvals import Standing, bind, launches, stand
 from agentcontext.workspace_mcp.trust import TrustStore
 
 app = typer.Typer(
-    help="Serve AGENTS.md and skills over MCP (and, later, manage the workspace's MCP servers).",
+    help="Serve AGENTS.md and skills over MCP; `mcp trust` approves the workspace's own MCP servers.",
     rich_markup_mode="markdown",
     invoke_without_command=True,
 )
