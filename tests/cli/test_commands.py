@@ -16,6 +16,7 @@ from agentcontext.cli import app, skills_cmd
 from agentcontext.settings.config import Validation
 from agentcontext.settings.profiles import PROFILES
 from agentcontext.testing import make_workspace, skill_md
+from tests.helpers import unprivileged
 
 runner = CliRunner()
 
@@ -237,6 +238,25 @@ def test_skills_validate_prints_a_yaml_error_on_its_own_lines(tmp_path: Path, ho
     assert "\\u000a" not in result.stderr
     assert "  - Invalid YAML in frontmatter: mapping values are not allowed here\n" in result.stderr
     assert "\n          - y: [\n             ^ (line: 4)\n" in result.stderr
+
+
+def test_skills_validate_reports_a_folder_it_cannot_look_inside_instead_of_a_traceback(
+    tmp_path: Path, home: Path
+) -> None:
+    root = make_workspace(tmp_path, {"locked/inner/SKILL.md": skill_md("inner", "x"), "noexec/SKILL.md": "x"})
+    (root / "locked").chmod(0o000)
+    (root / "noexec").chmod(0o644)
+    try:
+        for target in (root / "locked" / "inner" / "SKILL.md", root / "noexec"):
+            command = unprivileged([sys.executable, "-m", "agentcontext", "skills", "validate", str(target), "--json"])
+            result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HOME": str(home)})
+            assert result.returncode == 1, result.stderr
+            [report] = json.loads(result.stdout)
+            assert report["valid"] is False and "Traceback" not in result.stderr
+            assert report["errors"][0].startswith("cannot look inside ") and "Permission denied" in report["errors"][0]
+    finally:
+        (root / "locked").chmod(0o755)
+        (root / "noexec").chmod(0o755)
 
 
 def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:

@@ -67,8 +67,10 @@ class Pusher:
         info: AgentInfo | None = None,
         heartbeat: float = 15.0,
         home_files: bool = True,
+        timeout: float = 30.0,
     ) -> None:
-        """``home_files``: False leaves what was read from the user's home out of every push."""
+        """``home_files``: False leaves what was read from the user's home out of every push; ``timeout``: seconds
+        for each request."""
         self.url = base_url.rstrip("/") + PUSH_PATH
         self.heartbeat_url = base_url.rstrip("/") + HEARTBEAT_PATH
         self.token = token
@@ -78,6 +80,7 @@ class Pusher:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self._transport = transport
+        self._timeout = timeout
         self.pushed: list[tuple[int, bool, Outcome]] = []  # (version, initial, outcome), for status and tests
         self.tells_watch = True  # heartbeats carry the discovered watch's state (an older control plane: not)
         self.stopped_reason: str | None = None
@@ -87,7 +90,7 @@ class Pusher:
         # one connection for the heartbeats and pushes (the control plane keeps it 60 s between requests);
         # it expires well before, so a push never goes out on a connection the server is closing then
         limits = httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS)
-        async with httpx.AsyncClient(timeout=30, transport=self._transport, limits=limits) as client:
+        async with httpx.AsyncClient(timeout=self._timeout, transport=self._transport, limits=limits) as client:
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._beat, client, agent.discovered)
@@ -164,7 +167,7 @@ class Pusher:
             try:
                 response = await client.post(self.url, content=body, headers=headers)
             except httpx.HTTPError as exc:
-                log.warning("context push failed (%s); retrying in %.2fs", exc, delay)
+                log.warning("context push failed (%s); retrying in %.2fs", str(exc) or type(exc).__name__, delay)
             else:
                 outcome = self._outcome(response)
                 if outcome is not None:
@@ -203,7 +206,7 @@ class Pusher:
         if status == 429 or status >= 500:
             return None
         if status >= 400:
-            log.error("context push refused (%s): %s", status, _message(response))
+            log.error("context push refused (%s): %s%s", status, _message(response), _REFUSED_HINT.get(status, ""))
             return "refused"
         try:
             answer = PushResponse.model_validate_json(response.content)
@@ -211,6 +214,13 @@ class Pusher:
             log.error("context push answered %s off the contract: %s", status, exc.errors()[:1])
             return "rejected"
         return "accepted" if answer.accepted else "rejected"
+
+
+# what a user can do about a refusal that no retry mends
+_REFUSED_HINT = {
+    401: "; the control plane knows no agent by this token: check --token-file or AGENTCONTEXT_AGENT_TOKEN, or"
+    " make a new one with `agentcontext workspace-agents rotate`",
+}
 
 
 def _message(response: httpx.Response) -> str:

@@ -21,6 +21,7 @@ import sys
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -72,6 +73,10 @@ def check_options(options: AgentOptions) -> None:
         raise ConfigError(f"refusing to listen on {options.host} without --token: only loopback may go without one")
     if options.control_plane and not options.token:
         raise ConfigError("--control-plane needs the agent's token (--token or AGENTCONTEXT_AGENT_TOKEN)")
+    if options.control_plane and not _is_base_url(options.control_plane):
+        raise ConfigError(
+            f"--control-plane wants the control plane's http:// or https:// URL, not {options.control_plane!r}"
+        )
     problem = agent_url_problem(options.advertise_url) if options.advertise_url is not None else None
     if problem:
         raise ConfigError(f"--advertise-url {problem}: {options.advertise_url!r}")
@@ -117,7 +122,7 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
             group.start_soon(_startup, agent, options.startup)
         elif not options.wait_ready:
             agent.set_ready()
-        pusher = _pusher(options, config, peer_token)
+        pusher = _pusher(options, config, peer_token, listening.getsockname()[1])  # port 0: the one given
         if pusher is not None:  # with no control plane, nobody is told of a discovered file's change
             group.start_soon(pusher.run, agent)
             group.start_soon(_watch_discovered, agent)
@@ -126,12 +131,21 @@ async def serve(work_dir: str, config: Config, options: AgentOptions, environ: M
     return agent
 
 
-def _pusher(options: AgentOptions, config: Config, peer_token: str | None) -> Pusher | None:
-    """What pushes each snapshot to the control plane, telling it where and how to reach us; None: no control plane."""
+def _is_base_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is no number, or past 65535
+        return False
+
+
+def _pusher(options: AgentOptions, config: Config, peer_token: str | None, port: int) -> Pusher | None:
+    """What pushes each snapshot to the control plane, telling it where and how to reach us (``port``: the one
+    listened on); None: no control plane."""
     if not (options.control_plane and options.token):
         return None
     info = AgentInfo(
-        url=options.advertise_url or advertised_url(options.host, options.port),
+        url=options.advertise_url or advertised_url(options.host, port),
         api_token=peer_token,
         run_id=uuid.uuid4().hex,
         os=platform.system().lower(),

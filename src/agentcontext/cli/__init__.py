@@ -7,6 +7,7 @@ unusable configuration, missing work dir).
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -25,7 +26,9 @@ from agentcontext.cli import (
     status_cmd,
     up_cmd,
 )
+from agentcontext.cli.common import output_gone
 from agentcontext.errors import AgentContextError
+from agentcontext.terminal import plain_lines
 
 app = typer.Typer(
     name="agentcontext",
@@ -74,9 +77,17 @@ def _root(
 
 
 def main() -> None:
-    """Console entry point: our errors become a one-line message and exit code 2."""
+    """Console entry point: our errors become a one-line message and exit code 2; a reader of the output that
+    went away (``| head``) exits 141, as a program the pipe's signal ends; a full disk is one line, exit 2."""
     try:
         app()
     except AgentContextError as exc:
-        typer.echo(f"agentcontext: error: {exc}", err=True)
+        typer.echo(f"agentcontext: error: {plain_lines(exc)}", err=True)  # it may quote a server or a file
+        sys.exit(2)
+    except BrokenPipeError:
+        sys.exit(output_gone())
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        typer.echo(f"agentcontext: error: cannot write: {exc.strerror}", err=True)
         sys.exit(2)

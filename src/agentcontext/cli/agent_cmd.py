@@ -14,17 +14,10 @@ from agentcontext.audit.findings import printable
 from agentcontext.cli.common import ConfigOption, ProfileOption, TrustOption, configure
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
-from agentcontext.errors import ConfigError
 from agentcontext.terminal import log_to_stderr
+from agentcontext.web.hosts import listen_address
 
 DEFAULT_LISTEN = "127.0.0.1:8766"  # agentcontext.agent.service.DEFAULT_LISTEN (a test keeps them equal)
-
-
-def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ConfigError(f"--listen wants HOST:PORT, not {value!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def agent(
@@ -90,7 +83,7 @@ def agent(
     from agentcontext.web.serving import bind
 
     log_to_stderr(verbose)
-    host, port = _address(listen)
+    host, port = listen_address(listen, "--listen")
     secret = resolve_token(token, token_file, "AGENTCONTEXT_AGENT_TOKEN")
     served = edge(host, allow_hosts, max_connections, advertised=[advertise_url] if advertise_url else [])
     config = configure(work_dir, profile, config_file, mcp_trust)

@@ -126,3 +126,14 @@ def validation_note(config: Config) -> str:
     origin = config.origin("skills.validation")
     where = f"the {config.profile} profile" if origin == "default" else origin
     return f"skills checked with the {config.skills.validation} rules (skills.validation, from {where})"
+
+
+OUTPUT_GONE = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away (`| head`)
+
+
+def output_gone() -> int:
+    """stdout's reader is gone: stdout becomes /dev/null (the interpreter's last flush would fail again), and the
+    exit code to end with is returned."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return OUTPUT_GONE

@@ -14,6 +14,7 @@ from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.terminal import plain
+from agentcontext.web.hosts import listen_address
 from agentcontext.workspace_mcp.approvals import Standing, bind, launches, standing
 from agentcontext.workspace_mcp.trust import TrustStore
 
@@ -22,13 +23,6 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     invoke_without_command=True,
 )
-
-
-def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ConfigError(f"--http wants HOST:PORT, not {value!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 @app.callback()
@@ -79,7 +73,7 @@ def serve(
     if http is None:
         run_stdio(server)
         return
-    host, port = _address(http)
+    host, port = listen_address(http, "--http")
     secret = resolve_token(token, token_file, "AGENTCONTEXT_MCP_TOKEN")
     serve_http(server, host, port, secret, edge(host, allow_hosts, max_connections))
 

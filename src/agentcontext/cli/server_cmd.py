@@ -19,10 +19,11 @@ import typer
 from agentcontext.cli.common import stderr, stdout
 from agentcontext.cli.serving import AllowHostOption, MaxConnectionsOption, edge
 from agentcontext.cli.tokens import warn_password_in_argv
-from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.errors import UnavailableError
 from agentcontext.settings.config import load_config
 from agentcontext.settings.declared import BY_KEY
 from agentcontext.terminal import log_to_stderr, shown
+from agentcontext.web.hosts import listen_address
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -47,13 +48,6 @@ DbOption = typer.Option(
 JsonFlag = typer.Option(False, "--json", help="Print JSON for scripts.")
 
 
-def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ConfigError(f"--listen wants HOST:PORT, not {value!r}")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
 @contextlib.contextmanager
 def _database_errors() -> Iterator[None]:
     """A database that cannot be reached or opened is a one-line error (exit 2), not a traceback."""
@@ -68,10 +62,25 @@ def _database_errors() -> Iterator[None]:
         raise UnavailableError(f"cannot open the database: {exc}") from None
 
 
-def _database(db_url: str | None) -> Database:
-    from agentcontext.control.db import Database, default_url
+def _database(db_url: str | None, *, create: bool = True) -> Database:
+    """The database ``db_url`` names. A SQLite file not there yet is made, and said so on stderr (a mistyped
+    path would otherwise pass for an empty database); with ``create`` false it is an error and nothing is made.
 
-    return Database(db_url or default_url())
+    Raises: UnavailableError (``create`` false and no such SQLite file), ConfigError (not a database URL).
+    """
+    from agentcontext.control.db import Database, default_url, normalize_url
+
+    url = db_url or default_url()
+    normal = normalize_url(url)
+    path = normal.database or ""
+    is_file = normal.get_backend_name() == "sqlite" and path not in ("", ":memory:") and not path.startswith("file:")
+    new_file = is_file and not Path(path).exists()
+    if new_file and not create:
+        raise UnavailableError(f"no database at {path} (nothing was created)")
+    database = Database(url)
+    if new_file:
+        stderr().print(f"A new database: {shown(path)}")
+    return database
 
 
 def _open(db_url: str | None) -> Database:
@@ -211,7 +220,7 @@ def _serve(
     from agentcontext.web.serving import bind
 
     log_to_stderr(verbose)
-    host, port = _address(listen)
+    host, port = listen_address(listen, "--listen")
     listening = bind(host, port)  # first: a taken port is one line (exit 2), before the database is touched
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
     secrets = agent_secret.load(os.environ, key_file)
@@ -253,7 +262,7 @@ def db_current(db: str | None = DbOption, as_json: bool = JsonFlag) -> None:
     from agentcontext.control import migrate
 
     with _database_errors():
-        database = _database(db)
+        database = _database(db, create=False)
         current, head = migrate.current(database), migrate.head()
     if as_json:
         typer.echo(json.dumps({"current": current, "head": head, "up_to_date": current == head}))

@@ -67,10 +67,24 @@ def resolve_token(
         if not flag.strip():
             raise ConfigError("--token is empty")
         warn(f"--token shows the token to every local user (`ps`); use --token-file FILE or {envvar} instead")
-        return flag.strip()
+        return _usable(flag.strip(), "--token")
     if token_file is not None:
-        return read_token_file(token_file)
-    return env.get(envvar, "").strip() or None
+        return _usable(read_token_file(token_file), str(token_file))
+    given = env.get(envvar, "").strip()
+    return _usable(given, envvar) if given else None
+
+
+def _usable(token: str, source: str) -> str:
+    """``token``, when it can go in an HTTP header as it is; never quoted in the error (it is a secret).
+
+    Raises: ConfigError (a line break, a tab or another control character inside it, or a character past ASCII).
+    """
+    if not (token.isascii() and token.isprintable()):
+        raise ConfigError(
+            f"the token from {source} holds a line break, a tab, another control character or a character past"
+            " ASCII, which no HTTP header may carry (the token is not shown here)"
+        )
+    return token
 
 
 def warn_password_in_argv(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:

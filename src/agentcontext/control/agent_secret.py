@@ -97,6 +97,8 @@ def load(environ: Mapping[str, str], key_file: Path | None = None) -> SecretBox:
         text = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise ConfigError(f"cannot read the server key file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"the server key file {path} is not text: it holds one key of letters and digits") from None
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"the server key file {path} may be read by others: chmod 600 {path}")
     return SecretBox(text)

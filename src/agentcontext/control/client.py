@@ -42,6 +42,9 @@ _ERRORS: dict[int, type[AgentContextError]] = {
     409: ConflictError,
     413: InvalidRequestError,
 }
+CONNECT_TIMEOUT = 10.0  # seconds to reach the server
+TIMEOUT = 30.0  # seconds for an answer: a server that takes the connection and never answers is given up on
+TOOL_TIMEOUT = 120.0  # a tool call's answer: the control plane gives the workspace's MCP server 90 s
 _CHATS = TypeAdapter(list[wire.ChatResponse])
 _SKILLS = TypeAdapter(list[wire.SkillSummary])
 _WORKSPACES = TypeAdapter(list[wire.WorkspaceEntry])
@@ -59,12 +62,12 @@ def answered(model: BaseModel) -> dict[str, Any]:
 
 class ControlClient:
     def __init__(
-        self, base_url: str, token: str, *, timeout: float = 120.0, transport: httpx.BaseTransport | None = None
+        self, base_url: str, token: str, *, timeout: float = TIMEOUT, transport: httpx.BaseTransport | None = None
     ):
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout,
+            timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
             transport=transport,
         )
 
@@ -77,10 +80,19 @@ class ControlClient:
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None) -> bytes:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> bytes:
         """The answer's body (empty for 204). Raises: the package's error for an error answer."""
+        waits = self._http.timeout if timeout is None else httpx.Timeout(timeout, connect=self._http.timeout.connect)
         try:
-            response = self._http.request(method, path, json=json_body, params=params)
+            response = self._http.request(method, path, json=json_body, params=params, timeout=waits)
         except httpx.HTTPError as exc:
             raise UnavailableError(f"cannot reach the control plane at {self._http.base_url}: {exc}") from None
         if response.status_code >= 400:
@@ -130,7 +142,8 @@ class ControlClient:
 
     def call_tool(self, chat_id: str, name: str, arguments: Mapping[str, Any] | None = None) -> wire.ToolResultBody:
         path = _path("chats", chat_id, "tools", name)
-        return self._model(wire.ToolResultBody, "POST", path, json_body=dict(arguments or {}))
+        body = dict(arguments or {})
+        return self._model(wire.ToolResultBody, "POST", path, json_body=body, timeout=TOOL_TIMEOUT)
 
     def events(self, chat_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The chat's events as ``(kind, data)``, starting with ``state``; runs until the server closes."""
@@ -185,11 +198,17 @@ def _read(parse: Callable[[bytes], T], body: bytes, request: str) -> T:
 
 
 def _error(response: httpx.Response) -> AgentContextError:
+    """The error an answer says, in the server's words when it gave some (the CLI shows them plainly); else its
+    status and where it came from: an HTML page from some other server is no message to show."""
     try:
         body = response.json()
     except ValueError:
-        body = {}
-    message = body.get("detail") or body.get("message") if isinstance(body, dict) else None
-    text = str(message or response.text[:200] or f"HTTP {response.status_code}")
+        body = None
+    message = (body.get("detail") or body.get("message")) if isinstance(body, dict) else None
+    if message:
+        text = str(message)[:1000]
+    else:
+        where = f"{response.request.method} {response.request.url}"
+        text = f"HTTP {response.status_code} from {where}, with no message (is that an agentcontext control plane?)"
     kind = _ERRORS.get(response.status_code, UnavailableError)
     return kind(text)

@@ -55,6 +55,9 @@ T = TypeVar("T")
 RETRIES = 8
 POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
 COLD_POOL = 4  # connections the ORM's engine keeps (it opens up to POOL_SIZE more when busy)
+PG_CONNECT_TIMEOUT = (
+    10  # seconds for a PostgreSQL connection to be made (libpq's connect_timeout; a URL may set its own)
+)
 _RETRY_SQLSTATES = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 
 
@@ -286,7 +289,10 @@ def _create_engine(
     # a few connections beyond the workers' for what runs outside them (migrations, the CLI's own)
     pool = {"pool_size": pool_size, "max_overflow": overflow, "pool_recycle": 3600}
     if url.get_backend_name() == "postgresql":
-        return sa.create_engine(url, echo=echo, **pool, **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
+        # a host that takes the connection and never answers would otherwise hold each connect (and the CLI) for good
+        connect = {} if "connect_timeout" in url.query else {"connect_args": {"connect_timeout": PG_CONNECT_TIMEOUT}}
+        autocommitting = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
+        return sa.create_engine(url, echo=echo, **pool, **connect, **autocommitting)
     database = url.database or ""
     if database and database != ":memory:" and not database.startswith("file:"):
         create_private(Path(database))

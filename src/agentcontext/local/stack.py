@@ -33,12 +33,13 @@ from types import FrameType
 from rich.console import Console
 from rich.live import Live
 
-from agentcontext.errors import ConfigError, UnavailableError
+from agentcontext.errors import UnavailableError
 from agentcontext.local import live, state
 from agentcontext.local.probe import Probe, accepts
 from agentcontext.local.state import Binding
 from agentcontext.local.supervisor import Child, Command, Supervisor
 from agentcontext.terminal import shown
+from agentcontext.web.hosts import listen_address
 
 DEFAULT_SERVER = "127.0.0.1:8765"
 REFRESH = 0.5  # seconds between two readings of the status
@@ -75,10 +76,7 @@ class UpOptions:
 
 def parse_address(value: str, option: str) -> Address:
     """Raises: ConfigError for anything but HOST:PORT."""
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"{option} wants HOST:PORT, not {value!r}")
-    return Address(host.strip("[]") or "127.0.0.1", int(port))
+    return Address(*listen_address(value, option))
 
 
 def is_free(address: Address) -> bool:

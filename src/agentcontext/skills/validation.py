@@ -714,15 +714,17 @@ def find_skill_md(folder: Path) -> Path | None:
 
 def validate_path(path: str | Path, mode: Validation = "spec", *, max_bytes: int = 64 * 1024) -> Report:
     """Validate one skill folder (or its SKILL.md) the way ``skills-ref validate`` does."""
-    target = Path(path)
-    if target.is_file() and target.name.lower() == "skill.md":
-        target = target.parent
-    shown = str(path)
-    if not target.exists():
-        return Report(shown, False, (f"Path does not exist: {target}",), ())
-    if not target.is_dir():
-        return Report(shown, False, (f"Not a directory: {target}",), ())
-    skill_md = find_skill_md(target)
+    target, shown = Path(path), str(path)
+    try:  # Path.is_file and exists raise on a folder that cannot be looked inside (no search permission)
+        if target.is_file() and target.name.lower() == "skill.md":
+            target = target.parent
+        if not target.exists():
+            return Report(shown, False, (f"Path does not exist: {target}",), ())
+        if not target.is_dir():
+            return Report(shown, False, (f"Not a directory: {target}",), ())
+        skill_md = find_skill_md(target)
+    except OSError as exc:
+        return Report(shown, False, (f"cannot look inside {exc.filename or target}: {exc.strerror or exc}",), ())
     if skill_md is None:
         return Report(shown, False, ("Missing required file: SKILL.md",), ())
     try:  # read through the folder: a SKILL.md that is (or becomes) a link out of it is not read

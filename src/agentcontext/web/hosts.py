@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agentcontext.errors import ConfigError
+
 WILDCARDS = ("0.0.0.0", "::", "")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -30,6 +32,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def listen_address(value: str, option: str) -> tuple[str, int]:
+    """``(host, port)`` of a ``HOST:PORT`` a server is told to listen on (``[v6]:PORT``; no host: 127.0.0.1).
+
+    Raises: ConfigError (not HOST:PORT, or a port past 65535), naming ``option``.
+    """
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"{option} wants HOST:PORT (a port from 0 to 65535), not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def split_authority(value: str, default_port: int | None = 80) -> tuple[str, int | None] | None:
