@@ -423,3 +423,108 @@ def test_a_runner_that_loads_code_from_the_repository_unnamed_is_called_out(tmp_
     assert [n for n in notes["memory"] if n.startswith("npx may run code it finds") and n.endswith(said)]
     assert [n for n in notes["srv"] if n.startswith("python3 -m loads its module") and n.endswith(said)]
     assert not [n for n in notes["away"] if "not bound" in n]
+
+
+# --- 4. mcp trust says what it did, and what of the config it could not use ----------------------------------------
+
+
+def listed_digests(work: Path, home: Path) -> dict[str, str]:
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    return {row["name"]: row["digest"] for row in json.loads(listed.stdout)}
+
+
+def test_a_config_that_is_no_json_is_named_on_stderr_and_fails_every_form_of_mcp_trust(
+    tmp_path: Path, home: Path
+) -> None:
+    """Found by a review: ``{"mcpServers": {"x": `` listed nothing and exited 0 (``--json``: ``[]``) and the approval
+    said "No MCP servers to approve." while ``scan`` called the file invalid JSON."""
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    (work / ".mcp.json").write_text('{"mcpServers": {"x": ', encoding="utf-8")
+    said = f"{work / '.mcp.json'} is invalid: invalid JSON"
+    listed = run("mcp", "trust", "--list", "--work-dir", str(work), home=home)
+    assert listed.returncode == 1 and said in listed.stderr
+    as_json = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert as_json.returncode == 1 and said in as_json.stderr
+    assert json.loads(as_json.stdout) == []  # the documented list, still valid JSON
+    approving = run("mcp", "trust", "--work-dir", str(work), home=home)
+    assert approving.returncode == 1 and said in approving.stderr and "No MCP servers to approve" in approving.stdout
+    approving_json = run("mcp", "trust", "--json", "--work-dir", str(work), home=home)
+    assert approving_json.returncode == 1
+    [problem] = json.loads(approving_json.stdout)["problems"]
+    assert (problem["config"], problem["status"]) == (str(work / ".mcp.json"), "invalid")
+    assert problem["message"].startswith("invalid JSON: ")
+
+
+def test_an_entry_that_cannot_be_used_is_named_beside_the_servers_listed_and_approved(
+    tmp_path: Path, home: Path
+) -> None:
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"time": {"command": str(TIME)}, "broken": {"args": ["x"]}})
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert listed.returncode == 1
+    [row] = json.loads(listed.stdout)
+    assert row["name"] == "time"
+    assert f'{work / ".mcp.json"}: server "broken" has no command or url' in listed.stderr
+    approved = run("mcp", "trust", "--work-dir", str(work), "time", "--digest", row["digest"], "--json", home=home)
+    assert approved.returncode == 1  # approved, and said what it could not use
+    config = str(work / ".mcp.json")
+    problem = {"config": config, "status": "warning", "message": 'server "broken" has no command or url'}
+    time = {"name": "time", "digest": row["digest"], "config": config}
+    assert json.loads(approved.stdout) == {"approved": [time], "problems": [problem]}
+
+
+def test_an_approval_and_a_revocation_print_json_with_json(tmp_path: Path, home: Path) -> None:
+    """Found by a review: ``--json`` printed ``Approved time (...) from ...`` and ``Revoked time from ...``."""
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"time": {"command": str(TIME)}})
+    digest = listed_digests(work, home)["time"]
+    approved = run("mcp", "trust", "--work-dir", str(work), "time", "--digest", digest, "--json", home=home)
+    assert approved.returncode == 0, approved.stderr
+    config = str(work / ".mcp.json")
+    row = {"name": "time", "digest": digest, "config": config}
+    assert json.loads(approved.stdout) == {"approved": [row], "problems": []}
+    revoked = run("mcp", "trust", "--work-dir", str(work), "time", "--revoke", "--json", home=home)
+    assert revoked.returncode == 0, revoked.stderr
+    assert json.loads(revoked.stdout) == {"revoked": [row], "not_approved": [], "problems": []}
+
+
+def test_list_and_revoke_together_are_refused_and_revoke_nothing(tmp_path: Path, home: Path) -> None:
+    """Found by a review: ``--list --revoke`` listed and silently ignored ``--revoke``."""
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"time": {"command": str(TIME)}})
+    digest = listed_digests(work, home)["time"]
+    assert run("mcp", "trust", "--work-dir", str(work), "time", "--digest", digest, home=home).returncode == 0
+    both = run("mcp", "trust", "--work-dir", str(work), "--list", "--revoke", home=home)
+    assert both.returncode == 2 and both.stdout == ""
+    assert "agentcontext: error: --list only shows and --revoke withdraws: give one of them, not both" in both.stderr
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert [row["state"] for row in json.loads(listed.stdout)] == ["approved"]
+
+
+def test_revoking_a_server_that_was_not_approved_says_so(tmp_path: Path, home: Path) -> None:
+    """Found by a review: it printed ``Revoked time``. Nothing was withdrawn, and the server is, as asked, not
+    approved: exit 0."""
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"time": {"command": str(TIME)}})
+    revoked = run("mcp", "trust", "--work-dir", str(work), "time", "--revoke", home=home)
+    assert revoked.returncode == 0, revoked.stderr
+    assert revoked.stdout == f"time from {work / '.mcp.json'} was not approved: nothing to revoke\n"
+    as_json = run("mcp", "trust", "--work-dir", str(work), "time", "--revoke", "--json", home=home)
+    assert json.loads(as_json.stdout)["revoked"] == []
+    assert [row["name"] for row in json.loads(as_json.stdout)["not_approved"]] == ["time"]
+
+
+def test_more_digests_than_servers_says_the_counts_differ_and_approves_nothing(tmp_path: Path, home: Path) -> None:
+    """Found by a review: three ``--digest`` for two servers was refused as if a server had changed since shown."""
+    work = make_workspace(tmp_path / "repo", {".git/": ""})
+    mcp_json(work, {"time": {"command": str(TIME)}, "clock": {"command": str(TIME), "args": ["--local-timezone=UTC"]}})
+    digests = listed_digests(work, home)
+    words = ["--digest", digests["time"], "--digest", digests["clock"], "--digest", "0" * 64]
+    refused = run("mcp", "trust", "--work-dir", str(work), "time", "clock", *words, home=home)
+    assert refused.returncode == 2
+    assert (
+        '--digest given 3 times for 2 servers ("clock", "time") to approve: give one --digest per server'
+        in refused.stderr
+    )
+    listed = run("mcp", "trust", "--list", "--json", "--work-dir", str(work), home=home)
+    assert [row["state"] for row in json.loads(listed.stdout)] == ["pending", "pending"]

@@ -183,7 +183,7 @@ def test_a_digest_binds_exactly_the_launches_it_names(repo: Path, home: Path) ->
     bind([found], [found.digest.upper()])
     with pytest.raises(ConflictError, match='what "srv" would run is not what the given --digest names'):
         bind([found], ["0" * 64])
-    with pytest.raises(ConflictError, match="names none of the servers"):
+    with pytest.raises(ConflictError, match='--digest given 2 times for 1 server \\("srv"\\) to approve: give one'):
         bind([found], [found.digest, "0" * 64])
 
 

@@ -45,9 +45,10 @@ def test_approve_then_revoke(store: TrustStore) -> None:
     git = spec("git", {"command": "mcp-server-git"})
     store.approve([time_server, git])
     assert store.approved(time_server) and store.approved(git)
-    store.revoke([git])
+    assert store.revoke([git]) == [git]
     assert store.approved(time_server)
     assert not store.approved(git)
+    assert store.revoke([git]) == []  # nothing left to withdraw
 
 
 def test_a_changed_entry_needs_approval_again(store: TrustStore) -> None:

@@ -15,7 +15,8 @@ from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError
 from agentcontext.terminal import plain
 from agentcontext.web.hosts import listen_address
-from agentcontext.workspace_mcp.approvals import Standing, bind, launches, standing
+from agentcontext.workspace_mcp.approvals import ConfigProblem, Standing, bind, configured, standing
+from agentcontext.workspace_mcp.launch import Launch
 from agentcontext.workspace_mcp.trust import TrustStore
 
 app = typer.Typer(
@@ -89,7 +90,7 @@ def trust(
         " agent print it); once per server.",
         show_default=False,
     ),
-    revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval instead."),
+    revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval instead (not with --list)."),
     show: bool = typer.Option(False, "--list", help="Only show each server, all it runs and where it stands."),
     as_json: bool = JsonOption,
     profile: str | None = ProfileOption,
@@ -113,48 +114,106 @@ def trust(
     `--list` shows each server's state (`pending`, `approved`, `changed`), all it runs and
     what changed; with `--json`, as `[{"name", "state", "digest", "runs", "config",
     "since", "changes": [{"tool", "change", "diff"}]}]`, `runs` as in a snapshot's approval.
+    With `--json`, an approval prints `{"approved": [{"name", "digest", "config"}], "problems"}`
+    (what it shows to ask goes to stderr) and `--revoke` prints `{"revoked": [...],
+    "not_approved": [...], "problems"}`; revoking a server that was not approved says so.
+
+    A config file that could not be read (`invalid`, `unreadable`, `oversize`) and an entry
+    that cannot be used are named on stderr, one line each (and with `--json` in `problems`:
+    `[{"config", "status", "message"}]`, `status` the file's as `scan` reports it, or
+    `warning`); the command then exits with 1, after doing the rest.
     """
+    if show and revoke:
+        raise ConfigError("--list only shows and --revoke withdraws: give one of them, not both")
     config = configure(work_dir, profile, config_file)
-    found = launches(work_dir, config)
-    chosen = [launch for launch in found if not names or launch.name in names]
-    unknown = sorted(set(names or []) - {launch.name for launch in found})
+    found = configured(work_dir, config)
+    for problem in found.problems:
+        typer.echo(_problem_line(problem), err=True)
+    chosen = [launch for launch in found.launches if not names or launch.name in names]
+    unknown = sorted(set(names or []) - {launch.name for launch in found.launches})
     if unknown:
         raise ConfigError(f"no MCP server named {', '.join(unknown)} in the work dir's config")
     store = TrustStore.default()
+    problems = [problem.to_dict() for problem in found.problems]
     if show:
-        _show([standing(launch, store) for launch in found], as_json)
+        _show([standing(launch, store) for launch in found.launches], as_json)
+    elif revoke:
+        withdrawn = store.revoke(chosen)
+        _print_revoked(chosen, withdrawn, problems, as_json)
+    else:
+        if digests:
+            bind(chosen, digests)
+        elif not _ask([standing(launch, store) for launch in chosen], as_json, unread=bool(found.problems)):
+            chosen = []
+        if chosen:
+            store.approve(chosen)
+        _print_approved(chosen, problems, as_json)
+    if found.problems:
+        raise typer.Exit(1)
+
+
+def _problem_line(problem: ConfigProblem) -> str:
+    if problem.status == "warning":  # the file was read; one of its entries is not used
+        return f"agentcontext: {plain(problem.config)}: {plain(problem.message)}"
+    said = f"{plain(problem.config)} is {problem.status}: {plain(problem.message)}"
+    return f"agentcontext: {said} (none of its servers can be approved)"
+
+
+def _launch_row(launch: Launch) -> dict[str, str]:
+    return {"name": launch.name, "digest": launch.digest, "config": launch.config_path}
+
+
+def _print_approved(approved: list[Launch], problems: list[dict[str, str]], as_json: bool) -> None:
+    if as_json:
+        print_json({"approved": [_launch_row(launch) for launch in approved], "problems": problems})
         return
-    if revoke:
-        store.revoke(chosen)
-        for launch in chosen:
-            typer.echo(f"Revoked {plain(launch.name)} from {plain(launch.config_path)}")
-        return
-    if digests:
-        bind(chosen, digests)
-    elif not _ask([standing(launch, store) for launch in chosen]):
-        return
-    store.approve(chosen)
-    for launch in chosen:
+    for launch in approved:
         typer.echo(f"Approved {plain(launch.name)} ({launch.digest[:12]}) from {plain(launch.config_path)}")
 
 
-def _ask(standings: list[Standing]) -> bool:
-    """Show what would be approved; on a terminal ask, elsewhere refuse (there is no one to have seen it)."""
+def _print_revoked(
+    chosen: list[Launch], withdrawn: list[Launch], problems: list[dict[str, str]], as_json: bool
+) -> None:
+    had = {(launch.config_path, launch.name) for launch in withdrawn}
+    idle = [launch for launch in chosen if (launch.config_path, launch.name) not in had]
+    if as_json:
+        print_json(
+            {
+                "revoked": [_launch_row(launch) for launch in withdrawn],
+                "not_approved": [_launch_row(launch) for launch in idle],
+                "problems": problems,
+            }
+        )
+        return
+    for launch in chosen:
+        name, where = plain(launch.name), plain(launch.config_path)
+        if (launch.config_path, launch.name) in had:
+            typer.echo(f"Revoked {name} from {where}")
+        else:
+            typer.echo(f"{name} from {where} was not approved: nothing to revoke")
+
+
+def _ask(standings: list[Standing], as_json: bool, *, unread: bool) -> bool:
+    """Show what would be approved; on a terminal ask, elsewhere refuse (there is no one to have seen it).
+
+    With ``as_json`` all of it goes to stderr, keeping stdout for the JSON of what was approved.
+    """
     for item in standings:
-        typer.echo(f"{plain(item.launch.name)} ({item.state}) from {plain(item.launch.config_path)}:")
-        typer.echo("\n".join(f"  {line}" for line in item.lines()))
+        typer.echo(f"{plain(item.launch.name)} ({item.state}) from {plain(item.launch.config_path)}:", err=as_json)
+        typer.echo("\n".join(f"  {line}" for line in item.lines()), err=as_json)
     if not standings:
-        typer.echo("No MCP servers to approve.")
+        said = " (and some of the MCP config could not be used: see above)" if unread else ""
+        typer.echo(f"No MCP servers to approve{said}.", err=as_json)
         return False
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin.isatty() and (sys.stderr if as_json else sys.stdout).isatty()):
         raise ConfigError(
             "not approved: nobody could be asked here. To approve what is shown above, run this on a terminal,"
             " or pass each server's digest: --digest DIGEST"
         )
     noun = "this server" if len(standings) == 1 else f"these {len(standings)} servers"
-    if typer.confirm(f"Approve {noun}, to run as shown?", default=False):
+    if typer.confirm(f"Approve {noun}, to run as shown?", default=False, err=as_json):
         return True
-    typer.echo("Not approved.")
+    typer.echo("Not approved.", err=as_json)
     return False
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from agentcontext.audit.findings import printable
 from agentcontext.errors import ConflictError
-from agentcontext.resource import ToolChange
+from agentcontext.resource import Kind, Status, ToolChange
 from agentcontext.scan import scan_full
 from agentcontext.settings.config import Config
 from agentcontext.workspace_mcp.launch import FileHashes, Launch, changes, describe, resolve
@@ -44,16 +44,58 @@ class Standing:
         return out
 
 
-def launches(
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """What the scan said of one of the work dir's MCP configs that keeps a server of it from being approved:
+    the file's ``status`` as ``scan`` shows it (``invalid``, ``unreadable``, ``oversize``: none of its servers
+    is read) and its error, or (``warning``) one of its warnings: an entry that cannot be used, a name another
+    file defined first, servers past the cap."""
+
+    config: str
+    status: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"config": self.config, "status": self.status, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Configured:
+    """The work dir's servers as they would start, and what of its configs could not be used."""
+
+    launches: tuple[Launch, ...]
+    problems: tuple[ConfigProblem, ...]
+
+
+def configured(
     work_dir: str | os.PathLike[str], config: Config, environ: Mapping[str, str] | None = None
-) -> list[Launch]:
-    """Every server the work dir's configs would start, resolved as the agent resolves them."""
+) -> Configured:
+    """Every server the work dir's configs would start, resolved as the agent resolves them, and every problem
+    the scan reported on those configs (files that connect; a declared source's configs start nothing)."""
     env = dict(os.environ if environ is None else environ)
     result = scan_full(work_dir, config, environ=env)
     hashes = FileHashes()
     root = result.snapshot.work_dir
     inherit = config.mcp.inherit_env
-    return [resolve(spec, work_dir=root, environ=env, inherit=inherit, hashes=hashes) for spec in result.servers]
+    found = tuple(resolve(spec, work_dir=root, environ=env, inherit=inherit, hashes=hashes) for spec in result.servers)
+    problems: list[ConfigProblem] = []
+    for resource in result.snapshot.resources:
+        if resource.kind is not Kind.MCP_CONFIG or not resource.connect:
+            continue
+        if resource.status in _UNREAD:
+            problems.append(ConfigProblem(resource.path, str(resource.status), resource.error or ""))
+        problems += [ConfigProblem(resource.path, "warning", warning) for warning in resource.warnings]
+    return Configured(found, tuple(problems))
+
+
+_UNREAD = frozenset({Status.INVALID, Status.UNREADABLE, Status.OVERSIZE})  # a config none of whose servers is read
+
+
+def launches(
+    work_dir: str | os.PathLike[str], config: Config, environ: Mapping[str, str] | None = None
+) -> list[Launch]:
+    """Every server the work dir's configs would start, resolved as the agent resolves them."""
+    return list(configured(work_dir, config, environ).launches)
 
 
 def standing(launch: Launch, store: TrustStore) -> Standing:
@@ -75,9 +117,16 @@ def bind(chosen: Sequence[Launch], digests: Sequence[str]) -> None:
     """Check that ``digests`` name exactly the launches ``chosen`` as they are now (one each).
 
     Raises:
-        ConflictError: a launch is not among the digests (it changed since it was shown, or was
-            never shown), or a digest names none of them.
+        ConflictError: the digests are more or fewer than the launches, a launch is not among them (it changed
+            since it was shown, or was never shown), or a digest names none of them.
     """
+    if len(digests) != len(chosen):
+        names = ", ".join(f'"{printable(launch.name)}"' for launch in chosen)
+        servers = f"{len(chosen)} {'server' if len(chosen) == 1 else 'servers'}" + (f" ({names})" if names else "")
+        raise ConflictError(
+            f"--digest given {len(digests)} times for {servers} to approve: give one --digest per server,"
+            " as `agentcontext mcp trust --list` shows it"
+        )
     wanted = {digest.strip().lower() for digest in digests}
     now = {launch.digest for launch in chosen}
     changed = [launch.name for launch in chosen if launch.digest not in wanted]

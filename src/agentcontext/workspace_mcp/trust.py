@@ -33,7 +33,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from agentcontext.errors import ConfigError
 from agentcontext.resource import Runs
@@ -130,6 +130,9 @@ class Named(Protocol):
 
     @property
     def config_path(self) -> str: ...
+
+
+_Server = TypeVar("_Server", bound=Named)
 
 
 class TrustStore:
@@ -238,10 +241,15 @@ class TrustStore:
             if old is not None and old.digest == launch.digest and old.seen != tools:
                 data[launch.config_path][launch.name] = replace(old, seen=tools)
 
-    def revoke(self, servers: Sequence[Named]) -> None:
+    def revoke(self, servers: Sequence[_Server]) -> list[_Server]:
+        """Forget each server's record; the servers that had an approval to withdraw (of any digest)."""
+        withdrawn: list[_Server] = []
         with self._editing() as data:
             for server in servers:
-                data.get(server.config_path, {}).pop(server.name, None)
+                record = data.get(server.config_path, {}).pop(server.name, None)
+                if record is not None and record.approved:
+                    withdrawn.append(server)
+        return withdrawn
 
     def stamp(self) -> tuple[int, int, int] | None:
         """Changes whenever the store is rewritten (for watchers); None while there is none."""
