@@ -9,7 +9,16 @@ import typer
 from rich.table import Table
 from typer.core import TyperCommand
 
-from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, human_size, print_json, run_scan, shown_path
+from agentcontext.cli.common import (
+    ConfigOption,
+    DirArgument,
+    JsonOption,
+    fitted,
+    human_size,
+    print_json,
+    run_scan,
+    shown_path,
+)
 from agentcontext.cli.common import stdout as console_out
 from agentcontext.fs.paths import absolute
 from agentcontext.resource import LoadType, Resource
@@ -78,7 +87,7 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
     console.print(f"\n[bold]{title}[/] · profile {view.profile} · doc {human_size(view.doc_bytes())}, {budget}")
     table = Table(header_style="bold", expand=False)
     for column in ("", "path", "scope", "how / why"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=not column)  # loads, later, not...
     for resource in view.loads():
         table.add_row("[green]loads[/]", *_cells(resource, base))
     for resource in view.not_loaded():
@@ -90,7 +99,7 @@ def _print(view: AgentView, target: str | None, base: str) -> None:
         for resource in view.started_there:
             table.add_row("[cyan]there[/]", *_cells(resource, base))
     if table.row_count:
-        console.print(table)
+        console.print(fitted(table, console, wide=("path", "how / why")))
     skills: list[Any] = [s.name for s in view.skills]
     console.print(f"skills offered ({len(skills)}): {shown(', '.join(skills)) if skills else 'none'}")
     for resource in view.skills_not_offered():

@@ -20,6 +20,7 @@ from agentcontext.cli.common import (
     DirArgument,
     JsonOption,
     ProfileOption,
+    fitted,
     print_json,
     run_scan,
     shown_path,
@@ -146,7 +147,7 @@ def _print(report: Report, fail_on: FailOn) -> None:
         return
     table = Table(header_style="bold", expand=False)
     for column in ("file", "where", "severity", "code", "message"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("where", "severity", "code"))
+        table.add_column(column, overflow="fold", no_wrap=column == "severity")
     for index, (path, group) in enumerate(groupby(report.findings, key=lambda f: f.path)):
         if index:
             table.add_section()
@@ -166,7 +167,7 @@ def _print(report: Report, fail_on: FailOn) -> None:
                 finding.code,
                 shown(finding.message),
             )
-    console.print(table)
+    console.print(fitted(table, console, wide=("file", "message")))
     counts = report.counts()
     files = len({f.path for f in report.findings})
     errors, warnings, infos = counts["error"], counts["warning"], counts["info"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from agentcontext.cli.common import STATUS_STYLE, echo_exact, stdout
+from agentcontext.cli.common import STATUS_STYLE, echo_exact, fitted, stdout
 from agentcontext.cli.status_cmd import ServerOption, TokenOption, credentials
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import InvalidRequestError
@@ -69,7 +69,7 @@ def _show_chat(chat: ChatResponse) -> None:
     if context.resources:
         table = Table(box=None, pad_edge=False)
         for column in ("status", "kind", "path", "detail"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold", no_wrap=column == "status")
         for r in context.resources:
             detail = r.error or r.skill_name or ""
             if r.tools is not None:
@@ -77,7 +77,7 @@ def _show_chat(chat: ChatResponse) -> None:
             style = STATUS_STYLE.get(r.status, "")
             status = f"[{style}]{r.status}[/{style}]" if style else shown(r.status)
             table.add_row(status, shown(r.kind), shown(r.path), shown(detail))
-        out.print(table)
+        out.print(fitted(table, out, wide=("path", "detail")))
 
 
 @app.command("create")
@@ -116,11 +116,12 @@ def list_chats(
         return
     table = Table(box=None, pad_edge=False)
     for column in ("id", "status", "context", "title"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold", no_wrap=column == "status")
     for chat in found:
         context = "out of date" if chat.context.dirty else "up to date"
         table.add_row(shown(chat.id), shown(chat.status), context, shown(chat.title))
-    stdout().print(table)
+    out = stdout()
+    out.print(fitted(table, out, wide=("title",)))
 
 
 @app.command("show")

@@ -6,11 +6,14 @@ import json
 import os
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 
 from agentcontext.instructions.applied import Applicable
 from agentcontext.instructions.ondemand import Resolver
@@ -65,12 +68,92 @@ def echo_exact(text: str) -> None:
         typer.echo("(control characters shown as \\uXXXX: pipe the output for the exact bytes)", err=True)
 
 
+UNBOUNDED_WIDTH = 1_000_000  # piped, with no COLUMNS: no line is wrapped (a table sizes to its content)
+
+
+def _console(*, to_stderr: bool) -> Console:
+    """A console that, piped with no ``COLUMNS``, wraps nothing: a path cut across rows is found by no ``grep``.
+
+    Rich would take 80 columns there (or the width of a terminal on stdin); a terminal, or ``COLUMNS``, keeps its
+    width.
+    """
+    stream = sys.stderr if to_stderr else sys.stdout
+    piped = not _isatty(stream) and not os.environ.get("COLUMNS", "").isdigit()
+    return Console(stderr=to_stderr, highlight=False, soft_wrap=False, width=UNBOUNDED_WIDTH if piped else None)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
+
+
 def stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return _console(to_stderr=False)
 
 
 def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+    return _console(to_stderr=True)
+
+
+def fitted(table: Table, console: Console, *, wide: Collection[str] = ()) -> Table:
+    """``table`` as it fits ``console``, no column hidden.
+
+    Where its content fits, it is left as it is (a table sizes to its content). On a narrower console Rich would
+    squeeze columns to nothing and print the table without them; here each column gets a width instead: a column
+    that does not wrap (a status, a severity) keeps its own, and the others fold, each keeping its own width up to
+    its share of the room left, a ``wide`` column (by header: a path, a reason) two shares, any other one. When
+    that leaves a column under ``READABLE`` characters, a table with borders drops the padding of its cells (its
+    borders still part them) and shares again.
+    """
+    unbounded = console.options.update_width(UNBOUNDED_WIDTH)
+    needed = Measurement.get(console, unbounded, table).maximum
+    if needed <= console.width:
+        return table
+    columns = table.columns
+    natural = [
+        max(Measurement.get(console, unbounded, cell).maximum for cell in (column.header, *column.cells))
+        for column in columns
+    ]
+    fixed = [column.no_wrap for column in columns]
+    weights = [2 if column.header in wide else 1 for column in columns]
+    widths = _shared(natural, fixed, weights, console.width - (needed - sum(natural)))  # less borders and padding
+    cramped = any(width < min(size, READABLE) for width, size in zip(widths, natural, strict=True))
+    if cramped and table.box is not None:
+        table.padding = (0, 0)
+        needed = Measurement.get(console, unbounded, table).maximum
+        widths = _shared(natural, fixed, weights, console.width - (needed - sum(natural)))
+    for column, width in zip(columns, widths, strict=True):
+        column.width = width
+    return table
+
+
+READABLE = 4  # characters a folded column is given, where the console has room for them
+
+
+def _shared(natural: list[int], fixed: list[bool], weights: list[int], room: int) -> list[int]:
+    """Widths for columns of these ``natural`` widths in ``room``: a fixed one keeps its own; the others share the
+    rest by ``weights``, one narrower than its share keeping its own width and leaving the rest to the others."""
+    widths = [size if keep else 0 for size, keep in zip(natural, fixed, strict=True)]
+    left = room - sum(widths)
+    sharing = [i for i, keep in enumerate(fixed) if not keep]
+    while sharing:
+        shares = sum(weights[i] for i in sharing)
+        narrow = [i for i in sharing if natural[i] * shares <= left * weights[i]]
+        if not narrow:
+            break
+        for i in narrow:
+            widths[i] = natural[i]
+            left -= natural[i]
+            sharing.remove(i)
+    shares = sum(weights[i] for i in sharing)
+    for i in sharing:
+        widths[i] = max(1, left * weights[i] // shares)
+    spare = left - sum(widths[i] for i in sharing)
+    for i in sorted(sharing, key=lambda i: -weights[i])[: max(0, spare)]:  # what rounding left, wide ones first
+        widths[i] += 1
+    return widths
 
 
 def configure(work_dir: Path, profile: str | None, config_file: Path | None, trust: str | None = None) -> Config:

@@ -8,7 +8,16 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from agentcontext.cli.common import ConfigOption, DirArgument, JsonOption, ProfileOption, configure, print_json, stdout
+from agentcontext.cli.common import (
+    ConfigOption,
+    DirArgument,
+    JsonOption,
+    ProfileOption,
+    configure,
+    fitted,
+    print_json,
+    stdout,
+)
 from agentcontext.settings.config import env_name
 from agentcontext.settings.reference import reference_markdown
 from agentcontext.terminal import shown
@@ -49,7 +58,7 @@ def show(
         value = entry["value"]
         text = ", ".join(value) if isinstance(value, list) else str(value)
         table.add_row(key, shown(text), entry["from"], env_name(key) if key != "profile" else "AGENTCONTEXT_PROFILE")
-    console.print(table)
+    console.print(fitted(table, console, wide=("value", "from")))
 
 
 @app.command("reference")

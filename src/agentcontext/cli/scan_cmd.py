@@ -17,6 +17,7 @@ from agentcontext.cli.common import (
     JsonOption,
     ProfileOption,
     echo_exact,
+    fitted,
     human_size,
     lookup,
     print_json,
@@ -95,7 +96,7 @@ def _print_table(result: ScanResult) -> None:
     base = snapshot.project_root or snapshot.work_dir
     table = Table(show_lines=False, header_style="bold", expand=False)
     for column in ("kind", "path", "scope", "status", "size", "reason"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("kind", "status", "size"))
+        table.add_column(column, overflow="fold", no_wrap=column == "status")
     for resource in snapshot.resources:
         reason = why(resource) or ""  # the error, else how it loads (imported, path-scoped, on demand...)
         if resource.name and resource.kind == "skill":
@@ -114,7 +115,7 @@ def _print_table(result: ScanResult) -> None:
         f"· profile {snapshot.profile}"
     )
     if snapshot.resources:
-        console.print(table)
+        console.print(fitted(table, console, wide=("path", "reason")))
     else:
         console.print("No instruction files, skills or MCP configs found.")
     summary = summary_text(count_statuses((r.kind, r.status) for r in snapshot.resources))

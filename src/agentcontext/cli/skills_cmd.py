@@ -16,6 +16,7 @@ from agentcontext.cli.common import (
     JsonOption,
     ProfileOption,
     echo_exact,
+    fitted,
     print_json,
     run_scan,
     shown_path,
@@ -89,7 +90,7 @@ def list_skills(
         return
     table = Table(header_style="bold")
     for column in ("name", "scope", "status", "description or reason", "path"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column == "status")
     base = result.snapshot.project_root or result.snapshot.work_dir
     for skill in skills:
         style = STATUS_STYLE.get(str(skill.status), "")
@@ -101,7 +102,7 @@ def list_skills(
             shown(detail or ""),
             shown(shown_path(skill.path, base)),
         )
-    console.print(table)
+    console.print(fitted(table, console, wide=("description or reason", "path")))
     console.print(validation_note(result.config))
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from agentcontext.cli.common import STATUS_STYLE, print_json, stdout
+from agentcontext.cli.common import STATUS_STYLE, fitted, print_json, stdout
 from agentcontext.cli.tokens import TokenFileOption, resolve_token
 from agentcontext.errors import ConfigError, UnavailableError
 from agentcontext.terminal import shown
@@ -92,7 +92,11 @@ def show(overview: OverviewResponse, url: str) -> None:
     out = stdout()
     info = overview.server
     out.print(f"control plane [bold]{shown(url)}[/] · agentcontext {shown(info.version)} · {shown(info.database)}")
-    out.print(_agents(overview.workspaces) if overview.workspaces else "No workspaces yet.")
+    out.print(
+        fitted(_agents(overview.workspaces), out, wide=("workspace", "MCP servers"))
+        if overview.workspaces
+        else "No workspaces yet."
+    )
     chats = overview.chats
     dirty = chats.out_of_date
     out.print(f"chats: {chats.total} ({f'[yellow]{dirty} out of date[/]' if dirty else 'none out of date'})")
@@ -108,7 +112,7 @@ def show(overview: OverviewResponse, url: str) -> None:
 def _agents(workspaces: list[OverviewWorkspace]) -> Table:
     table = Table(header_style="bold", box=None, pad_edge=False)
     for column in ("workspace", "agent", "state", "last seen", "snapshot", "resources", "MCP servers"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column == "state")
     for workspace in workspaces:
         if not workspace.agents:
             table.add_row(shown(workspace.name), "-", "no agent", "", "", "", "")
