@@ -259,6 +259,26 @@ def test_skills_validate_reports_a_folder_it_cannot_look_inside_instead_of_a_tra
         (root / "noexec").chmod(0o755)
 
 
+def test_a_reader_that_goes_away_ends_the_command_with_141_not_the_code_for_problems_found(
+    tmp_path: Path, home: Path
+) -> None:
+    """``| head`` closes the pipe early: 1 would read as "found a problem" under ``set -o pipefail``."""
+    root = make_workspace(tmp_path, {f".agents/skills/s{i}/SKILL.md": skill_md(f"s{i}", "x") for i in range(1500)})
+    for command in (["scan", str(root)], ["skills", "list", str(root)], ["scan", str(root), "--json"]):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agentcontext", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "HOME": str(home)},
+        )
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # far more than a pipe holds is still to come
+        assert process.wait(timeout=60) == 141, command
+        assert b"Traceback" not in process.stderr.read()
+        process.stderr.close()
+
+
 def test_skills_list_and_prompt_render_the_offered_skills(tmp_path: Path, home: Path) -> None:
     root = repo(tmp_path)
     listing = json.loads(run("skills", "list", str(root), "--json", home=home).stdout)

@@ -449,7 +449,7 @@ def test_chats_commands_without_a_server_or_token_exit_2_saying_what_is_missing(
     )
     no_token = run("chats", "list", env={**nowhere, "AGENTCONTEXT_SERVER": plane.server.url})
     assert no_token.returncode == 2
-    assert "no token given: pass --token TOKEN or set AGENTCONTEXT_TOKEN" in no_token.stderr
+    assert "no token given: pass --token-file FILE or set AGENTCONTEXT_TOKEN" in no_token.stderr
     for result in (no_server, no_token):
         assert result.stdout == "" and "Traceback" not in result.stderr
 

@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 1 the command ran and found problems (a skill failed validation,
 ``scan --check`` saw a resource that is not ok); 2 the command could not run (bad usage,
-unusable configuration, missing work dir).
+unusable configuration, missing work dir); 141 the output's reader went away (``| head``).
 """
 
 from __future__ import annotations

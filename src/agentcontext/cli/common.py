@@ -62,8 +62,7 @@ def echo_exact(text: str) -> None:
     so, and a final newline so the prompt that follows starts on a line of its own."""
     out = visible(text)
     ended = "\n" if sys.stdout.isatty() and not out.endswith("\n") else ""
-    sys.stdout.write(out + ended)  # not typer.echo: piped, it would strip the text's escape sequences
-    sys.stdout.flush()
+    write_out(out + ended)  # not typer.echo: piped, it would strip the text's escape sequences
     if out != text:
         typer.echo("(control characters shown as \\uXXXX: pipe the output for the exact bytes)", err=True)
 
@@ -79,7 +78,14 @@ def _console(*, to_stderr: bool) -> Console:
     """
     stream = sys.stderr if to_stderr else sys.stdout
     piped = not _isatty(stream) and not os.environ.get("COLUMNS", "").isdigit()
-    return Console(stderr=to_stderr, highlight=False, soft_wrap=False, width=UNBOUNDED_WIDTH if piped else None)
+    return _Console(stderr=to_stderr, highlight=False, soft_wrap=False, width=UNBOUNDED_WIDTH if piped else None)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich ends with 1 here, which our commands use for "found problems": end as ``| head`` expects instead."""
+        self.quiet = True
+        raise SystemExit(output_gone())
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -184,7 +190,22 @@ def lookup(result: ScanResult, paths: list[str]) -> Applicable:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_out(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_out(text: str) -> None:
+    """``text`` to stdout as it is, a chunk at a time: a reader gone (``| head``) ends the command with
+    ``OUTPUT_GONE``. (One large write to a pipe its reader closed is taken in part and the rest dropped without
+    an error, so the command would end 0 having printed a fraction; Typer's own handling ends with 1.)"""
+    try:
+        for start in range(0, len(text), _CHUNK):
+            sys.stdout.write(text[start : start + _CHUNK])
+            sys.stdout.flush()
+    except BrokenPipeError:
+        raise SystemExit(output_gone()) from None
+
+
+_CHUNK = 16 * 1024  # characters; each written whole by a pipe with room (its buffer is 64 KiB)
 
 
 def shown_path(path: str, base: str) -> str:

@@ -55,7 +55,9 @@ def credentials(server: str | None, token: str | None, environ: Mapping[str, str
             "no control plane given: pass --server URL, set AGENTCONTEXT_SERVER, or run `agentcontext up`"
         )
     if not secret:
-        raise ConfigError("no token given: pass --token TOKEN or set AGENTCONTEXT_TOKEN")
+        raise ConfigError(
+            "no token given: pass --token-file FILE or set AGENTCONTEXT_TOKEN (`agentcontext tokens create` makes one)"
+        )
     return url, secret
 
 
