@@ -98,6 +98,9 @@ class Scanner:
     def run(self, *, version: int = 1, mcp_servers: Sequence[Resource] = (), error: str | None = None) -> ScanResult:
         """One pass; ``mcp_servers`` are resources of connected servers, added after the caps."""
         servers = tuple(mcp_servers)
+        if not os.path.isdir(self.work_dir):  # removed or moved away under a running agent: say so, not "no files"
+            gone = f"the work dir {self.work_dir} does not exist (removed or moved?): nothing is found until it is back"
+            error = f"{error}; {gone}" if error else gone
         inputs = (version, error, servers, self.config)
         last = self._last
         if last is not None and last.inputs == inputs and self.reader.unchanged(last.observed):
@@ -153,7 +156,9 @@ class Scanner:
         """Directories whose changes can change the snapshot, inside the allowed roots.
 
         Every directory the last full pass listed, and the folder of every path it looked
-        at; a folder that does not exist yet stands in for its nearest existing ancestor.
+        at; a folder that does not exist yet stands in for its nearest existing ancestor. A work
+        dir that is gone is stood in for by its nearest existing ancestor wherever that is (a
+        watch reads nothing, and no file there is read): its coming back is a change.
         """
         last = self._last
         if last is None:
@@ -163,13 +168,21 @@ class Scanner:
         for path, key, listed in last.observed:
             directory = path if listed else os.path.dirname(path)
             if key is None:  # the path is missing: its folder may be missing too
-                while directory and not os.path.isdir(directory):
-                    parent = os.path.dirname(directory)
-                    if parent == directory:
-                        break
-                    directory = parent
+                directory = _nearest_existing(directory)
             found.add(directory)
-        return sorted(d for d in found if any(is_within(d, root) for root in roots))
+        watched = {d for d in found if any(is_within(d, root) for root in roots)}
+        if not os.path.isdir(self.work_dir):
+            watched.add(_nearest_existing(self.work_dir))
+        return sorted(watched)
+
+
+def _nearest_existing(directory: str) -> str:
+    while directory and not os.path.isdir(directory):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return directory
 
 
 def _merge(found: list[Found], child: list[Found]) -> list[Found]:

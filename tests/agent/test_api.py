@@ -7,6 +7,7 @@ event stream, which that transport cannot deliver piecemeal, goes through a real
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import platform
@@ -74,6 +75,43 @@ async def test_context_before_ready_is_the_empty_placeholder(tmp_path: Path, hom
     assert response.status_code == 200
     body = response.json()
     assert (body["version"], body["resources"], body["error"], body["schema_version"]) == (0, [], None, 1)
+
+
+@pytest.mark.parametrize(
+    ("raised", "status", "message", "detail"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), 503, "Could not write.", "the agent's disk is full"),
+        (RuntimeError("a bug"), 500, "Internal error.", None),
+    ],
+)
+async def test_an_error_no_route_expected_is_answered_in_the_apis_shape_not_as_plain_text(
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: Exception,
+    status: int,
+    message: str,
+    detail: str | None,
+) -> None:
+    """A full disk under an approval (the agent writes it) was a plain-text 500 and a traceback in the log."""
+    agent = make_agent(make_workspace(tmp_path / "work", {"AGENTS.md": "rules"}), home)
+
+    async def fails() -> None:
+        raise raised
+
+    monkeypatch.setattr(agent, "resync", fails)
+    app = create_app(agent, token=TOKEN)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)  # the server's own re-raise, after answering
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with (
+        running(agent),
+        httpx.AsyncClient(transport=transport, base_url=AGENT_URL, headers=headers) as client,
+    ):
+        response = await client.post("/api/v0/context/resync")
+    assert response.status_code == status and response.headers["content-type"] == "application/json"
+    said = response.json()
+    assert said["message"] == message
+    assert (said["detail"] is None) if detail is None else said["detail"].startswith(detail)
 
 
 async def test_context_omits_payloads_unless_asked(tmp_path: Path, home: Path) -> None:

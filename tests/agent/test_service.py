@@ -128,6 +128,22 @@ def test_edits_on_disk_reach_the_live_snapshot(tmp_path: Path, home: Path) -> No
         poll(agent.snapshot, lambda s: (resource(s, skill) or {}).get("description") == "Lints more code", "skill edit")
 
 
+def test_a_work_dir_moved_away_and_back_is_said_to_be_gone_then_read_again(tmp_path: Path, home: Path) -> None:
+    """Outside the home, as in a CI checkout or /workspaces: its parent is no folder the agent reads, yet its
+    return (a checkout made again) must be seen; while it is gone the snapshot says so rather than look empty."""
+    work = make_workspace(tmp_path / "work", {"AGENTS.md": "Use pytest."})
+    with agent_process(work, home) as agent:
+        poll(agent.snapshot, holding(work / "AGENTS.md", "Use pytest."), "the first snapshot")
+        work.rename(tmp_path / "work.moved")
+        gone = poll(agent.snapshot, lambda s: s["error"] is not None, "the snapshot saying the work dir is gone")
+        assert gone["resources"] == [] and f"the work dir {work} does not exist" in gone["error"]
+        (tmp_path / "work.moved").rename(work)
+        back = poll(agent.snapshot, holding(work / "AGENTS.md", "Use pytest."), "the work dir read again")
+        assert back["error"] is None
+        (work / "AGENTS.md").write_text("Use pytest -x.", encoding="utf-8")
+        poll(agent.snapshot, holding(work / "AGENTS.md", "Use pytest -x."), "an edit after its return")
+
+
 def test_an_edit_in_place_to_any_file_the_snapshot_read_reaches_it(tmp_path: Path, home: Path) -> None:
     """Files read by more than their name (a rule, an import, a custom command), edited where they are."""
     work = make_workspace(

@@ -131,3 +131,40 @@ def test_a_dropped_database_connection_costs_no_request_an_error(tmp_path: Path,
             prompt = client.get(f"/api/v1/chats/{chat['id']}/prompt", headers=user)
             assert prompt.status_code == 200, prompt.text
         assert stored_version(db_url) == 3
+
+
+def test_a_database_locked_by_another_process_is_a_503_before_a_client_gives_up_and_nothing_is_done_later(
+    tmp_path: Path,
+) -> None:
+    """The CLI waits 30 s for an answer: a write the server kept retrying past that (up to eight busy timeouts of
+    30 s) was done after the client had said it failed, so a user who asked again got two chats."""
+    import sqlite3
+    import time
+
+    from agentcontext.control.client import TIMEOUT
+    from agentcontext.control.db import BUSY_WAIT_MS, RETRY_FOR
+
+    db_path = tmp_path / "control.db"
+    db_url = f"sqlite:///{db_path}"
+    create_agent(db_url, "ws", "dev")
+    user_token = json.loads(cli("users", "create", "alice", "--json", "--db", db_url))["token"]
+    with server(db_url, tmp_path) as proc, httpx.Client(base_url=proc.url, timeout=60) as client:
+        holder = sqlite3.connect(db_path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            started = time.monotonic()
+            answer = client.post(
+                "/api/v1/chats", json={"workspace": "ws"}, headers={"Authorization": f"Bearer {user_token}"}
+            )
+            waited = time.monotonic() - started
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert answer.status_code == 503, answer.text
+        assert (
+            "locked by another process?" in answer.json()["detail"] and "nothing was written" in answer.json()["detail"]
+        )
+        assert waited < TIMEOUT and waited < RETRY_FOR + 2 * BUSY_WAIT_MS / 1000
+        time.sleep(1)
+        listed = client.get("/api/v1/chats", headers={"Authorization": f"Bearer {user_token}"})
+        assert listed.status_code == 200 and listed.json() == []

@@ -9,8 +9,10 @@ token and the body's size before any route runs, so nothing is read for a caller
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
+import logging
 import os
 import platform
 from collections.abc import AsyncIterator, Mapping
@@ -39,6 +41,8 @@ from agentcontext.snapshot import Snapshot
 from agentcontext.web.guard import Edge, Refusal, RequestGuard, Verdict, unauthorized
 from agentcontext.workspace_mcp.client.upstream import UpstreamError
 from agentcontext.workspace_mcp.tool_names import InvalidToolName, PendingApproval, UnknownServer
+
+log = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -205,6 +209,7 @@ def create_app(
     app.add_exception_handler(ApiError, _api_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
     app.include_router(router)
     app.include_router(instructions.router, dependencies=[Depends(_authorized)], responses=ERRORS)
     app.include_router(views.router, dependencies=[Depends(_authorized)], responses=ERRORS)
@@ -223,6 +228,19 @@ def create_app(
 async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse({"message": exc.message, "detail": exc.detail}, status_code=exc.status, headers=headers)
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """In the API's own shape, never a plain-text 500: a full disk (an approval or a token the agent writes) is
+    said as such; anything else is a bug, logged with its traceback and not described to the caller."""
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        detail = f"the agent's disk is full ({exc.strerror}): nothing was changed; retry when space is freed"
+        return JSONResponse({"message": "Could not write.", "detail": detail}, status_code=503)
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"message": "Internal error.", "detail": None}, status_code=500)
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:

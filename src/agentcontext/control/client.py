@@ -93,6 +93,11 @@ class ControlClient:
         waits = self._http.timeout if timeout is None else httpx.Timeout(timeout, connect=self._http.timeout.connect)
         try:
             response = self._http.request(method, path, json=json_body, params=params, timeout=waits)
+        except (httpx.ReadTimeout, httpx.WriteTimeout):  # reached, but no answer in time: it may still act on it
+            raise UnavailableError(
+                f"the control plane at {self._http.base_url} gave no answer to {method} {path} within {waits.read:g} s;"
+                " it may still do what was asked: look before asking again"
+            ) from None
         except httpx.HTTPError as exc:
             raise UnavailableError(f"cannot reach the control plane at {self._http.base_url}: {exc}") from None
         if response.status_code >= 400:

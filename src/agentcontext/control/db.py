@@ -53,6 +53,10 @@ from agentcontext.workspace_mcp.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8
+# A write is retried for at most this long in all, then answered 503: below the 30 s a client waits (the CLI's),
+# so a client never gives up on a write the server then does anyway (a chat made twice when it is asked again).
+RETRY_FOR = 20.0
+BUSY_WAIT_MS = 10_000  # how long SQLite waits on a lock before "database is locked" (another process holding it)
 POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
 COLD_POOL = 4  # connections the ORM's engine keeps (it opens up to POOL_SIZE more when busy)
 PG_CONNECT_TIMEOUT = (
@@ -81,7 +85,7 @@ def _describe(exc: OperationalError) -> str:
     if "i/o error" in text:  # SQLite reports a write refused by a quota or a failing disk this way
         return "the database could not write to its disk (full or failing): nothing was written; retry later"
     if "locked" in text or "busy" in text:
-        return "the database is busy: nothing was written; retry"
+        return "the database is busy (locked by another process?): nothing was written; retry"
     return "the database is unreachable: nothing was written; retry"
 
 
@@ -250,11 +254,12 @@ def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:
 
 
 def _retrying(attempt: Callable[[], T]) -> T:
+    started = time.monotonic()
     for number in range(RETRIES):
         try:
             return attempt()
         except DBAPIError as exc:
-            if number + 1 < RETRIES and _retryable(exc):
+            if number + 1 < RETRIES and _retryable(exc) and time.monotonic() - started < RETRY_FOR:
                 time.sleep(random.uniform(0, 0.005 * 2**number))
                 continue
             if isinstance(exc, OperationalError):
@@ -298,7 +303,9 @@ def _create_engine(
         create_private(Path(database))
     if database in ("", ":memory:"):
         pool = {}  # one in-memory database per connection: SQLAlchemy's singleton pool
-    engine = sa.create_engine(url, echo=echo, connect_args={"check_same_thread": False, "timeout": 30}, **pool)
+    engine = sa.create_engine(
+        url, echo=echo, connect_args={"check_same_thread": False, "timeout": BUSY_WAIT_MS / 1000}, **pool
+    )
     _sqlite_connections(engine)
     if listeners:
         _sqlite_transactions(engine)
@@ -312,7 +319,7 @@ def _sqlite_connections(engine: Engine) -> None:
     def _connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None  # the module's own BEGIN would be deferred
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout=30000")  # first: switching a new file to WAL can find it locked
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_WAIT_MS}")  # first: switching a new file to WAL can find it locked
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
