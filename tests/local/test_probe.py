@@ -63,3 +63,10 @@ def test_the_plain_line_names_every_part_and_each_failed_server() -> None:
         f"server up · agent online · snapshot v3 {'ab' * 6} · resources 1 invalid, 1 unreadable · MCP 1 failed"
         "\n  MCP server c: exit 3"
     )
+
+
+def test_a_control_plane_whose_database_is_down_is_not_read_as_an_agent_still_connecting() -> None:
+    """Its /healthz answers, its workspaces do not (503): nothing says the agent is connecting, only serving."""
+    status = from_answers(HEALTH, None, _context(), "app", "local", no_database=True)
+    assert (status.server, status.agent) == ("no database", "serving")
+    assert from_answers(HEALTH, None, None, "app", "local", no_database=True).agent == "down"

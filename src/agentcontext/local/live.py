@@ -20,6 +20,8 @@ _STYLE = {
     "starting": "yellow",
     "connecting": "yellow",
     "down": "red",
+    "no database": "red",
+    "serving": "yellow",
     "offline": "red",
     "failed": "red",
     "changed": "red",

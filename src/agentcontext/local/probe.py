@@ -30,9 +30,9 @@ class McpServer:
 
 @dataclass(frozen=True, slots=True)
 class StackStatus:
-    server: str = "starting"  # starting | up | down
+    server: str = "starting"  # starting | up | down | no database (it answers, its database does not)
     database: str = ""
-    agent: str = "starting"  # starting | down | connecting | online
+    agent: str = "starting"  # starting | down | connecting | online | serving (the control plane cannot say more)
     last_seen: str | None = None
     version: int | None = None
     aggregate_hash: str = ""
@@ -59,17 +59,21 @@ def from_answers(
     context: dict[str, Any] | None,
     workspace: str,
     agent: str,
+    *,
+    no_database: bool = False,
 ) -> StackStatus:
-    """The status the three answers (None: no answer) tell."""
+    """The status the three answers (None: no answer) tell; ``no_database``: the workspaces were not answered for
+    want of the database (503), so the control plane cannot say whether the agent is online."""
     found = [
         a for w in workspaces or [] if w.get("name") == workspace for a in w.get("agents", []) if a.get("name") == agent
     ]
     resources = (context or {}).get("resources", [])
     counts = count_statuses((str(r.get("kind")), str(r.get("status"))) for r in resources)
+    agent_state = _agent_state(found[0] if found else None, context is not None)
     return StackStatus(
-        server="up" if health else "down",
+        server=("no database" if no_database else "up") if health else "down",
         database=str((health or {}).get("database", "")),
-        agent=_agent_state(found[0] if found else None, context is not None),
+        agent="serving" if health and no_database and context is not None else agent_state,
         last_seen=found[0].get("last_seen_at") if found else None,
         version=context.get("version") if context else None,
         aggregate_hash=str((context or {}).get("aggregate_hash", "")),
@@ -112,9 +116,9 @@ class Probe:
 
     def read(self, workspace: str, agent: str) -> StackStatus:
         health = _get(self._server, "/healthz")
-        workspaces = _get(self._server, "/api/v1/workspaces") if health else None
+        code, workspaces = _answer(self._server, "/api/v1/workspaces") if health else (None, None)
         context = _get(self._agent, "/api/v0/context")
-        status = from_answers(health, workspaces, context, workspace, agent)
+        status = from_answers(health, workspaces, context, workspace, agent, no_database=code == 503)
         self._server_seen = self._server_seen or health is not None
         self._agent_seen = self._agent_seen or context is not None
         if not self._server_seen:
@@ -127,13 +131,18 @@ class Probe:
 
 
 def _get(client: httpx.Client, path: str) -> Any:
+    return _answer(client, path)[1]
+
+
+def _answer(client: httpx.Client, path: str) -> tuple[int | None, Any]:
+    """The status (None: no answer) and the JSON of a 200 (else None)."""
     try:
         response = client.get(path)
     except httpx.HTTPError:
-        return None
+        return None, None
     if response.status_code != 200:
-        return None
+        return response.status_code, None
     try:
-        return response.json()
+        return 200, response.json()
     except ValueError:
-        return None
+        return 200, None
