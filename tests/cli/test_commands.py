@@ -99,6 +99,10 @@ def test_scan_check_passes_a_shadowed_file_unless_strict(tmp_path: Path, home: P
     strict = run("scan", str(root), "--check", "--strict", home=home)
     assert strict.returncode == 1
     assert f"check: {root / 'CLAUDE.md'} is shadowed" in strict.stderr
+    alone = run("scan", str(root), "--strict", home=home)  # a stricter --check, not a flag ignored without it
+    assert alone.returncode == 1 and f"check: {root / 'CLAUDE.md'} is shadowed" in alone.stderr
+    no_window = run("skills", "prompt", str(root), "-f", "codex", "--context-window", "0", home=home)
+    assert no_window.returncode == 2 and "--context-window" in no_window.stderr
 
 
 def test_a_missing_directory_or_bad_config_exits_2_with_one_line(tmp_path: Path, home: Path) -> None:

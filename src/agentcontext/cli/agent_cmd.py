@@ -78,6 +78,11 @@ def agent(
     The API always needs the token. Without one, a new token is made for the run and kept in
     `agent-tokens/PORT` in the data dir (mode 0600); the agent says where. It answers only to
     loopback names, its listen address, the --advertise-url host and --allow-host names.
+
+    Examples:
+
+        agentcontext agent -w ~/src/app        # its API on 127.0.0.1:8766
+        AGENTCONTEXT_AGENT_TOKEN=$(cat token) agentcontext agent -w . --control-plane http://ctx:8765
     """
     from agentcontext.agent.service import AgentOptions, check_options, run  # the server, only to run it
     from agentcontext.web.serving import bind

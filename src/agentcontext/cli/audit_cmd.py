@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from enum import StrEnum
 from itertools import groupby
 from pathlib import Path
@@ -85,10 +86,16 @@ def audit(
     "column", "message"}], "counts", "complete"}`. Exits with 1 when a finding is at or above
     `--fail-on` (default `error`) or when the time ran out before everything was looked at
     (`complete: false`, whatever `--fail-on` says), 2 when the audit cannot run.
+
+    Examples:
+
+        agentcontext audit                     # this folder; exit 1 on an error finding
+        agentcontext audit . --fail-on warning --json
     """
     result = run_scan(work_dir, profile, config_file)
     named = agents is not None or bool(result.config.agents)
-    report = run_audit(result, budget=Budget(time_limit), agents=_agents(agents, result), named=named)
+    with stderr().status("Auditing: hidden text, skills, MCP servers …") if sys.stderr.isatty() else nullcontext():
+        report = run_audit(result, budget=Budget(time_limit), agents=_agents(agents, result), named=named)
     if connect:
         report = _with_tools(report, result)
     if as_json:

@@ -122,6 +122,12 @@ def trust(
     that cannot be used are named on stderr, one line each (and with `--json` in `problems`:
     `[{"config", "status", "message"}]`, `status` the file's as `scan` reports it, or
     `warning`); the command then exits with 1, after doing the rest.
+
+    Examples:
+
+        agentcontext mcp trust --list          # what would run, approved or not
+        agentcontext mcp trust time             # shows it whole, then asks
+        agentcontext mcp trust time --revoke
     """
     if show and revoke:
         raise ConfigError("--list only shows and --revoke withdraws: give one of them, not both")

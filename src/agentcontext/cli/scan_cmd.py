@@ -55,7 +55,7 @@ def scan(
         help="Exit with 1 when a resource needs fixing: truncated, oversize, invalid, unreadable or excluded (for CI).",
     ),
     strict: bool = typer.Option(
-        False, "--strict", help="With --check, also fail on shadowed and disabled resources: anything not ok."
+        False, "--strict", help="--check that also fails on shadowed and disabled resources: anything not ok."
     ),
 ) -> None:
     """List every file the engine looked at, with its status and the reason.
@@ -67,6 +67,12 @@ def scan(
     `--json` prints the snapshot: `version`, `aggregate_hash`, `work_dir`, `project_root`,
     `profile`, `payload_bytes`, `error` and `resources`. Keys of the repository's
     `agentcontext.toml` that were ignored are named on stderr (and by `config show --json`).
+
+    Examples:
+
+        agentcontext scan                      # this folder, the default profile
+        agentcontext scan ~/src/app -p claude --json
+        agentcontext scan --check              # in CI: exit 1 when a file needs fixing
     """
     result = run_scan(work_dir, profile, config_file)
     snapshot = result.snapshot
@@ -76,7 +82,7 @@ def scan(
         _print_table(result)
     for warning in result.config.warnings:
         stderr().print(f"[yellow]config:[/] {shown(warning)}")
-    if check:
+    if check or strict:  # --strict is a stricter --check: given alone it still checks
         _check(snapshot.resources, strict=strict)
 
 
@@ -148,6 +154,11 @@ def explain_cmd(
     PATH: the startup files, and the nested instruction files and matching rules it gets
     on demand. Exits with 0 when PATH is used (or, for a source file or folder, when the
     lookup worked), 1 when it is not.
+
+    Examples:
+
+        agentcontext explain CLAUDE.md -p codex
+        agentcontext explain src/api/handler.py   # what applies when the agent works there
     """
     result = run_scan(work_dir, profile, config_file)
     target = absolute(path)
@@ -215,6 +226,11 @@ def doc(
     With `--for PATH`, what working on PATH adds follows the doc (`--json`: under `"for"`,
     each file with its `load`, `reason`, `bytes` and `content`): with `-p claude --wrap`,
     the blocks Claude Code sends after reading PATH, byte for byte.
+
+    Examples:
+
+        agentcontext doc -p codex --wrap        # the text Codex would be given
+        agentcontext doc --for src/api/handler.py
     """
     result = run_scan(work_dir, profile, config_file)
     project_doc = result.project_doc()

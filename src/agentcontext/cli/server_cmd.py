@@ -180,6 +180,11 @@ def server(
 
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
+
+    Examples:
+
+        agentcontext server                    # SQLite in the data dir, 127.0.0.1:8765
+        AGENTCONTEXT_DB=postgresql://ctx@db/ctx agentcontext server --listen 0.0.0.0:8765 --allow-host ctx.example.com
     """
     given = [name for name in SETTING_FLAGS if _given(ctx, name)]
     settings = _control_settings(config_file, {f"server.{name}": ctx.params[name] for name in given})

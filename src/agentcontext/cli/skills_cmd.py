@@ -122,6 +122,11 @@ def validate(
     `skills-ref` validator does, with its messages (`skills list` and `scan` use the profile's
     `skills.validation` instead: `lenient` by default). The rules used are named on stderr.
     `--json` prints a list of `{"path", "valid", "errors", "warnings", "validation"}`.
+
+    Examples:
+
+        agentcontext skills validate .agents/skills/*
+        agentcontext skills validate my-skill --validation claude --json
     """
     reports = [validate_path(p, validation.value) for p in paths]
     if as_json:
@@ -152,7 +157,10 @@ def prompt(
         Format.catalog, "--format", "-f", help="coder, codex, claude, gemini, opencode, copilot, xml or catalog."
     ),
     context_window: int | None = typer.Option(
-        None, "--context-window", help="codex format: budget 2% of this many tokens (default 8,000 characters)."
+        None,
+        "--context-window",
+        min=1,
+        help="codex format: budget 2% of this many tokens (default 8,000 characters).",
     ),
     profile: str | None = ProfileOption,
     config_file: Path | None = ConfigOption,

@@ -71,6 +71,11 @@ def status(
 
     Without flags it asks the control plane `agentcontext up` runs, as your local user.
     Exits with 2 when the control plane cannot be reached or refuses the token.
+
+    Examples:
+
+        agentcontext status                    # the control plane `up` started
+        agentcontext status --server https://ctx.example.com --token-file ~/.ctx-token --json
     """
     from agentcontext.control.client import ControlClient, answered
     from agentcontext.local.state import default_path

@@ -47,6 +47,11 @@ def up(
     those not approved yet with what they would run and, on a terminal, asks; otherwise it
     prints the `agentcontext mcp trust` command that approves them (the dashboard has an
     Approve button too). `--mcp-trust auto` starts them unasked.
+
+    Examples:
+
+        agentcontext up                     # this folder; SQLite in the data dir
+        agentcontext up ~/src/app --listen 127.0.0.1:9000
     """
     from agentcontext.control.db import default_url
     from agentcontext.local import approval, stack, state
