@@ -10,9 +10,12 @@ import datetime as dt
 import hashlib
 import threading
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from agentcontext.control import identity
 from agentcontext.control.db import Database
@@ -250,30 +253,32 @@ def test_has_users_is_false_until_the_first_user(db: Database) -> None:
         assert identity.has_users(session) is True
 
 
-def _seen(db: Database, agent_id: str, at: dt.datetime | None, *, online: bool) -> None:
-    db.write(lambda s: s.execute(sa.update(Agent).where(Agent.id == agent_id).values(online=online, last_seen_at=at)))
-
-
 def _online(db: Database) -> dict[str, bool]:
     with db.read() as session:
         return {row.name: row.online for row in session.execute(sa.select(Agent.name, Agent.online))}
 
 
-def test_offline_before_marks_only_online_agents_silent_since_the_cutoff(db: Database) -> None:
-    stale = db.write(lambda s: identity.create_agent(s, "ws", "stale"))
-    fresh = db.write(lambda s: identity.create_agent(s, "ws", "fresh"))
-    edge = db.write(lambda s: identity.create_agent(s, "ws", "edge"))
-    gone = db.write(lambda s: identity.create_agent(s, "ws", "gone"))
-    _seen(db, stale.id, T0 - dt.timedelta(minutes=5), online=True)
-    _seen(db, fresh.id, T0 + dt.timedelta(seconds=1), online=True)
-    _seen(db, edge.id, T0, online=True)  # seen exactly at the cutoff: not before it
-    _seen(db, gone.id, T0 - dt.timedelta(hours=1), online=False)
+def test_offline_after_marks_only_online_agents_silent_for_longer_than_the_silence(db: Database) -> None:
+    """Silence is told on the clock last-seen times are written with: on PostgreSQL the database's, whatever the
+    server's own clock says (``now``, months off here); on SQLite, its one server's."""
+    silence = dt.timedelta(seconds=45)
+    ago = {  # name -> (last seen this long before the clock, online)
+        "stale": (silence + dt.timedelta(minutes=5), True),
+        "fresh": (silence - dt.timedelta(seconds=1), True),
+        "edge": (silence, True),  # silent exactly that long: not longer
+        "gone": (dt.timedelta(hours=1), False),
+    }
+    ids = {name: db.write(partial(identity.create_agent, workspace_name="ws", name=name)).id for name in ago}
+    clock: Any = sa.func.now() if db.dialect == "postgresql" else T0
 
-    went_offline = db.write(lambda s: identity.offline_before(s, T0))
+    def seen_then_swept(session: Session) -> tuple[list[str], list[str]]:  # one transaction: one now()
+        for name, (before, online) in ago.items():
+            agent = sa.update(Agent).where(Agent.id == ids[name])
+            session.execute(agent.values(online=online, last_seen_at=clock - before))
+        return identity.offline_after(session, silence, now=T0), identity.offline_after(session, silence, now=T0)
 
-    assert went_offline == [stale.id]
+    assert db.write(seen_then_swept) == ([ids["stale"]], [])  # reported once
     assert _online(db) == {"stale": False, "fresh": True, "edge": True, "gone": False}
-    assert db.write(lambda s: identity.offline_before(s, T0)) == []  # reported once
 
 
 def race(count: int, work: Callable[[int], object]) -> list[object]:

@@ -381,6 +381,30 @@ class World:
         with self.db.read() as session:
             return session.get(Snapshot, self.agent_id)
 
+    def seen_at(self) -> tuple[bool, dt.datetime | None]:
+        with self.db.read() as session:
+            agent = session.get(Agent, self.agent_id)
+            assert agent is not None
+            return agent.online, agent.last_seen_at
+
+    def silent(self, minutes: int) -> None:
+        """The agent last heard from ``minutes`` before the clock (PostgreSQL: the database's; SQLite: ``at(0)``)."""
+        since: Any = sa.func.now() if self.db.dialect == "postgresql" else at(minutes)
+        update = sa.update(Agent).where(Agent.id == self.agent_id)
+        self.db.write(lambda s: s.execute(update.values(last_seen_at=since - dt.timedelta(minutes=minutes))))
+
+    def pushed_at(self, raw: dict[str, Any], *, minutes: int) -> tuple[ingest.Outcome, bool]:
+        """Push at ``minutes``; and whether the agent's last-seen time is now that push's: the time it was given on
+        SQLite (the one server's clock), the database's clock during the push on PostgreSQL (which replicas share)."""
+        clock = sa.select(sa.func.now())
+        before = self.db.read_rows(lambda c: c.execute(clock).scalar()) if self.db.dialect == "postgresql" else None
+        outcome = self.push(raw, minutes=minutes)
+        _, seen = self.seen_at()
+        if before is None:
+            return outcome, seen == at(minutes)
+        after = self.db.read_rows(lambda c: c.execute(clock).scalar())
+        return outcome, seen is not None and after is not None and before <= seen <= after
+
 
 @pytest.fixture
 def world(db: Database) -> World:
@@ -442,12 +466,11 @@ def test_an_initial_push_with_a_lower_version_is_accepted(world: World) -> None:
 
 def test_a_refused_push_still_records_that_the_agent_is_alive(world: World) -> None:
     world.push(body(AGENTS, version=5), minutes=0)
+    world.silent(minutes=7)
 
-    world.push(body(AGENTS, version=3), minutes=7)
+    outcome, seen_then = world.pushed_at(body(AGENTS, version=3), minutes=7)
 
-    with world.db.read() as session:
-        agent = session.get(Agent, world.agent_id)
-        assert agent is not None and agent.last_seen_at == at(7) and agent.online
+    assert not outcome.accepted and seen_then and world.seen_at()[0] is True
 
 
 # --- storage -----------------------------------------------------------------------
@@ -556,16 +579,16 @@ def test_a_push_records_the_agents_address_and_work_dir(world: World) -> None:
     token = "agent-token-in-the-clear"  # long enough never to turn up by chance in the sealed text
     raw = {**VALID, "agent": {"url": "http://10.0.0.5:4000", "api_token": token, "run_id": "r1", "os": "linux"}}
 
-    outcome = world.push(raw, minutes=3)
+    outcome, seen_then = world.pushed_at(raw, minutes=3)
 
-    assert [e.kind for e in outcome.events] == ["agent_online"]
+    assert [e.kind for e in outcome.events] == ["agent_online"] and seen_then
     with world.db.read() as session:
         agent = session.get(Agent, world.agent_id)
         assert agent is not None
         assert (agent.url, agent.run_id, agent.os, agent.work_dir) == ("http://10.0.0.5:4000", "r1", "linux", "/w")
         assert agent.sealed_secret is not None and token not in agent.sealed_secret  # sealed, never in the clear
         assert BOX.open(world.agent_id, agent.sealed_secret) == token
-        assert (agent.online, agent.last_seen_at) == (True, at(3))
+        assert agent.online is True
     assert [e.kind for e in world.push(body(AGENTS, version=2)).events] == []  # already online: no event
 
 

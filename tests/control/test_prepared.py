@@ -144,22 +144,22 @@ _NEW_AGENT_AND_SNAPSHOT = {  # what a push writes for the agent and its snapshot
 
 
 def both_ways(db: Database, prepared: Prepared, params: dict[str, Any]) -> tuple[Any, Any]:
-    """``prepared`` run by SQLAlchemy and on the driver's connection, each in a transaction rolled back after."""
+    """``prepared`` run by SQLAlchemy and on the driver's connection, each undone after: both in one transaction,
+    so that the database's clock (PostgreSQL's ``now()``, the transaction's start) reads alike in both."""
 
     table = getattr(prepared.statement, "table", None)  # what a write changes, compared as stored
     inserts = isinstance(prepared.statement, sa.Insert)
 
-    def run(how: Callable[[Connection], Any]) -> Any:
-        with db.engine.connect() as connection:
-            transaction = connection.begin()
-            try:
-                answer = how(connection)
-                if table is None or isinstance(answer, str):  # a refusal (PostgreSQL's transaction is over)
-                    return answer
-                stored = connection.exec_driver_sql(f"SELECT * FROM {table.name} ORDER BY 1, 2").all()
-                return answer, [tuple(row) for row in stored]
-            finally:
-                transaction.rollback()
+    def run(connection: Connection, how: Callable[[Connection], Any]) -> Any:
+        savepoint = connection.begin_nested()
+        try:
+            answer = how(connection)
+            if table is None or isinstance(answer, str):  # a refusal (PostgreSQL's savepoint is aborted)
+                return answer
+            stored = connection.exec_driver_sql(f"SELECT * FROM {table.name} ORDER BY 1, 2").all()
+            return answer, [tuple(row) for row in stored]
+        finally:
+            savepoint.rollback()
 
     def by_sqlalchemy(connection: Connection) -> Any:
         try:
@@ -179,7 +179,12 @@ def both_ways(db: Database, prepared: Prepared, params: dict[str, Any]) -> tuple
         except sa.exc.DBAPIError as exc:
             return type(exc).__name__
 
-    return run(by_sqlalchemy), run(on_the_driver)
+    with db.engine.connect() as connection:
+        transaction = connection.begin()
+        try:
+            return run(connection, by_sqlalchemy), run(connection, on_the_driver)
+        finally:
+            transaction.rollback()
 
 
 async def test_every_prepared_statement_answers_what_sqlalchemy_answers(tmp_path: Path, db_url: str) -> None:

@@ -12,7 +12,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -268,11 +268,16 @@ def rotate_agent_token(session: Session, workspace_name: str, name: str) -> Issu
     return Issued(agent.id, name, token)
 
 
-def offline_before(session: Session, cutoff: dt.datetime) -> list[str]:
-    """Mark agents not heard from since ``cutoff`` offline; the ids of those that just went offline."""
+def offline_after(session: Session, silence: dt.timedelta, *, now: dt.datetime) -> list[str]:
+    """Mark agents not heard from for longer than ``silence`` offline; the ids of those that just went offline.
+
+    Silence is measured on the clock ``last_seen_at`` is written with (``ingest``): the database's on PostgreSQL,
+    which every replica shares (a replica's own clock may be off), ``now`` (the one server's) on SQLite.
+    """
+    clock: Any = sa.func.now() if session.get_bind().dialect.name == "postgresql" else now
     rows = session.execute(
         sa.update(Agent)
-        .where(Agent.online.is_(True), Agent.last_seen_at < cutoff)
+        .where(Agent.online.is_(True), Agent.last_seen_at < clock - silence)
         .values(online=False)
         .returning(Agent.id)
     )

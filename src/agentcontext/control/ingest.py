@@ -34,6 +34,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
 from agentcontext.control import contents, prepared, rows
 from agentcontext.control import tables as t
@@ -84,6 +86,30 @@ def mcp_hash(resources: Sequence[Resource]) -> str:
 
 # --- the agent -------------------------------------------------------------------------------
 
+# An agent's last-seen time, and its age, are the database's clock's on PostgreSQL: replicas share the database,
+# not a clock, and the sweep (``identity.offline_after``) measures silence on the database's too, so a replica
+# whose clock is off neither marks a live agent offline nor keeps a silent one. SQLite has one server: its clock.
+
+
+class _DatabaseClock(FunctionElement[dt.datetime]):
+    """The time now on the database's clock (PostgreSQL's ``now()``, the transaction's start); NULL on SQLite, whose
+    one server's clock is the clock (the caller's ``now``)."""
+
+    type = t.agents.c.last_seen_at.type
+    name = "database_clock"
+    inherit_cache = True
+
+
+@compiles(_DatabaseClock)
+def _database_clock(element: _DatabaseClock, compiler: Any, **kw: Any) -> str:
+    return "now()"
+
+
+@compiles(_DatabaseClock, "sqlite")
+def _no_database_clock(element: _DatabaseClock, compiler: Any, **kw: Any) -> str:
+    return "NULL"
+
+
 _AGENT = sa.select(
     t.agents.c.online,
     t.agents.c.last_seen_at,
@@ -93,16 +119,28 @@ _AGENT = sa.select(
     t.agents.c.os,
     t.agents.c.home,
     t.agents.c.work_dir,
+    _DatabaseClock().label("clock"),  # read with the row: how old its last-seen time is, without a round trip
 ).where(t.agents.c.id == sa.bindparam("agent_id"))
 _AGENT_LOCKED = Prepared(_AGENT.with_for_update(), only="postgresql")
 _AGENT_ALONE = Prepared(_AGENT)
 _TOUCHED = ("online", "last_seen_at", "url", "run_id", "os", "home", "work_dir", "sealed_secret")
 _SAID = ("url", "run_id", "os", "home")  # what an agent says of itself, each kept where it says nothing
-_TOUCH = Prepared(
-    sa.update(t.agents)
-    .where(t.agents.c.id == sa.bindparam("agent_id"))
-    .values({name: sa.bindparam(f"new_{name}") for name in _TOUCHED})
-)
+
+
+def _touch(last_seen_at: Any, only: str) -> Prepared:
+    said: dict[str, Any] = {name: sa.bindparam(f"new_{name}") for name in _TOUCHED if name != "last_seen_at"}
+    return Prepared(
+        sa.update(t.agents)
+        .where(t.agents.c.id == sa.bindparam("agent_id"))
+        .values({**said, "last_seen_at": last_seen_at}),
+        only=only,
+    )
+
+
+_TOUCH = {  # the last-seen time: the database's clock on PostgreSQL, the server's (bound) on SQLite
+    "postgresql": _touch(sa.func.now(), "postgresql"),
+    "sqlite": _touch(sa.bindparam("new_last_seen_at"), "sqlite"),
+}
 
 
 def touch_agent(
@@ -134,14 +172,19 @@ def touch_agent(
         values["work_dir"] = work_dir
     if info.api_token is not None and not box.matches(agent_id, row.sealed_secret, info.api_token):
         values["sealed_secret"] = box.seal(agent_id, info.api_token)
-    stale = row.last_seen_at is None or now - row.last_seen_at >= TOUCH_EVERY
+    clock = row.clock if row.clock is not None else now  # the database's (PostgreSQL), else this server's
+    stale = row.last_seen_at is None or clock - row.last_seen_at >= TOUCH_EVERY
     if stale or any(values[name] != getattr(row, name) for name in _TOUCHED):
-        values["last_seen_at"] = now
+        dialect = contents.dialect_of(executor)
+        if dialect == "postgresql":  # the statement writes the database's clock
+            del values["last_seen_at"]
+        else:
+            values["last_seen_at"] = now
         params = {"agent_id": agent_id, **{f"new_{k}": v for k, v in values.items()}}
         if last and isinstance(executor, Connection):
-            prepared.at_commit(executor, _TOUCH, params)
+            prepared.at_commit(executor, _TOUCH[dialect], params)
         else:
-            _TOUCH.execute(executor, params)
+            _TOUCH[dialect].execute(executor, params)
     if row.online:
         return []
     return [Event(agent_topic(agent_id), "agent_online", {"agent_id": agent_id, "at": now.isoformat()})]
@@ -162,7 +205,7 @@ _BEAT = Prepared(
         sa.text(f"NOT ({COMMITS_WAIT_FOR_STANDBY})"),
     )
     .values(
-        last_seen_at=sa.bindparam("new_last_seen_at", type_=t.agents.c.last_seen_at.type),
+        last_seen_at=sa.func.now(),  # the database's clock, as every replica's sweep reads it
         **{name: sa.func.coalesce(sa.bindparam(f"new_{name}", type_=sa.String), t.agents.c[name]) for name in _SAID},
     )
     .returning(t.agents.c.sealed_secret),
@@ -170,12 +213,12 @@ _BEAT = Prepared(
 )
 
 
-def beat(executor: Executor, agent_id: str, info: AgentInfo, *, now: dt.datetime, box: SecretBox) -> bool:
+def beat(executor: Executor, agent_id: str, info: AgentInfo, *, box: SecretBox) -> bool:
     """A heartbeat recorded in one statement (PostgreSQL, ``_BEAT``): whether it was. False: the agent is offline
     or gone, the commits wait for a standby, or its per-run secret is new (the row keeps the old one meanwhile); the
     full way (``touch_agent`` in a write transaction) records it then, sealing the secret, telling the agent came
     back. Safe to run again: it sets what the heartbeat says."""
-    params = {"agent_id": agent_id, "new_last_seen_at": now, **{f"new_{n}": getattr(info, n) for n in _SAID}}
+    params = {"agent_id": agent_id, **{f"new_{n}": getattr(info, n) for n in _SAID}}
     row = _BEAT.first(executor, params)
     if row is None:
         return False

@@ -100,7 +100,7 @@ class SyncService:
         if beat.online:
             box = self._reach.secrets
             if self._store.db.is_sqlite or not await self._store.write_one(
-                lambda c: ingest.beat(c, agent.agent_id, info, now=now(), box=box)
+                lambda c: ingest.beat(c, agent.agent_id, info, box=box)
             ):
                 await self._store.write_events(
                     lambda c: (None, ingest.touch_agent(c, agent.agent_id, info, now=now(), box=box, last=True))
@@ -158,9 +158,10 @@ class SyncService:
         return [event.data["chat_id"] for event in await self._store.write_events(work)]
 
     async def sweep(self) -> list[str]:
-        """Mark agents silent for ``offline_after`` seconds offline; returns their ids."""
-        cutoff = now() - dt.timedelta(seconds=self._settings.offline_after)
-        gone = await self._store.write_orm(lambda s: identity.offline_before(s, cutoff))
+        """Mark agents silent for ``offline_after`` seconds offline; returns their ids. On PostgreSQL silence is told
+        by the database's clock, not this replica's (``identity.offline_after``)."""
+        silence = dt.timedelta(seconds=self._settings.offline_after)
+        gone = await self._store.write_orm(lambda s: identity.offline_after(s, silence, now=now()))
         await self._store.publish([_offline_event(agent_id) for agent_id in gone])
         return gone
 
