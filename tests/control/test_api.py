@@ -533,6 +533,27 @@ async def test_a_plan_file_named_in_any_script_downloads_with_its_name(world: Wo
         assert "filename*=UTF-8''" + quote(path.rsplit("/", 1)[1], safe="") in disposition
 
 
+async def test_a_tool_call_to_an_agent_known_to_be_offline_is_answered_at_once_without_dialling_it(
+    world: World, alices: Alices
+) -> None:
+    """An agent whose host hangs took each call its whole 90 s, turn after turn, while its chats said offline."""
+    beat = await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"online": False})
+    assert beat.status_code == 204
+    plan = await world.call(
+        "POST", f"/api/v1/chats/{alices.chat_id}/tools/propose_plan", "alice", json={"path": "/home/dev/p.md"}
+    )
+    assert plan.json() == {
+        "content": "workspace connection failed: the workspace agent is offline (no heartbeat lately): try again"
+        " once it is back",
+        "is_error": True,
+    }
+    await world.call("POST", "/api/v1/agent/heartbeat", "agent", json={"agent": AGENT_INFO})
+    back = await world.call(
+        "POST", f"/api/v1/chats/{alices.chat_id}/tools/propose_plan", "alice", json={"path": "/home/dev/p.md"}
+    )
+    assert "offline" not in back.json()["content"]
+
+
 async def test_a_chat_whose_agent_never_pushed_still_answers_every_chat_route(world: World) -> None:
     chat = await world.chat("bob", workspace="bobs-box")
     assert (chat["agent_id"] is not None, chat["context"]["pinned_hash"]) == (True, None)

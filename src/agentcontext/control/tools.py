@@ -33,6 +33,7 @@ SKILL_BODY_CAP = 64 * 1024
 PLAN_CAP = 32 * 1024
 PLAN_MEDIA_TYPE = "text/markdown"
 TOO_DEEP = "the arguments are nested too deeply"
+AGENT_OFFLINE = "the workspace agent is offline (no heartbeat lately): try again once it is back"
 
 
 @dataclass(frozen=True, slots=True)

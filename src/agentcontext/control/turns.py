@@ -78,6 +78,7 @@ _KEY = (
         t.agents.c.home,
         t.agents.c.url,
         t.agents.c.sealed_secret,
+        t.agents.c.online,
         t.snapshots.c.mcp_hash,
         sa.select(sa.func.count()).where(_MINE).scalar_subquery().label("personal_count"),
         sa.select(sa.func.max(t.personal_skills.c.updated_at)).where(_MINE).scalar_subquery().label("personal_last"),
@@ -115,6 +116,7 @@ class TurnRow:
     home: str | None
     url: str | None
     sealed_secret: str | None
+    online: bool | None  # the agent's, as its heartbeats left it (not part of the key: a call's, not the prompt's)
     mcp_hash: str | None
     personal_count: int
     personal_last: Any  # a datetime, or its text on SQLite (an aggregate loses the column's type)
@@ -135,7 +137,7 @@ class TurnRow:
 
 _FROM_ROW = (
     "agent_id", "pinned_hash", "pinned_at", "discovered_at", "parent_id", "plan_mode", "os", "work_dir", "home", "url",
-    "sealed_secret", "mcp_hash", "personal_last",
+    "sealed_secret", "online", "mcp_hash", "personal_last",
 )  # fmt: skip
 
 

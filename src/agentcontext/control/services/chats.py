@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar, cast
 
@@ -269,13 +269,16 @@ class ChatService:
         if found is None:
             found = await self._turn(user, chat_id, partial(self._call, user, name, arguments))
         row = found.row
+        address = self._reach.address(row.agent_id or "", row.url, row.sealed_secret)
+        if address is not None and row.online is False and address.unusable is None:  # no waiting out a dead host
+            address = replace(address, unusable=tools.AGENT_OFFLINE)
         call = tools.ToolCall(
             chat_id=row.chat_id,
             root=row.parent_id is None,
             plan_mode=row.plan_mode,
             home=row.home,
             toolset=found.toolset,
-            address=self._reach.address(row.agent_id or "", row.url, row.sealed_secret),
+            address=address,
             store_plan=partial(self.store_plan, row.chat_id),
             skill_text=found.skill_text,
             skill_unreadable=found.unreadable,
