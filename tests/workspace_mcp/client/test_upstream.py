@@ -30,17 +30,18 @@ from agentcontext.settings.config import McpSettings
 from agentcontext.testing import isolated_environ, test_config
 from agentcontext.workspace_mcp.client.pinning import input_schema
 from agentcontext.workspace_mcp.client.results import CallOutcome, convert_result
-from agentcontext.workspace_mcp.client.upstream import ServerStatus, UpstreamError, UpstreamManager
+from agentcontext.workspace_mcp.client.upstream import Backoff, ServerStatus, UpstreamError, UpstreamManager
 from agentcontext.workspace_mcp.config import ServerSpec, parse
 from agentcontext.workspace_mcp.launch import child_environment
 from agentcontext.workspace_mcp.tool_names import MAX_NAME, InvalidToolName, UnknownServer
 from tests.helpers import free_port
 from tests.mcp.conftest import ROOT, wait_for_port
-from tests.mcp_servers import misbehaving
+from tests.mcp_servers import crashloop, misbehaving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 PEER = Path(misbehaving.__file__)
+CRASHLOOP = Path(crashloop.__file__)
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 TIME = Path(sys.executable).parent / "mcp-server-time"
 CONNECT_TIMEOUT = 10  # generous: a loaded machine must not fail a connect this suite expects to succeed
@@ -104,10 +105,14 @@ class Workspace:
 
     @asynccontextmanager
     async def manager(
-        self, on_change: Callable[[], None] = lambda: None, **settings: Any
+        self, on_change: Callable[[], None] = lambda: None, backoff: Backoff | None = None, **settings: Any
     ) -> AsyncIterator[UpstreamManager]:
         async with UpstreamManager(
-            self.settings(**settings), work_dir=str(self.work), environ=self.environ, on_change=on_change
+            self.settings(**settings),
+            work_dir=str(self.work),
+            environ=self.environ,
+            on_change=on_change,
+            backoff=backoff,
         ) as manager:
             yield manager
 
@@ -137,6 +142,34 @@ class Changes:
 
 def status(manager: UpstreamManager, name: str) -> ServerStatus:
     return {s.name: s for s in manager.statuses()}[name]
+
+
+class Seen(Changes):
+    """``Changes`` that also keeps each status of one server, as published at each change."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__()
+        self.server = server
+        self.manager: UpstreamManager | None = None
+        self.states: list[tuple[str, str]] = []
+
+    def __call__(self) -> None:
+        if self.manager is not None:
+            now = {s.name: s for s in self.manager.statuses()}.get(self.server)
+            self.states.append((now.state, now.error or "") if now is not None else ("absent", ""))
+        super().__call__()
+
+    def now(self) -> tuple[str, str]:
+        return self.states[-1] if self.states else ("absent", "")
+
+
+def crash_loop(starts: Path) -> dict[str, Any]:
+    """A ``.mcp.json`` entry that exits at once at every start, adding its start time to ``starts``."""
+    return {"command": sys.executable, "args": [str(CRASHLOOP), str(starts)]}
+
+
+def start_times(starts: Path) -> list[float]:
+    return [float(line) for line in starts.read_text().split()] if starts.exists() else []
 
 
 def tool_names(status: ServerStatus) -> set[str]:
@@ -371,7 +404,9 @@ async def test_a_server_that_never_answers_initialize_times_out_and_the_others_s
         hangs = [status(manager, "hang"), status(manager, "hang2")]
         good = status(manager, "good")
         assert text_of(await manager.call_tool("good__echo", {"text": "still here"})) == "still here"
-    assert [(s.state, s.error) for s in hangs] == [("failed", f"timed out after {HANG_TIMEOUT}s connecting")] * 2
+    assert [s.state for s in hangs] == ["failed"] * 2
+    for hang in hangs:  # each waits for its next start
+        assert hang.error and hang.error.startswith(f"timed out after {HANG_TIMEOUT}s connecting; starting it again")
     assert HANG_TIMEOUT - 0.5 <= elapsed < HANG_TIMEOUT + 2.5
     assert good.state == "connected"
 
@@ -400,9 +435,11 @@ async def test_a_call_that_hangs_times_out_and_the_server_stays_usable(space: Wo
         assert status(manager, "hang").state == "connected"
 
 
-async def test_a_server_that_exits_mid_call_raises_and_turns_failed(space: Workspace) -> None:
+async def test_a_server_that_exits_mid_call_raises_and_turns_failed_and_a_refresh_restarts_it_at_once(
+    space: Workspace,
+) -> None:
     changes = Changes()
-    async with space.manager(on_change=changes) as manager:
+    async with space.manager(on_change=changes, backoff=Backoff(first=60)) as manager:
         await manager.reload(space.specs({"dying": peer("exit-mid-call"), "good": peer("fine")}))
         pid = await pid_of(manager, "dying")
         with anyio.fail_after(CALL_TIMEOUT + 3):
@@ -416,9 +453,101 @@ async def test_a_server_that_exits_mid_call_raises_and_turns_failed(space: Works
             await manager.call_tool("dying__echo", {})
         assert status(manager, "good").state == "connected"
         await wait_gone({pid})
-        await manager.refresh()  # a failed server is retried: it comes back
+        with anyio.fail_after(CONNECT_TIMEOUT + 5):
+            await manager.refresh()  # a failed server is retried now, not after its minute's wait: it comes back
         assert status(manager, "dying").state == "connected"
         assert await pid_of(manager, "dying") != pid
+
+
+async def test_a_server_killed_with_sigkill_is_failed_at_once_and_comes_back_by_itself_with_its_tools(
+    space: Workspace,
+) -> None:
+    seen = Seen("srv")
+    async with space.manager(on_change=seen) as manager:
+        seen.manager = manager
+        await manager.reload(space.specs({"srv": peer("fine"), "good": peer("fine")}))
+        pid = await pid_of(manager, "srv")
+        os.kill(pid, signal.SIGKILL)  # no call follows: the agent notices the exit itself
+        await seen.until(lambda: seen.now()[0] == "failed", timeout=CONNECT_TIMEOUT)
+        assert "srv__echo" not in {name for name, _, _ in manager.tools()}
+        await seen.until(lambda: seen.now()[0] == "connected", timeout=CONNECT_TIMEOUT + 5)
+        assert "srv__echo" in {name for name, _, _ in manager.tools()}
+        assert text_of(await manager.call_tool("srv__echo", {"text": "back"})) == "back"
+        assert await pid_of(manager, "srv") != pid
+        assert status(manager, "good").state == "connected"
+    failed = [error for state, error in seen.states if state == "failed"]
+    assert any(
+        error.startswith("connection lost: the server was killed by SIGKILL; starting it again at ")
+        and error.endswith("(1s after it failed)")
+        for error in failed
+    ), failed
+
+
+async def test_a_server_that_exits_at_every_start_is_started_again_with_growing_waits_and_says_why(
+    space: Workspace, tmp_path: Path
+) -> None:
+    starts = tmp_path / "starts"  # outside the work dir: its lines are no repository file the approval binds
+    seen = Seen("loop")
+    async with space.manager(on_change=seen) as manager:
+        seen.manager = manager
+        await manager.reload(space.specs({"loop": crash_loop(starts), "good": peer("fine")}))
+        await seen.until(lambda: "4 times in a row" in seen.now()[1], timeout=40)
+        loop = status(manager, "loop")
+        times = start_times(starts)
+        assert text_of(await manager.call_tool("good__echo", {"text": "unbothered"})) == "unbothered"
+    assert len(times) == 4  # a tight loop would have started it hundreds of times by now
+    gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    assert all(gap >= 0.9 * wait for gap, wait in zip(gaps, (1, 2, 4), strict=True)), gaps
+    assert loop.state == "failed"
+    assert loop.error and loop.error.endswith("(8s after it failed, 4 times in a row)"), loop.error
+    assert "the server exited with code 3; starting it again at " in loop.error
+    assert crashloop.CRASH_MESSAGE in loop.stderr_tail
+    assert loop.resource().error == loop.error  # the snapshot says why and when too
+
+
+async def test_a_server_revoked_while_it_waits_to_start_again_is_not_started_and_turns_pending(
+    space: Workspace,
+) -> None:
+    seen = Seen("srv")
+    specs = space.specs({"srv": peer("fine")})
+    async with space.manager(on_change=seen, backoff=Backoff(first=2), trust="approve") as manager:
+        seen.manager = manager
+        manager.store.approve([manager.launch(specs[0])])
+        await manager.reload(specs)
+        pid = await pid_of(manager, "srv")
+        os.kill(pid, signal.SIGKILL)
+        await seen.until(lambda: seen.now()[0] == "failed", timeout=CONNECT_TIMEOUT)
+        assert manager.store.revoke(specs) == [specs[0]]
+        await seen.until(lambda: seen.now()[0] == "pending", timeout=CONNECT_TIMEOUT)
+        after = seen.states[[state for state, _ in seen.states].index("failed") :]
+        assert {state for state, _ in after} <= {"failed", "pending"}, after  # never connecting again
+        assert (status(manager, "srv").error or "").startswith("pending approval: ")
+
+
+async def test_leaving_the_manager_while_a_server_waits_to_start_again_ends_at_once(
+    space: Workspace, tmp_path: Path
+) -> None:
+    starts = tmp_path / "starts"
+    async with space.manager(backoff=Backoff(first=60)) as manager:
+        await manager.reload(space.specs({"loop": crash_loop(starts)}))
+        loop = status(manager, "loop")
+        assert loop.error and loop.error.endswith("(60s after it failed)"), loop.error
+        left = time.monotonic()
+    assert time.monotonic() - left < 3  # not the minute's wait
+    assert len(start_times(starts)) == 1
+
+
+async def test_a_server_removed_from_the_config_while_it_waits_to_start_again_is_not_started(
+    space: Workspace, tmp_path: Path
+) -> None:
+    starts = tmp_path / "starts"
+    async with space.manager(backoff=Backoff(first=1)) as manager:
+        await manager.reload(space.specs({"loop": crash_loop(starts), "good": peer("fine")}))
+        assert status(manager, "loop").state == "failed"
+        await manager.reload(space.specs({"good": peer("fine")}))
+        await anyio.sleep(2)  # past the wait it had: nothing starts it
+        assert [s.name for s in manager.statuses()] == ["good"]
+    assert len(start_times(starts)) == 1
 
 
 async def test_a_server_that_prints_garbage_on_stdout_connects_and_answers(space: Workspace) -> None:

@@ -42,7 +42,7 @@ async def tool_findings(
 ) -> list[Finding]:
     """Connect to each approved server of ``specs``, list its tools, and judge them."""
     strict = replace(settings, trust="approve")
-    async with UpstreamManager(strict, work_dir=work_dir, environ=environ, store=store) as manager:
+    async with UpstreamManager(strict, work_dir=work_dir, environ=environ, store=store, restarts=False) as manager:
         approved = [spec for spec in specs if store.approved(manager.launch(spec))]
         if not approved:
             return []

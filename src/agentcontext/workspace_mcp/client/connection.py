@@ -11,8 +11,11 @@ with it the SDK, only when a server is to be started.
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from types import TracebackType
 from typing import Any
 
 import anyio
@@ -20,14 +23,17 @@ import httpx2
 import mcp.types as types
 from anyio.abc import TaskGroup
 from mcp import Client
+from mcp.client._transport import ReadStream, TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from agentcontext import __version__
 from agentcontext.debounce import Debouncer
 from agentcontext.resource import Tool
 from agentcontext.settings.config import McpSettings
+from agentcontext.workspace_mcp.approvals import standing
 from agentcontext.workspace_mcp.client.http_cap import CappedTransport, sse_client_factory
 from agentcontext.workspace_mcp.client.oversize import message_cap
 from agentcontext.workspace_mcp.client.pinning import NOTHING, Judged, judge, raw_definition
@@ -75,7 +81,9 @@ class Upstream:
         self.settled = anyio.Event()
         self._notices = Debouncer(debounce)  # list-changed notices, however many, make one re-list
         self._listing = anyio.Lock()  # one tools/list in flight
-        self._closing = anyio.Event()
+        self._closing = False  # closed by us (not lost)
+        self._done = anyio.Event()  # closed, or the session ended (the server exited, a call found it gone)
+        self.connected_at: float | None = None  # monotonic, when it last connected
         self._scope: anyio.CancelScope | None = None
         self._stdio: StdioTransport | None = None
         self._task_group: TaskGroup | None = None
@@ -99,7 +107,11 @@ class Upstream:
         )
 
     async def run(self) -> None:
-        """The session's task: connect, list, serve calls until closed; failures are recorded."""
+        """The session's task: connect, list, serve calls until closed or lost; failures are recorded.
+
+        A lost session (the server exited, its connection closed) is noticed when it happens, not at the next
+        call: the server turns failed at once, saying how it ended once its process is reaped.
+        """
         with anyio.CancelScope() as scope:
             self._scope = scope
             try:
@@ -113,16 +125,34 @@ class Upstream:
                     finally:
                         self._limiter.release()
                     self.client = client
+                    self.connected_at = time.monotonic()
                     self._set("connected", None)
                     self._task_group.start_soon(self._follow_notices)
-                    await self._closing.wait()
+                    await self._done.wait()
+                    if not self._closing:
+                        self._lost("the connection closed")
                     self._task_group.cancel_scope.cancel()
+                if not self._closing and self.state == "failed" and (ended := self._how_it_ended()):
+                    self._set("failed", f"connection lost: {ended}")
             except Exception as exc:  # a failing server is reported, never raised
-                self._set("failed", _describe(exc))
+                ended = self._how_it_ended()
+                self._set("failed", f"{_describe(exc)}: {ended}" if ended else _describe(exc))
             finally:
                 self.client = None
         if not self.settled.is_set():  # cancelled (timed out, closed) before it settled
             self._set("failed", self.error or "connection cancelled")
+
+    def _how_it_ended(self) -> str:
+        """How a lost stdio server's process ended, when it did so by itself."""
+        code = self._stdio.exit_code if self._stdio is not None else None
+        if code is None:
+            return ""
+        if code < 0:
+            try:
+                return f"the server was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"the server was killed by signal {-code}"
+        return f"the server exited with code {code}"
 
     async def _still_as_approved(self) -> None:
         """Resolve the server again just before it starts (a reconnect included): a program or script edited since
@@ -136,6 +166,10 @@ class Upstream:
         now = await anyio.to_thread.run_sync(self._resolve_again, self.spec)
         if now.digest != self.launch.digest:
             raise UpstreamError("what it runs changed since it was approved: not started (it is judged again)")
+        if self.settings.trust != "auto":
+            now_standing = await anyio.to_thread.run_sync(standing, now, self.store)
+            if now_standing.state == "pending":
+                raise UpstreamError("it is no longer approved: not started (it is judged again)")
 
     def _client(self, stack: AsyncExitStack) -> Client:
         spec, settings = self.spec, self.settings
@@ -156,7 +190,7 @@ class Upstream:
             # the real path resolved for the approval, not the name: what was approved is what starts
             command = StdioCommand(launch.executable, spec.args, launch.environment, launch.cwd)
             self._stdio = StdioTransport(command, max_message_bytes=cap, output_budget=settings.max_output_bytes)
-            return Client(self._stdio, **options)
+            return Client(_Watched(self._stdio, self._done.set), **options)
         headers = dict(spec.headers)
         if spec.transport == "sse":
             capped = CappedTransport(min(cap, _SSE_EVENT_LIMIT), settings.max_output_bytes)
@@ -164,11 +198,12 @@ class Upstream:
             transport = sse_client(
                 spec.url, headers=headers, timeout=settings.connect_timeout, httpx_client_factory=factory
             )
-            return Client(transport, **options)
+            return Client(_Watched(transport, self._done.set), **options)
         capped = CappedTransport(cap, settings.max_output_bytes)
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(settings.call_timeout), transport=capped)
         stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(spec.url, http_client=http, max_sse_event_size=cap + 4096), **options)
+        transport = streamable_http_client(spec.url, http_client=http, max_sse_event_size=cap + 4096)
+        return Client(_Watched(transport, self._done.set), **options)
 
     async def _list_tools(self, client: Client) -> tuple[Definition, ...]:
         """Every page of the server's listing, within :data:`MAX_PAGES` pages and :data:`MAX_TOOLS` tools.
@@ -275,7 +310,7 @@ class Upstream:
         if self.state == "connected":
             self.client = None
             self._set("failed", f"connection lost: {reason}")
-        self._closing.set()
+        self._done.set()
 
     def _set(self, state: State, error: str | None) -> None:
         self.state, self.error = state, error
@@ -289,9 +324,69 @@ class Upstream:
             self._scope.cancel()
 
     async def close(self) -> None:
-        self._closing.set()
+        self._closing = True
+        self._done.set()
         if self._scope is not None and self.state != "connected":
             self._scope.cancel()
+
+
+class _Watched:
+    """A transport whose read stream's end (the server exited or closed its output, the connection dropped) calls
+    ``ended``: the SDK's dispatcher, which reads it, tells nobody, and its session is over for good."""
+
+    def __init__(self, inner: AbstractAsyncContextManager[TransportStreams], ended: Callable[[], None]) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    async def __aenter__(self) -> TransportStreams:
+        read, write = await self._inner.__aenter__()
+        return _EndWatch(read, self._ended), write
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(kind, exc, tb)
+
+
+class _EndWatch:
+    """A read stream that calls ``ended`` when it ends or is closed under its reader."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], ended: Callable[[], None]) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    @property
+    def last_context(self) -> Any:  # the SDK's dispatcher looks for it (a context-carrying stream's)
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._ended()
+            raise
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.__anext__()
+        except (StopAsyncIteration, anyio.ClosedResourceError):
+            self._ended()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _EndWatch:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(kind, exc, tb)
 
 
 def _describe(exc: BaseException) -> str:

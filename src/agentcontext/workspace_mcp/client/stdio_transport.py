@@ -44,6 +44,7 @@ log = logging.getLogger("agentcontext.mcp.stdio")
 CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 4096
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+EXIT_NOTICE = 0.5  # seconds a server whose output ended gets to be seen exiting by itself
 _POLL = 0.01
 
 
@@ -66,6 +67,8 @@ class StdioTransport:
         self.output_budget = output_budget
         self.grace = grace
         self.pid: int | None = None
+        self.exit_code: int | None = None  # when it ended by itself, before we stopped it (negative: a signal's)
+        self._stdout_ended = False
         self.cut_messages = 0  # messages over the cap (replaced or dropped)
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
@@ -115,6 +118,9 @@ class StdioTransport:
                 yield read_stream, write_stream
             finally:
                 with anyio.CancelScope(shield=True):
+                    # its output ended first: did it exit by itself (a crash), before we close its input?
+                    if self._stdout_ended and await _exited(process, EXIT_NOTICE):
+                        self.exit_code = process.returncode
                     await write_stream.aclose()
                     pipes.close_stdin()
                     await self._stop(process)
@@ -162,6 +168,7 @@ class StdioTransport:
                     if message is not None:
                         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                             await sink.send(message)
+            self._stdout_ended = True
 
     def _parse(self, line: bytes) -> SessionMessage | Exception | None:
         if not line.strip():

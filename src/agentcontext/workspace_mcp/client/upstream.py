@@ -34,8 +34,12 @@ own task (:mod:`agentcontext.workspace_mcp.client.connection`); this module mana
 * a reload is differential: unchanged servers are kept (their pins checked again),
   changed ones reconnected (a failed reconnect keeps the old connection), removed ones
   closed;
-* a call that finds the connection gone (the server exited) turns the server failed;
-  ``refresh`` reconnects failed servers;
+* a server whose session ends (its process exits, its output or connection closes) is failed at once, with
+  how it ended, not at the next call; a failed server is started again by itself after a backoff
+  (:class:`Backoff`: 1 s after its first failure, twice as long after each that follows, at most 60 s; reset
+  once it stayed connected 60 s), its status saying when; only while it is still declared and still approved
+  as it would run now (judged again just before; a revoked or edited one is judged again instead, and goes
+  back to pending); ``refresh`` reconnects failed servers at once;
 * a server's ``tools/list_changed`` notices are debounced like file changes
   (``agent.debounce_ms``, :mod:`agentcontext.debounce`): it is re-listed once they have
   been quiet that long (every 20 such periods while they never are), with at most one
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -74,7 +79,33 @@ if TYPE_CHECKING:  # the session, and the MCP SDK with it, is imported when a fi
     from agentcontext.workspace_mcp.client.connection import Upstream
     from agentcontext.workspace_mcp.client.results import CallOutcome
 
-__all__ = ["ServerStatus", "UpstreamError", "UpstreamManager"]
+__all__ = ["Backoff", "ServerStatus", "UpstreamError", "UpstreamManager"]
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """When a failed server is started again: ``first`` seconds after its first failure, twice as long after each
+    failure in a row, at most ``cap``; one that stayed connected ``stable`` seconds starts over at ``first``."""
+
+    first: float = 1.0
+    cap: float = 60.0
+    stable: float = 60.0
+
+    def delay(self, failures: int) -> float:
+        """The wait after ``failures`` (>= 1) failures in a row."""
+        return min(self.cap, self.first * 2.0 ** min(max(failures - 1, 0), 32))
+
+
+@dataclass(eq=False)
+class _Restart:
+    """A server's failures in a row (of one launch) and the wait for its next start, when one is due."""
+
+    digest: str
+    failures: int = 0
+    counted: Upstream | None = None  # the failed session the last failure counted
+    delay: float = 0.0
+    at: str = ""  # when the next start is due, as the status says it ("" when none waits)
+    scope: anyio.CancelScope | None = None  # the wait's and the start's
 
 
 @dataclass
@@ -89,7 +120,8 @@ class UpstreamManager:
 
     ``store`` holds the user's approvals and pinned tools (default: the user's own, from
     ``environ``); under ``mcp.trust = approve`` a server starts only once it approves the entry.
-    ``debounce_ms`` (the agent's ``agent.debounce_ms``) paces the re-lists that notices ask for.
+    ``debounce_ms`` (the agent's ``agent.debounce_ms``) paces the re-lists that notices ask for. A failed server
+    is started again after ``backoff`` unless ``restarts`` is false (a one-off listing: the audit's).
     """
 
     def __init__(
@@ -101,6 +133,8 @@ class UpstreamManager:
         on_change: Callable[[], None] = lambda: None,
         store: TrustStore | None = None,
         debounce_ms: int = BY_KEY["agent.debounce_ms"].default,
+        backoff: Backoff | None = None,
+        restarts: bool = True,
     ) -> None:
         self.settings = settings
         self.debounce = debounce_ms / 1000
@@ -118,6 +152,11 @@ class UpstreamManager:
         self._lock = anyio.Lock()
         self._names = assign(())
         self.generation = 0
+        self.backoff = backoff or Backoff()
+        self._restarts_on = restarts
+        self._restarts: dict[str, _Restart] = {}
+        self._restart_scopes: set[anyio.CancelScope] = set()  # at most one a server
+        self._closed = False
 
     async def __aenter__(self) -> UpstreamManager:
         self._task_group = anyio.create_task_group()
@@ -125,6 +164,9 @@ class UpstreamManager:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._closed = True
+        for scope in list(self._restart_scopes):
+            scope.cancel()
         for entry in list(self._entries.values()):
             await entry.upstream.close()
             if entry.previous is not None:
@@ -135,6 +177,7 @@ class UpstreamManager:
 
     def _changed(self) -> None:
         self.generation += 1
+        self._schedule_restarts()
         self._names = assign((s.name, t.name) for s in self.statuses() if s.state in SERVING for t in s.tools)
         self._on_change()
 
@@ -160,6 +203,9 @@ class UpstreamManager:
             judged = await anyio.to_thread.run_sync(self._judge, self._wanted)
             self._resolved = {name: launch.digest for name, (launch, _) in judged.items()}
             self._pending = {n: pending for n, (_, pending) in judged.items() if pending is not None}
+            for name in [n for n in self._restarts if n not in judged or n in self._pending]:
+                self._cancel_restart(name)
+                del self._restarts[name]
             for name in [n for n in self._entries if n not in judged or n in self._pending]:
                 await self._entries.pop(name).upstream.close()
             starting: list[Upstream] = []
@@ -172,6 +218,7 @@ class UpstreamManager:
                 if entry is not None and running == launch and running.digest == launch.digest:
                     await entry.upstream.recheck()
                     continue
+                self._cancel_restart(name)
                 session = session or await _session_class()
                 upstream = self._start(session, launch)
                 starting.append(upstream)
@@ -204,6 +251,71 @@ class UpstreamManager:
         self._task_group.start_soon(upstream.run)
         return upstream
 
+    def _schedule_restarts(self) -> None:
+        """Give each newly failed server its wait before it is started again (:meth:`_restart`)."""
+        if not self._restarts_on or self._closed or self._task_group is None:
+            return
+        for name, entry in self._entries.items():
+            upstream = entry.upstream
+            if upstream.state != "failed" or entry.previous is not None:  # a previous one: _settle decides
+                continue
+            restart = self._restarts.get(name)
+            if restart is None or restart.digest != upstream.launch.digest:
+                restart = self._restarts[name] = _Restart(upstream.launch.digest)
+            if restart.scope is not None or restart.counted is upstream:
+                continue
+            now = time.monotonic()
+            if upstream.connected_at is not None and now - upstream.connected_at >= self.backoff.stable:
+                restart.failures = 0
+            restart.counted = upstream
+            restart.failures += 1
+            restart.delay = self.backoff.delay(restart.failures)
+            restart.at = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() + restart.delay))
+            restart.scope = scope = anyio.CancelScope()
+            self._restart_scopes.add(scope)
+            self._task_group.start_soon(self._restart, name, upstream, restart, scope)
+
+    def _cancel_restart(self, name: str) -> None:
+        restart = self._restarts.get(name)
+        if restart is not None and restart.scope is not None:
+            restart.scope.cancel()
+            restart.scope, restart.at = None, ""
+
+    async def _restart(self, name: str, failed: Upstream, restart: _Restart, scope: anyio.CancelScope) -> None:
+        """After its wait, start ``failed`` again if it is still the server's session, still failed, and what it
+        would run now is still what was approved; when that changed (a revoked approval, an edited script), judge
+        every server again instead (it goes back to pending). Cancelled by a reload, a refresh or the end."""
+        try:
+            with scope:
+                await anyio.sleep(restart.delay)
+                restart.at = ""
+                started: Upstream | None = None
+                judge_again = False
+                async with self._lock:
+                    entry = self._entries.get(name)
+                    if self._closed or entry is None or entry.upstream is not failed or failed.state != "failed":
+                        return
+                    judged = await anyio.to_thread.run_sync(self._judge, [failed.spec])
+                    launch, pending = judged[name]
+                    if pending is not None or launch.digest != failed.launch.digest:
+                        judge_again = True
+                    else:
+                        session = await _session_class()  # closing meanwhile cancelled this scope
+                        started = self._start(session, launch)
+                        self._entries[name] = _Entry(started)
+                if restart.scope is scope:
+                    restart.scope = None  # from here, a failure of the new session gets its own wait
+                if judge_again:
+                    await self.reload(self._wanted)
+                elif started is not None:
+                    await self._settle([started])
+        finally:
+            self._restart_scopes.discard(scope)
+            if restart.scope is scope:
+                restart.scope, restart.at = None, ""
+            if not scope.cancel_called and not self._closed:
+                self._changed()  # says how it went, and gives a new failure its wait
+
     async def _settle(self, starting: Sequence[Upstream]) -> None:
         """Wait for new connections; on failure, a previous connection of the server stays on."""
 
@@ -230,8 +342,14 @@ class UpstreamManager:
     def statuses(self) -> list[ServerStatus]:
         """One status per declared server, by name."""
         out: list[ServerStatus] = []
-        for entry in self._entries.values():
+        for name, entry in self._entries.items():
             status = entry.upstream.status()
+            restart = self._restarts.get(name)
+            if status.state == "failed" and restart is not None and restart.at:
+                again = f", {restart.failures} times in a row" if restart.failures > 1 else ""
+                when = f"starting it again at {restart.at} ({restart.delay:g}s after it failed{again})"
+                said = f"{status.error or 'failed'}; {when}"
+                status = dataclasses.replace(status, error=said)
             if entry.extra_error and status.state in SERVING:
                 status = ServerStatus(
                     status.name,
@@ -296,6 +414,8 @@ class UpstreamManager:
     async def refresh(self) -> None:
         """Re-list every connected server's tools and reconnect failed servers."""
         failed = [e.upstream.launch for e in self._entries.values() if e.upstream.state == "failed"]
+        for launch in failed:
+            self._cancel_restart(launch.name)
         async with anyio.create_task_group() as group:
             for entry in self._entries.values():
                 if entry.upstream.state == "connected":
