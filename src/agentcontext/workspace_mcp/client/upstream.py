@@ -79,7 +79,9 @@ if TYPE_CHECKING:  # the session, and the MCP SDK with it, is imported when a fi
     from agentcontext.workspace_mcp.client.connection import Upstream
     from agentcontext.workspace_mcp.client.results import CallOutcome
 
-__all__ = ["Backoff", "ServerStatus", "UpstreamError", "UpstreamManager"]
+__all__ = ["RESTARTING", "Backoff", "ServerStatus", "UpstreamError", "UpstreamManager"]
+
+RESTARTING = "it is started again by itself, waiting longer after each failure in a row (at most 60 s)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,10 +348,9 @@ class UpstreamManager:
             status = entry.upstream.status()
             restart = self._restarts.get(name)
             if status.state == "failed" and restart is not None and restart.at:
-                again = f", {restart.failures} times in a row" if restart.failures > 1 else ""
-                when = f"starting it again at {restart.at} ({restart.delay:g}s after it failed{again})"
-                said = f"{status.error or 'failed'}; {when}"
-                status = dataclasses.replace(status, error=said)
+                # the same words at every failure: the error is part of the snapshot, and a crash loop must not
+                # make a new snapshot (and every chat out of date) at each try
+                status = dataclasses.replace(status, error=f"{status.error or 'failed'}; {RESTARTING}")
             if entry.extra_error and status.state in SERVING:
                 status = ServerStatus(
                     status.name,
