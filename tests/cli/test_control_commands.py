@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -40,6 +41,7 @@ from tests.local.running import data_dir
 pytestmark = pytest.mark.timeout(180)
 
 START_WITHIN = 30.0  # seconds a server may take to answer /healthz
+ADMIN = re.compile(r"\bacu_[A-Za-z0-9_-]+")  # the administrator's token a first start prints
 runner = CliRunner()
 
 
@@ -334,6 +336,46 @@ def test_the_server_refuses_a_bad_listen_address_with_exit_2(tmp_path: Path) -> 
     result = run("server", "--db", f"sqlite:///{tmp_path / 'c.db'}", "--listen", "nowhere")
     assert result.returncode == 2
     assert "--listen wants HOST:PORT" in result.stderr
+
+
+@pytest.mark.parametrize("end", ["SIGTERM", "SIGKILL"])
+def test_a_second_server_on_a_served_sqlite_file_is_refused_naming_the_first_and_starts_once_it_has_ended(
+    tmp_path: Path, end: str
+) -> None:
+    """Events stay in the server that published them: a second server on the same file would serve chats that
+    never hear of the first's pushes. The lock dies with the first however it ends (a SIGKILL too)."""
+    url = f"sqlite:///{tmp_path / 'state' / 'control.db'}"
+    with serving(tmp_path, "--db", url) as first:
+        second = run("server", "--db", url, "--listen", f"127.0.0.1:{free_port()}")
+        assert (second.returncode, second.stdout) == (2, "")
+        assert second.stderr == (
+            f"agentcontext: error: {tmp_path / 'state' / 'control.db'} is already served by the control plane at"
+            f" {first.url} (pid {first.process.pid}): a SQLite database has one server at a time (stop that one"
+            " first, or use PostgreSQL for several)\n"
+        )
+        if end == "SIGKILL":
+            first.process.kill()
+        else:
+            assert stop(first) == 0
+        first.process.wait(timeout=20)
+    with serving(tmp_path, "--db", url) as third, third.client(ADMIN.findall(first.stderr)[0]) as client:
+        assert client.get("/api/v1/users/me").status_code == 200
+
+
+def test_the_administrative_commands_work_on_a_sqlite_file_while_its_server_runs(tmp_path: Path) -> None:
+    """The lock is the serving process's only: the CLI's short writes queue on SQLite's own lock."""
+    url = f"sqlite:///{tmp_path / 'state' / 'control.db'}"
+    with serving(tmp_path, "--db", url) as server:
+        user = run_json("users", "create", "carol", "--db", url)
+        token = run_json("tokens", "create", "carol", "--db", url)["token"]
+        agent = run_json("workspace-agents", "create", "--workspace", "box", "--name", "dev", "--db", url)
+        rotated = run_json("workspace-agents", "rotate", "--workspace", "box", "--name", "dev", "--db", url)
+        assert run("db", "upgrade", "--db", url).returncode == 0
+        assert run_json("db", "current", "--db", url)["up_to_date"] is True
+        with server.client(token) as client:
+            assert client.get("/api/v1/users/me").json()["name"] == user["name"]
+        assert isinstance(principal(url, rotated["token"]), identity.AgentPrincipal)
+        assert agent["token"] != rotated["token"]
 
 
 def test_the_disable_switch_makes_pushes_answer_501(tmp_path: Path) -> None:

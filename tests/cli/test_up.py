@@ -178,6 +178,58 @@ def test_up_in_a_second_folder_joins_the_running_control_plane(tmp_path: Path, h
             assert client.overview().server.database == "sqlite"  # the first stack still serves
 
 
+def test_up_in_a_second_folder_joins_the_running_control_plane_even_when_given_another_listen_address(
+    tmp_path: Path, home: Path, logs: Path
+) -> None:
+    """Two servers on one SQLite file: a chat on the second never heard of the first's pushes, and ``local.json``
+    followed the second."""
+    with running(make_repo(tmp_path / "app"), home, logs) as first:
+        url, token = first.login()
+        elsewhere = f"127.0.0.1:{free_port()}"
+        second = start(make_repo(tmp_path / "lib", mcp=False), home, logs, "--listen", elsewhere)
+        try:
+            second.wait_for(lambda text: "agent online" in text, "the second agent online")
+            assert second.login() == (url, token)
+            assert f"--listen {elsewhere} is not used" in second.stderr()
+            assert [pid for pid in descendants(second.process.pid) if _runs(pid, "server")] == []
+            with ControlClient(url, token) as client:
+                assert [w.name for w in client.overview().workspaces] == ["app", "lib"]
+        finally:
+            assert second.stop(signal.SIGINT) == 0
+        assert json.loads((data_dir(home) / "local.json").read_text())["server_url"] == url
+
+
+def test_a_second_up_of_a_running_folder_is_refused_naming_the_first_and_starts_no_second_agent(
+    repo: Path, home: Path, logs: Path
+) -> None:
+    """A second agent under the same token once joined, and its stop marked the workspace offline under the
+    first."""
+    with running(repo, home, logs) as first:
+        url, token = first.login()
+        result = subprocess.run(
+            [sys.executable, "-m", "agentcontext", "up", str(repo), "--listen", f"127.0.0.1:{free_port()}"],
+            capture_output=True,
+            text=True,
+            env=environment(home),
+            timeout=WAIT,
+            check=False,
+        )
+        assert result.returncode == 2
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"agentcontext: error: an `up` of {repo} is already running (pid {first.process.pid};")
+        assert f"dashboard {url}/)" in line and f"kill {first.process.pid})" in line
+        with ControlClient(url, token) as client:
+            (workspace,) = client.overview().workspaces
+        assert [(a.name, a.online) for a in workspace.agents] == [("local", True)]
+        assert "agent online" in first.stdout().splitlines()[-1]
+
+
+def _runs(pid: int, command: str) -> bool:
+    with contextlib.suppress(OSError):
+        return f"\0agentcontext\0{command}\0" in Path(f"/proc/{pid}/cmdline").read_text()
+    return False
+
+
 def test_a_claude_md_that_imports_agents_md_reaches_the_chats_under_the_claude_profile(
     tmp_path: Path, home: Path, logs: Path
 ) -> None:

@@ -23,7 +23,7 @@ from agentcontext.errors import UnavailableError
 from agentcontext.settings.config import load_config
 from agentcontext.settings.declared import BY_KEY
 from agentcontext.terminal import log_to_stderr, shown
-from agentcontext.web.hosts import listen_address
+from agentcontext.web.hosts import listen_address, reached_at
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -176,7 +176,8 @@ def server(
 
     The first start on an empty database creates the user `admin` and prints its API token
     once. Give agents tokens with `agentcontext workspace-agents create`, users with `agentcontext
-    users create`. Several servers may share one PostgreSQL database (and its server key).
+    users create`. Several servers may share one PostgreSQL database (and its server key); a
+    SQLite file has one server at a time: a second is refused (exit 2), naming the first.
 
     It answers only to loopback names, its --listen address and --allow-host names: behind a
     proxy or in a container network, name the host its clients and agents use.
@@ -219,8 +220,9 @@ def _serve(
 ) -> None:
     from agentcontext.control import agent_secret
     from agentcontext.control.api import MAX_BODY
-    from agentcontext.control.db import default_url
+    from agentcontext.control.db import default_url, sqlite_path
     from agentcontext.control.service import prepare
+    from agentcontext.control.sqlite_file import hold_for_serving
     from agentcontext.server.run import ServerOptions, run
     from agentcontext.web.serving import bind
 
@@ -230,6 +232,9 @@ def _serve(
     served = edge(host, allow_hosts, max_connections, max_body=MAX_BODY)
     secrets = agent_secret.load(os.environ, key_file)
     url = db or default_url()
+    sqlite_file = sqlite_path(url)
+    # a SQLite file has one server: a second is refused here (exit 2), naming the first; held until we exit
+    serving = hold_for_serving(sqlite_file, reached_at(host, listening.getsockname()[1])) if sqlite_file else None
     err = stderr()
     opening = err.status("Opening the database and applying migrations …") if os.isatty(2) else contextlib.nullcontext()
     with opening, _database_errors():
@@ -242,7 +247,11 @@ def _serve(
         err.print(f"agentcontext control plane on {address} (database: {database.display_url})")
 
     options = ServerOptions(host, port, settings, edge=served, secrets=secrets, listening=listening)
-    run(database, options, on_ready=ready)
+    try:
+        run(database, options, on_ready=ready)
+    finally:
+        if serving is not None:
+            serving.release()
 
 
 db_app = typer.Typer(help="The control plane's database.", no_args_is_help=True)

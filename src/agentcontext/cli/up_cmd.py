@@ -17,8 +17,8 @@ def up(
     listen: str | None = typer.Option(
         None,
         "--listen",
-        help="HOST:PORT of the control plane and dashboard; it must be free. Default: join the control plane an"
-        " earlier `up` runs, else 127.0.0.1:8765, else any free port.",
+        help="HOST:PORT of the control plane and dashboard; it must be free. Not used when the database's control"
+        " plane already runs: `up` joins it. Default: 127.0.0.1:8765, else any free port.",
         show_default=False,
     ),
     agent_listen: str | None = typer.Option(
@@ -41,7 +41,8 @@ def up(
     DIR's folder and the agent's token, and keeps the tokens in `local.json` in the data dir
     (mode 0600); later runs reuse them, so `agentcontext status` works without flags. The
     status (agent online, snapshot, resources, MCP servers) updates live; the processes'
-    logs are in `logs/` in the data dir.
+    logs are in `logs/` in the data dir. While an `up` of DIR runs, another is refused
+    (exit 2), naming it.
 
     The repository's MCP servers (`.mcp.json`) run only once you approve them: `up` lists
     those not approved yet with what they would run and, on a terminal, asks; otherwise it
@@ -60,6 +61,7 @@ def up(
     resolved = work_dir.expanduser().resolve()
     if not resolved.is_dir():
         raise ConfigError(f"the work dir {work_dir} is not a directory")
+    claimed = stack.claim(resolved, data_dir() / "run")  # first: a folder whose agent runs asks nothing
     store = TrustStore.default()
     waiting = approval.pending(resolved, configure(resolved, None, None, mcp_trust), store)
     if waiting:
@@ -74,7 +76,7 @@ def up(
         agent_listen=agent_listen,
         mcp_trust=mcp_trust,
     )
-    code = stack.run(options, stdout(), stderr())
+    code = stack.run(options, stdout(), stderr(), claimed)
     sys.stdout.flush()
     raise typer.Exit(code)
 

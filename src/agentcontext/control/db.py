@@ -116,6 +116,20 @@ def normalize_url(url: str) -> URL:
     raise ConfigError(f"unsupported database {backend!r}: use sqlite:///PATH or postgresql://...")
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file a ``sqlite:///PATH`` URL names, resolved (links followed); None for another database, an
+    in-memory one or a ``file:`` URI.
+
+    Raises:
+        ConfigError: not a database URL (``normalize_url``).
+    """
+    normal = normalize_url(url)
+    path = normal.database or ""
+    if normal.get_backend_name() != "sqlite" or path in ("", ":memory:") or path.startswith("file:"):
+        return None
+    return Path(path).expanduser().resolve()
+
+
 class Database:
     """An engine plus the transaction helpers every store function uses."""
 

@@ -9,23 +9,31 @@
    (``probe``) and shown (``live``). A child that ends on its own is reported with the end
    of its log, and the other one stopped: exit 1. A requested stop ends both: exit 0.
 
+One ``up`` a work dir (``claim``): a lock in the data dir held by ``up``, so a second ``up`` of a
+folder whose agent runs is refused, naming the first, instead of starting a second agent under
+the same token (whose stop would mark the workspace offline under the first). The kernel lets
+the lock go when ``up`` ends, however it ends; the note it leaves names its agent, so an
+agent that outlives a killed ``up`` (still stopping) refuses the next one too. The lock is not
+passed on to the agent: what the agent starts (the repository's MCP servers) would inherit it.
+
 Ports: an address given with ``--listen`` / ``--agent-listen`` must be free, else a clear
 error; without one the server takes 127.0.0.1:8765 when free, else any free port (said so),
-and the agent any free loopback port. Without ``--listen``, when the control plane an
-earlier ``up`` started on the same database still runs and knows the user's token (``up``
-in a second folder), no second server starts: the agent pushes there, and a stop ends
-the agent only.
+and the agent any free loopback port. When the control plane of the same database still
+runs and knows the user's token (``up`` in a second folder; for a SQLite file, the server
+its lock names, ``control.sqlite_file``), no second server starts, ``--listen`` or not: the
+agent pushes there, and a stop ends the agent only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -33,13 +41,14 @@ from types import FrameType
 from rich.console import Console
 from rich.live import Live
 
+from agentcontext import lockfile
 from agentcontext.errors import UnavailableError
 from agentcontext.local import live, state
 from agentcontext.local.probe import Probe, accepts
 from agentcontext.local.state import Binding
-from agentcontext.local.supervisor import Child, Command, Supervisor
+from agentcontext.local.supervisor import Child, Command, Supervisor, start_time
 from agentcontext.terminal import shown
-from agentcontext.web.hosts import listen_address
+from agentcontext.web.hosts import listen_address, reached_at
 
 DEFAULT_SERVER = "127.0.0.1:8765"
 REFRESH = 0.5  # seconds between two readings of the status
@@ -54,10 +63,7 @@ class Address:
     @property
     def url(self) -> str:
         """Where to connect: a wildcard address is reached on loopback."""
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else "[::1]" if self.host == "::" else self.host
-        return (
-            f"http://[{host}]:{self.port}" if ":" in host and not host.startswith("[") else f"http://{host}:{self.port}"
-        )
+        return reached_at(self.host, self.port)
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
@@ -139,6 +145,43 @@ class StopRequest:
                 signal.signal(sig, handler)
 
 
+def claim(work_dir: Path, folder: Path) -> lockfile.Held:
+    """The lock that makes this ``up`` the one running for ``work_dir`` (a file in ``folder``, the data dir's
+    ``run``), noting this process; ``run`` notes the agent's and the dashboard's URLs once it knows them.
+
+    Raises:
+        UnavailableError: an ``up`` of ``work_dir`` (or its agent) still runs; its lock file cannot be made.
+    """
+    path = folder / f"up-{hashlib.sha256(os.fsencode(work_dir)).hexdigest()[:32]}.lock"
+    try:
+        held = lockfile.hold(path)
+    except OSError as exc:
+        raise UnavailableError(f"cannot make the lock file {path}: {exc.strerror or exc}") from None
+    if held is None:
+        raise UnavailableError(_running(work_dir, lockfile.holder(path)))
+    earlier = lockfile.holder(path)  # the last ``up``'s note: is its agent still running (``up`` was killed)?
+    agent_pid, started = earlier.get("agent_pid"), earlier.get("agent_started")
+    if isinstance(agent_pid, int) and isinstance(started, str) and start_time(agent_pid) == started:
+        held.release()
+        raise UnavailableError(
+            f"the agent an earlier `up` of {work_dir} started (pid {agent_pid}) still runs: stop it first"
+            f" (kill {agent_pid}), or wait until it has stopped"
+        )
+    held.note(work_dir=str(work_dir))
+    return held
+
+
+def _running(work_dir: Path, note: dict[str, object]) -> str:
+    """The refusal of a second ``up`` of ``work_dir``: who runs it (what the first noted) and how to stop it."""
+    pid, agent, dashboard = note.get("pid"), note.get("agent"), note.get("dashboard")
+    known = [f"pid {pid}"] if isinstance(pid, int) else []
+    if isinstance(agent, str) and isinstance(dashboard, str):
+        known += [f"agent {agent}", f"dashboard {dashboard}"]
+    by = f" ({'; '.join(known)})" if known else ""
+    how = f"Ctrl-C where it runs, or kill {pid}" if isinstance(pid, int) else "Ctrl-C where it runs"
+    return f"an `up` of {work_dir} is already running{by}: use that one, or stop it first ({how})"
+
+
 def prepare(options: UpOptions) -> tuple[state.LocalState, Binding]:
     """Migrate the database, make or reuse the user, workspace and agent; the state and the work dir's binding."""
     from agentcontext.control import migrate
@@ -187,14 +230,18 @@ def agent_command(options: UpOptions, agent: Address, server_url: str, binding: 
     return Command("agent", argv, env, options.logs / f"agent-{binding.workspace}.log")
 
 
-def run(options: UpOptions, out: Console, err: Console) -> int:
-    """Run the stack until asked to stop (0) or until a child ends on its own (1)."""
+def run(options: UpOptions, out: Console, err: Console, claimed: lockfile.Held | None = None) -> int:
+    """Run the stack until asked to stop (0) or until a child ends on its own (1); ``claimed`` is the work dir's
+    lock (``claim``), noted with where the agent and the dashboard are."""
     with StopRequest().installed() as stop:
         with _progress(err, "Preparing the database …"):
             local, binding = prepare(options)
         assert local.user_token is not None
         server, server_url = _server(local, options, err)
         agent, _ = choose_address(options.agent_listen, None, "--agent-listen")
+        noted = {"work_dir": str(options.work_dir), "agent": agent.url, "dashboard": f"{server_url}/"}
+        if claimed is not None:
+            claimed.note(**noted)
         state.save(options.state_file, replace(local, server_url=server_url, database=options.db_url))
         login = f"{server_url}/login#token={local.user_token}"
         view = View(out, f"{server_url}/", login, local.user or "", binding, str(options.work_dir))
@@ -205,7 +252,7 @@ def run(options: UpOptions, out: Console, err: Console) -> int:
                 server_command(options, server) if server is not None else None,
                 agent_command(options, agent, server_url, binding),
             )
-            dead = _supervise(supervisor, children, probe, stop, view, err)
+            dead = _supervise(supervisor, children, probe, stop, view, err, _noting(claimed, noted))
         finally:
             probe.close()
             if supervisor.children:
@@ -216,19 +263,37 @@ def run(options: UpOptions, out: Console, err: Console) -> int:
 
 
 def _server(local: state.LocalState, options: UpOptions, err: Console) -> tuple[Address | None, str]:
-    """Where to start the control plane and its URL; no address when an earlier ``up``'s still runs (no --listen).
+    """Where to start the control plane and its URL; no address when the database's control plane runs.
 
     Raises:
         UnavailableError: the address given with --listen is in use.
     """
-    joinable = options.listen is None and local.server_url is not None and local.database == options.db_url
-    if joinable and local.server_url and local.user_token and accepts(local.server_url, local.user_token):
-        err.print(f"Using the control plane already running at {local.server_url}: Ctrl-C stops this agent only.")
-        return None, local.server_url
+    running = _running_server(local, options.db_url)
+    if running is not None:
+        err.print(f"Using the control plane already running at {running}: Ctrl-C stops this agent only.")
+        if options.listen is not None and running != parse_address(options.listen, "--listen").url:
+            err.print(f"[yellow]It serves this database, so --listen {options.listen} is not used.[/]")
+        return None, running
     server, note = choose_address(options.listen, None if options.listen else DEFAULT_SERVER, "--listen")
     if note:
         err.print(f"[yellow]{note}[/]")
     return server, server.url
+
+
+def _running_server(local: state.LocalState, db_url: str) -> str | None:
+    """The URL of the control plane that serves ``db_url`` and knows the user's token, if one runs: for a SQLite
+    file the one its lock names (whoever started it, from whichever folder), else the one an earlier ``up``
+    started on the same database URL."""
+    from agentcontext.control.db import sqlite_path
+    from agentcontext.control.sqlite_file import serving_lock
+
+    found = []
+    if (sqlite_file := sqlite_path(db_url)) is not None:
+        found.append(lockfile.holder(serving_lock(sqlite_file)).get("url"))
+    if local.database == db_url:
+        found.append(local.server_url)
+    token = local.user_token
+    return next((url for url in found if isinstance(url, str) and token and accepts(url, token)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,9 +313,10 @@ def _supervise(
     stop: StopRequest,
     view: View,
     err: Console,
+    agent_started: Callable[[Child], None],
 ) -> Child | None:
-    """The server first (unless one runs), the agent once it answers, then the status until a stop or a child's
-    end (that child)."""
+    """The server first (unless one runs), the agent once it answers (``agent_started`` told), then the status
+    until a stop or a child's end (that child)."""
     server, agent = children
     if stop.event.is_set():  # a signal while the database was being prepared
         return None
@@ -259,12 +325,24 @@ def _supervise(
     with _progress(err, "Starting the control plane …" if server else "Waiting for the control plane …"):
         dead = _wait_server(supervisor, probe, stop)
     if dead is None and not stop.event.is_set():
-        supervisor.start(agent)
+        agent_started(supervisor.start(agent))
         _announce(view)
         dead = _watch(supervisor, probe, stop, view)
     if dead is not None:
         _report(err, dead)
     return dead
+
+
+def _noting(claimed: lockfile.Held | None, noted: dict[str, str]) -> Callable[[Child], None]:
+    """Notes the agent's pid and start time in the work dir's lock: an agent that outlives a killed ``up`` (still
+    stopping, or where nothing stops it) refuses the next ``up`` of the folder too (``claim``)."""
+
+    def note(child: Child) -> None:
+        if claimed is not None:
+            pid = child.process.pid
+            claimed.note(**noted, agent_pid=pid, agent_started=start_time(pid))
+
+    return note
 
 
 @contextlib.contextmanager

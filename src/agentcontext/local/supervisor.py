@@ -65,7 +65,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
-def _start_time(pid: int) -> str | None:
+def start_time(pid: int) -> str | None:
     """The process's start time from /proc (tells a pid from a later process reusing it)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
@@ -88,7 +88,7 @@ def descendants(pid: int) -> set[tuple[int, str]]:
     stack = [pid]
     while stack:
         for child in _children_of(stack.pop()):
-            started = _start_time(child)
+            started = start_time(child)
             if started is not None and (child, started) not in found:
                 found.add((child, started))
                 stack.append(child)
@@ -148,6 +148,6 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 def _kill_left(seen: set[tuple[int, str]]) -> None:
     """SIGKILL the descendants that still run (the same process: same pid and start time)."""
     for pid, started in seen:
-        if _start_time(pid) == started:
+        if start_time(pid) == started:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

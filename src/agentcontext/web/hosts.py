@@ -70,6 +70,12 @@ def bracketed(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
+def reached_at(host: str, port: int) -> str:
+    """The URL a server listening on ``host:port`` is reached at from this machine: a wildcard on loopback."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "") else "::1" if host == "::" else host
+    return f"http://{bracketed(host)}:{port}"
+
+
 @dataclass(frozen=True, slots=True)
 class ServedHosts:
     """The names a server answers to besides loopback: ``name`` (any port) or ``name:port``."""
