@@ -476,9 +476,7 @@ async def test_a_server_killed_with_sigkill_is_failed_at_once_and_comes_back_by_
         assert await pid_of(manager, "srv") != pid
         assert status(manager, "good").state == "connected"
     failed = [error for state, error in seen.states if state == "failed"]
-    assert any(
-        error == f"connection lost: the server was killed by SIGKILL; {RESTARTING}" for error in failed
-    ), failed
+    assert any(error == f"connection lost: the server was killed by SIGKILL; {RESTARTING}" for error in failed), failed
 
 
 async def test_a_server_that_exits_at_every_start_is_started_again_with_growing_waits_and_says_why(
