@@ -54,8 +54,19 @@ class Held:
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, text, 0)
 
+    def left(self) -> dict[str, Any]:
+        """The note the file held when this process took the lock: what the holder before it left (a process
+        killed leaves its note; one that released the lock, none), read through the lock's own descriptor."""
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(os.pread(self.fd, _NOTE_LIMIT, 0)) if _ours(os.fstat(self.fd)) else None
+            if isinstance(data, dict):
+                return data
+        return {}
+
     def release(self) -> None:
         if self.fd >= 0:
+            with contextlib.suppress(OSError):  # a note left behind names a process gone (and where it served)
+                os.ftruncate(self.fd, 0)
             os.close(self.fd)  # the lock goes with it (unless a child still has a copy)
             self.fd = -1
 
@@ -82,20 +93,33 @@ def hold(path: Path) -> Held | None:
 
 
 def holder(path: Path) -> dict[str, Any]:
-    """The note of whoever holds ``path``; empty when there is none, it cannot be read (it may be being written),
-    or another user could have written it (a file not ours, or that others may write): ``up`` sends the user's
-    token to the URL a note names."""
+    """The note of whoever holds ``path``; empty when nobody holds the lock now (a note a crashed or killed holder
+    left names a process gone, and a port anyone may have taken since), when it cannot be read (it may be being
+    written), when the pid it names is gone, or when another user could have written it (a file not ours, or that
+    others may write): ``up`` sends the user's token to the URL a note names."""
     with contextlib.suppress(OSError, ValueError):
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         try:
-            if not _ours(os.fstat(fd)):
+            if not _ours(os.fstat(fd)) or _lock(fd):  # got the lock: nobody holds it (closing lets it go)
                 return {}
             data = json.loads(os.read(fd, _NOTE_LIMIT))
         finally:
             os.close(fd)
-        if isinstance(data, dict):
+        if isinstance(data, dict) and _alive(data.get("pid")):
             return data
     return {}
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _ours(status: os.stat_result) -> bool:

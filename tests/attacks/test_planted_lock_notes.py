@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext.control.sqlite_file import serving_lock
+from agentcontext import lockfile
+from agentcontext.control.sqlite_file import hold_for_serving, serving_lock
 from agentcontext.local.stack import _running_server
 from agentcontext.local.state import LocalState
 
@@ -74,9 +75,31 @@ def test_a_note_others_may_write_is_not_followed_and_hears_no_token(
     local = LocalState(user="ann", user_token=TOKEN)
     assert _running_server(local, f"sqlite:///{database}") is None
     assert heard == []
-    _plant(database, url, 0o600)  # the same note in a file only we could write is followed
-    assert _running_server(local, f"sqlite:///{database}") == url
+    _plant(database, url, 0o600)  # only we could write it, but nobody holds the lock: a server gone left it
+    assert _running_server(local, f"sqlite:///{database}") is None
+    assert heard == []
+    held = lockfile.hold(serving_lock(database))  # a server holding the lock now: its note is followed
+    assert held is not None
+    held.note(url=url)
+    try:
+        assert _running_server(local, f"sqlite:///{database}") == url
+    finally:
+        held.release()
     assert heard == [f"Bearer {TOKEN}"]
+    assert _running_server(local, f"sqlite:///{database}") is None  # released: its note is gone with it
+
+
+def test_the_note_of_a_server_that_has_stopped_sends_no_token_to_whoever_took_its_port(
+    tmp_path: Path, listener: tuple[str, list[str | None]]
+) -> None:
+    """A server killed (or ended) leaves its file behind; another local user may have bound its old port since."""
+    url, heard = listener
+    database = tmp_path / "control.db"
+    held = hold_for_serving(database, url)
+    os.close(held.fd)  # as a kill -9 ends it: the kernel lets the lock go, the note stays
+    assert json.loads(serving_lock(database).read_text())["url"] == url
+    assert _running_server(LocalState(user="ann", user_token=TOKEN), f"sqlite:///{database}") is None
+    assert heard == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user takes root")

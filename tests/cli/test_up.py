@@ -199,6 +199,27 @@ def test_up_in_a_second_folder_joins_the_running_control_plane_even_when_given_a
         assert json.loads((data_dir(home) / "local.json").read_text())["server_url"] == url
 
 
+def test_two_ups_started_together_on_one_database_both_run_the_second_joining_the_first(
+    tmp_path: Path, home: Path, logs: Path
+) -> None:
+    """Both once found no control plane and started one each; the second server, refused the database the first
+    serves, ended its ``up`` with a failure."""
+    first = start(make_repo(tmp_path / "app", mcp=False), home, logs)
+    second = start(make_repo(tmp_path / "lib", mcp=False), home, logs)
+    try:
+        for up in (first, second):
+            up.wait_for(lambda text: "agent online" in text, "both agents online")
+        assert first.login() == second.login()
+        assert first.process.poll() is None and second.process.poll() is None
+        url, token = first.login()
+        with ControlClient(url, token) as client:
+            assert sorted(w.name for w in client.overview().workspaces) == ["app", "lib"]
+    finally:
+        for up in (second, first):
+            if up.process.poll() is None:
+                assert up.stop(signal.SIGINT) == 0
+
+
 def test_a_second_up_of_a_running_folder_is_refused_naming_the_first_and_starts_no_second_agent(
     repo: Path, home: Path, logs: Path
 ) -> None:

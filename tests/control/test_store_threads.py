@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -77,3 +78,45 @@ async def test_an_error_in_the_work_is_raised_to_its_caller(store: Store) -> Non
 
     with pytest.raises(ValueError, match="from the worker"):
         await store.thread(work)
+
+
+async def test_writes_queued_behind_a_lock_answer_within_the_budget_from_when_they_were_asked(tmp_path: Path) -> None:
+    """More writes than workers while another process holds the database: each answers 503 within its budget,
+    counted from when it was asked (its wait for a worker with it), and none is written after its client, which
+    waits 30 s, has given up."""
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    from agentcontext.control.client import TIMEOUT
+    from agentcontext.control.db import BUSY_WAIT_MS, RETRY_FOR, StorageUnavailable
+
+    path = tmp_path / "control.db"
+    db = Database(f"sqlite:///{path}", pool_size=2)
+    db.write_rows(lambda c: c.execute(sa.text("CREATE TABLE t (x INTEGER)")))
+    store = Store(db, LocalBroker(), on_loop=False)
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    released = threading.Timer(TIMEOUT + 2, lambda: holder.execute("ROLLBACK"))
+    released.start()
+    answered: list[tuple[int, str, float]] = []
+    asked = time.monotonic()
+
+    async def write(i: int) -> None:
+        try:
+            await store.thread(partial(db.write_rows, lambda c: c.execute(sa.text(f"INSERT INTO t VALUES ({i})"))))
+            answered.append((i, "written", time.monotonic() - asked))
+        except StorageUnavailable:
+            answered.append((i, "busy", time.monotonic() - asked))
+
+    try:
+        async with anyio.create_task_group() as group:
+            for i in range(6):  # three times the workers
+                group.start_soon(write, i)
+    finally:
+        released.join()
+        holder.close()
+        store.close()
+        db.dispose()
+    assert sorted(what for _, what, _ in answered) == ["busy"] * 6, answered
+    assert max(at for _, _, at in answered) < min(TIMEOUT, RETRY_FOR + BUSY_WAIT_MS / 1000 + 1), answered

@@ -88,7 +88,7 @@ def test_a_claim_is_refused_while_the_agent_a_killed_up_started_still_runs_and_t
     with living:
         first = claim(tmp_path / "app", tmp_path / "run")
         first.note(agent_pid=living.pid, agent_started=start_time(living.pid))
-        first.release()  # as a SIGKILL of ``up`` would
+        os.close(first.fd)  # as a SIGKILL of ``up`` would: the lock let go, the note left (``release`` clears it)
         with pytest.raises(UnavailableError) as caught:
             claim(tmp_path / "app", tmp_path / "run")
         assert str(caught.value) == (

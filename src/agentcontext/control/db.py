@@ -34,6 +34,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,9 +54,10 @@ from agentcontext.workspace_mcp.trust import data_dir
 
 T = TypeVar("T")
 RETRIES = 8
-# A write is retried for at most this long in all, then answered 503: below the 30 s a client waits (the CLI's),
-# so a client never gives up on a write the server then does anyway (a chat made twice when it is asked again).
-RETRY_FOR = 20.0
+# A request's work is tried for at most this long from when it was asked (its wait for a worker thread counted),
+# then answered 503; an attempt begun by then may still wait out one SQLite lock: below the 30 s a client waits
+# (the CLI's), so a client never gives up on a write the server then does anyway (a chat made twice when asked again)
+RETRY_FOR = 18.0
 BUSY_WAIT_MS = 10_000  # how long SQLite waits on a lock before "database is locked" (another process holding it)
 POOL_SIZE = 16  # connections, and the control plane's worker threads: enough for two CPUs and a network database
 COLD_POOL = 4  # connections the ORM's engine keeps (it opens up to POOL_SIZE more when busy)
@@ -267,13 +269,24 @@ def _statements(engine: Engine, work: Callable[[Connection], T]) -> T:
         return work(connection)
 
 
+_ASKED: ContextVar[float | None] = ContextVar("asked", default=None)  # when the request's work was handed over
+
+
+def asked_at(when: float) -> None:
+    """Count this context's retry budget (``RETRY_FOR``) from ``when`` (``time.monotonic``), the moment its work
+    was handed to a worker: a wait in the pool's queue is the client's wait too."""
+    _ASKED.set(when)
+
+
 def _retrying(attempt: Callable[[], T]) -> T:
-    started = time.monotonic()
+    deadline = (_ASKED.get() or time.monotonic()) + RETRY_FOR
+    if time.monotonic() >= deadline:  # it waited its whole budget for a worker: its client is about to give up
+        raise StorageUnavailable("the database is busy: nothing was written; retry")
     for number in range(RETRIES):
         try:
             return attempt()
         except DBAPIError as exc:
-            if number + 1 < RETRIES and _retryable(exc) and time.monotonic() - started < RETRY_FOR:
+            if number + 1 < RETRIES and _retryable(exc) and time.monotonic() < deadline:
                 time.sleep(random.uniform(0, 0.005 * 2**number))
                 continue
             if isinstance(exc, OperationalError):

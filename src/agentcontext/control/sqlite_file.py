@@ -12,6 +12,7 @@ beside it, held for the server's life and let go by the kernel when it ends, how
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from agentcontext.errors import UnavailableError
@@ -54,6 +55,11 @@ def hold_for_serving(database: Path, url: str) -> Held:
     lock = serving_lock(database)
     try:
         held = hold(lock)
+        for _ in range(5):  # ``holder`` takes the lock for an instant to see whether anyone holds it: try again
+            if held is not None:
+                break
+            time.sleep(0.02)
+            held = hold(lock)
     except OSError as exc:
         raise UnavailableError(f"cannot make the lock file {lock}: {exc.strerror or exc}") from None
     if held is None:

@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -159,7 +160,7 @@ def claim(work_dir: Path, folder: Path) -> lockfile.Held:
         raise UnavailableError(f"cannot make the lock file {path}: {exc.strerror or exc}") from None
     if held is None:
         raise UnavailableError(_running(work_dir, lockfile.holder(path)))
-    earlier = lockfile.holder(path)  # the last ``up``'s note: is its agent still running (``up`` was killed)?
+    earlier = held.left()  # the last ``up``'s note: is its agent still running (``up`` was killed)?
     agent_pid, started = earlier.get("agent_pid"), earlier.get("agent_started")
     if isinstance(agent_pid, int) and isinstance(started, str) and start_time(agent_pid) == started:
         held.release()
@@ -233,7 +234,7 @@ def agent_command(options: UpOptions, agent: Address, server_url: str, binding: 
 def run(options: UpOptions, out: Console, err: Console, claimed: lockfile.Held | None = None) -> int:
     """Run the stack until asked to stop (0) or until a child ends on its own (1); ``claimed`` is the work dir's
     lock (``claim``), noted with where the agent and the dashboard are."""
-    with StopRequest().installed() as stop:
+    with StopRequest().installed() as stop, _starting(options, err) as started:
         with _progress(err, "Preparing the database …"):
             local, binding = prepare(options)
         assert local.user_token is not None
@@ -252,7 +253,7 @@ def run(options: UpOptions, out: Console, err: Console, claimed: lockfile.Held |
                 server_command(options, server) if server is not None else None,
                 agent_command(options, agent, server_url, binding),
             )
-            dead = _supervise(supervisor, children, probe, stop, view, err, _noting(claimed, noted))
+            dead = _supervise(supervisor, children, probe, stop, view, err, _noting(claimed, noted), started)
         finally:
             probe.close()
             if supervisor.children:
@@ -288,9 +289,9 @@ def _running_server(local: state.LocalState, db_url: str) -> str | None:
     from agentcontext.control.sqlite_file import serving_lock
 
     found = []
-    if (sqlite_file := sqlite_path(db_url)) is not None:
+    if (sqlite_file := sqlite_path(db_url)) is not None:  # its lock says who serves it now, if anyone
         found.append(lockfile.holder(serving_lock(sqlite_file)).get("url"))
-    if local.database == db_url:
+    elif local.database == db_url:
         found.append(local.server_url)
     token = local.user_token
     return next((url for url in found if isinstance(url, str) and token and accepts(url, token)), None)
@@ -314,6 +315,7 @@ def _supervise(
     view: View,
     err: Console,
     agent_started: Callable[[Child], None],
+    server_up: Callable[[], None] = lambda: None,
 ) -> Child | None:
     """The server first (unless one runs), the agent once it answers (``agent_started`` told), then the status
     until a stop or a child's end (that child)."""
@@ -324,6 +326,7 @@ def _supervise(
         supervisor.start(server)
     with _progress(err, "Starting the control plane …" if server else "Waiting for the control plane …"):
         dead = _wait_server(supervisor, probe, stop)
+    server_up()  # up (or gone): another ``up`` of the same database may now look for it
     if dead is None and not stop.event.is_set():
         agent_started(supervisor.start(agent))
         _announce(view)
@@ -331,6 +334,31 @@ def _supervise(
     if dead is not None:
         _report(err, dead)
     return dead
+
+
+STARTING_WAIT = 60.0  # seconds an ``up`` waits for another one starting a control plane on the same database
+
+
+@contextlib.contextmanager
+def _starting(options: UpOptions, err: Console) -> Iterator[Callable[[], None]]:
+    """Hold the database's start lock from looking for a running control plane until ours answers (the callable
+    yielded lets it go then): two ``up``s started together would otherwise both find none and start one each,
+    and the second server, refused the database the first serves, would end its ``up``; this way the second
+    waits and joins the first."""
+    key = hashlib.sha256(options.db_url.encode()).hexdigest()[:32]
+    path = options.state_file.parent / "run" / f"start-{key}.lock"
+    deadline = time.monotonic() + STARTING_WAIT
+    held = lockfile.hold(path)
+    if held is None:
+        err.print("Waiting for another `up` starting a control plane on this database …")
+    while held is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        held = lockfile.hold(path)
+    try:
+        yield held.release if held is not None else lambda: None
+    finally:
+        if held is not None:
+            held.release()
 
 
 def _noting(claimed: lockfile.Held | None, noted: dict[str, str]) -> Callable[[Child], None]:
