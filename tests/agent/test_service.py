@@ -21,7 +21,7 @@ from agentcontext.agent.push import PUSH_PATH
 from agentcontext.agent.token_file import token_path
 from agentcontext.testing import make_workspace, skill_md
 from tests.agent.conftest import time_server_config
-from tests.helpers import alive, descendants, free_port, poll, terminate
+from tests.helpers import alive, descendants, free_port, http_server, poll, terminate
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -311,8 +311,7 @@ def test_a_listen_address_past_the_ports_is_one_line_not_a_traceback(tmp_path: P
 
 def test_an_agent_on_port_0_tells_the_control_plane_the_port_it_was_given(tmp_path: Path, home: Path) -> None:
     import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     pushes: list[dict[str, Any]] = []
 
@@ -336,10 +335,9 @@ def test_an_agent_on_port_0_tells_the_control_plane_the_port_it_was_given(tmp_pa
 
     work = make_workspace(tmp_path / "work", {"AGENTS.md": "rules"})
     token = "t" * 32
-    with ThreadingHTTPServer(("127.0.0.1", 0), Plane) as plane:
-        threading.Thread(target=plane.serve_forever, daemon=True).start()
+    with http_server(Plane) as plane:
         command = [sys.executable, "-m", "agentcontext", "agent", "-w", str(work), "--listen", "127.0.0.1:0"]
-        command += ["--control-plane", f"http://127.0.0.1:{plane.server_address[1]}"]
+        command += ["--control-plane", plane]
         environ = {**os.environ, "HOME": str(home), "AGENTCONTEXT_AGENT_TOKEN": token}
         process = subprocess.Popen(command, env=environ, stderr=subprocess.DEVNULL)
         try:
@@ -350,4 +348,3 @@ def test_an_agent_on_port_0_tells_the_control_plane_the_port_it_was_given(tmp_pa
             assert answer.status_code == 200
         finally:
             terminate(process)
-            plane.shutdown()

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from agentcontext import lockfile
 from agentcontext.control.sqlite_file import hold_for_serving, serving_lock
 from agentcontext.local.stack import _running_server
 from agentcontext.local.state import LocalState
+from tests.helpers import http_server
 
 TOKEN = "acu_" + "x" * 43
 
@@ -45,16 +45,8 @@ class _Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def listener() -> Iterator[tuple[str, list[str | None]]]:
     heard: list[str | None] = []
-    handler = type("Recorder", (_Recorder,), {"heard": heard})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", heard
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with http_server(type("Recorder", (_Recorder,), {"heard": heard})) as url:
+        yield url, heard
 
 
 def _plant(database: Path, url: str, mode: int, owner: int | None = None) -> None:

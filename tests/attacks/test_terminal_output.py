@@ -188,8 +188,9 @@ def test_what_a_control_plane_answers_as_an_error_cannot_drive_the_terminal(
 ) -> None:
     """A control plane (or whatever answers at its URL) may say anything in an error: the command shows it as
     codes on one line, and a page that is no control plane's answer is named by its status, not printed."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.helpers import http_server
 
     class Answer(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -202,9 +203,7 @@ def test_what_a_control_plane_answers_as_an_error_cannot_drive_the_terminal(
         def log_message(self, *args: object) -> None:
             pass
 
-    with ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+    with http_server(Answer) as url:
         env = {**os.environ, "HOME": str(home), "AGENTCONTEXT_TOKEN": "acu_x"}
         result = subprocess.run(
             [sys.executable, "-m", "agentcontext", "chats", "list", "--server", url],
@@ -213,7 +212,6 @@ def test_what_a_control_plane_answers_as_an_error_cannot_drive_the_terminal(
             env=env,
             timeout=60,
         )
-        server.shutdown()
     assert result.returncode == 2
     assert ESC not in result.stderr and "\x07" not in result.stderr and RLO not in result.stderr
     assert result.stderr.startswith("agentcontext: error: ") and said in result.stderr

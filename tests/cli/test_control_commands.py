@@ -243,6 +243,20 @@ def test_database_commands_refuse_an_unusable_database_in_one_line_with_exit_2()
         assert len(result.stderr.splitlines()) == 1
 
 
+def test_a_postgresql_host_that_takes_the_connection_and_never_answers_is_given_up_on() -> None:
+    """libpq waited for good there (no ``connect_timeout``): ``db current`` hung, and so would a server's pool."""
+    from agentcontext.control.db import PG_CONNECT_TIMEOUT
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()  # the kernel takes the connection; no startup answer ever comes
+        started = time.monotonic()
+        result = run("db", "current", env={"AGENTCONTEXT_DB": f"postgresql://u@127.0.0.1:{silent.getsockname()[1]}/x"})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("agentcontext: error: cannot use the database: ")
+    assert time.monotonic() - started < 2 * PG_CONNECT_TIMEOUT + 15  # libpq tries with SSL, then without
+
+
 def test_the_servers_default_listen_address_is_the_services() -> None:
     from agentcontext.cli import server_cmd
     from agentcontext.server import run

@@ -68,13 +68,11 @@ def _database(db_url: str | None, *, create: bool = True) -> Database:
 
     Raises: UnavailableError (``create`` false and no such SQLite file), ConfigError (not a database URL).
     """
-    from agentcontext.control.db import Database, default_url, normalize_url
+    from agentcontext.control.db import Database, default_url, sqlite_path
 
     url = db_url or default_url()
-    normal = normalize_url(url)
-    path = normal.database or ""
-    is_file = normal.get_backend_name() == "sqlite" and path not in ("", ":memory:") and not path.startswith("file:")
-    new_file = is_file and not Path(path).exists()
+    path = sqlite_path(url)
+    new_file = path is not None and not path.exists()
     if new_file and not create:
         raise UnavailableError(f"no database at {path} (nothing was created)")
     database = Database(url)
