@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext import lockfile
 from agentcontext.control.sqlite_file import hold_for_serving, serving_lock
+from agentcontext.fs import lockfile
 from agentcontext.local.stack import _running_server
 from agentcontext.local.state import LocalState
 from tests.helpers import http_server

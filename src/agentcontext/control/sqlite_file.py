@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from agentcontext.errors import UnavailableError
-from agentcontext.lockfile import Held, hold, holder
+from agentcontext.fs.lockfile import Held, hold, holder
 
 
 def create_private(path: Path) -> None:

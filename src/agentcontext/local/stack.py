@@ -42,8 +42,8 @@ from types import FrameType
 from rich.console import Console
 from rich.live import Live
 
-from agentcontext import lockfile
 from agentcontext.errors import UnavailableError
+from agentcontext.fs import lockfile
 from agentcontext.local import live, state
 from agentcontext.local.probe import Probe, accepts
 from agentcontext.local.state import Binding

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from agentcontext import lockfile
+from agentcontext.fs import lockfile
 
 HOLDER = (
     "import sys, time\n"
     "from pathlib import Path\n"
-    "from agentcontext import lockfile\n"
+    "from agentcontext.fs import lockfile\n"
     "held = lockfile.hold(Path(sys.argv[1]))\n"
     "held.note(url='http://127.0.0.1:1')\n"
     "print('held', flush=True)\n"
